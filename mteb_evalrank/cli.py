@@ -1,0 +1,121 @@
+"""``mteb-evalrank``: dataset building, offline model installation, and the mteb CLI.
+
+Commands of its own::
+
+    mteb-evalrank datasets build --source ../shared/data [--out hub] [--push ORG [--dry-run]]
+    mteb-evalrank models install-offline
+    mteb-evalrank scores RESULTS_FOLDER          # table of the scores in a results folder
+
+Any other command goes to mteb's own CLI after registration, e.g.
+``mteb-evalrank run -t EvalRankSent -m sentence-transformers/all-MiniLM-L6-v2``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+OWN_COMMANDS = ("datasets", "models", "scores")
+
+
+def _build_datasets(args: argparse.Namespace) -> None:
+    from .data import hub
+    from .data.registry import DATASETS, get_dataset_spec
+
+    source = Path(args.source).resolve()
+    if not source.is_dir():
+        raise SystemExit(
+            f"--source {source} is not a folder; point it at the raw data (e.g. ../shared/data)."
+        )
+    families = args.only or list(DATASETS)
+    out = Path(args.out)
+    for family in families:
+        spec = get_dataset_spec(family)
+        built = spec.recipe().build(source)
+        folder = hub.write_hub_folder(spec, built, source, out)
+        sizes = ", ".join(
+            f"{name}={sum(len(d) for d in data.values())}" for name, data in built.configs.items()
+        )
+        print(f"{spec.hub_id}@{spec.revision}: {sizes}")
+        print(f"  stats: {json.dumps(built.stats)}")
+        print(f"  hub folder: {folder}")
+        if not args.no_install:
+            root = hub.install_into_cache(spec, built)
+            print(f"  installed for datasets.load_dataset({spec.hub_id!r}) offline: {root}")
+        if args.push:
+            plan = hub.push_plan(spec, folder, args.push)
+            if args.dry_run:
+                print(f"  would upload to {plan.repo_id} (tag {plan.revision}):")
+                for name in plan.files:
+                    print(f"    {name}")
+            else:
+                print(f"  pushed: {hub.push(plan)}")
+
+
+def _install_models(args: argparse.Namespace) -> None:
+    from .models.offline import install_offline_models
+
+    for seeded in install_offline_models(Path(args.cache_dir) if args.cache_dir else None):
+        print(f"{seeded.name}@{seeded.revision} -> {seeded.target} (hub cache: {seeded.snapshot})")
+
+
+def _print_scores(args: argparse.Namespace) -> None:
+    from .reporting import print_scores
+
+    print_scores(Path(args.results), tasks=args.tasks)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mteb-evalrank",
+        description=__doc__.split("\n\n")[0],
+        epilog="Any other command (run, available-tasks, ...) is mteb's CLI with the plugin registered.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    datasets = commands.add_parser("datasets", help="build and install the plugin's datasets")
+    datasets_commands = datasets.add_subparsers(dest="action", required=True)
+    build = datasets_commands.add_parser("build", help="build every dataset from the raw sources")
+    build.add_argument("--source", required=True, help="raw data folder (holds evalrank/, wmt17-da/, ...)")
+    build.add_argument("--out", default="hub", help="where the Hub-ready folders go (default: ./hub)")
+    build.add_argument("--only", nargs="+", metavar="FAMILY", help="build only these dataset families")
+    build.add_argument("--no-install", action="store_true", help="do not install into the datasets cache")
+    build.add_argument("--push", metavar="ORG", help="upload each Hub folder to ORG/<family>")
+    build.add_argument("--dry-run", action="store_true", help="with --push: list the upload, send nothing")
+    build.set_defaults(func=_build_datasets)
+
+    models = commands.add_parser("models", help="offline model set-up")
+    models_commands = models.add_subparsers(dest="action", required=True)
+    offline = models_commands.add_parser(
+        "install-offline", help="make the bundled models resolve from the hub cache (HF_HUB_OFFLINE=1)"
+    )
+    offline.add_argument("--cache-dir", help="hub cache folder (default: huggingface_hub's)")
+    offline.set_defaults(func=_install_models)
+
+    scores = commands.add_parser("scores", help="print the scores of a results folder")
+    scores.add_argument("results", help="an mteb --output-folder (ResultCache layout)")
+    scores.add_argument("--tasks", nargs="+", help="only these tasks")
+    scores.set_defaults(func=_print_scores)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of ``mteb-evalrank``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in OWN_COMMANDS and argv[0] not in ("-h", "--help"):
+        import mteb.cli
+
+        import mteb_evalrank  # noqa: F401  (registers the plugin)
+
+        sys.argv = ["mteb", *argv]
+        mteb.cli.main()
+        return
+    args = build_parser().parse_args(argv)
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

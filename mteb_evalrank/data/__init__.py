@@ -1,0 +1,1 @@
+"""Data building: raw sources -> Hub folders and the local datasets cache."""

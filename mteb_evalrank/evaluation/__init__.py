@@ -1,0 +1,1 @@
+"""Evaluation maths: pure functions over embeddings."""

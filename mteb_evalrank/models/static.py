@@ -1,0 +1,159 @@
+"""Static word vectors as an mteb encoder (bag of words).
+
+``encode(text) = mean of the vectors of the known tokens`` of ``text.lower().split()``
+(whitespace tokens, lower-cased); the zero vector when no token is known. Unknown tokens
+are skipped (and counted, see ``StaticWordEmbeddings.oov_rate``), never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from mteb.models.abs_encoder import AbsEncoder
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import TaskMetadata
+    from mteb.types import Array, BatchedInput, PromptType
+    from torch.utils.data import DataLoader
+
+
+class StaticWordEmbeddings(AbsEncoder):
+    """Bag-of-words encoder over a fixed vocabulary of word vectors.
+
+    Args:
+        words: the vocabulary, one entry per row of ``vectors``. A word that appears
+            twice keeps its first row (GloVe/word2vec files list the most frequent first).
+        vectors: ``(len(words), dim)`` float array.
+        lowercase: lower-case input text before tokenising (default ``True``; the
+            vocabulary is used as given).
+        name: a label for error messages.
+    """
+
+    def __init__(
+        self,
+        words: Sequence[str],
+        vectors: NDArray[np.floating],
+        *,
+        lowercase: bool = True,
+        name: str = "static word embeddings",
+    ) -> None:
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(words):
+            raise ValueError(
+                f"{name}: expected one vector per word, got {len(words)} words and "
+                f"vectors of shape {vectors.shape}."
+            )
+        if len(words) == 0:
+            raise ValueError(f"{name}: the vocabulary is empty.")
+        self.index: dict[str, int] = {}
+        for row, word in enumerate(words):
+            self.index.setdefault(word, row)
+        self.vectors = vectors
+        self.lowercase = lowercase
+        self.name = name
+        self.n_tokens = 0
+        self.n_unknown_tokens = 0
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1])
+
+    @property
+    def oov_rate(self) -> float:
+        """Share of the tokens seen so far that had no vector."""
+        return self.n_unknown_tokens / self.n_tokens if self.n_tokens else 0.0
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def from_file(
+        cls, path: str | Path, vocabulary: str | Path | None = None, **kwargs: Any
+    ) -> StaticWordEmbeddings:
+        """Load GloVe/word2vec text vectors, or a ``.npy`` matrix with its vocabulary.
+
+        * ``*.txt`` / ``*.vec``: one ``word v1 ... vd`` line per word; a first line of
+          two integers (word2vec's ``count dim`` header) is skipped.
+        * ``*.npy``: ``vocabulary`` is required, a ``.parquet`` file with one string
+          column or a text file with one word per line, in row order.
+        """
+        path = Path(path)
+        kwargs.setdefault("name", path.name)
+        if path.suffix == ".npy":
+            if vocabulary is None:
+                raise ValueError(f"{path}: a .npy matrix needs vocabulary=<parquet or txt file>.")
+            vectors = np.load(path, mmap_mode="r")
+            return cls(_read_vocabulary(Path(vocabulary)), np.asarray(vectors), **kwargs)
+        words, vectors = _read_text_vectors(path)
+        return cls(words, vectors, **kwargs)
+
+    # ----------------------------------------------------------------- encoding
+    def tokenize(self, text: str) -> list[str]:
+        """Whitespace tokens, lower-cased if ``lowercase``."""
+        return (text.lower() if self.lowercase else text).split()
+
+    def embed(self, texts: Iterable[str]) -> NDArray[np.float32]:
+        """``(n, dim)`` mean of the known tokens' vectors per text (zeros if none)."""
+        rows: list[NDArray[np.float32]] = []
+        zero = np.zeros(self.dim, dtype=np.float32)
+        for text in texts:
+            tokens = self.tokenize(text)
+            known = [self.index[token] for token in tokens if token in self.index]
+            self.n_tokens += len(tokens)
+            self.n_unknown_tokens += len(tokens) - len(known)
+            rows.append(self.vectors[known].mean(axis=0) if known else zero)
+        return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+    def encode(
+        self,
+        inputs: DataLoader[BatchedInput],
+        *,
+        task_metadata: TaskMetadata,
+        hf_split: str,
+        hf_subset: str,
+        prompt_type: PromptType | None = None,
+        **kwargs: Any,
+    ) -> Array:
+        """Encode every ``batch["text"]`` of ``inputs`` (prompts do not apply)."""
+        return self.embed(text for batch in inputs for text in batch["text"])
+
+
+def _read_vocabulary(path: Path) -> list[str]:
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path)
+        columns = [c for c in table.column_names if not c.startswith("__")]
+        if len(columns) != 1:
+            raise ValueError(f"{path}: expected one vocabulary column, found {columns}.")
+        return [str(word) for word in table.column(columns[0]).to_pylist()]
+    return [line.rstrip("\r\n") for line in path.open(encoding="utf-8")]
+
+
+def _read_text_vectors(path: Path) -> tuple[list[str], NDArray[np.float32]]:
+    words: list[str] = []
+    rows: list[list[float]] = []
+    dim = None
+    with path.open(encoding="utf-8", errors="strict") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            fields = line.rstrip("\r\n").split(" ")
+            if line_no == 1 and len(fields) == 2 and all(f.isdigit() for f in fields):
+                continue  # word2vec header "count dim"
+            if not line.strip():
+                continue
+            if dim is None:
+                dim = len(fields) - 1
+            if len(fields) - 1 != dim or dim < 1:
+                raise ValueError(
+                    f"{path}:{line_no}: expected a word and {dim} numbers, got {len(fields) - 1} numbers."
+                )
+            try:
+                rows.append([float(value) for value in fields[1:]])
+            except ValueError:
+                raise ValueError(f"{path}:{line_no}: a vector value is not a number.") from None
+            words.append(fields[0])
+    if not words:
+        raise ValueError(f"{path}: no word vectors found.")
+    return words, np.asarray(rows, dtype=np.float32)

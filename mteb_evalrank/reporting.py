@@ -1,0 +1,71 @@
+"""Score tables from mteb result folders (``ResultCache`` layout)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+EVALRANK_COLUMNS = (
+    "cosine_mrr",
+    "cosine_hits_at_1",
+    "cosine_hits_at_3",
+    "cosine_hits_at_10",
+    "cosine_mean_rank",
+    "euclidean_mrr",
+    "n_pairs",
+    "n_background",
+)
+
+
+def score_rows(results_dir: Path, tasks: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """One row per (model, revision, task, split, hf_subset) with its scores."""
+    from mteb.cache import ResultCache
+
+    if not (results_dir / "results").is_dir():
+        raise FileNotFoundError(
+            f"{results_dir} holds no 'results/' folder: pass the folder given to mteb's --output-folder."
+        )
+    results = ResultCache(results_dir).load_results(
+        tasks=list(tasks) if tasks else None, include_remote=False, require_model_meta=False
+    )
+    rows = []
+    for model in results.model_results:
+        for task in model.task_results:
+            for split, subsets in task.scores.items():
+                for scores in subsets:
+                    rows.append(
+                        {
+                            "model": model.model_name,
+                            "revision": model.model_revision,
+                            "task": task.task_name,
+                            "split": split,
+                            **scores,
+                        }
+                    )
+    return rows
+
+
+def print_scores(results_dir: Path, tasks: Sequence[str] | None = None) -> None:
+    """Print a table of the main score (and EvalRank's metrics where present)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    rows = score_rows(results_dir, tasks)
+    if not rows:
+        raise SystemExit(f"no results found under {results_dir}/results")
+    columns = ["main_score", *(c for c in EVALRANK_COLUMNS if any(c in row for row in rows))]
+    table = Table(title=f"Scores in {results_dir}")
+    for name in ("model", "task", "hf_subset", *columns):
+        table.add_column(name, justify="left" if name in ("model", "task", "hf_subset") else "right")
+    for row in sorted(rows, key=lambda r: (r["model"], r["task"], r.get("hf_subset", ""))):
+        cells = [row["model"], row["task"], str(row.get("hf_subset", ""))]
+        for name in columns:
+            value = row.get(name)
+            if isinstance(value, float):
+                cells.append(f"{value:.2f}" if "rank" in name else f"{100 * value:.2f}")
+            else:
+                cells.append("" if value is None else str(value))
+        table.add_row(*cells)
+    Console(width=200).print(table)
+    print("MRR and Hits@k are shown x100; mean rank as is.")

@@ -1,0 +1,220 @@
+"""``AbsTaskEvalRank``: EvalRank as an mteb retrieval task scored on the whole background.
+
+The data use mteb's retrieval layout (corpus = background, queries, qrels = positive
+pairs), so the stock loader and any MTEB encoder work. Scoring does not use mteb's
+top-k retrieval evaluator: every background item is encoded once (once per task run, shared
+by all hf_subsets over the same background) and each pair is ranked exactly against the
+whole background by :mod:`mteb_evalrank.evaluation.ranking` (see its docstring for the
+protocol and formulas).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from mteb._create_dataloaders import create_dataloader
+from mteb.abstasks.retrieval import AbsTaskRetrieval
+
+from mteb_evalrank.evaluation.ranking import (
+    DEFAULT_CHUNK_BYTES,
+    DEFAULT_KS,
+    DEFAULT_TOL,
+    SIMILARITIES,
+    RankCounts,
+    TiePolicy,
+    check_embeddings,
+    rank_counts,
+    rank_metrics,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
+    from mteb.models import MTEBModels
+    from mteb.timing import TimingStack
+    from mteb.types import EncodeKwargs, HFSubset, ScoresDict
+    from numpy.typing import NDArray
+
+logger = logging.getLogger(__name__)
+
+
+class AbsTaskEvalRank(AbsTaskRetrieval):
+    """Retrieval-style intrinsic evaluation: rank of each positive among all background items.
+
+    Scores per hf_subset: ``{cosine,euclidean}_{mrr, hits_at_1, hits_at_3, hits_at_10,
+    mean_rank}`` (values in [0, 1] except the mean rank), ``n_pairs`` and ``n_background``.
+
+    Class attributes (override in a subclass or set on an instance):
+        tie_policy: ``expected`` (default), ``optimistic`` or ``pessimistic``.
+        tol: similarity tolerance under which two scores tie (``1e-6``).
+        chunk_bytes: memory budget of one chunk of the similarity matrix.
+    """
+
+    tie_policy: TiePolicy = "expected"
+    tol: float = DEFAULT_TOL
+    ks: tuple[int, ...] = DEFAULT_KS
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    _support_cross_encoder: ClassVar[bool] = False
+    _support_search: ClassVar[bool] = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._embeddings: dict[str, NDArray[np.float64]] = {}
+        self._counts: dict[tuple[str, str], dict[tuple[int, int], tuple[int, int]]] = {}
+
+    def evaluate(self, model: MTEBModels, *args: Any, **kwargs: Any) -> Mapping[HFSubset, ScoresDict]:
+        """mteb's evaluation loop; background embeddings are shared across subsets, then freed."""
+        try:
+            return super().evaluate(model, *args, **kwargs)
+        finally:
+            self._embeddings.clear()
+            self._counts.clear()
+
+    # ---------------------------------------------------------------- helpers
+    @staticmethod
+    def _background_key(texts: list[str]) -> str:
+        digest = hashlib.sha256()
+        for text in texts:
+            digest.update(text.encode("utf-8"))
+            digest.update(b"\0")
+        return digest.hexdigest()
+
+    def _pairs(
+        self, data_split: RetrievalSplitData, hf_subset: str
+    ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        ids = data_split["corpus"]["id"]
+        row = {doc_id: i for i, doc_id in enumerate(ids)}
+        if len(row) != len(ids):
+            raise ValueError(f"{self.metadata.name} ({hf_subset}): duplicate corpus ids.")
+        queries, positives, unknown = [], [], set()
+        for query_id, relevant in sorted(data_split["relevant_docs"].items()):
+            for doc_id, score in sorted(relevant.items()):
+                if score <= 0:
+                    continue
+                if query_id not in row or doc_id not in row:
+                    unknown.update({query_id, doc_id} - row.keys())
+                    continue
+                queries.append(row[query_id])
+                positives.append(row[doc_id])
+        if unknown:
+            raise ValueError(
+                f"{self.metadata.name} ({hf_subset}): {len(unknown)} qrels ids are not "
+                f"background (corpus) ids, e.g. {sorted(unknown)[:3]}. In EvalRank both sides "
+                "of a pair are background items; rebuild the dataset."
+            )
+        if not queries:
+            raise ValueError(f"{self.metadata.name} ({hf_subset}): no positive pairs in the qrels.")
+        return np.asarray(queries, dtype=np.intp), np.asarray(positives, dtype=np.intp)
+
+    def _encode_background(
+        self,
+        model: MTEBModels,
+        data_split: RetrievalSplitData,
+        *,
+        key: str,
+        encode_kwargs: EncodeKwargs,
+        hf_split: str,
+        hf_subset: str,
+        num_proc: int | None,
+        timer: TimingStack,
+    ) -> NDArray[np.float64]:
+        if key in self._embeddings:
+            return self._embeddings[key]
+        corpus = data_split["corpus"].select_columns(["text"])
+        with timer(
+            "Encoding",
+            split=hf_split,
+            subset=hf_subset,
+            log_message=f"EvalRank - encoding {len(corpus)} background items...",
+        ):
+            embeddings = model.encode(  # type: ignore[union-attr]
+                create_dataloader(corpus, task_metadata=self.metadata, num_proc=num_proc, **encode_kwargs),
+                task_metadata=self.metadata,
+                hf_split=hf_split,
+                hf_subset=hf_subset,
+                prompt_type=None,
+                **encode_kwargs,
+            )
+        if hasattr(embeddings, "detach"):  # torch tensor
+            embeddings = embeddings.detach().cpu().float().numpy()
+        where = f"{self.metadata.name} ({hf_subset}), model {_model_name(model)}"
+        matrix = check_embeddings(embeddings, where=where)  # NonFiniteEmbeddingsError counts bad rows
+        if matrix.shape[0] != len(corpus):
+            raise ValueError(
+                f"{where}: the encoder returned {matrix.shape[0]} embeddings for {len(corpus)} texts."
+            )
+        self._embeddings[key] = matrix
+        return matrix
+
+    def _counts_for(
+        self,
+        key: str,
+        similarity: str,
+        embeddings: NDArray[np.float64],
+        queries: NDArray[np.intp],
+        positives: NDArray[np.intp],
+    ) -> RankCounts:
+        """Rank counts of the pairs; pairs ranked for an earlier subset are reused."""
+        known = self._counts.setdefault((key, similarity), {})
+        pairs = list(zip(queries.tolist(), positives.tolist(), strict=True))
+        todo = [i for i, pair in enumerate(pairs) if pair not in known]
+        if todo:
+            fresh = rank_counts(
+                embeddings,
+                queries[todo],
+                positives[todo],
+                similarity=similarity,  # type: ignore[arg-type]
+                tol=self.tol,
+                chunk_bytes=self.chunk_bytes,
+            )
+            for j, i in enumerate(todo):
+                known[pairs[i]] = (int(fresh.better[j]), int(fresh.tied[j]))
+        better, tied = zip(*(known[pair] for pair in pairs), strict=True)
+        return RankCounts(np.asarray(better, dtype=np.int64), np.asarray(tied, dtype=np.int64))
+
+    # ------------------------------------------------------------- evaluation
+    def _evaluate_subset(
+        self,
+        model: MTEBModels,
+        data_split: RetrievalSplitData,
+        *,
+        encode_kwargs: EncodeKwargs,
+        hf_split: str,
+        hf_subset: str,
+        prediction_folder: Path | None = None,
+        num_proc: int | None = None,
+        timer: TimingStack,
+        **kwargs: Any,
+    ) -> ScoresDict:
+        queries, positives = self._pairs(data_split, hf_subset)
+        key = self._background_key(data_split["corpus"]["text"])
+        embeddings = self._encode_background(
+            model,
+            data_split,
+            key=key,
+            encode_kwargs=encode_kwargs,
+            hf_split=hf_split,
+            hf_subset=hf_subset,
+            num_proc=num_proc,
+            timer=timer,
+        )
+        scores: dict[str, Any] = {}
+        with timer("Scoring", split=hf_split, subset=hf_subset, log_message="EvalRank - ranking pairs..."):
+            for similarity in SIMILARITIES:
+                counts = self._counts_for(key, similarity, embeddings, queries, positives)
+                scores.update(
+                    rank_metrics(counts, tie_policy=self.tie_policy, ks=self.ks, prefix=f"{similarity}_")
+                )
+        scores["n_pairs"] = int(queries.size)
+        scores["n_background"] = int(embeddings.shape[0])
+        return scores
+
+
+def _model_name(model: Any) -> str:
+    meta = getattr(model, "mteb_model_meta", None)
+    return getattr(meta, "name", None) or type(model).__name__

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import EVALRANK_SENT
+
+from ._citations import EVALRANK_CITATION
+from ._evalrank import AbsTaskEvalRank
+
+
+class EvalRankSent(AbsTaskEvalRank):
+    metadata = TaskMetadata(
+        name="EvalRankSent",
+        description=(
+            "Sentence-level EvalRank (Wang et al., 2022): each of 6,989 highly similar sentence "
+            "pairs (top 25% of STS-B and STR, both directions) is scored by the rank of the "
+            "second sentence among all 24,957 background sentences for the first, on "
+            "mean-centred embeddings with exact tie handling. Subsets stsb (4,241 pairs) and "
+            "str (2,748 pairs) keep the positives of one source over the same background."
+        ),
+        reference="https://aclanthology.org/2022.acl-long.419",
+        dataset=EVALRANK_SENT.mteb_dataset(),
+        type="Retrieval",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs={"default": ["eng-Latn"], "stsb": ["eng-Latn"], "str": ["eng-Latn"]},
+        main_score="cosine_mrr",
+        date=("2012-01-01", "2022-05-22"),
+        domains=["News", "Web", "Written"],
+        task_subtypes=[],
+        license=EVALRANK_SENT.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="found",
+        bibtex_citation=EVALRANK_CITATION,
+    )

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import EVALRANK_WORD
+
+from ._citations import EVALRANK_CITATION
+from ._evalrank import AbsTaskEvalRank
+
+
+class EvalRankWord(AbsTaskEvalRank):
+    metadata = TaskMetadata(
+        name="EvalRankWord",
+        description=(
+            "Word-level EvalRank (Wang et al., 2022): each of 5,514 highly similar word pairs "
+            "(top 25% of 13 word-similarity sets, both directions) is scored by the rank of the "
+            "second word among all 22,207 background words (similarity-set vocabulary plus the "
+            "20,000 most frequent Wikipedia words) for the first word, on mean-centred "
+            "embeddings with exact tie handling. Subset no_wiki: background without the "
+            "Wikipedia words (5,846)."
+        ),
+        reference="https://aclanthology.org/2022.acl-long.419",
+        dataset=EVALRANK_WORD.mteb_dataset(),
+        type="Retrieval",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs={"default": ["eng-Latn"], "no_wiki": ["eng-Latn"]},
+        main_score="cosine_mrr",
+        date=("2001-01-01", "2022-05-22"),
+        domains=["Written", "Encyclopaedic"],
+        task_subtypes=[],
+        license=EVALRANK_WORD.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="found",
+        bibtex_citation=EVALRANK_CITATION,
+    )
