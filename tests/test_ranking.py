@@ -89,7 +89,9 @@ def test_expected_policy_equals_average_over_all_tie_breaks(scores: list[int], k
     g = sum(s > scores[0] for s in scores[1:])
     t = sum(s == scores[0] for s in scores[1:])
     counts = RankCounts(np.array([g]), np.array([t]))
-    assert reciprocal_ranks(counts, "expected")[0] == pytest.approx(np.mean([1 / r for r in ranks]), rel=1e-12)
+    assert reciprocal_ranks(counts, "expected")[0] == pytest.approx(
+        np.mean([1 / r for r in ranks]), rel=1e-12
+    )
     assert hits_at(counts, k, "expected")[0] == pytest.approx(np.mean([r <= k for r in ranks]), rel=1e-12)
     assert mean_ranks(counts, "expected")[0] == pytest.approx(np.mean(ranks), rel=1e-12)
     assert reciprocal_ranks(counts, "optimistic")[0] == pytest.approx(1 / min(ranks))

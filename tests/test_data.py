@@ -1,0 +1,112 @@
+"""Dataset recipes, Hub folders, offline installation and the push plan, on the real sources."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import datasets
+import pytest
+
+from mteb_evalrank.data import hub
+from mteb_evalrank.data.layout import BuiltDataset, evalrank_configs
+from mteb_evalrank.data.registry import DATASETS, EVALRANK_SENT, EVALRANK_WORD
+from mteb_evalrank.data.sources import SourceFormatError, read_pairs, require_file
+
+
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_word_dataset_matches_the_paper(built: dict[str, BuiltDataset], source: Path) -> None:
+    data = built["evalrank-word"]
+    # the paper's Table 2: 5,514 pairs, 22,207 background words; Table 4 ablation: 5,846
+    assert len(data.configs["default"]["test"]) == 5514
+    assert len(data.configs["corpus"]["test"]) == 22207
+    assert len(data.configs["no_wiki-corpus"]["test"]) == 5846
+    corpus = data.configs["corpus"]["test"]["text"]
+    pairs = [line.split("\t") for line in _lines(source / "evalrank/word_evalrank/pos_pair_5514.txt")]
+    # the background starts with the words of the sorted pairs, first then second word
+    first_pair = sorted(map(tuple, pairs))[0]
+    assert corpus[:2] == list(first_pair)
+    basic = _lines(source / "evalrank/word_evalrank/basic_vocab.txt")
+    wiki = _lines(source / "evalrank/word_evalrank/wiki_vocab.txt")
+    assert set(corpus) == {w for p in pairs for w in p} | set(basic) | set(wiki)
+    assert len(set(corpus)) == len(corpus)
+    qrels = data.configs["default"]["test"]
+    as_text = {
+        (corpus[int(q)], corpus[int(d)]) for q, d in zip(qrels["query-id"], qrels["corpus-id"], strict=True)
+    }
+    assert as_text == {tuple(p) for p in pairs}
+
+
+def test_sentence_dataset_matches_the_paper(built: dict[str, BuiltDataset]) -> None:
+    data = built["evalrank-sent"]
+    assert len(data.configs["default"]["test"]) == 6989
+    assert len(data.configs["corpus"]["test"]) == 24957
+    stats = data.stats
+    assert stats["stsb"]["n_pairs"] + stats["str"]["n_pairs"] == 6989
+    assert stats["n_pairs_in_both_sources"] == 0 and stats["n_pairs_in_neither_source"] == 0
+    assert stats["n_identical_pairs"] == 13
+    # the subsets share the background
+    assert data.configs["stsb-corpus"]["test"]["text"] == data.configs["corpus"]["test"]["text"]
+
+
+def test_installed_datasets_load_offline_through_the_hub_path(built: dict[str, BuiltDataset]) -> None:
+    for spec in (EVALRANK_WORD, EVALRANK_SENT):
+        for config, data in built[spec.family].configs.items():
+            loaded = datasets.load_dataset(spec.hub_id, config, split="test", revision=spec.revision)
+            assert loaded.to_dict() == data["test"].to_dict(), (spec.hub_id, config)
+
+
+def test_hub_folder_has_card_data_licence_and_provenance(
+    built: dict[str, BuiltDataset], hub_dir: Path
+) -> None:
+    for family, data in built.items():
+        folder = hub_dir / family
+        configs = hub.read_card_configs(folder / "README.md")
+        assert set(configs) == set(data.configs)
+        for name, files in configs.items():
+            table = datasets.Dataset.from_parquet(str(folder / files["test"]))
+            assert table.to_dict() == data.configs[name]["test"].to_dict()
+        info = json.loads((folder / "build_info.json").read_text())
+        assert info["revision"] == DATASETS[family].revision
+        assert all(len(digest) == 64 for digest in info["sources"].values())
+        assert (folder / "LICENSE").read_text().startswith("BSD 3-Clause")
+        card = (folder / "README.md").read_text()
+        assert "license: bsd-3-clause" in card and "@inproceedings{wang2022just" in card
+
+
+def test_push_dry_run_lists_every_file(hub_dir: Path) -> None:
+    plan = hub.push_plan(EVALRANK_SENT, hub_dir / "evalrank-sent", "my-org")
+    assert plan.repo_id == "my-org/evalrank-sent" and plan.revision == EVALRANK_SENT.revision
+    expected = {"README.md", "LICENSE", "build_info.json"} | {
+        hub.parquet_path(name, "test") for name in hub.read_card_configs(EVALRANK_SENT.card_path)
+    }
+    assert set(plan.files) == expected
+    assert all(path.is_file() for path in plan.files.values())
+
+
+def test_card_that_disagrees_with_the_build_is_refused(source: Path, tmp_path: Path) -> None:
+    data = BuiltDataset(evalrank_configs("default", ["a", "b"], [("a", "b")]))
+    with pytest.raises(ValueError, match="configs' do not match"):
+        hub.check_card(EVALRANK_WORD, data)
+
+
+def test_malformed_pair_file_names_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "pairs.txt"
+    bad.write_text("cat\tdog\nno tab here\n", encoding="utf-8")
+    with pytest.raises(SourceFormatError, match=r"pairs\.txt:2: expected 'left<TAB>right'"):
+        read_pairs(bad)
+
+
+def test_missing_source_says_what_to_pass(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="--source"):
+        require_file(tmp_path, "evalrank/word_evalrank/pos_pair_5514.txt")
+
+
+def test_layout_refuses_pairs_outside_the_background() -> None:
+    with pytest.raises(ValueError, match="not in the background"):
+        evalrank_configs("default", ["a", "b"], [("a", "c")])
+    with pytest.raises(ValueError, match="repeated"):
+        evalrank_configs("default", ["a", "b"], [("a", "b"), ("a", "b")])
