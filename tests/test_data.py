@@ -110,3 +110,23 @@ def test_layout_refuses_pairs_outside_the_background() -> None:
         evalrank_configs("default", ["a", "b"], [("a", "c")])
     with pytest.raises(ValueError, match="repeated"):
         evalrank_configs("default", ["a", "b"], [("a", "b"), ("a", "b")])
+
+
+def test_cli_build_with_push_dry_run_sends_nothing(
+    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mteb_evalrank.cli import main
+
+    main(["datasets", "build", "--source", str(source), "--out", str(tmp_path), "--only", "evalrank-word",
+          "--no-install", "--push", "my-org", "--dry-run"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert "would upload to my-org/evalrank-word (tag v1.0.0)" in out
+    assert "no_wiki-qrels/test-00000-of-00001.parquet" in out and "README.md" in out
+    assert (tmp_path / "evalrank-word" / "README.md").is_file()
+
+
+def test_cli_rejects_a_missing_source(tmp_path: Path) -> None:
+    from mteb_evalrank.cli import main
+
+    with pytest.raises(SystemExit, match="not a folder"):
+        main(["datasets", "build", "--source", str(tmp_path / "nope")])
