@@ -186,3 +186,22 @@ def test_static_model_from_toy_file_runs_through_mteb_evaluate(built: dict, sour
 def test_sentence_dataset_ids_are_known() -> None:
     assert shutil.which("mteb", path=str(BIN)) is not None
     assert EVALRANK_SENT.hub_id == "mteb-evalrank/evalrank-sent"
+
+
+class _CountingGlove(StaticWordEmbeddings):
+    calls = 0
+
+    def encode(self, inputs: Any, **kwargs: Any) -> np.ndarray:
+        type(self).calls += 1
+        return super().encode(inputs, **kwargs)
+
+
+@pytest.mark.usefixtures("built")
+def test_background_is_encoded_once_for_all_subsets(source: Path) -> None:
+    toy = StaticWordEmbeddings.from_file(source / "evalrank" / "word_emb" / "toy_emb.txt")
+    model = _CountingGlove(list(toy.index), toy.vectors)
+    task = mteb.get_task("EvalRankSent")
+    result = mteb.evaluate(model, task, cache=None, overwrite_strategy="always", show_progress_bar=False)
+    assert {row["hf_subset"] for row in result.task_results[0].scores["test"]} == {"default", "stsb", "str"}
+    assert _CountingGlove.calls == 1
+    assert task._embeddings == {}  # freed when mteb unloads the task data

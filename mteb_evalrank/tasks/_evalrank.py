@@ -2,10 +2,12 @@
 
 The data use mteb's retrieval layout (corpus = background, queries, qrels = positive
 pairs), so the stock loader and any MTEB encoder work. Scoring does not use mteb's
-top-k retrieval evaluator: every background item is encoded once (once per task run, shared
-by all hf_subsets over the same background) and each pair is ranked exactly against the
-whole background by :mod:`mteb_evalrank.evaluation.ranking` (see its docstring for the
-protocol and formulas).
+top-k retrieval evaluator: every background item is encoded once per model and the
+embeddings (and the rank counts of pairs already ranked) are shared by all hf_subsets over
+the same background — mteb evaluates one subset per ``evaluate`` call, so the cache lives
+until ``unload_data()`` (which ``mteb.evaluate`` calls after the last subset) or until a
+different model is evaluated. Each pair is ranked exactly against the whole background by
+:mod:`mteb_evalrank.evaluation.ranking` (see its docstring for the protocol and formulas).
 """
 
 from __future__ import annotations
@@ -31,13 +33,12 @@ from mteb_evalrank.evaluation.ranking import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from pathlib import Path
 
     from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
     from mteb.models import MTEBModels
     from mteb.timing import TimingStack
-    from mteb.types import EncodeKwargs, HFSubset, ScoresDict
+    from mteb.types import EncodeKwargs, ScoresDict
     from numpy.typing import NDArray
 
 logger = logging.getLogger(__name__)
@@ -64,16 +65,20 @@ class AbsTaskEvalRank(AbsTaskRetrieval):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._cache_model: object | None = None
         self._embeddings: dict[str, NDArray[np.float64]] = {}
         self._counts: dict[tuple[str, str], dict[tuple[int, int], tuple[int, int]]] = {}
 
-    def evaluate(self, model: MTEBModels, *args: Any, **kwargs: Any) -> Mapping[HFSubset, ScoresDict]:
-        """mteb's evaluation loop; background embeddings are shared across subsets, then freed."""
-        try:
-            return super().evaluate(model, *args, **kwargs)
-        finally:
-            self._embeddings.clear()
-            self._counts.clear()
+    def clear_embedding_cache(self) -> None:
+        """Drop the cached background embeddings and rank counts."""
+        self._cache_model = None
+        self._embeddings.clear()
+        self._counts.clear()
+
+    def unload_data(self) -> None:
+        """mteb's unload, plus the embedding cache (mteb calls it after the last subset)."""
+        self.clear_embedding_cache()
+        super().unload_data()
 
     # ---------------------------------------------------------------- helpers
     @staticmethod
@@ -123,6 +128,9 @@ class AbsTaskEvalRank(AbsTaskRetrieval):
         num_proc: int | None,
         timer: TimingStack,
     ) -> NDArray[np.float64]:
+        if self._cache_model is not model:  # embeddings are shared per model, across subsets
+            self.clear_embedding_cache()
+            self._cache_model = model
         if key in self._embeddings:
             return self._embeddings[key]
         corpus = data_split["corpus"].select_columns(["text"])
