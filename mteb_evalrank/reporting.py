@@ -57,7 +57,9 @@ def print_scores(results_dir: Path, tasks: Sequence[str] | None = None) -> None:
     columns = ["main_score", *(c for c in EVALRANK_COLUMNS if any(c in row for row in rows))]
     table = Table(title=f"Scores in {results_dir}")
     for name in ("model", "task", "hf_subset", *columns):
-        table.add_column(name, justify="left" if name in ("model", "task", "hf_subset") else "right")
+        table.add_column(
+            name, justify="left" if name in ("model", "task", "hf_subset") else "right", overflow="fold"
+        )
     for row in sorted(rows, key=lambda r: (r["model"], r["task"], r.get("hf_subset", ""))):
         cells = [row["model"], row["task"], str(row.get("hf_subset", ""))]
         for name in columns:

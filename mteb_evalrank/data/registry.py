@@ -9,6 +9,7 @@ wheel carries the same folders as ``mteb_evalrank/_recipes/``.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -69,6 +70,7 @@ def _load_recipe(path: Path) -> ModuleType:
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load the dataset recipe {path}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and pickling resolve names through it
     spec.loader.exec_module(module)
     if not callable(getattr(module, "build", None)):
         raise ImportError(f"{path} defines no build(source) function")
@@ -87,3 +89,68 @@ def get_dataset_spec(family: str) -> DatasetSpec:
         return DATASETS[family]
     except KeyError:
         raise KeyError(f"unknown dataset {family!r}; known: {', '.join(DATASETS)}") from None
+
+
+WORD_SIMILARITY = DatasetSpec("word-similarity", revision="v1.0.0", license="bsd-3-clause")
+STR_2021 = DatasetSpec("str-2021", revision="v1.0.0", license="bsd-3-clause")
+DATASETS[WORD_SIMILARITY.family] = WORD_SIMILARITY
+DATASETS[STR_2021.family] = STR_2021
+
+
+@dataclass(frozen=True)
+class MirrorSpec:
+    """One config of a plugin build installed under a dataset id of mteb's own task.
+
+    mteb's unmodified task loads ``load_dataset(hub_id, revision=revision)`` (config
+    ``default``); ``install`` writes config ``config`` of the family's build there in the
+    offline ``datasets`` cache, so the task runs without the Hub. Nothing is pushed to
+    ``hub_id``: the family itself is an ordinary ``DatasetSpec`` (one config per task).
+    """
+
+    task: str
+    """mteb task name (``mteb.get_task(task)``)."""
+    hub_id: str
+    """``metadata.dataset["path"]`` of the mteb task."""
+    revision: str
+    """``metadata.dataset["revision"]`` of the mteb task (not checked by the offline cache)."""
+    config: str
+    """Config of the family build that holds the rows."""
+    hub_config: str = "default"
+    """Config name mteb's loader asks for."""
+
+    def install(self, built: object, cache_dir: Path | None = None) -> Path:
+        """Install ``built.configs[self.config]`` as ``hub_id`` / ``hub_config``."""
+        from .hub import install_config  # hub imports this module
+
+        return install_config(self.hub_id, self.hub_config, built.configs[self.config], cache_dir)
+
+
+STS_MIRRORS = DatasetSpec("sts-mirrors", revision="v1.0.0", license="other")
+"""mteb's English STS test sets rebuilt from the EvalRank raw files (``tasks/sts-mirrors``).
+
+Not in ``DATASETS``: it is only installed locally under mteb's ids, never pushed."""
+
+STS_MIRROR_SPECS: tuple[MirrorSpec, ...] = (
+    MirrorSpec("STS12", "mteb/sts12-sts", "a0d554a64d88156834ff5ae9920b964011b16384", "STS12"),
+    MirrorSpec("STS13", "mteb/sts13-sts", "7e90230a92c190f1bf69ae9002b8cea547a64cca", "STS13"),
+    MirrorSpec("STS14", "mteb/sts14-sts", "6031580fec1f6af667f0bd2da0a551cf4f0b2375", "STS14"),
+    MirrorSpec("STS15", "mteb/sts15-sts", "ae752c7c21bf194d8b67fd573edf7ae58183cbe3", "STS15"),
+    MirrorSpec("STS16", "mteb/sts16-sts", "4d8694f8f0e0100860b497b999b3dbed754a0513", "STS16"),
+    MirrorSpec(
+        "STSBenchmark", "mteb/stsbenchmark-sts", "b0fddb56ed78048fa8b90373c8a3cfc37b684831", "STSBenchmark"
+    ),
+    MirrorSpec("SICK-R", "mteb/sickr-sts", "20a6d6f312dd54037fe07a32d58e5e168867909d", "SICK-R"),
+)
+
+
+def install_sts_mirrors(source: Path | str, cache_dir: Path | None = None) -> dict[str, Path]:
+    """Build ``tasks/sts-mirrors`` from ``source`` and install every mirror; ``{task: dir}``.
+
+    Replaces a copy of those ids already in the ``datasets`` cache (e.g. a real Hub
+    download): the mirrors' texts are EvalRank's, which differ slightly for STS-B and SICK-R.
+    """
+    from .hub import check_card  # hub imports this module
+
+    built = STS_MIRRORS.recipe().build(Path(source))
+    check_card(STS_MIRRORS, built)
+    return {mirror.task: mirror.install(built, cache_dir) for mirror in STS_MIRROR_SPECS}

@@ -7,3 +7,10 @@ from .evalrank_word import EvalRankWord
 TASKS: tuple[type, ...] = (EvalRankWord, EvalRankSent)
 
 __all__ = ["TASKS", "AbsTaskEvalRank", "EvalRankSent", "EvalRankWord"]
+
+# Word-similarity and STR baselines (issue 3), type STS.
+from .str_2021 import STR2021  # noqa: E402
+from .word_similarity import WORD_SIMILARITY_TASKS  # noqa: E402
+
+TASKS = (*TASKS, *WORD_SIMILARITY_TASKS, STR2021)
+__all__ += ["STR2021", "WORD_SIMILARITY_TASKS"]

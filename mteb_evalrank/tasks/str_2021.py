@@ -1,0 +1,60 @@
+"""STR2021: the Semantic Textual Relatedness dataset (Abdalla et al., 2021) as an mteb STS task.
+
+Data: config ``default`` of ``mteb-evalrank/str-2021`` (recipe and card in
+``tasks/str-2021/``), split ``test``: 5,500 English sentence pairs, ``sentence1`` /
+``sentence2`` verbatim, ``score`` the relatedness in [0, 1]. Main score ``cosine_spearman``.
+
+The name carries the release year: mteb's ``SemRel24STS`` is a different collection (the
+SemEval-2024 Task 1 test splits in 14 languages), and a bare ``STR`` would be ambiguous.
+"""
+
+from __future__ import annotations
+
+from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import STR_2021
+
+from ._citations import EVALRANK_CITATION
+
+
+class STR2021(AbsTaskSTS):
+    metadata = TaskMetadata(
+        name="STR2021",
+        description=(
+            "Semantic Textual Relatedness 2021 (Abdalla et al., 2021): 5,500 English sentence pairs "
+            "from seven sources (Formality, Goodreads, Wikipedia, ParaNMT, SNLI, Stance, STS) with "
+            "relatedness scores in [0, 1] from comparative (best-worst scaling) annotation. A "
+            "sentence-similarity baseline of EvalRank (Wang et al., 2022); main score: Spearman "
+            "correlation of the cosine similarity of the two sentence embeddings with the scores."
+        ),
+        reference="https://arxiv.org/abs/2110.04845",
+        dataset=STR_2021.mteb_dataset(),
+        type="STS",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="cosine_spearman",
+        date=("2021-01-01", "2021-12-31"),
+        domains=["Written", "Encyclopaedic", "Social"],
+        task_subtypes=[],
+        license=STR_2021.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="found",
+        bibtex_citation=r"""@misc{abdalla2021makes,
+  archiveprefix = {arXiv},
+  author = {Abdalla, Mohamed and Vishnubhotla, Krishnapriya and Mohammad, Saif M.},
+  eprint = {2110.04845},
+  primaryclass = {cs.CL},
+  title = {What Makes Sentences Semantically Related: A Textual Relatedness Dataset and Empirical Study},
+  year = {2021},
+}
+
+"""
+        + EVALRANK_CITATION,
+    )
+
+    min_score = 0
+    max_score = 1

@@ -1,0 +1,46 @@
+"""WordSimMC30: mteb STS task on the ``mc-30`` word-similarity set (see ``_common``)."""
+
+from __future__ import annotations
+
+from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+from ._common import EVALRANK_NOTE, word_similarity_dataset
+
+
+class WordSimMC30(AbsTaskSTS):
+    metadata = TaskMetadata(
+        name="WordSimMC30",
+        description=(
+            "MC-30 (Miller and Charles, 1991): 30 English noun pairs, a subset of RG-65 re-rated for "
+            "similarity on a 0-4 scale." + EVALRANK_NOTE
+        ),
+        reference="https://doi.org/10.1080/01690969108406936",
+        dataset=word_similarity_dataset("mc-30"),
+        type="STS",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="cosine_spearman",
+        date=("1991-01-01", "1991-12-31"),
+        domains=["Written"],
+        task_subtypes=[],
+        license=WORD_SIMILARITY.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="created",
+        bibtex_citation=r"""@article{miller1991contextual,
+  author = {Miller, George A. and Charles, Walter G.},
+  journal = {Language and Cognitive Processes},
+  number = {1},
+  title = {Contextual Correlates of Semantic Similarity},
+  volume = {6},
+  year = {1991},
+}""",
+    )
+
+    min_score = 0
+    max_score = 4

@@ -1,0 +1,45 @@
+"""WordSimMEN: mteb STS task on the ``men-tr-3k`` word-similarity set (see ``_common``)."""
+
+from __future__ import annotations
+
+from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+from ._common import EVALRANK_NOTE, word_similarity_dataset
+
+
+class WordSimMEN(AbsTaskSTS):
+    metadata = TaskMetadata(
+        name="WordSimMEN",
+        description=(
+            "MEN-TR-3k (Bruni et al., 2014): 3,000 English word pairs rated for relatedness by "
+            "comparative crowd judgements, 0-50 scale." + EVALRANK_NOTE
+        ),
+        reference="https://doi.org/10.1613/jair.4135",
+        dataset=word_similarity_dataset("men-tr-3k"),
+        type="STS",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="cosine_spearman",
+        date=("2014-01-01", "2014-12-31"),
+        domains=["Written"],
+        task_subtypes=[],
+        license=WORD_SIMILARITY.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="created",
+        bibtex_citation=r"""@article{bruni2014multimodal,
+  author = {Bruni, Elia and Tran, Nam Khanh and Baroni, Marco},
+  journal = {Journal of Artificial Intelligence Research},
+  title = {Multimodal Distributional Semantics},
+  volume = {49},
+  year = {2014},
+}""",
+    )
+
+    min_score = 0
+    max_score = 50

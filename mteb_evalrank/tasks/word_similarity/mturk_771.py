@@ -1,0 +1,45 @@
+"""WordSimMTurk771: mteb STS task on the ``mturk-771`` word-similarity set (see ``_common``)."""
+
+from __future__ import annotations
+
+from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+from ._common import EVALRANK_NOTE, word_similarity_dataset
+
+
+class WordSimMTurk771(AbsTaskSTS):
+    metadata = TaskMetadata(
+        name="WordSimMTurk771",
+        description=(
+            "MTurk-771 (Halawi et al., 2012): 771 English word pairs rated for relatedness by "
+            "Mechanical Turk workers on a 1-5 scale." + EVALRANK_NOTE
+        ),
+        reference="https://doi.org/10.1145/2339530.2339751",
+        dataset=word_similarity_dataset("mturk-771"),
+        type="STS",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="cosine_spearman",
+        date=("2012-01-01", "2012-12-31"),
+        domains=["Written"],
+        task_subtypes=[],
+        license=WORD_SIMILARITY.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="created",
+        bibtex_citation=r"""@inproceedings{halawi2012large,
+  author = {Halawi, Guy and Dror, Gideon and Gabrilovich, Evgeniy and Koren, Yehuda},
+  booktitle = {Proceedings of the 18th ACM SIGKDD International Conference on Knowledge Discovery and
+    Data Mining},
+  title = {Large-Scale Learning of Word Relatedness with Constraints},
+  year = {2012},
+}""",
+    )
+
+    min_score = 1
+    max_score = 5

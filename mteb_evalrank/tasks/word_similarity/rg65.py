@@ -1,0 +1,46 @@
+"""WordSimRG65: mteb STS task on the ``rg-65`` word-similarity set (see ``_common``)."""
+
+from __future__ import annotations
+
+from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+from ._common import EVALRANK_NOTE, word_similarity_dataset
+
+
+class WordSimRG65(AbsTaskSTS):
+    metadata = TaskMetadata(
+        name="WordSimRG65",
+        description=(
+            "RG-65 (Rubenstein and Goodenough, 1965): 65 English noun pairs rated for synonymy on a 0-4"
+            " scale, the oldest word-similarity set." + EVALRANK_NOTE
+        ),
+        reference="https://doi.org/10.1145/365628.365657",
+        dataset=word_similarity_dataset("rg-65"),
+        type="STS",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="cosine_spearman",
+        date=("1965-01-01", "1965-12-31"),
+        domains=["Written"],
+        task_subtypes=[],
+        license=WORD_SIMILARITY.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="created",
+        bibtex_citation=r"""@article{rubenstein1965contextual,
+  author = {Rubenstein, Herbert and Goodenough, John B.},
+  journal = {Communications of the ACM},
+  number = {10},
+  title = {Contextual Correlates of Synonymy},
+  volume = {8},
+  year = {1965},
+}""",
+    )
+
+    min_score = 0
+    max_score = 4

@@ -1,0 +1,45 @@
+"""WordSimRWStanford: mteb STS task on the ``rw-stanford`` word-similarity set (see ``_common``)."""
+
+from __future__ import annotations
+
+from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+from ._common import EVALRANK_NOTE, word_similarity_dataset
+
+
+class WordSimRWStanford(AbsTaskSTS):
+    metadata = TaskMetadata(
+        name="WordSimRWStanford",
+        description=(
+            "Stanford Rare Words (Luong et al., 2013): 2,034 English pairs of rare, morphologically "
+            "complex words rated for similarity on a 0-10 scale." + EVALRANK_NOTE
+        ),
+        reference="https://aclanthology.org/W13-3512",
+        dataset=word_similarity_dataset("rw-stanford"),
+        type="STS",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="cosine_spearman",
+        date=("2013-01-01", "2013-12-31"),
+        domains=["Written"],
+        task_subtypes=[],
+        license=WORD_SIMILARITY.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="created",
+        bibtex_citation=r"""@inproceedings{luong2013better,
+  author = {Luong, Thang and Socher, Richard and Manning, Christopher},
+  booktitle = {Proceedings of the Seventeenth Conference on Computational Natural Language Learning},
+  title = {Better Word Representations with Recursive Neural Networks for Morphology},
+  url = {https://aclanthology.org/W13-3512},
+  year = {2013},
+}""",
+    )
+
+    min_score = 0
+    max_score = 10

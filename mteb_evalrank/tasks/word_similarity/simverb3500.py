@@ -1,0 +1,45 @@
+"""WordSimSimVerb3500: mteb STS task on the ``simverb-3500`` word-similarity set (see ``_common``)."""
+
+from __future__ import annotations
+
+from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+from ._common import EVALRANK_NOTE, word_similarity_dataset
+
+
+class WordSimSimVerb3500(AbsTaskSTS):
+    metadata = TaskMetadata(
+        name="WordSimSimVerb3500",
+        description=(
+            "SimVerb-3500 (Gerz et al., 2016): 3,500 English verb pairs rated for similarity on a 0-10 "
+            "scale." + EVALRANK_NOTE
+        ),
+        reference="https://aclanthology.org/D16-1235",
+        dataset=word_similarity_dataset("simverb-3500"),
+        type="STS",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="cosine_spearman",
+        date=("2016-01-01", "2016-12-31"),
+        domains=["Written"],
+        task_subtypes=[],
+        license=WORD_SIMILARITY.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="created",
+        bibtex_citation=r"""@inproceedings{gerz2016simverb,
+  author = {Gerz, Daniela and Vuli{\'c}, Ivan and Hill, Felix and Reichart, Roi and Korhonen, Anna},
+  booktitle = {Proceedings of the 2016 Conference on Empirical Methods in Natural Language Processing},
+  title = {{SimVerb-3500}: A Large-Scale Evaluation Set of Verb Similarity},
+  url = {https://aclanthology.org/D16-1235},
+  year = {2016},
+}""",
+    )
+
+    min_score = 0
+    max_score = 10

@@ -1,0 +1,46 @@
+"""WordSimVerb143: mteb STS task on the ``verb-143`` word-similarity set (see ``_common``)."""
+
+from __future__ import annotations
+
+from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+from ._common import EVALRANK_NOTE, word_similarity_dataset
+
+
+class WordSimVerb143(AbsTaskSTS):
+    metadata = TaskMetadata(
+        name="WordSimVerb143",
+        description=(
+            "Verb-143 (Baker et al., 2014): English verb pairs (144 in the distributed file) rated for "
+            "similarity, scores in [0, 1]." + EVALRANK_NOTE
+        ),
+        reference="https://aclanthology.org/D14-1034",
+        dataset=word_similarity_dataset("verb-143"),
+        type="STS",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="cosine_spearman",
+        date=("2014-01-01", "2014-12-31"),
+        domains=["Written"],
+        task_subtypes=[],
+        license=WORD_SIMILARITY.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="created",
+        bibtex_citation=r"""@inproceedings{baker2014unsupervised,
+  author = {Baker, Simon and Reichart, Roi and Korhonen, Anna},
+  booktitle = {Proceedings of the 2014 Conference on Empirical Methods in Natural Language Processing
+    (EMNLP)},
+  title = {An Unsupervised Model for Instance Level Subcategorization Acquisition},
+  url = {https://aclanthology.org/D14-1034},
+  year = {2014},
+}""",
+    )
+
+    min_score = 0
+    max_score = 1

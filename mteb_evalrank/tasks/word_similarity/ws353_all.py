@@ -1,0 +1,45 @@
+"""WordSimWS353All: mteb STS task on the ``ws-353-all`` word-similarity set (see ``_common``)."""
+
+from __future__ import annotations
+
+from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+from ._common import EVALRANK_NOTE, word_similarity_dataset
+
+
+class WordSimWS353All(AbsTaskSTS):
+    metadata = TaskMetadata(
+        name="WordSimWS353All",
+        description=(
+            "WordSim-353, all pairs (Finkelstein et al., 2001): 353 English word pairs rated for "
+            "relatedness by 13-16 annotators on a 0-10 scale." + EVALRANK_NOTE
+        ),
+        reference="https://doi.org/10.1145/371920.372094",
+        dataset=word_similarity_dataset("ws-353-all"),
+        type="STS",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="cosine_spearman",
+        date=("2001-01-01", "2001-12-31"),
+        domains=["Written"],
+        task_subtypes=[],
+        license=WORD_SIMILARITY.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="created",
+        bibtex_citation=r"""@inproceedings{finkelstein2001placing,
+  author = {Finkelstein, Lev and Gabrilovich, Evgeniy and Matias, Yossi and Rivlin, Ehud and Solan, Zach
+    and Wolfman, Gadi and Ruppin, Eytan},
+  booktitle = {Proceedings of the 10th International Conference on World Wide Web},
+  title = {Placing Search in Context: The Concept Revisited},
+  year = {2001},
+}""",
+    )
+
+    min_score = 0
+    max_score = 10

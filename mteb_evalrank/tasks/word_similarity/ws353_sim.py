@@ -1,0 +1,47 @@
+"""WordSimWS353Sim: mteb STS task on the ``ws-353-sim`` word-similarity set (see ``_common``)."""
+
+from __future__ import annotations
+
+from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+from ._common import EVALRANK_NOTE, word_similarity_dataset
+
+
+class WordSimWS353Sim(AbsTaskSTS):
+    metadata = TaskMetadata(
+        name="WordSimWS353Sim",
+        description=(
+            "WordSim-353 similarity subset (Agirre et al., 2009): 203 English word pairs of WS-353 "
+            "judged similar (synonyms, hypernyms, ...), plus unrelated pairs; 0-10 scale." + EVALRANK_NOTE
+        ),
+        reference="https://aclanthology.org/N09-1003",
+        dataset=word_similarity_dataset("ws-353-sim"),
+        type="STS",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="cosine_spearman",
+        date=("2009-01-01", "2009-12-31"),
+        domains=["Written"],
+        task_subtypes=[],
+        license=WORD_SIMILARITY.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="created",
+        bibtex_citation=r"""@inproceedings{agirre2009study,
+  author = {Agirre, Eneko and Alfonseca, Enrique and Hall, Keith and Kravalova, Jana and Pa{\c{s}}ca,
+    Marius and Soroa, Aitor},
+  booktitle = {Proceedings of Human Language Technologies: The 2009 Annual Conference of the North
+    American Chapter of the Association for Computational Linguistics},
+  title = {A Study on Similarity and Relatedness Using Distributional and {WordNet}-based Approaches},
+  url = {https://aclanthology.org/N09-1003},
+  year = {2009},
+}""",
+    )
+
+    min_score = 0
+    max_score = 10

@@ -1,0 +1,43 @@
+"""WordSimYP130: mteb STS task on the ``yp-130`` word-similarity set (see ``_common``)."""
+
+from __future__ import annotations
+
+from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+from ._common import EVALRANK_NOTE, word_similarity_dataset
+
+
+class WordSimYP130(AbsTaskSTS):
+    metadata = TaskMetadata(
+        name="WordSimYP130",
+        description=(
+            "YP-130 (Yang and Powers, 2006): 130 English verb pairs rated for similarity on a 0-4 "
+            "scale." + EVALRANK_NOTE
+        ),
+        dataset=word_similarity_dataset("yp-130"),
+        type="STS",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="cosine_spearman",
+        date=("2006-01-01", "2006-12-31"),
+        domains=["Written"],
+        task_subtypes=[],
+        license=WORD_SIMILARITY.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="created",
+        bibtex_citation=r"""@inproceedings{yang2006verb,
+  author = {Yang, Dongqiang and Powers, David M. W.},
+  booktitle = {Proceedings of the Third International WordNet Conference (GWC-06)},
+  title = {Verb Similarity on the Taxonomy of {WordNet}},
+  year = {2006},
+}""",
+    )
+
+    min_score = 0
+    max_score = 4
