@@ -23,15 +23,20 @@ OWN_COMMANDS = ("datasets", "models", "scores")
 
 def _build_datasets(args: argparse.Namespace) -> None:
     from .data import hub
-    from .data.registry import DATASETS, get_dataset_spec
+    from .data.registry import DATASETS, STS_MIRRORS, get_dataset_spec, install_sts_mirrors
 
     source = Path(args.source).resolve()
     if not source.is_dir():
         raise SystemExit(
             f"--source {source} is not a folder; point it at the raw data (e.g. ../shared/data)."
         )
-    families = args.only or list(DATASETS)
+    families = args.only or [*DATASETS, STS_MIRRORS.family]
     out = Path(args.out)
+    if STS_MIRRORS.family in families:
+        families = [family for family in families if family != STS_MIRRORS.family]
+        if not args.no_install:
+            for task, path in install_sts_mirrors(source).items():
+                print(f"offline mirror for mteb's {task}: {path}")
     for family in families:
         spec = get_dataset_spec(family)
         built = spec.recipe().build(source)
@@ -81,7 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
     build = datasets_commands.add_parser("build", help="build every dataset from the raw sources")
     build.add_argument("--source", required=True, help="raw data folder (holds evalrank/, wmt17-da/, ...)")
     build.add_argument("--out", default="hub", help="where the Hub-ready folders go (default: ./hub)")
-    build.add_argument("--only", nargs="+", metavar="FAMILY", help="build only these dataset families")
+    build.add_argument(
+        "--only",
+        nargs="+",
+        metavar="FAMILY",
+        help="build only these dataset families (sts-mirrors: mteb's STS sets, installed under mteb's ids)",
+    )
     build.add_argument("--no-install", action="store_true", help="do not install into the datasets cache")
     build.add_argument("--push", metavar="ORG", help="upload each Hub folder to ORG/<family>")
     build.add_argument("--dry-run", action="store_true", help="with --push: list the upload, send nothing")
