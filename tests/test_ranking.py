@@ -17,6 +17,7 @@ from mteb_evalrank.evaluation.ranking import (
     hits_at,
     mean_ranks,
     rank_counts,
+    rank_counts_all,
     rank_metrics,
     reciprocal_ranks,
 )
@@ -165,3 +166,21 @@ def test_large_rank_reciprocal_is_exact() -> None:
     counts = RankCounts(np.array([10_000]), np.array([5_000]))
     exact = math.fsum(1 / r for r in range(10_001, 15_002)) / 5_001
     assert reciprocal_ranks(counts)[0] == pytest.approx(exact, rel=1e-12)
+
+
+def test_float32_fast_path_is_exact_next_to_the_decision_band() -> None:
+    """Competitors within float32 error of s(q, p) must be classified as in float64."""
+    rng = np.random.default_rng(7)
+    n, dim = 1200, 384
+    x = rng.normal(size=(n, dim)) * rng.uniform(0.2, 8.0, size=(n, 1))
+    # rows 1..600 are the positive (row 0's partner, row 1) perturbed by 1e-9 .. 1e-3
+    scales = np.geomspace(1e-9, 1e-3, 600)[:, None]
+    x[1:601] = x[1] + scales * rng.normal(size=(600, dim)) * np.linalg.norm(x[1]) / np.sqrt(dim)
+    queries, positives = np.zeros(5, dtype=np.intp), np.array([1, 2, 50, 300, 1000])
+    got = rank_counts_all(x, queries, positives)
+    for similarity in ("cosine", "euclidean"):
+        expected = [brute_force_counts(x, 0, int(p), similarity) for p in positives]
+        assert (
+            list(zip(got[similarity].better.tolist(), got[similarity].tied.tolist(), strict=True)) == expected
+        )
+        assert sum(t for _, t in expected) > 0  # the case really has ties within tol

@@ -110,42 +110,19 @@ def centre(embeddings: NDArray[np.float64]) -> NDArray[np.float64]:
     return embeddings - embeddings.mean(axis=0, keepdims=True)
 
 
-def l2_normalise(embeddings: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Rows divided by their L2 norm; a zero row stays zero (its cosine is 0)."""
-    norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
-    return np.divide(embeddings, norms, out=np.zeros_like(embeddings), where=norms > 0)
+#: unit roundoff of float32
+_U32 = 2.0**-24
+#: bytes per element of a chunk: the float32 dot products, one float32 work buffer, masks
+_BYTES_PER_ELEMENT = 12
 
 
 def _chunk_rows(n_background: int, chunk_bytes: int) -> int:
-    # one float64 similarity row plus two boolean masks per pair
-    return max(1, chunk_bytes // (n_background * 10))
+    return max(1, chunk_bytes // (n_background * _BYTES_PER_ELEMENT))
 
 
 def _chunks(n: int, size: int) -> Iterator[slice]:
     for start in range(0, n, size):
         yield slice(start, min(start + size, n))
-
-
-def similarity_rows(
-    prepared: NDArray[np.float64],
-    rows: NDArray[np.intp],
-    similarity: Similarity,
-    sq_norms: NDArray[np.float64] | None = None,
-) -> NDArray[np.float64]:
-    """``s(prepared[rows[i]], prepared[j])`` for every ``i`` and every background ``j``.
-
-    ``prepared`` holds the centred rows, L2-normalised for ``cosine``. For
-    ``euclidean`` the distance uses ``||a-b||^2 = ||a||^2 + ||b||^2 - 2 a.b`` (clipped
-    at 0), with ``sq_norms`` the squared row norms.
-    """
-    dots = prepared[rows] @ prepared.T
-    if similarity == "cosine":
-        return dots
-    if sq_norms is None:
-        sq_norms = np.einsum("ij,ij->i", prepared, prepared)
-    sq_dist = sq_norms[rows, None] + sq_norms[None, :] - 2.0 * dots
-    np.maximum(sq_dist, 0.0, out=sq_dist)
-    return 1.0 / (1.0 + np.sqrt(sq_dist, out=sq_dist))
 
 
 def rank_counts(
@@ -159,42 +136,134 @@ def rank_counts(
 ) -> RankCounts:
     """Count, for each pair ``(queries[i], positives[i])``, the better and tied competitors.
 
-    ``embeddings`` are the raw background embeddings (centred here). Pairs whose two
-    sides are the same background item get ``g = t = 0`` (rank 1). The similarity matrix
-    is formed ``chunk_bytes`` at a time, so peak extra memory is bounded by it (plus the
-    centred copy of the embeddings).
+    See :func:`rank_counts_all`, which computes several similarities from one pass.
     """
-    matrix = centre(check_embeddings(embeddings))
+    return rank_counts_all(
+        embeddings, queries, positives, similarities=(similarity,), tol=tol, chunk_bytes=chunk_bytes
+    )[similarity]
+
+
+def rank_counts_all(
+    embeddings: ArrayLike,
+    queries: Sequence[int] | NDArray[np.intp],
+    positives: Sequence[int] | NDArray[np.intp],
+    *,
+    similarities: Sequence[Similarity] = SIMILARITIES,
+    tol: float = DEFAULT_TOL,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+) -> dict[Similarity, RankCounts]:
+    """Rank counts of every pair under each similarity, exact to float64 arithmetic.
+
+    ``embeddings`` are the raw background embeddings (centred here). Pairs whose two sides
+    are the same background item get ``g = t = 0`` (rank 1).
+
+    How: for a chunk of pairs, the dot products of the query rows with every background row
+    are one float32 matrix product (fast), shared by both similarities. A float32 dot
+    product of rows ``a``, ``b`` is within ``gamma |a| |b|`` of the exact one,
+    ``gamma = (dim + 2) u / (1 - (dim + 2) u)``, ``u = 2^-24`` (inputs rounded to float32,
+    then summed; Higham, *Accuracy and Stability of Numerical Algorithms*, Thm 3.5). Every
+    competitor whose float32 similarity is farther than that bound (plus the rounding of
+    the few operations after it) from the decision band ``[s(q,p) - tol, s(q,p) + tol]``
+    is classified from the float32 value; the few inside are recomputed in float64 from
+    their definition and compared with ``s(q,p)`` (always computed in float64). The
+    euclidean comparison is made on squared distances, whose float32 error is bounded by
+    ``(gamma + 6u)(|q|^2 + |u|^2)``. Peak extra memory: about ``chunk_bytes`` plus a
+    float64 and a float32 copy of the embeddings.
+    """
+    x = centre(check_embeddings(embeddings))
     q = np.asarray(queries, dtype=np.intp)
     p = np.asarray(positives, dtype=np.intp)
-    n = matrix.shape[0]
+    n, dim = x.shape
     if q.shape != p.shape or q.ndim != 1:
         raise ValueError("queries and positives must be 1-D index arrays of equal length.")
     if q.size and (min(q.min(), p.min()) < 0 or max(q.max(), p.max()) >= n):
         raise IndexError(f"pair indices must lie in [0, {n}); got an index outside it.")
-    if similarity not in SIMILARITIES:
-        raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}.")
+    for similarity in similarities:
+        if similarity not in SIMILARITIES:
+            raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}.")
 
-    prepared = l2_normalise(matrix) if similarity == "cosine" else matrix
-    sq_norms = np.einsum("ij,ij->i", prepared, prepared) if similarity == "euclidean" else None
-    better = np.zeros(q.size, dtype=np.int64)
-    tied = np.zeros(q.size, dtype=np.int64)
-    for part in _chunks(q.size, _chunk_rows(n, chunk_bytes)):
+    sq = np.einsum("ij,ij->i", x, x)
+    norms = np.sqrt(sq)
+    inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    x32, inv32, sq32 = x.astype(np.float32), inv.astype(np.float32), sq.astype(np.float32)
+    gamma = (dim + 2) * _U32 / (1 - (dim + 2) * _U32)
+    max_sq = float(sq.max())
+    counts = {s: (np.zeros(q.size, np.int64), np.zeros(q.size, np.int64)) for s in similarities}
+    rows = _chunk_rows(n, chunk_bytes)
+    work = np.empty((min(rows, max(q.size, 1)), n), dtype=np.float32)
+    for part in _chunks(q.size, rows):
         qc, pc = q[part], p[part]
         local = np.arange(qc.size)
-        scores = similarity_rows(prepared, qc, similarity, sq_norms)
-        positive = scores[local, pc][:, None]
-        is_better = scores > positive + tol
-        is_tied = np.abs(scores - positive) <= tol
-        # exclude u = q and u = p from the competitors (p always ties with itself)
-        g = is_better.sum(axis=1) - is_better[local, qc]
-        t = is_tied.sum(axis=1) - is_tied[local, qc] - 1
-        same = qc == pc
-        g[same] = 0
-        t[same] = 0
-        better[part] = g
-        tied[part] = t
-    return RankCounts(better, tied)
+        dots = x32[qc] @ x32.T
+        buffer = work[: qc.size]
+        for similarity in similarities:
+            if similarity == "cosine":
+                # s = (x_q . x_u) / (|x_q| |x_u|), a zero row has cosine 0
+                np.multiply(dots, inv32[None, :], out=buffer)
+                buffer *= inv32[qc, None]
+                target = np.einsum("ij,ij->i", x[qc], x[pc]) * inv[qc] * inv[pc]
+                margin = np.full(qc.size, 2 * gamma + 8 * _U32)
+                lo, hi = target - tol - margin, target + tol + margin
+                better_side = 1.0  # larger similarity is better
+            else:
+                # squared distance d2 = |x_q|^2 + |x_u|^2 - 2 x_q . x_u; s = 1 / (1 + sqrt(d2))
+                np.multiply(dots, -2.0, out=buffer)
+                buffer += sq32[None, :]
+                buffer += sq32[qc, None]
+                target = 1.0 / (1.0 + np.linalg.norm(x[qc] - x[pc], axis=1))
+                margin = 2 * (gamma + 6 * _U32) * (sq[qc] + max_sq)
+                # s(q,u) > target + tol  <=>  d(q,u) < 1/(target + tol) - 1
+                better_d = 1.0 / (target + tol) - 1.0
+                worse_d = np.where(target - tol > 0, 1.0 / np.maximum(target - tol, 1e-300) - 1.0, np.inf)
+                lo = np.where(better_d > 0, better_d, 0.0) ** 2 - margin
+                lo[better_d < 0] = -np.inf  # nothing can beat s = target + tol > 1
+                hi = worse_d**2 + margin
+                better_side = -1.0  # smaller distance is better
+            # u = q and u = p are not competitors: push them out of every count
+            buffer[local, qc] = -np.inf if better_side > 0 else np.inf
+            buffer[local, pc] = -np.inf if better_side > 0 else np.inf
+            if better_side > 0:
+                g = np.count_nonzero(buffer > hi[:, None].astype(np.float32), axis=1)
+            else:
+                g = np.count_nonzero(buffer < lo[:, None].astype(np.float32), axis=1)
+            band_rows, band_cols = np.nonzero(
+                (buffer >= lo[:, None].astype(np.float32)) & (buffer <= hi[:, None].astype(np.float32))
+            )
+            t = np.zeros(qc.size, dtype=np.int64)
+            _refine(x, inv, qc, band_rows, band_cols, target, tol, similarity, g, t, chunk_bytes)
+            same = qc == pc
+            g[same] = 0
+            t[same] = 0
+            counts[similarity][0][part] = g
+            counts[similarity][1][part] = t
+    return {s: RankCounts(better, tied) for s, (better, tied) in counts.items()}
+
+
+def _refine(
+    x: NDArray[np.float64],
+    inv: NDArray[np.float64],
+    qc: NDArray[np.intp],
+    band_rows: NDArray[np.intp],
+    band_cols: NDArray[np.intp],
+    target: NDArray[np.float64],
+    tol: float,
+    similarity: Similarity,
+    better: NDArray[np.int64],
+    tied: NDArray[np.int64],
+    chunk_bytes: int,
+) -> None:
+    """Classify the competitors near the decision band from their float64 similarity."""
+    step = max(1, chunk_bytes // (x.shape[1] * 16))
+    for part in _chunks(band_rows.size, step):
+        r, c = band_rows[part], band_cols[part]
+        a, b = x[qc[r]], x[c]
+        if similarity == "cosine":
+            values = np.einsum("ij,ij->i", a, b) * inv[qc[r]] * inv[c]
+        else:
+            values = 1.0 / (1.0 + np.linalg.norm(a - b, axis=1))
+        reference = target[r]
+        np.add.at(better, r, values > reference + tol)
+        np.add.at(tied, r, np.abs(values - reference) <= tol)
 
 
 def reciprocal_ranks(counts: RankCounts, tie_policy: TiePolicy = "expected") -> NDArray[np.float64]:

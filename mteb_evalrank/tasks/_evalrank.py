@@ -26,9 +26,10 @@ from mteb_evalrank.evaluation.ranking import (
     DEFAULT_TOL,
     SIMILARITIES,
     RankCounts,
+    Similarity,
     TiePolicy,
     check_embeddings,
-    rank_counts,
+    rank_counts_all,
     rank_metrics,
 )
 
@@ -67,7 +68,7 @@ class AbsTaskEvalRank(AbsTaskRetrieval):
         super().__init__(*args, **kwargs)
         self._cache_model: object | None = None
         self._embeddings: dict[str, NDArray[np.float64]] = {}
-        self._counts: dict[tuple[str, str], dict[tuple[int, int], tuple[int, int]]] = {}
+        self._counts: dict[str, dict[tuple[int, int], dict[Similarity, tuple[int, int]]]] = {}
 
     def clear_embedding_cache(self) -> None:
         """Drop the cached background embeddings and rank counts."""
@@ -162,28 +163,32 @@ class AbsTaskEvalRank(AbsTaskRetrieval):
     def _counts_for(
         self,
         key: str,
-        similarity: str,
         embeddings: NDArray[np.float64],
         queries: NDArray[np.intp],
         positives: NDArray[np.intp],
-    ) -> RankCounts:
-        """Rank counts of the pairs; pairs ranked for an earlier subset are reused."""
-        known = self._counts.setdefault((key, similarity), {})
+    ) -> dict[Similarity, RankCounts]:
+        """Rank counts of the pairs per similarity; pairs ranked for an earlier subset are reused."""
+        known = self._counts.setdefault(key, {})
         pairs = list(zip(queries.tolist(), positives.tolist(), strict=True))
         todo = [i for i, pair in enumerate(pairs) if pair not in known]
         if todo:
-            fresh = rank_counts(
+            fresh = rank_counts_all(
                 embeddings,
                 queries[todo],
                 positives[todo],
-                similarity=similarity,  # type: ignore[arg-type]
+                similarities=SIMILARITIES,
                 tol=self.tol,
                 chunk_bytes=self.chunk_bytes,
             )
             for j, i in enumerate(todo):
-                known[pairs[i]] = (int(fresh.better[j]), int(fresh.tied[j]))
-        better, tied = zip(*(known[pair] for pair in pairs), strict=True)
-        return RankCounts(np.asarray(better, dtype=np.int64), np.asarray(tied, dtype=np.int64))
+                known[pairs[i]] = {s: (int(fresh[s].better[j]), int(fresh[s].tied[j])) for s in SIMILARITIES}
+        return {
+            s: RankCounts(
+                np.asarray([known[pair][s][0] for pair in pairs], dtype=np.int64),
+                np.asarray([known[pair][s][1] for pair in pairs], dtype=np.int64),
+            )
+            for s in SIMILARITIES
+        }
 
     # ------------------------------------------------------------- evaluation
     def _evaluate_subset(
@@ -213,10 +218,12 @@ class AbsTaskEvalRank(AbsTaskRetrieval):
         )
         scores: dict[str, Any] = {}
         with timer("Scoring", split=hf_split, subset=hf_subset, log_message="EvalRank - ranking pairs..."):
+            counts = self._counts_for(key, embeddings, queries, positives)
             for similarity in SIMILARITIES:
-                counts = self._counts_for(key, similarity, embeddings, queries, positives)
                 scores.update(
-                    rank_metrics(counts, tie_policy=self.tie_policy, ks=self.ks, prefix=f"{similarity}_")
+                    rank_metrics(
+                        counts[similarity], tie_policy=self.tie_policy, ks=self.ks, prefix=f"{similarity}_"
+                    )
                 )
         scores["n_pairs"] = int(queries.size)
         scores["n_background"] = int(embeddings.shape[0])
