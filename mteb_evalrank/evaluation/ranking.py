@@ -81,10 +81,6 @@ class RankCounts:
     def __len__(self) -> int:
         return len(self.better)
 
-    def select(self, index: NDArray[np.intp]) -> RankCounts:
-        """The counts of the pairs at ``index``."""
-        return RankCounts(self.better[index], self.tied[index])
-
 
 def check_embeddings(embeddings: ArrayLike, *, where: str = "") -> NDArray[np.float64]:
     """Validate a 2-D matrix of finite embeddings and return it as float64.
@@ -204,7 +200,7 @@ def rank_counts_all(
                 target = np.einsum("ij,ij->i", x[qc], x[pc]) * inv[qc] * inv[pc]
                 margin = np.full(qc.size, 2 * gamma + 8 * _U32)
                 lo, hi = target - tol - margin, target + tol + margin
-                better_side = 1.0  # larger similarity is better
+                larger_is_better = True
             else:
                 # squared distance d2 = |x_q|^2 + |x_u|^2 - 2 x_q . x_u; s = 1 / (1 + sqrt(d2))
                 np.multiply(dots, -2.0, out=buffer)
@@ -218,17 +214,16 @@ def rank_counts_all(
                 lo = np.where(better_d > 0, better_d, 0.0) ** 2 - margin
                 lo[better_d < 0] = -np.inf  # nothing can beat s = target + tol > 1
                 hi = worse_d**2 + margin
-                better_side = -1.0  # smaller distance is better
-            # u = q and u = p are not competitors: push them out of every count
-            buffer[local, qc] = -np.inf if better_side > 0 else np.inf
-            buffer[local, pc] = -np.inf if better_side > 0 else np.inf
-            if better_side > 0:
-                g = np.count_nonzero(buffer > hi[:, None].astype(np.float32), axis=1)
-            else:
-                g = np.count_nonzero(buffer < lo[:, None].astype(np.float32), axis=1)
-            band_rows, band_cols = np.nonzero(
-                (buffer >= lo[:, None].astype(np.float32)) & (buffer <= hi[:, None].astype(np.float32))
-            )
+                larger_is_better = False  # a smaller distance is better
+            lo32, hi32 = lo[:, None].astype(np.float32), hi[:, None].astype(np.float32)
+            # u = q and u = p are not competitors: push them to the worst end of every count
+            worst = -np.inf if larger_is_better else np.inf
+            buffer[local, qc] = worst
+            buffer[local, pc] = worst
+            clearly_better = buffer > hi32 if larger_is_better else buffer < lo32
+            g = np.count_nonzero(clearly_better, axis=1)
+            del clearly_better
+            band_rows, band_cols = np.nonzero((buffer >= lo32) & (buffer <= hi32))
             t = np.zeros(qc.size, dtype=np.int64)
             _refine(x, inv, qc, band_rows, band_cols, target, tol, similarity, g, t, chunk_bytes)
             same = qc == pc
