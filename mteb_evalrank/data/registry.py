@@ -154,3 +154,8 @@ def install_sts_mirrors(source: Path | str, cache_dir: Path | None = None) -> di
     built = STS_MIRRORS.recipe().build(Path(source))
     check_card(STS_MIRRORS, built)
     return {mirror.task: mirror.install(built, cache_dir) for mirror in STS_MIRROR_SPECS}
+
+
+# AccSent-style triplets (issue 4): human news paraphrases (MRPC, STS-B news) + keyword swaps.
+ACCSENT = DatasetSpec("accsent", revision="v1.0.0", license="other")
+DATASETS[ACCSENT.family] = ACCSENT
