@@ -14,3 +14,10 @@ from .word_similarity import WORD_SIMILARITY_TASKS  # noqa: E402
 
 TASKS = (*TASKS, *WORD_SIMILARITY_TASKS, STR2021)
 __all__ += ["STR2021", "WORD_SIMILARITY_TASKS"]
+
+# AccSent-style triplet accuracy (issue 4): custom AbsTask, any JSON-lines triplet file.
+from ._triplet import AbsTaskTriplet, read_triplet_jsonl, triplet_task_from_jsonl  # noqa: E402
+from .accsent import AccSent  # noqa: E402
+
+TASKS = (*TASKS, AccSent)
+__all__ += ["AbsTaskTriplet", "AccSent", "read_triplet_jsonl", "triplet_task_from_jsonl"]

@@ -1,0 +1,126 @@
+"""Triplet accuracies (AccSent): does the paraphrase beat a one-word swap?
+
+For triplets ``(X, X', Y)`` (anchor, positive = paraphrase of the anchor, negative =
+surface-near sentence with a different meaning) and a similarity ``s``:
+
+* anchor accuracy     ``A_x  = mean_i [ s(X_i, X'_i) - s(X_i,  Y_i) > tol ]``
+* paraphrase accuracy ``A_x' = mean_i [ s(X_i, X'_i) - s(X'_i, Y_i) > tol ]``
+
+A tie (difference within ``tol``) and a NaN similarity are failures, so a constant, zero
+or NaN encoder scores 0 (AccSent's ``>`` is strict). ``tol`` defaults to 1e-6, the
+tolerance of :mod:`mteb_evalrank.evaluation.ranking`, so float noise on equal vectors
+does not count as a success.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+DEFAULT_TOL = 1e-6
+#: Score name of each comparison: anchor (X vs X'/Y) and paraphrase (X' vs X/Y).
+METRICS = ("anchor_accuracy", "paraphrase_accuracy")
+
+
+@dataclass(frozen=True)
+class TripletOutcomes:
+    """Per-triplet successes of the two comparisons and which of them were ties."""
+
+    anchor: NDArray[np.bool_]
+    """``s(X, X') - s(X, Y) > tol``."""
+    paraphrase: NDArray[np.bool_]
+    """``s(X, X') - s(X', Y) > tol``."""
+    anchor_ties: NDArray[np.bool_]
+    """``|s(X, X') - s(X, Y)| <= tol`` or a NaN."""
+    paraphrase_ties: NDArray[np.bool_]
+    """``|s(X, X') - s(X', Y)| <= tol`` or a NaN."""
+
+
+def _as_vector(values: ArrayLike) -> NDArray[np.float64]:
+    if hasattr(values, "detach"):  # torch tensor
+        values = values.detach().cpu().double().numpy()  # type: ignore[union-attr]
+    return np.asarray(values, dtype=np.float64).reshape(-1)
+
+
+def triplet_outcomes(
+    sim_anchor_positive: ArrayLike,
+    sim_anchor_negative: ArrayLike,
+    sim_positive_negative: ArrayLike,
+    *,
+    tol: float = DEFAULT_TOL,
+) -> TripletOutcomes:
+    """Successes and ties per triplet from the three pairwise similarities (same length).
+
+    ``success = (s(X, X') - s(other, Y) > tol)``; ``tie = not success and not (s(X, X') -
+    s(other, Y) < -tol)``, i.e. within ``tol`` or NaN.
+    """
+    if tol < 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+    ap, an, pn = (_as_vector(v) for v in (sim_anchor_positive, sim_anchor_negative, sim_positive_negative))
+    if not ap.shape == an.shape == pn.shape:
+        raise ValueError(
+            f"the three similarity vectors differ in length: {ap.shape[0]}, {an.shape[0]}, {pn.shape[0]}"
+        )
+    with np.errstate(invalid="ignore"):
+        anchor_margin, paraphrase_margin = ap - an, ap - pn
+        anchor, paraphrase = anchor_margin > tol, paraphrase_margin > tol  # NaN > tol is False
+        anchor_losses, paraphrase_losses = anchor_margin < -tol, paraphrase_margin < -tol
+    return TripletOutcomes(
+        anchor=anchor,
+        paraphrase=paraphrase,
+        anchor_ties=~anchor & ~anchor_losses,
+        paraphrase_ties=~paraphrase & ~paraphrase_losses,
+    )
+
+
+def accuracy_scores(outcomes: TripletOutcomes, suffix: str = "") -> dict[str, float | int]:
+    """``anchor_accuracy``, ``paraphrase_accuracy``, ``n_triplets`` and the tie counts.
+
+    ``suffix`` is appended to every key (e.g. ``[length_bucket=short]``). An empty set of
+    triplets is an error: an accuracy of nothing is undefined.
+    """
+    n = int(outcomes.anchor.size)
+    if n == 0:
+        raise ValueError(f"no triplets to score{' for ' + suffix if suffix else ''}")
+    return {
+        f"anchor_accuracy{suffix}": float(outcomes.anchor.mean()),
+        f"paraphrase_accuracy{suffix}": float(outcomes.paraphrase.mean()),
+        f"n_triplets{suffix}": n,
+        f"n_anchor_ties{suffix}": int(outcomes.anchor_ties.sum()),
+        f"n_paraphrase_ties{suffix}": int(outcomes.paraphrase_ties.sum()),
+    }
+
+
+def breakdown_key(column: str, value: Any) -> str:
+    """Suffix of the scores of the triplets whose ``column`` equals ``value``: ``[column=value]``."""
+    return f"[{column}={value}]"
+
+
+def grouped_accuracy_scores(
+    outcomes: TripletOutcomes, groups: Mapping[str, Sequence[Any]]
+) -> dict[str, float | int]:
+    """:func:`accuracy_scores` overall and for every value of every grouping column.
+
+    ``groups`` maps a column name to one label per triplet; each distinct label ``v`` of
+    column ``c`` adds the scores of its triplets with the suffix ``[c=v]`` (labels sorted).
+    """
+    scores = accuracy_scores(outcomes)
+    n = outcomes.anchor.size
+    for column, labels in groups.items():
+        if len(labels) != n:
+            raise ValueError(f"column {column!r} has {len(labels)} labels for {n} triplets")
+        values = np.asarray([str(label) for label in labels], dtype=object)
+        for value in sorted(set(values.tolist())):
+            mask = values == value
+            subset = TripletOutcomes(
+                outcomes.anchor[mask],
+                outcomes.paraphrase[mask],
+                outcomes.anchor_ties[mask],
+                outcomes.paraphrase_ties[mask],
+            )
+            scores.update(accuracy_scores(subset, breakdown_key(column, value)))
+    return scores

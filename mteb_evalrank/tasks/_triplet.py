@@ -1,0 +1,277 @@
+"""``AbsTaskTriplet``: AccSent-style triplet accuracy as an mteb task, and triplets from JSON lines.
+
+mteb has no task type that scores triplets, so this is a custom ``AbsTask``. Its data:
+one ``datasets.Dataset`` per split with string columns ``anchor`` (X), ``positive`` (X',
+a paraphrase of X) and ``negative`` (Y, surface-near but different in meaning), plus
+optional label columns (``breakdown_columns``). Every distinct sentence of the split is
+encoded once; similarities are the model's own (``model.similarity_pairwise``), and the
+accuracies are those of :mod:`mteb_evalrank.evaluation.triplets` (ties and NaN fail).
+
+Scores per hf_subset: ``anchor_accuracy`` (main score), ``paraphrase_accuracy``,
+``n_triplets``, ``n_anchor_ties``, ``n_paraphrase_ties``, and the same five with the
+suffix ``[column=value]`` for every value of every breakdown column present, e.g.
+``anchor_accuracy[length_bucket=short]``. Flat keys keep one hf_subset (so mteb's
+per-task aggregation, which averages hf_subsets, sees the overall accuracy) and stay
+readable with ``TaskResult.get_score`` or plain JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from datasets import Dataset, DatasetDict
+from mteb._create_dataloaders import create_dataloader
+from mteb.abstasks.abstask import AbsTask
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.sources import unique_in_order
+from mteb_evalrank.evaluation.triplets import DEFAULT_TOL, grouped_accuracy_scores, triplet_outcomes
+
+if TYPE_CHECKING:
+    from mteb.models import MTEBModels
+    from mteb.timing import TimingStack
+    from mteb.types import EncodeKwargs, ScoresDict
+
+logger = logging.getLogger(__name__)
+
+TEXT_COLUMNS = ("anchor", "positive", "negative")
+#: Optional label columns of a triplet file (JSON lines).
+JSONL_LABELS = ("keyword", "group", "length_bucket")
+#: Label given to a triplet that lacks a label column other triplets of the file have.
+MISSING_LABEL = "(none)"
+
+
+class AbsTaskTriplet(AbsTask):
+    """Accuracy of ``s(X, X') > s(X, Y)`` (anchor) and ``s(X, X') > s(X', Y)`` (paraphrase).
+
+    Class attributes:
+        breakdown_columns: label columns scored separately when present in the data.
+        tol: similarity margin a success must exceed; ties within it fail (1e-6).
+    """
+
+    breakdown_columns: ClassVar[tuple[str, ...]] = JSONL_LABELS
+    tol: ClassVar[float] = DEFAULT_TOL
+
+    def _get_content_columns(self) -> dict[str, Any]:
+        return dict.fromkeys(TEXT_COLUMNS, "text")
+
+    def _check_columns(self, data_split: Dataset, hf_subset: str) -> None:
+        missing = [name for name in TEXT_COLUMNS if name not in data_split.column_names]
+        if missing:
+            raise ValueError(
+                f"{self.metadata.name} ({hf_subset}): the data lack the column(s) {missing}; a triplet "
+                f"task needs {list(TEXT_COLUMNS)} (got {data_split.column_names})."
+            )
+        if len(data_split) == 0:
+            raise ValueError(f"{self.metadata.name} ({hf_subset}): no triplets.")
+
+    def _evaluate_subset(
+        self,
+        model: MTEBModels,
+        data_split: Dataset,
+        *,
+        hf_split: str,
+        hf_subset: str,
+        encode_kwargs: EncodeKwargs,
+        prediction_folder: Path | None = None,
+        num_proc: int | None = None,
+        timer: TimingStack,
+        **kwargs: Any,
+    ) -> ScoresDict:
+        self._check_columns(data_split, hf_subset)
+        columns = {name: list(data_split[name]) for name in TEXT_COLUMNS}
+        texts = unique_in_order(*columns.values())
+        row = {text: i for i, text in enumerate(texts)}
+        with timer(
+            "Encoding",
+            split=hf_split,
+            subset=hf_subset,
+            log_message=f"{self.metadata.name}: encoding {len(texts)} distinct sentences...",
+        ):
+            embeddings = model.encode(  # type: ignore[union-attr]
+                create_dataloader(
+                    Dataset.from_dict({"text": texts}),
+                    task_metadata=self.metadata,
+                    num_proc=num_proc,
+                    **encode_kwargs,
+                ),
+                task_metadata=self.metadata,
+                hf_split=hf_split,
+                hf_subset=hf_subset,
+                prompt_type=None,
+                **encode_kwargs,
+            )
+        if hasattr(embeddings, "detach"):  # torch tensor
+            embeddings = embeddings.detach().cpu().numpy()
+        embeddings = np.asarray(embeddings)
+        if embeddings.ndim != 2 or embeddings.shape[0] != len(texts):
+            raise ValueError(
+                f"{self.metadata.name} ({hf_subset}): the encoder returned embeddings of shape "
+                f"{embeddings.shape} for {len(texts)} texts."
+            )
+        index = {
+            name: np.asarray([row[t] for t in column], dtype=np.intp) for name, column in columns.items()
+        }
+        anchor, positive, negative = (embeddings[index[name]] for name in TEXT_COLUMNS)
+        with timer("Scoring", split=hf_split, subset=hf_subset):
+            outcomes = triplet_outcomes(
+                model.similarity_pairwise(anchor, positive),  # type: ignore[union-attr]
+                model.similarity_pairwise(anchor, negative),  # type: ignore[union-attr]
+                model.similarity_pairwise(positive, negative),  # type: ignore[union-attr]
+                tol=self.tol,
+            )
+            groups = {c: data_split[c] for c in self.breakdown_columns if c in data_split.column_names}
+            scores: dict[str, Any] = dict(grouped_accuracy_scores(outcomes, groups))
+        scores["n_unique_texts"] = len(texts)
+        return scores
+
+    def _calculate_descriptive_statistics_from_split(
+        self,
+        split: str,
+        *,
+        hf_subset: str | None = None,
+        compute_overall: bool = False,
+        num_proc: int | None = None,
+    ) -> dict[str, Any]:
+        if not self.data_loaded:
+            self.load_data()
+        dataset: Any = self.dataset
+        data = dataset[split] if split in dataset else dataset[hf_subset or "default"][split]
+        texts = [text for name in TEXT_COLUMNS for text in data[name]]
+        stats: dict[str, Any] = {
+            "num_samples": len(data),
+            "number_of_characters": sum(len(text) for text in texts),
+            "unique_texts": len(set(texts)),
+        }
+        for column in self.breakdown_columns:
+            if column in data.column_names:
+                stats[f"n_triplets_per_{column}"] = dict(Counter(map(str, data[column])).most_common())
+        return stats
+
+
+# --------------------------------------------------------------------- JSON lines
+def read_triplet_jsonl(path: Path | str) -> Dataset:
+    """Triplets of a JSON-lines file as a ``Dataset`` (columns ``anchor, positive, negative``
+    and the label columns of ``JSONL_LABELS`` that any row has).
+
+    Each non-blank line is an object with non-empty strings ``anchor``, ``positive`` and
+    either ``negative`` (one triplet) or ``negatives`` (a non-empty list: one triplet per
+    item); optional string labels ``keyword``, ``group``, ``length_bucket``. A row that
+    lacks a label other rows have gets ``MISSING_LABEL``.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: naming ``file:line`` for invalid JSON, a missing or empty field, an
+            unknown key, or both/neither of ``negative`` and ``negatives``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"triplet file {path} not found")
+    allowed = {*TEXT_COLUMNS, "negatives", *JSONL_LABELS}
+    rows: list[dict[str, str]] = []
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{line_no}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{where}: not valid JSON ({error.msg}).") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{where}: expected a JSON object, got {type(record).__name__}.")
+            unknown = sorted(set(record) - allowed)
+            if unknown:
+                raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}.")
+            if ("negative" in record) == ("negatives" in record):
+                raise ValueError(f"{where}: give one of 'negative' (a string) or 'negatives' (a list).")
+            negatives = record["negatives"] if "negatives" in record else [record["negative"]]
+            if not isinstance(negatives, list) or not negatives:
+                raise ValueError(f"{where}: 'negatives' must be a non-empty list of strings.")
+            for key, value in [("anchor", record.get("anchor")), ("positive", record.get("positive"))] + [
+                ("negative", item) for item in negatives
+            ]:
+                if not isinstance(value, str) or not value.strip():
+                    raise ValueError(f"{where}: '{key}' must be a non-empty string, got {value!r}.")
+            labels = {key: record[key] for key in JSONL_LABELS if key in record}
+            for key, value in labels.items():
+                if not isinstance(value, str | int | float) or isinstance(value, bool):
+                    raise ValueError(f"{where}: '{key}' must be a string or a number, got {value!r}.")
+            for negative in negatives:
+                rows.append(
+                    {
+                        "anchor": record["anchor"],
+                        "positive": record["positive"],
+                        "negative": negative,
+                        **{k: str(v) for k, v in labels.items()},
+                    }
+                )
+    if not rows:
+        raise ValueError(f"{path}: the file holds no triplets.")
+    present = [key for key in JSONL_LABELS if any(key in row for row in rows)]
+    columns = {name: [row[name] for row in rows] for name in TEXT_COLUMNS}
+    columns.update({key: [row.get(key, MISSING_LABEL) for row in rows] for key in present})
+    return Dataset.from_dict(columns)
+
+
+class JsonlTripletTask(AbsTaskTriplet):
+    """A triplet task over a local JSON-lines file (see :func:`triplet_task_from_jsonl`)."""
+
+    path: ClassVar[Path]
+
+    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+        if self.data_loaded:
+            return
+        self.dataset = DatasetDict({"test": read_triplet_jsonl(self.path)})  # type: ignore[assignment]
+        self.dataset_transform(num_proc=num_proc)
+        self.data_loaded = True
+
+
+def triplet_task_from_jsonl(path: Path | str, name: str, *, description: str | None = None) -> AbsTaskTriplet:
+    """A task instance (usable with ``mteb.evaluate``) scoring the triplets of a JSON-lines file.
+
+    The file format is that of :func:`read_triplet_jsonl`; the file is read (and checked)
+    here, so a malformed row fails at once with its file and line. The task's
+    ``dataset.revision`` is the first 16 hex digits of the file's SHA-256, so results of
+    an edited file are not mistaken for the old ones. Split ``test``, subset ``default``,
+    language English by default metadata (set ``eval_langs`` on a copy of the metadata for
+    other languages).
+    """
+    path = Path(path).resolve()
+    data = read_triplet_jsonl(path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    metadata = TaskMetadata(
+        name=name,
+        description=description
+        or f"Triplet accuracy (AccSent protocol) on {len(data)} triplets of {path.name}.",
+        reference=None,
+        dataset={"path": str(path), "revision": digest},
+        type="PairClassification",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="anchor_accuracy",
+        license="not specified",
+        sample_creation="found",
+        annotations_creators="derived",
+        domains=None,
+        dialect=[],
+        task_subtypes=[],
+        bibtex_citation="",
+    )
+    task_class = type(
+        f"JsonlTriplet_{digest}",
+        (JsonlTripletTask,),
+        {"metadata": metadata, "path": path, "__module__": __name__},
+    )
+    task = task_class()
+    task.dataset = DatasetDict({"test": data})
+    task.data_loaded = True
+    return task

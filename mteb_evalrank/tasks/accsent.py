@@ -1,0 +1,64 @@
+"""AccSent: does an embedding prefer a human paraphrase over a one-keyword swap?
+
+Data: config ``default`` of ``mteb-evalrank/accsent`` (recipe, lexicon and card in
+``tasks/accsent/``), split ``test``: 8,021 triplets ``(X, X', Y)`` from MRPC paraphrase
+pairs and news STS-B pairs (gold >= 4.5), ``Y`` = ``X`` with one keyword shared by ``X``
+and ``X'`` replaced (AccSent's 20 Table 2 swaps and 658 more). Scores: see
+:class:`~mteb_evalrank.tasks._triplet.AbsTaskTriplet`, broken down by ``keyword``,
+``length_bucket``, ``source`` and ``category``.
+
+Metadata ``type``: mteb has no triplet type; ``PairClassification`` is the closest — the
+task decides which of two sentence pairs is the paraphrase pair (as MRPC, the source of
+most triplets, does in mteb), and models that pick prompts per task type then embed all
+sentences symmetrically, as the comparison needs. ``Reranking`` would also fit one
+comparison (anchor as query) but makes instruction models use asymmetric query/passage
+prompts, which would break the ``X'`` vs ``Y`` comparison.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.registry import ACCSENT
+
+from ._triplet import AbsTaskTriplet
+
+
+class AccSent(AbsTaskTriplet):
+    breakdown_columns: ClassVar[tuple[str, ...]] = ("length_bucket", "source", "category", "keyword")
+
+    metadata = TaskMetadata(
+        name="AccSent",
+        description=(
+            "AccSent-style triplets (X, X', Y): X' a human paraphrase of X (MRPC paraphrase pairs, "
+            "news STS-B pairs with gold >= 4.5), Y = X with one keyword shared by X and X' replaced "
+            "by a contrastive word (AccSent's 20 Table 2 swaps plus 658 antonyms, co-hyponyms, "
+            "numbers, dates, names, ...). Main score: accuracy of sim(X, X') > sim(X, Y) with the "
+            "model's own similarity (ties fail); also sim(X, X') > sim(X', Y), per length bucket, "
+            "source, category and keyword."
+        ),
+        reference="https://data.statmt.org/news-crawl/",
+        dataset=ACCSENT.mteb_dataset(),
+        type="PairClassification",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="anchor_accuracy",
+        date=("2003-01-01", "2017-12-31"),
+        domains=["News", "Written"],
+        task_subtypes=[],
+        license="multiple",
+        annotations_creators="derived",
+        dialect=[],
+        sample_creation="created",
+        bibtex_citation=r"""@inproceedings{dolan2005automatically,
+  author = {Dolan, William B. and Brockett, Chris},
+  booktitle = {Proceedings of the Third International Workshop on Paraphrasing (IWP2005)},
+  title = {Automatically Constructing a Corpus of Sentential Paraphrases},
+  year = {2005},
+}
+""",
+    )
