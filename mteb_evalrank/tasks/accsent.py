@@ -1,7 +1,7 @@
 """AccSent: does an embedding prefer a human paraphrase over a one-keyword swap?
 
 Data: config ``default`` of ``mteb-evalrank/accsent`` (recipe, lexicon and card in
-``tasks/accsent/``), split ``test``: 8,021 triplets ``(X, X', Y)`` from MRPC paraphrase
+``tasks/accsent/``), split ``test``: 8,019 triplets ``(X, X', Y)`` from MRPC paraphrase
 pairs and news STS-B pairs (gold >= 4.5), ``Y`` = ``X`` with one keyword shared by ``X``
 and ``X'`` replaced (AccSent's 20 Table 2 swaps and 658 more). Scores: see
 :class:`~mteb_evalrank.tasks._triplet.AbsTaskTriplet`, broken down by ``keyword``,

@@ -184,10 +184,12 @@ def read_stsb_news(path: Path) -> list[Pair]:
 
 
 def keyword_pattern(entry: Entry) -> re.Pattern[str]:
-    """Whole-word, case-insensitive pattern of a keyword (no letter, digit, ``_`` or ``-`` around).
+    """Whole-word, case-insensitive pattern of a keyword.
 
-    A keyword followed by a tokenised ``'t`` is not a word of its own (``won 't``)."""
-    return re.compile(rf"(?<![\w-]){re.escape(entry.word)}(?![\w-]|\s*['’]t\b)", re.IGNORECASE)
+    Not a whole word: next to a letter, digit, ``_`` or ``-``, after a ``.`` or before a
+    ``.`` + letter (``chip.m.aker``, ``U.S.``), or followed by a tokenised ``'t`` (``won 't``).
+    """
+    return re.compile(rf"(?<![\w.-]){re.escape(entry.word)}(?![\w-]|\.\w|\s*['’]t\b)", re.IGNORECASE)
 
 
 def occurrences(entry: Entry, pattern: re.Pattern[str], sentence: str) -> list[re.Match[str]]:
