@@ -16,6 +16,8 @@ EVALRANK_COLUMNS = (
     "n_pairs",
     "n_background",
 )
+#: AccSent-style triplet tasks (the main score is the anchor accuracy).
+TRIPLET_COLUMNS = ("paraphrase_accuracy", "n_triplets")
 
 
 def score_rows(results_dir: Path, tasks: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -54,7 +56,8 @@ def print_scores(results_dir: Path, tasks: Sequence[str] | None = None) -> None:
     rows = score_rows(results_dir, tasks)
     if not rows:
         raise SystemExit(f"no results found under {results_dir}/results")
-    columns = ["main_score", *(c for c in EVALRANK_COLUMNS if any(c in row for row in rows))]
+    known = (*EVALRANK_COLUMNS, *TRIPLET_COLUMNS)
+    columns = ["main_score", *(c for c in known if any(c in row for row in rows))]
     table = Table(title=f"Scores in {results_dir}")
     for name in ("model", "task", "hf_subset", *columns):
         table.add_column(
@@ -70,4 +73,4 @@ def print_scores(results_dir: Path, tasks: Sequence[str] | None = None) -> None:
                 cells.append("" if value is None else str(value))
         table.add_row(*cells)
     Console(width=200).print(table)
-    print("MRR and Hits@k are shown x100; mean rank as is.")
+    print("MRR, Hits@k and accuracies are shown x100; mean rank and counts as is.")
