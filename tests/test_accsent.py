@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from mteb_evalrank.data.sources import SourceFormatError
 from mteb_evalrank.evaluation.triplets import triplet_outcomes
 from mteb_evalrank.tasks import triplet_task_from_jsonl
 
+BIN = Path(sys.executable).parent
 MRPC = "evalrank/sent_classification/MRPC"
 TABLE2 = {  # AccSent, Table 2
     "cooperation": "competition", "nuclear": "renewable", "Trump": "Biden", "vaccine": "virus",
@@ -250,3 +253,32 @@ def test_minilm_on_a_small_file_matches_an_independent_computation(tmp_path: Pat
     assert scores["paraphrase_accuracy"] == pytest.approx(np.mean(ap - pn > 1e-6), abs=1e-9)
     short = np.array([row["length_bucket"] == "short" for row in sample])
     assert scores["anchor_accuracy[length_bucket=short]"] == pytest.approx(np.mean((ap - an > 1e-6)[short]))
+
+
+@pytest.mark.slow
+def test_mteb_cli_glove_matches_independent_cosine_and_scores_table(built: dict, tmp_path: Path) -> None:
+    glove_id = "evalrank/glove.6B.50d"
+    for command in (
+        [str(BIN / "mteb"), "run", "-t", "AccSent", "-m", glove_id, "--output-folder", str(tmp_path)],
+        [str(BIN / "mteb-evalrank"), "scores", str(tmp_path)],
+    ):
+        result = subprocess.run(command, capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr[-3000:]
+    assert "AccSent" in result.stdout and "paraphrase_accuracy" in result.stdout
+    (path,) = (tmp_path / "results" / glove_id.replace("/", "__")).glob("*/AccSent.json")
+    scores = json.loads(path.read_text())["scores"]["test"][0]
+    rows = built["accsent"].configs["default"]["test"]
+    glove = mteb.get_model(glove_id)
+
+    def unit(column: str) -> np.ndarray:
+        emb = glove.embed(rows[column]).astype(np.float64)
+        norms = np.linalg.norm(emb, axis=1, keepdims=True)
+        return np.divide(emb, norms, out=np.zeros_like(emb), where=norms > 0)  # zero vector: cosine 0
+
+    a, p, n = unit("anchor"), unit("positive"), unit("negative")
+    ap, an, pn = (a * p).sum(1), (a * n).sum(1), (p * n).sum(1)
+    # float32 (mteb) vs float64 (here) may decide a margin within ~1e-6 differently: allow 2 triplets
+    assert scores["anchor_accuracy"] == pytest.approx(np.mean(ap - an > 1e-6), abs=2 / len(rows))
+    assert scores["paraphrase_accuracy"] == pytest.approx(np.mean(ap - pn > 1e-6), abs=2 / len(rows))
+    assert scores["n_triplets"] == len(rows) == built["accsent"].stats["n_triplets"]
+    assert scores["anchor_accuracy"] < 0.1 < 0.7 < scores["paraphrase_accuracy"]  # the AccSent pattern
