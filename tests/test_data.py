@@ -74,7 +74,7 @@ def test_hub_folder_has_card_data_licence_and_provenance(
         assert all(len(digest) == 64 for digest in info["sources"].values())
         assert (folder / "LICENSE").read_text().startswith("BSD 3-Clause")
         card = (folder / "README.md").read_text()
-        assert "license: bsd-3-clause" in card and "@inproceedings{wang2022just" in card
+        assert f"license: {DATASETS[family].license}\n" in card and "@inproceedings{wang2022just" in card
 
 
 def test_push_dry_run_lists_every_file(hub_dir: Path) -> None:
