@@ -83,7 +83,11 @@ def _correlate(args: argparse.Namespace) -> None:
         raise SystemExit(f"--revision takes MODEL=REVISION, got {args.revision}") from None
     try:
         loaded = load_results(
-            args.results, models=args.models, model_regex=args.model_regex, revisions=revisions
+            args.results,
+            models=args.models,
+            model_regex=args.model_regex,
+            revisions=revisions,
+            revision_policy=args.revision_policy,
         )
         intrinsic = list(args.intrinsic or [])
         extrinsic = list(args.extrinsic or [])
@@ -112,8 +116,10 @@ def _correlate(args: argparse.Namespace) -> None:
     print("\n".join(rho_table(result)))
     ns = sorted({p.n for p in result.pairs})
     print(f"n = {ns[0]}" + (f"..{ns[-1]}" if len(ns) > 1 else "") + " models per cell")
-    for note in result.notes:
+    for note in result.notes[-3:]:
         print(f"note: {note}")
+    if len(result.notes) > 3:
+        print(f"({len(result.notes) - 3} more notes, e.g. the revision chosen per model, in report.md)")
     for name, path in written.items():
         print(f"{name}: {path}")
 
@@ -163,19 +169,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     corr.add_argument("results", nargs="+", help="result folders in ResultCache layout (hold results/)")
     corr.add_argument("--intrinsic", nargs="+", metavar="COL", help="row columns (e.g. STSBenchmark)")
-    corr.add_argument("--extrinsic", nargs="+", metavar="COL", help="column columns (e.g. Banking77Classification)")
+    corr.add_argument(
+        "--extrinsic", nargs="+", metavar="COL", help="column columns (e.g. Banking77Classification)"
+    )
     corr.add_argument("--intrinsic-type", metavar="TYPE", help="add every task of this mteb type (e.g. STS)")
-    corr.add_argument("--extrinsic-type", metavar="TYPE", help="add every task of this mteb type (e.g. Classification)")
-    corr.add_argument("--language", metavar="ISO", help="with --*-type: only tasks in this language (e.g. eng)")
+    corr.add_argument(
+        "--extrinsic-type", metavar="TYPE", help="add every task of this mteb type (e.g. Classification)"
+    )
+    corr.add_argument(
+        "--language", metavar="ISO", help="with --*-type: only tasks in this language (e.g. eng)"
+    )
     corr.add_argument("--split", default="test", help="evaluation split (default: test)")
     corr.add_argument("--models", nargs="+", metavar="NAME", help="only these models")
     corr.add_argument("--model-regex", metavar="RE", help="only models whose name matches (re.search)")
     corr.add_argument("--revision", action="append", metavar="MODEL=REV", help="use this revision of a model")
+    corr.add_argument(
+        "--revision-policy",
+        choices=("newest", "merge"),
+        default="newest",
+        help="newest: one revision per model (default); merge: each task from the newest revision having it",
+    )
     corr.add_argument("--complete", action="store_true", help="only models that have every column")
-    corr.add_argument("--control-dim", action="store_true", help="add the partial ρ controlling for embed_dim")
-    corr.add_argument("--dim-band", nargs=2, type=int, metavar=("LO", "HI"), help="only models with LO<=dim<=HI")
+    corr.add_argument(
+        "--control-dim", action="store_true", help="add the partial ρ controlling for embed_dim"
+    )
+    corr.add_argument(
+        "--dim-band", nargs=2, type=int, metavar=("LO", "HI"), help="only models with LO<=dim<=HI"
+    )
     corr.add_argument("--gap", action="store_true", help="evaluation-gap layout: one --intrinsic reference")
-    corr.add_argument("--scatter", nargs=2, action="append", metavar=("INTRINSIC", "EXTRINSIC"), help="rank plot")
+    corr.add_argument(
+        "--scatter", nargs=2, action="append", metavar=("INTRINSIC", "EXTRINSIC"), help="rank plot"
+    )
     corr.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
     corr.add_argument("--permutations", type=int, default=10000, help="permutations (default 10000)")
     corr.add_argument("--seed", type=int, default=0)

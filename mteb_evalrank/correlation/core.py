@@ -191,6 +191,7 @@ def correlate(
     models: Iterable[str] | None = None,
     model_regex: str | None = None,
     revisions: Mapping[str, str] | None = None,
+    revision_policy: str = "newest",
     complete: bool = False,
     control_dim: bool = False,
     dim_band: tuple[int, int] | None = None,
@@ -213,7 +214,13 @@ def correlate(
     loaded = (
         results
         if isinstance(results, LoadedResults)
-        else load_results(results, models=models, model_regex=model_regex, revisions=revisions)
+        else load_results(
+            results,
+            models=models,
+            model_regex=model_regex,
+            revisions=revisions,
+            revision_policy=revision_policy,
+        )
     )
     settings = Settings(
         results=loaded.folders,
@@ -230,7 +237,7 @@ def correlate(
     rows = expand_columns(loaded, intrinsic, split)
     cols = expand_columns(loaded, extrinsic, split)
     table = build_table(loaded, [*rows, *{c.label: c for c in cols if c not in rows}.values()], split)
-    notes = list(loaded.notes)
+    notes: list[str] = []
     frame = table.frame
     labels_in = [c.label for c in rows]
     labels_ex = [c.label for c in cols]
@@ -250,7 +257,9 @@ def correlate(
     else:
         frame = frame[frame.notna().any(axis=1)]
     if (control_dim or dim_band is not None) and no_dim:
-        notes.append(f"models without a known embedding dimension (left out of the dimension views): {no_dim}")
+        notes.append(
+            f"models without a known embedding dimension (left out of the dimension views): {no_dim}"
+        )
     table = ScoreTable(frame, table.describe, loaded)
     import pandas as pd
 
@@ -265,4 +274,4 @@ def correlate(
     undefined = [f"{p.intrinsic} vs {p.extrinsic}" for p in pairs if not np.isfinite(p.spearman)]
     if undefined:
         notes.append(f"ρ undefined (a column is constant over the models): {', '.join(undefined)}")
-    return CorrelationResult(pairs, labels_in, labels_ex, table, settings, notes)
+    return CorrelationResult(pairs, labels_in, labels_ex, table, settings, [*notes, *loaded.notes])

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .core import CorrelationResult
 
 
-def _pyplot():  # noqa: ANN202  (matplotlib.pyplot module)
+def _pyplot():  # returns the matplotlib.pyplot module, on the Agg backend
     import matplotlib
 
     matplotlib.use("Agg")
@@ -35,9 +35,14 @@ def heatmap(result: CorrelationResult, path: Path) -> Path:
     plt = _pyplot()
     rho = result.matrix("spearman")
     values = rho.to_numpy(dtype=float)
-    fig, ax = plt.subplots(figsize=(1.0 + 0.55 * values.shape[1], 1.2 + 0.4 * values.shape[0]))
+    fig, ax = plt.subplots(
+        figsize=(max(5.0, 2.5 + 0.55 * values.shape[1]), max(3.0, 1.6 + 0.4 * values.shape[0])),
+        layout="constrained",
+    )
     image = ax.imshow(values, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
-    ax.set_xticks(range(values.shape[1]), [_short(c) for c in rho.columns], rotation=60, ha="right", fontsize=8)
+    ax.set_xticks(
+        range(values.shape[1]), [_short(c) for c in rho.columns], rotation=60, ha="right", fontsize=8
+    )
     ax.set_yticks(range(values.shape[0]), list(rho.index), fontsize=8)
     for i in range(values.shape[0]):
         for j in range(values.shape[1]):
@@ -46,8 +51,7 @@ def heatmap(result: CorrelationResult, path: Path) -> Path:
     fig.colorbar(image, ax=ax, label="Spearman ρ")
     ns = sorted(set(result.to_frame()["n"]))
     ax.set_title(f"Spearman ρ across models (n = {ns[0]}{f'–{ns[-1]}' if len(ns) > 1 else ''})", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -63,14 +67,13 @@ def rank_scatter(result: CorrelationResult, intrinsic: str, extrinsic: str, path
     rx = stats.rankdata(-both[intrinsic].to_numpy())
     ry = stats.rankdata(-both[extrinsic].to_numpy())
     pair = result.pair(intrinsic, extrinsic)
-    fig, ax = plt.subplots(figsize=(4.2, 4.2))
+    fig, ax = plt.subplots(figsize=(4.2, 4.2), layout="constrained")
     ax.scatter(rx, ry, s=10, alpha=0.7)
     ax.plot([1, len(rx)], [1, len(rx)], color="grey", lw=0.8, ls="--")
     ax.set_xlabel(f"rank by {intrinsic}")
     ax.set_ylabel(f"rank by {extrinsic}")
     ax.set_title(f"ρ = {pair.spearman:.2f}, n = {pair.n}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -84,14 +87,15 @@ def gap_plot(result: CorrelationResult, path: Path) -> Path:
     rho = np.array([p.spearman for p in pairs])
     low = np.array([p.spearman_ci_low for p in pairs])
     high = np.array([p.spearman_ci_high for p in pairs])
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(pairs) + 1.5), 3.6))
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(pairs) + 1.5), 3.6), layout="constrained")
     ax.errorbar(x, rho, yerr=[rho - low, high - rho], fmt="o-", capsize=3)
     ax.set_xticks(x, [p.extrinsic for p in pairs], rotation=60, ha="right", fontsize=8)
     ax.set_ylabel(f"Spearman ρ with {reference}")
     ax.axhline(0, color="grey", lw=0.6)
-    ax.set_title(f"Evaluation gap (n = {min(p.n for p in pairs)}–{max(p.n for p in pairs)} models)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    ax.set_title(
+        f"Evaluation gap (n = {min(p.n for p in pairs)}–{max(p.n for p in pairs)} models)", fontsize=9
+    )
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -114,5 +118,7 @@ def write_figures(result: CorrelationResult, out: Path, scatter: list[tuple[str,
                 f"intrinsic columns: {result.intrinsic}, extrinsic columns: {result.extrinsic}"
             ) from None
         name = f"scatter {intrinsic} vs {extrinsic}"
-        paths[name] = rank_scatter(result, intrinsic, extrinsic, out / f"scatter_{_slug(intrinsic)}__{_slug(extrinsic)}.png")
+        paths[name] = rank_scatter(
+            result, intrinsic, extrinsic, out / f"scatter_{_slug(intrinsic)}__{_slug(extrinsic)}.png"
+        )
     return paths

@@ -106,7 +106,9 @@ def bootstrap_spearman_ci(
     return Interval(float(low), float(high), len(ok), n_resamples - len(ok))
 
 
-def permutation_p_spearman(x: np.ndarray, y: np.ndarray, *, n_permutations: int = 10000, seed: int = 0) -> float:
+def permutation_p_spearman(
+    x: np.ndarray, y: np.ndarray, *, n_permutations: int = 10000, seed: int = 0
+) -> float:
     """Two-sided permutation p-value of Spearman's ρ (see module docstring); NaN if ρ is undefined."""
     x, y = _check(x, y)
     rx = stats.rankdata(x)

@@ -6,7 +6,9 @@ require_model_meta=False)``: it parses every ``results/<org__model>/<revision>/<
 one, from the path, and attaches the model's ``ModelMeta`` (from the file, else mteb's model
 registry). Scores are read from each file's own ``main_score`` / metric keys, so a task mteb
 does not know (no class registered) still works: only ``tasks_of_type`` needs mteb's task
-metadata, and it lists such tasks instead of guessing.
+metadata, and it lists such tasks instead of guessing. Exception: mteb itself looks the task up
+for results written by mteb < 1.12.48 (a PairClassification fix-up); such a file of an unknown
+task is an error that names the file (we do not re-implement mteb's reader for it).
 
 Conventions:
 
@@ -19,6 +21,7 @@ Conventions:
 * One revision per model: the one given explicitly, else the *newest*: highest ``mteb_version``
   among its task results (results without a version, e.g. ``external``, count as oldest),
   ties broken by more tasks, then by revision name. Other revisions are listed in the notes.
+  ``revision_policy="merge"``: each task from the newest revision that has it (noted).
 * Several folders: results of the same (model, revision, task) in a later folder replace those
   of an earlier one (listed in the notes).
 """
@@ -114,6 +117,11 @@ def _version_key(version: str | None) -> tuple[int, ...]:
         return (-1,)
 
 
+def _revision_key(tasks: Mapping[str, TaskResult], revision: str) -> tuple[Any, ...]:
+    """Newest first: highest mteb_version of its results, then more tasks, then the name."""
+    return (max(_version_key(t.mteb_version) for t in tasks.values()), len(tasks), revision)
+
+
 def _embed_dim(name: str, meta: Any) -> tuple[int | None, str]:
     value = getattr(meta, "embed_dim", None) if meta is not None else None
     source = "model_meta"
@@ -126,15 +134,39 @@ def _embed_dim(name: str, meta: Any) -> tuple[int | None, str]:
     return (value, source) if isinstance(value, int) and value > 0 else (None, "unknown")
 
 
+def _unreadable(cache: Any, error: Exception) -> str:
+    """Name the result file mteb cannot read (load_results fails as a whole on the first one)."""
+    from mteb.results import TaskResult
+
+    for path in cache.get_cache_paths(include_remote=False, require_model_meta=False):
+        try:
+            TaskResult.from_disk(path)
+        except (KeyError, ValueError) as file_error:
+            return (
+                f"{path}: mteb cannot read this result ({file_error}). Results written before mteb "
+                "1.12.48 need the task registered with mteb: import the package that defines it "
+                "(this plugin's tasks are registered on import), or remove the file."
+            )
+    return f"{cache.cache_path}: mteb cannot read the results: {error}"
+
+
 def load_results(
     folders: Sequence[str | Path],
     *,
     models: Iterable[str] | None = None,
     model_regex: str | None = None,
     revisions: Mapping[str, str] | None = None,
+    revision_policy: str = "newest",
 ) -> LoadedResults:
-    """Read result folders with mteb's ``ResultCache`` and keep one revision per model."""
+    """Read result folders with mteb's ``ResultCache`` and keep one revision per model.
+
+    ``revision_policy="merge"`` instead takes each task from the newest revision that has it
+    (for result sets where e.g. ``external`` and a commit revision hold different tasks).
+    """
     from mteb.cache import ResultCache
+
+    if revision_policy not in ("newest", "merge"):
+        raise CorrelationInputError(f"revision policy {revision_policy!r}: use 'newest' or 'merge'")
 
     if not folders:
         raise CorrelationInputError("no result folder given")
@@ -145,9 +177,14 @@ def load_results(
         if not (folder / "results").is_dir():
             raise CorrelationInputError(
                 f"{folder} holds no 'results/' folder: pass a folder in ResultCache layout "
-                "(the one given to mteb's --output-folder, holding results/<org__model>/<revision>/<Task>.json)."
+                "(the one given to mteb's --output-folder, holding "
+                "results/<org__model>/<revision>/<Task>.json)."
             )
-        loaded = ResultCache(folder).load_results(include_remote=False, require_model_meta=False)
+        cache = ResultCache(folder)
+        try:
+            loaded = cache.load_results(include_remote=False, require_model_meta=False)
+        except (KeyError, ValueError) as error:
+            raise CorrelationInputError(_unreadable(cache, error)) from error
         if not loaded.model_results:
             raise CorrelationInputError(f"{folder}/results holds no task results (no <Task>.json files)")
         for model in loaded.model_results:
@@ -179,21 +216,27 @@ def load_results(
 
     chosen: dict[str, ModelScores] = {}
     for name, revs in sorted(by_model.items()):
+        ordered = sorted(revs, key=lambda r, n=name: _revision_key(merged[(n, r)], r), reverse=True)
         if name in revisions:
             if revisions[name] not in revs:
                 raise CorrelationInputError(
-                    f"model {name}: revision {revisions[name]!r} not found; available: {', '.join(sorted(revs))}"
+                    f"model {name}: revision {revisions[name]!r} not found; "
+                    f"available: {', '.join(sorted(revs))}"
                 )
-            revision = revisions[name]
-        else:
-            revision = max(
-                revs,
-                key=lambda r, n=name: (
-                    max(_version_key(t.mteb_version) for t in merged[(n, r)].values()),
-                    len(merged[(n, r)]),
-                    r,
-                ),
+            ordered = [revisions[name]]
+        if revision_policy == "merge" and len(ordered) > 1:
+            tasks: dict[str, TaskResult] = {}
+            for revision in reversed(ordered):  # newest last, so it wins
+                tasks.update(merged[(name, revision)])
+            dim, source = next(
+                (d for r in ordered if (d := _embed_dim(name, metas.get((name, r))))[0] is not None),
+                (None, "unknown"),
             )
+            label = "+".join(ordered)
+            notes.append(f"{name}: revisions merged per task, newest first: {', '.join(ordered)}")
+            chosen[name] = ModelScores(name, label, tasks, dim, source)
+            continue
+        revision = ordered[0]
         if len(revs) > 1:
             others = ", ".join(r for r in sorted(revs) if r != revision)
             notes.append(f"{name}: revision {revision} used; also present: {others}")
@@ -237,7 +280,8 @@ def _split_entries(loaded: LoadedResults, task: str, split: str) -> dict[str, li
     having = {name: m.tasks[task] for name, m in loaded.models.items() if task in m.tasks}
     if not having:
         raise CorrelationInputError(
-            f"unknown task {task!r}: no selected model has results for it.{_closest(task, loaded.task_names())}"
+            f"unknown task {task!r}: no selected model has results for it."
+            f"{_closest(task, loaded.task_names())}"
         )
     entries = {name: result.scores[split] for name, result in having.items() if split in result.scores}
     if not entries:
@@ -284,7 +328,8 @@ def column_scores(loaded: LoadedResults, column: ColumnSpec, split: str) -> tupl
     if metric not in metrics:
         available = sorted(metrics - {"hf_subset", "languages"})
         raise CorrelationInputError(
-            f"task {column.task}: no metric {metric!r}; available: {', '.join(available)}.{_closest(metric, available)}"
+            f"task {column.task}: no metric {metric!r}; available: {', '.join(available)}."
+            f"{_closest(metric, available)}"
         )
     scores: dict[str, float] = {}
     for name, rows in entries.items():
