@@ -116,7 +116,7 @@ def _correlate(args: argparse.Namespace) -> None:
     print("\n".join(rho_table(result)))
     ns = sorted({p.n for p in result.pairs})
     print(f"n = {ns[0]}" + (f"..{ns[-1]}" if len(ns) > 1 else "") + " models per cell")
-    for note in result.notes[-3:]:
+    for note in result.notes[:3]:
         print(f"note: {note}")
     if len(result.notes) > 3:
         print(f"({len(result.notes) - 3} more notes, e.g. the revision chosen per model, in report.md)")

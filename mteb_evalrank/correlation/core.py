@@ -242,7 +242,6 @@ def correlate(
     labels_in = [c.label for c in rows]
     labels_ex = [c.label for c in cols]
     dims = {name: m.embed_dim for name, m in loaded.models.items()}
-    no_dim = sorted(name for name in frame.index if dims[name] is None)
     if dim_band is not None:
         lo, hi = dim_band
         keep = [name for name in frame.index if dims[name] is not None and lo <= dims[name] <= hi]  # type: ignore[operator]
@@ -256,6 +255,10 @@ def correlate(
         frame = full
     else:
         frame = frame[frame.notna().any(axis=1)]
+    no_dim = sorted(name for name in frame.index if dims[name] is None)
+    if dim_band is not None:
+        scored = table.frame[table.frame.notna().any(axis=1)]  # before the band removed them
+        no_dim = sorted(name for name in scored.index if dims[name] is None)
     if (control_dim or dim_band is not None) and no_dim:
         notes.append(
             f"models without a known embedding dimension (left out of the dimension views): {no_dim}"

@@ -1,9 +1,10 @@
 """``report.md``: the papers' table layout (rows = intrinsic, columns = extrinsic, ρ×100).
 
-The best (highest ρ) intrinsic column for each extrinsic column is in bold; the ``mean`` column
-is the mean ρ of a row over the extrinsic columns. Below it: n per cell (once if the same for
-all), a long table with CIs, p-values, Pearson, Kendall (and the partial ρ), the columns'
-definitions and the notes on what was left out.
+The best (highest ρ) intrinsic column for each extrinsic column is in bold (not with a single
+row: the gap table); the ``mean`` column is the mean ρ of a row over the extrinsic columns.
+Below it: n per cell (once if the same for all), the grid with CIs, the figures, a long table
+with CIs, p-values, Pearson, Kendall (and the partial ρ), the columns' definitions and the
+notes on what was left out.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def rho_table(result: CorrelationResult) -> list[str]:
     best = np.full(values.shape, False)
     for j in range(values.shape[1]):
         column = values[:, j]
-        if np.isfinite(column).any():
+        if values.shape[0] > 1 and np.isfinite(column).any():
             best[:, j] = column == np.nanmax(column)
     cells = []
     for i in range(values.shape[0]):
@@ -44,6 +45,19 @@ def rho_table(result: CorrelationResult) -> list[str]:
         row.append(_x100(float(finite.mean())) if len(finite) else "–")
         cells.append(row)
     return _grid(list(rho.index), [*rho.columns, "mean"], cells, "intrinsic \\ extrinsic")
+
+
+def rho_ci_table(result: CorrelationResult) -> list[str]:
+    """The same grid with each cell ``ρ [CI low, CI high]`` (×100, rounded)."""
+    rho, low, high = (result.matrix(v) for v in ("spearman", "spearman_ci_low", "spearman_ci_high"))
+
+    def cell(v: float, lo: float, hi: float) -> str:
+        return "–" if not np.isfinite(v) else f"{round(100 * v)} [{round(100 * lo)}, {round(100 * hi)}]"
+
+    cells = [
+        [cell(*values) for values in zip(rho.loc[i], low.loc[i], high.loc[i], strict=True)] for i in rho.index
+    ]
+    return _grid(list(rho.index), list(rho.columns), cells, "ρ×100 [95% CI]")
 
 
 def markdown(result: CorrelationResult, figures: dict[str, Path], out: Path) -> str:
@@ -73,6 +87,7 @@ def markdown(result: CorrelationResult, figures: dict[str, Path], out: Path) -> 
                 "n",
             ),
         ]
+    lines += ["", "With bootstrap confidence intervals:", "", *rho_ci_table(result)]
     lines += ["", *(f"![{name}]({os.path.relpath(path, out)})" for name, path in figures.items()), ""]
     partial = s.control_dim
     header = "| intrinsic | extrinsic | n | ρ×100 | 95% CI | p (perm.) | r×100 | τ×100 |"
