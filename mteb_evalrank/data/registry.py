@@ -154,3 +154,8 @@ def install_sts_mirrors(source: Path | str, cache_dir: Path | None = None) -> di
     built = STS_MIRRORS.recipe().build(Path(source))
     check_card(STS_MIRRORS, built)
     return {mirror.task: mirror.install(built, cache_dir) for mirror in STS_MIRROR_SPECS}
+
+
+# SentEval transfer (downstream) tasks (issue 3).
+SENTEVAL = DatasetSpec("senteval", revision="v1.0.0", license="bsd-3-clause")
+DATASETS[SENTEVAL.family] = SENTEVAL
