@@ -54,7 +54,8 @@ EVALRANK_DOWNSTREAM = Benchmark(
     display_name="EvalRank downstream (mteb protocol)",
     tasks=[task() for task in DOWNSTREAM_TASKS],
     description=(
-        f"The SentEval transfer tasks that EvalRank (Wang et al., ACL 2022) correlates with: {_DOWNSTREAM_SETS}. "
+        "The SentEval transfer tasks that EvalRank (Wang et al., ACL 2022) correlates with: "
+        f"{_DOWNSTREAM_SETS}. "
         "Protocol mteb: mteb's classification evaluator (logistic regression on 8 examples per "
         "label, 10 repetitions); main score accuracy."
     ),
