@@ -40,3 +40,38 @@ EVALRANK_WORD_SIMILARITY = Benchmark(
     citation=EVALRANK_CITATION,
 )
 BENCHMARKS = (*BENCHMARKS, EVALRANK_WORD_SIMILARITY)
+
+# Downstream SentEval transfer tasks (issue 3), one benchmark per protocol.
+from .tasks.senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS  # noqa: E402
+from .tasks.senteval._base import SENTEVAL_CITATION  # noqa: E402
+
+_DOWNSTREAM_SETS = (
+    "MR, CR, SUBJ, MPQA (10-fold cross-validation on fixed stratified folds), SST2, SST5, TREC, "
+    "SciCite, and the pair tasks MRPC and SICK-E (on [u, v, |u-v|, u*v] features)"
+)
+EVALRANK_DOWNSTREAM = Benchmark(
+    name="EvalRank-Downstream",
+    display_name="EvalRank downstream (mteb protocol)",
+    tasks=[task() for task in DOWNSTREAM_TASKS],
+    description=(
+        "The SentEval transfer tasks that EvalRank (Wang et al., ACL 2022) correlates with: "
+        f"{_DOWNSTREAM_SETS}. "
+        "Protocol mteb: mteb's classification evaluator (logistic regression on 8 examples per "
+        "label, 10 repetitions); main score accuracy."
+    ),
+    reference="https://aclanthology.org/2022.acl-long.419",
+    citation=SENTEVAL_CITATION + EVALRANK_CITATION,
+)
+EVALRANK_DOWNSTREAM_SENTEVAL = Benchmark(
+    name="EvalRank-Downstream-SentEval",
+    display_name="EvalRank downstream (SentEval protocol)",
+    tasks=[task() for task in SENTEVAL_PROTOCOL_TASKS],
+    description=(
+        f"The SentEval transfer tasks of EvalRank-Downstream ({_DOWNSTREAM_SETS}) under the SentEval "
+        "protocol: whole training split, logistic regression (main score) and MLP with the L2 "
+        "strength chosen by inner cross-validation, z-normalisation as a binary hyper-parameter."
+    ),
+    reference="https://aclanthology.org/2022.acl-long.419",
+    citation=SENTEVAL_CITATION + EVALRANK_CITATION,
+)
+BENCHMARKS = (*BENCHMARKS, EVALRANK_DOWNSTREAM, EVALRANK_DOWNSTREAM_SENTEVAL)

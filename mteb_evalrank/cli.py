@@ -5,6 +5,7 @@ Commands of its own::
     mteb-evalrank datasets build --source ../shared/data [--out hub] [--push ORG [--dry-run]]
     mteb-evalrank models install-offline
     mteb-evalrank scores RESULTS_FOLDER          # table of the scores in a results folder
+    mteb-evalrank correlate RESULTS... --intrinsic COL... --extrinsic COL... --out DIR
 
 Any other command goes to mteb's own CLI after registration, e.g.
 ``mteb-evalrank run -t EvalRankSent -m sentence-transformers/all-MiniLM-L6-v2``.
@@ -18,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-OWN_COMMANDS = ("datasets", "models", "scores")
+OWN_COMMANDS = ("datasets", "models", "scores", "correlate")
 
 
 def _build_datasets(args: argparse.Namespace) -> None:
@@ -73,6 +74,56 @@ def _print_scores(args: argparse.Namespace) -> None:
     print_scores(Path(args.results), tasks=args.tasks)
 
 
+def _correlate(args: argparse.Namespace) -> None:
+    from .correlation import CorrelationInputError, correlate, load_results, tasks_of_type
+
+    try:
+        revisions = dict(item.split("=", 1) for item in args.revision or [])
+    except ValueError:
+        raise SystemExit(f"--revision takes MODEL=REVISION, got {args.revision}") from None
+    try:
+        loaded = load_results(
+            args.results,
+            models=args.models,
+            model_regex=args.model_regex,
+            revisions=revisions,
+            revision_policy=args.revision_policy,
+        )
+        intrinsic = list(args.intrinsic or [])
+        extrinsic = list(args.extrinsic or [])
+        if args.intrinsic_type:
+            intrinsic += tasks_of_type(loaded, args.intrinsic_type, args.language)
+        if args.extrinsic_type:
+            extrinsic += tasks_of_type(loaded, args.extrinsic_type, args.language)
+        result = correlate(
+            loaded,
+            intrinsic,
+            extrinsic,
+            split=args.split,
+            complete=args.complete,
+            control_dim=args.control_dim,
+            dim_band=tuple(args.dim_band) if args.dim_band else None,
+            n_bootstrap=args.bootstrap,
+            n_permutations=args.permutations,
+            seed=args.seed,
+            gap=args.gap,
+        )
+        written = result.write(args.out, scatter=[tuple(pair) for pair in args.scatter or []])
+    except CorrelationInputError as error:
+        raise SystemExit(f"mteb-evalrank correlate: {error}") from None
+    from .correlation.report import rho_table
+
+    print("\n".join(rho_table(result)))
+    ns = sorted({p.n for p in result.pairs})
+    print(f"n = {ns[0]}" + (f"..{ns[-1]}" if len(ns) > 1 else "") + " models per cell")
+    for note in result.notes[:3]:
+        print(f"note: {note}")
+    if len(result.notes) > 3:
+        print(f"({len(result.notes) - 3} more notes, e.g. the revision chosen per model, in report.md)")
+    for name, path in written.items():
+        print(f"{name}: {path}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mteb-evalrank",
@@ -109,6 +160,51 @@ def build_parser() -> argparse.ArgumentParser:
     scores.add_argument("results", help="an mteb --output-folder (ResultCache layout)")
     scores.add_argument("--tasks", nargs="+", help="only these tasks")
     scores.set_defaults(func=_print_scores)
+
+    corr = commands.add_parser(
+        "correlate",
+        help="rank correlation across models of intrinsic vs extrinsic scores",
+        description="Columns: Task (main score, mean over subsets), Task:subset, Task:subset:metric, "
+        "Task::metric, Task:* (one column per subset). One revision per model (newest unless --revision).",
+    )
+    corr.add_argument("results", nargs="+", help="result folders in ResultCache layout (hold results/)")
+    corr.add_argument("--intrinsic", nargs="+", metavar="COL", help="row columns (e.g. STSBenchmark)")
+    corr.add_argument(
+        "--extrinsic", nargs="+", metavar="COL", help="column columns (e.g. Banking77Classification)"
+    )
+    corr.add_argument("--intrinsic-type", metavar="TYPE", help="add every task of this mteb type (e.g. STS)")
+    corr.add_argument(
+        "--extrinsic-type", metavar="TYPE", help="add every task of this mteb type (e.g. Classification)"
+    )
+    corr.add_argument(
+        "--language", metavar="ISO", help="with --*-type: only tasks in this language (e.g. eng)"
+    )
+    corr.add_argument("--split", default="test", help="evaluation split (default: test)")
+    corr.add_argument("--models", nargs="+", metavar="NAME", help="only these models")
+    corr.add_argument("--model-regex", metavar="RE", help="only models whose name matches (re.search)")
+    corr.add_argument("--revision", action="append", metavar="MODEL=REV", help="use this revision of a model")
+    corr.add_argument(
+        "--revision-policy",
+        choices=("newest", "merge"),
+        default="newest",
+        help="newest: one revision per model (default); merge: each task from the newest revision having it",
+    )
+    corr.add_argument("--complete", action="store_true", help="only models that have every column")
+    corr.add_argument(
+        "--control-dim", action="store_true", help="add the partial ρ controlling for embed_dim"
+    )
+    corr.add_argument(
+        "--dim-band", nargs=2, type=int, metavar=("LO", "HI"), help="only models with LO<=dim<=HI"
+    )
+    corr.add_argument("--gap", action="store_true", help="evaluation-gap layout: one --intrinsic reference")
+    corr.add_argument(
+        "--scatter", nargs=2, action="append", metavar=("INTRINSIC", "EXTRINSIC"), help="rank plot"
+    )
+    corr.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    corr.add_argument("--permutations", type=int, default=10000, help="permutations (default 10000)")
+    corr.add_argument("--seed", type=int, default=0)
+    corr.add_argument("--out", required=True, help="output folder")
+    corr.set_defaults(func=_correlate)
     return parser
 
 

@@ -20,6 +20,7 @@ from mteb.models.abs_encoder import AbsEncoder
 import mteb_evalrank  # noqa: F401
 from mteb_evalrank.data.registry import ACCSENT
 from mteb_evalrank.data.sources import SourceFormatError
+from mteb_evalrank.evaluation.ranking import NonFiniteEmbeddingsError
 from mteb_evalrank.evaluation.triplets import triplet_outcomes
 from mteb_evalrank.tasks import triplet_task_from_jsonl
 
@@ -109,8 +110,8 @@ def test_outcomes_strict_ties_and_nan_fail() -> None:
     assert out.paraphrase_ties.tolist() == [False, True, True, True, True]
 
 
-@pytest.mark.parametrize("value", [0.0, 1.0, np.nan])
-def test_constant_zero_and_nan_encoders_score_zero(tmp_path: Path, value: float) -> None:
+@pytest.mark.parametrize("value", [0.0, 1.0])
+def test_constant_and_zero_encoders_score_zero(tmp_path: Path, value: float) -> None:
     task = triplet_task_from_jsonl(write_jsonl(tmp_path / "hand.jsonl", HAND_ROWS), "HandTriplets")
     scores = scores_of(_Constant(value), task)
     assert scores["anchor_accuracy"] == 0.0 and scores["paraphrase_accuracy"] == 0.0
@@ -136,6 +137,12 @@ def test_malformed_rows_name_file_and_line(tmp_path: Path, line: str, message: s
     path.write_text('{"anchor": "a", "positive": "b", "negative": "c"}\n\n' + line + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=rf"bad\.jsonl:3: .*{re.escape(message)}"):
         triplet_task_from_jsonl(path, "Bad")
+
+
+def test_nan_embeddings_stop_the_task_with_a_count(tmp_path: Path) -> None:
+    task = triplet_task_from_jsonl(write_jsonl(tmp_path / "hand.jsonl", HAND_ROWS), "HandTriplets")
+    with pytest.raises(NonFiniteEmbeddingsError, match=r"HandTriplets \(default\).*10 of 10 embeddings"):
+        scores_of(_Constant(np.nan), task)
 
 
 # ----------------------------------------------------------------------------- recipe

@@ -156,6 +156,10 @@ def install_sts_mirrors(source: Path | str, cache_dir: Path | None = None) -> di
     return {mirror.task: mirror.install(built, cache_dir) for mirror in STS_MIRROR_SPECS}
 
 
+# SentEval transfer (downstream) tasks (issue 3).
+SENTEVAL = DatasetSpec("senteval", revision="v1.0.0", license="bsd-3-clause")
+DATASETS[SENTEVAL.family] = SENTEVAL
+
 # AccSent-style triplets (issue 4): human news paraphrases (MRPC, STS-B news) + keyword swaps.
 ACCSENT = DatasetSpec("accsent", revision="v1.0.0", license="other")
 DATASETS[ACCSENT.family] = ACCSENT

@@ -15,6 +15,12 @@ from .word_similarity import WORD_SIMILARITY_TASKS  # noqa: E402
 TASKS = (*TASKS, *WORD_SIMILARITY_TASKS, STR2021)
 __all__ += ["STR2021", "WORD_SIMILARITY_TASKS"]
 
+# Downstream SentEval transfer tasks (issue 3), protocols 'mteb' and 'senteval'.
+from .senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS  # noqa: E402
+
+TASKS = (*TASKS, *DOWNSTREAM_TASKS, *SENTEVAL_PROTOCOL_TASKS)
+__all__ += ["DOWNSTREAM_TASKS", "SENTEVAL_PROTOCOL_TASKS"]
+
 # AccSent-style triplet accuracy (issue 4): custom AbsTask, any JSON-lines triplet file.
 from ._triplet import AbsTaskTriplet, read_triplet_jsonl, triplet_task_from_jsonl  # noqa: E402
 from .accsent import AccSent  # noqa: E402

@@ -4,8 +4,10 @@ mteb has no task type that scores triplets, so this is a custom ``AbsTask``. Its
 one ``datasets.Dataset`` per split with string columns ``anchor`` (X), ``positive`` (X',
 a paraphrase of X) and ``negative`` (Y, surface-near but different in meaning), plus
 optional label columns (``breakdown_columns``). Every distinct sentence of the split is
-encoded once; similarities are the model's own (``model.similarity_pairwise``), and the
-accuracies are those of :mod:`mteb_evalrank.evaluation.triplets` (ties and NaN fail).
+encoded once (``TextEmbeddingCache``; NaN or infinite embeddings stop the task with a
+count, as in every task of the plugin); similarities are the model's own
+(``model.similarity_pairwise``), and the accuracies are those of
+:mod:`mteb_evalrank.evaluation.triplets` (ties and NaN similarities fail).
 
 Scores per hf_subset: ``anchor_accuracy`` (main score), ``paraphrase_accuracy``,
 ``n_triplets``, ``n_anchor_ties``, ``n_paraphrase_ties``, and the same five with the
@@ -26,12 +28,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from datasets import Dataset, DatasetDict
-from mteb._create_dataloaders import create_dataloader
 from mteb.abstasks.abstask import AbsTask
 from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.sources import unique_in_order
 from mteb_evalrank.evaluation.triplets import DEFAULT_TOL, grouped_accuracy_scores, triplet_outcomes
+
+from ._encoding import TextEmbeddingCache
 
 if TYPE_CHECKING:
     from mteb.models import MTEBModels
@@ -57,6 +60,15 @@ class AbsTaskTriplet(AbsTask):
 
     breakdown_columns: ClassVar[tuple[str, ...]] = JSONL_LABELS
     tol: ClassVar[float] = DEFAULT_TOL
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._embedding_cache = TextEmbeddingCache()
+
+    def unload_data(self) -> None:
+        """mteb's unload, plus the embeddings (mteb calls it after the last subset)."""
+        self._embedding_cache.clear()
+        super().unload_data()
 
     def _get_content_columns(self) -> dict[str, Any]:
         return dict.fromkeys(TEXT_COLUMNS, "text")
@@ -88,33 +100,16 @@ class AbsTaskTriplet(AbsTask):
         columns = {name: list(data_split[name]) for name in TEXT_COLUMNS}
         texts = unique_in_order(*columns.values())
         row = {text: i for i, text in enumerate(texts)}
-        with timer(
-            "Encoding",
-            split=hf_split,
-            subset=hf_subset,
-            log_message=f"{self.metadata.name}: encoding {len(texts)} distinct sentences...",
-        ):
-            embeddings = model.encode(  # type: ignore[union-attr]
-                create_dataloader(
-                    Dataset.from_dict({"text": texts}),
-                    task_metadata=self.metadata,
-                    num_proc=num_proc,
-                    **encode_kwargs,
-                ),
-                task_metadata=self.metadata,
-                hf_split=hf_split,
-                hf_subset=hf_subset,
-                prompt_type=None,
-                **encode_kwargs,
-            )
-        if hasattr(embeddings, "detach"):  # torch tensor
-            embeddings = embeddings.detach().cpu().numpy()
-        embeddings = np.asarray(embeddings)
-        if embeddings.ndim != 2 or embeddings.shape[0] != len(texts):
-            raise ValueError(
-                f"{self.metadata.name} ({hf_subset}): the encoder returned embeddings of shape "
-                f"{embeddings.shape} for {len(texts)} texts."
-            )
+        embeddings = self._embedding_cache.embed(
+            model,
+            texts,
+            task_metadata=self.metadata,
+            encode_kwargs=dict(encode_kwargs),
+            hf_split=hf_split,
+            hf_subset=hf_subset,
+            timer=timer,
+            num_proc=num_proc,
+        )
         index = {
             name: np.asarray([row[t] for t in column], dtype=np.intp) for name, column in columns.items()
         }

@@ -1,0 +1,355 @@
+"""From mteb result folders (``ResultCache`` layout) to a model x column score table.
+
+Reading goes through mteb's own ``ResultCache(path).load_results(include_remote=False,
+require_model_meta=False)``: it parses every ``results/<org__model>/<revision>/<Task>.json``
+(also pre-1.11 formats), takes model name and revision from ``model_meta.json`` or, without
+one, from the path, and attaches the model's ``ModelMeta`` (from the file, else mteb's model
+registry). Scores are read from each file's own ``main_score`` / metric keys, so a task mteb
+does not know (no class registered) still works: only ``tasks_of_type`` needs mteb's task
+metadata, and it lists such tasks instead of guessing. Exception: mteb itself looks the task up
+for results written by mteb < 1.12.48 (a PairClassification fix-up); such a file of an unknown
+task is an error that names the file (we do not re-implement mteb's reader for it).
+
+Conventions:
+
+* Column ``Task`` = the task's main score, averaged over the subsets (hf_subset) it has;
+  ``Task:subset`` = one subset; ``Task:subset:metric`` = another metric (``Task::metric`` =
+  a metric averaged over subsets); ``Task:*`` = one column per subset. The subsets averaged
+  are the union over all models in the split; a model lacking one of them has no score
+  (counted as missing, never averaged over fewer subsets).
+* Split: ``test`` unless told otherwise (one split for all columns).
+* One revision per model: the one given explicitly, else the *newest*: highest ``mteb_version``
+  among its task results (results without a version, e.g. ``external``, count as oldest),
+  ties broken by more tasks, then by revision name. Other revisions are listed in the notes.
+  ``revision_policy="merge"``: each task from the newest revision that has it (noted).
+* Several folders: results of the same (model, revision, task) in a later folder replace those
+  of an earlier one (listed in the notes).
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from mteb.results import TaskResult
+
+logger = logging.getLogger(__name__)
+
+
+class CorrelationInputError(ValueError):
+    """Bad input to the correlation analysis: the message says what is wrong and what to do."""
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One score column: ``Task``, ``Task:subset``, ``Task:subset:metric`` (see module docstring)."""
+
+    task: str
+    subset: str | None = None
+    metric: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> ColumnSpec:
+        parts = text.split(":")
+        if not parts[0] or len(parts) > 3:
+            raise CorrelationInputError(
+                f"column {text!r}: write Task, Task:subset or Task:subset:metric (Task::metric for the mean)"
+            )
+        subset = parts[1] if len(parts) > 1 and parts[1] else None
+        metric = parts[2] if len(parts) > 2 and parts[2] else None
+        return cls(parts[0], subset, metric)
+
+    @property
+    def label(self) -> str:
+        text = self.task if self.subset is None else f"{self.task}:{self.subset}"
+        return text if self.metric is None else f"{text}{':' if self.subset else '::'}{self.metric}"
+
+
+@dataclass
+class ModelScores:
+    """The task results of one (model, revision) and its embedding dimension (None if unknown)."""
+
+    name: str
+    revision: str
+    tasks: dict[str, TaskResult]
+    embed_dim: int | None
+    dim_source: str
+
+
+@dataclass
+class LoadedResults:
+    """One revision per model, after the model filters, plus what the selection left out."""
+
+    models: dict[str, ModelScores]
+    folders: list[str]
+    notes: list[str] = field(default_factory=list)
+
+    def task_names(self) -> set[str]:
+        return {task for model in self.models.values() for task in model.tasks}
+
+
+@dataclass
+class ScoreTable:
+    """Scores as a model x column frame (NaN = missing) with a description of each column."""
+
+    frame: pd.DataFrame
+    describe: dict[str, str]
+    loaded: LoadedResults
+
+
+def _version_key(version: str | None) -> tuple[int, ...]:
+    from packaging.version import InvalidVersion, Version
+
+    if not version:
+        return (-1,)
+    try:
+        return Version(version).release
+    except InvalidVersion:
+        return (-1,)
+
+
+def _revision_key(tasks: Mapping[str, TaskResult], revision: str) -> tuple[Any, ...]:
+    """Newest first: highest mteb_version of its results, then more tasks, then the name."""
+    return (max(_version_key(t.mteb_version) for t in tasks.values()), len(tasks), revision)
+
+
+def _embed_dim(name: str, meta: Any) -> tuple[int | None, str]:
+    value = getattr(meta, "embed_dim", None) if meta is not None else None
+    source = "model_meta"
+    if not isinstance(value, int):
+        from mteb.models.model_implementations import MODEL_REGISTRY
+
+        registered = MODEL_REGISTRY.get(name)
+        value = getattr(registered, "embed_dim", None)
+        source = "mteb registry"
+    return (value, source) if isinstance(value, int) and value > 0 else (None, "unknown")
+
+
+def _unreadable(cache: Any, error: Exception) -> str:
+    """Name the result file mteb cannot read (load_results fails as a whole on the first one)."""
+    from mteb.results import TaskResult
+
+    for path in cache.get_cache_paths(include_remote=False, require_model_meta=False):
+        try:
+            TaskResult.from_disk(path)
+        except (KeyError, ValueError) as file_error:
+            return (
+                f"{path}: mteb cannot read this result ({file_error}). Results written before mteb "
+                "1.12.48 need the task registered with mteb: import the package that defines it "
+                "(this plugin's tasks are registered on import), or remove the file."
+            )
+    return f"{cache.cache_path}: mteb cannot read the results: {error}"
+
+
+def load_results(
+    folders: Sequence[str | Path],
+    *,
+    models: Iterable[str] | None = None,
+    model_regex: str | None = None,
+    revisions: Mapping[str, str] | None = None,
+    revision_policy: str = "newest",
+) -> LoadedResults:
+    """Read result folders with mteb's ``ResultCache`` and keep one revision per model.
+
+    ``revision_policy="merge"`` instead takes each task from the newest revision that has it
+    (for result sets where e.g. ``external`` and a commit revision hold different tasks).
+    """
+    from mteb.cache import ResultCache
+
+    if revision_policy not in ("newest", "merge"):
+        raise CorrelationInputError(f"revision policy {revision_policy!r}: use 'newest' or 'merge'")
+
+    if not folders:
+        raise CorrelationInputError("no result folder given")
+    merged: dict[tuple[str, str], dict[str, TaskResult]] = {}
+    metas: dict[tuple[str, str], Any] = {}
+    notes: list[str] = []
+    for folder in map(Path, folders):
+        if not (folder / "results").is_dir():
+            raise CorrelationInputError(
+                f"{folder} holds no 'results/' folder: pass a folder in ResultCache layout "
+                "(the one given to mteb's --output-folder, holding "
+                "results/<org__model>/<revision>/<Task>.json)."
+            )
+        cache = ResultCache(folder)
+        try:
+            loaded = cache.load_results(include_remote=False, require_model_meta=False)
+        except (KeyError, ValueError) as error:
+            raise CorrelationInputError(_unreadable(cache, error)) from error
+        if not loaded.model_results:
+            raise CorrelationInputError(f"{folder}/results holds no task results (no <Task>.json files)")
+        for model in loaded.model_results:
+            key = (model.model_name, model.model_revision)
+            tasks = merged.setdefault(key, {})
+            for task in model.task_results:
+                if task.task_name in tasks:
+                    notes.append(
+                        f"{model.model_name}@{model.model_revision} {task.task_name}: taken from {folder}"
+                    )
+                tasks[task.task_name] = task
+            if model.model_meta is not None or key not in metas:
+                metas[key] = model.model_meta
+
+    wanted = set(models) if models is not None else None
+    pattern = re.compile(model_regex) if model_regex else None
+    by_model: dict[str, list[str]] = {}
+    for name, revision in merged:
+        if wanted is not None and name not in wanted:
+            continue
+        if pattern is not None and not pattern.search(name):
+            continue
+        by_model.setdefault(name, []).append(revision)
+    if wanted is not None and (unknown := sorted(wanted - set(by_model))):
+        raise CorrelationInputError(f"models not in the result folders: {', '.join(unknown)}")
+    revisions = dict(revisions or {})
+    for name in sorted(set(revisions) - set(by_model)):
+        raise CorrelationInputError(f"--revision {name}=...: model {name!r} is not in the selected results")
+
+    chosen: dict[str, ModelScores] = {}
+    for name, revs in sorted(by_model.items()):
+        ordered = sorted(revs, key=lambda r, n=name: _revision_key(merged[(n, r)], r), reverse=True)
+        if name in revisions:
+            if revisions[name] not in revs:
+                raise CorrelationInputError(
+                    f"model {name}: revision {revisions[name]!r} not found; "
+                    f"available: {', '.join(sorted(revs))}"
+                )
+            ordered = [revisions[name]]
+        if revision_policy == "merge" and len(ordered) > 1:
+            tasks: dict[str, TaskResult] = {}
+            for revision in reversed(ordered):  # newest last, so it wins
+                tasks.update(merged[(name, revision)])
+            dim, source = next(
+                (d for r in ordered if (d := _embed_dim(name, metas.get((name, r))))[0] is not None),
+                (None, "unknown"),
+            )
+            label = "+".join(ordered)
+            notes.append(f"{name}: revisions merged per task, newest first: {', '.join(ordered)}")
+            chosen[name] = ModelScores(name, label, tasks, dim, source)
+            continue
+        revision = ordered[0]
+        if len(revs) > 1:
+            others = ", ".join(r for r in sorted(revs) if r != revision)
+            notes.append(f"{name}: revision {revision} used; also present: {others}")
+        dim, source = _embed_dim(name, metas.get((name, revision)))
+        chosen[name] = ModelScores(name, revision, merged[(name, revision)], dim, source)
+    if not chosen:
+        raise CorrelationInputError("no model left after the model filters (--models / --model-regex)")
+    return LoadedResults(chosen, [str(f) for f in folders], notes)
+
+
+def tasks_of_type(loaded: LoadedResults, task_type: str, language: str | None = None) -> list[str]:
+    """Tasks in the results whose mteb metadata has ``type == task_type`` (and the language, ISO 639-3)."""
+    import mteb
+
+    names = []
+    unknown = []
+    for name in sorted(loaded.task_names()):
+        try:
+            metadata = mteb.get_task(name).metadata
+        except KeyError:
+            unknown.append(name)
+            continue
+        if metadata.type == task_type and (language is None or language in metadata.languages):
+            names.append(name)
+    if unknown:
+        loaded.notes.append(f"tasks unknown to mteb, not selectable by type: {', '.join(unknown)}")
+    if not names:
+        raise CorrelationInputError(
+            f"no task of type {task_type!r}{f' in language {language!r}' if language else ''} in the results"
+        )
+    return names
+
+
+def _closest(name: str, options: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(options), n=3)
+    return f" Did you mean: {', '.join(close)}?" if close else ""
+
+
+def _split_entries(loaded: LoadedResults, task: str, split: str) -> dict[str, list[dict[str, Any]]]:
+    """Per model: the score dicts of ``task`` in ``split``; errors if no model has the task or the split."""
+    having = {name: m.tasks[task] for name, m in loaded.models.items() if task in m.tasks}
+    if not having:
+        raise CorrelationInputError(
+            f"unknown task {task!r}: no selected model has results for it."
+            f"{_closest(task, loaded.task_names())}"
+        )
+    entries = {name: result.scores[split] for name, result in having.items() if split in result.scores}
+    if not entries:
+        splits = sorted({s for result in having.values() for s in result.scores})
+        raise CorrelationInputError(
+            f"task {task}: no results in split {split!r}; available splits: {', '.join(splits)} (use --split)"
+        )
+    return entries
+
+
+def expand_columns(loaded: LoadedResults, specs: Iterable[str | ColumnSpec], split: str) -> list[ColumnSpec]:
+    """Parse column specs and expand ``Task:*`` into one column per subset (in sorted order)."""
+    out: list[ColumnSpec] = []
+    for spec in specs:
+        column = spec if isinstance(spec, ColumnSpec) else ColumnSpec.parse(spec)
+        if column.subset != "*":
+            out.append(column)
+            continue
+        entries = _split_entries(loaded, column.task, split)
+        subsets = sorted({e["hf_subset"] for rows in entries.values() for e in rows}, key=_natural_key)
+        out.extend(ColumnSpec(column.task, subset, column.metric) for subset in subsets)
+    labels = [c.label for c in out]
+    if duplicated := sorted({label for label in labels if labels.count(label) > 1}):
+        raise CorrelationInputError(f"columns given twice: {', '.join(duplicated)}")
+    return out
+
+
+def _natural_key(text: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+
+
+def column_scores(loaded: LoadedResults, column: ColumnSpec, split: str) -> tuple[dict[str, float], str]:
+    """Score of every model that has ``column`` and a sentence describing how it was computed."""
+    entries = _split_entries(loaded, column.task, split)
+    subsets = sorted({e["hf_subset"] for rows in entries.values() for e in rows}, key=_natural_key)
+    if column.subset is not None and column.subset not in subsets:
+        raise CorrelationInputError(
+            f"task {column.task}: no subset {column.subset!r} in split {split}; "
+            f"available: {', '.join(subsets)}.{_closest(column.subset, subsets)}"
+        )
+    use = [column.subset] if column.subset is not None else subsets
+    metric = column.metric or "main_score"
+    metrics = {key for rows in entries.values() for e in rows for key in e}
+    if metric not in metrics:
+        available = sorted(metrics - {"hf_subset", "languages"})
+        raise CorrelationInputError(
+            f"task {column.task}: no metric {metric!r}; available: {', '.join(available)}."
+            f"{_closest(metric, available)}"
+        )
+    scores: dict[str, float] = {}
+    for name, rows in entries.items():
+        by_subset = {e["hf_subset"]: e.get(metric) for e in rows}
+        values = [by_subset.get(subset) for subset in use]
+        if all(isinstance(v, (int, float)) and np.isfinite(v) for v in values):
+            scores[name] = float(np.mean(values))  # type: ignore[arg-type]
+    what = "main score" if column.metric is None else f"metric {metric}"
+    where = f"subset {column.subset}" if column.subset else f"mean over subsets {', '.join(use)}"
+    return scores, f"{what}, {where}, split {split}"
+
+
+def build_table(loaded: LoadedResults, columns: Sequence[ColumnSpec], split: str = "test") -> ScoreTable:
+    """The model x column frame of scores (NaN where a model lacks a column)."""
+    import pandas as pd
+
+    data: dict[str, dict[str, float]] = {}
+    describe: dict[str, str] = {}
+    for column in columns:
+        data[column.label], describe[column.label] = column_scores(loaded, column, split)
+    frame = pd.DataFrame(data, index=sorted(loaded.models), columns=[c.label for c in columns], dtype=float)
+    frame.index.name = "model"
+    return ScoreTable(frame, describe, loaded)

@@ -1,0 +1,193 @@
+"""SentEval-protocol classifiers: features, hyper-parameter selection and scores.
+
+The ``senteval`` protocol of the downstream tasks (Conneau & Kiela, 2018, with the
+recommendations of Eger et al., 2019) trains on the **whole** training split and reports
+
+* logistic regression (the main score) and a one-hidden-layer MLP, because the ranking
+  of embeddings can change with the classifier (Eger et al.);
+* z-normalisation of the embeddings (per dimension, mean and standard deviation of the
+  training split) as a binary hyper-parameter, selected like the L2 strength, and both of
+  its settings reported.
+
+L2 strength. SentEval's grid is the weight decay ``lambda in {1e-5, 1e-4, 1e-3, 1e-2}`` of
+the objective ``(1/n) sum_i loss_i + (lambda/2) ||W||^2``. scikit-learn's estimators
+parametrise the same objective differently, so the grid is mapped exactly:
+
+* ``LogisticRegression`` minimises ``C sum_i loss_i + (1/2) ||w||^2``, hence
+  ``C = 1 / (n lambda)``;
+* ``MLPClassifier`` minimises ``(1/n) sum_i loss_i + (alpha / (2n)) ||W||^2``, hence
+  ``alpha = n lambda``;
+
+with ``n`` the number of rows the estimator is fitted on (an inner-fold training set
+during selection, the whole training split for the final fit).
+
+Selection. Logistic regression: stratified ``INNER_FOLDS``-fold cross-validation on the
+training split (SentEval's ``KFoldClassifier``), mean accuracy. MLP: one stratified
+hold-out of ``MLP_HOLDOUT`` of the training split (an MLP fit costs ~10-50 LR fits; a
+single split keeps the protocol affordable on a CPU). The grid is scanned in increasing
+``lambda`` and a tie keeps the earlier point; between raw and z-normalised embeddings a
+tie keeps raw. The selected configuration is refitted on the whole training split and
+scored once on the test rows.
+
+Pair tasks use SentEval's features ``[u, v, |u - v|, u * v]`` of the two sentence
+embeddings ``u``, ``v``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import ClassifierMixin, clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score, f1_score
+from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit, cross_val_score
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+
+from .ranking import check_embeddings
+
+#: SentEval's L2 (weight decay) grid.
+L2_GRID: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
+#: Inner cross-validation folds for the logistic-regression selection (SentEval's default k).
+INNER_FOLDS = 5
+#: Fraction of the training split held out to select the MLP's hyper-parameters.
+MLP_HOLDOUT = 0.1
+#: Hidden units of the MLP (SentEval's ``nhid`` in its MLP experiments).
+MLP_HIDDEN = 50
+
+Kind = Literal["lr", "mlp"]
+
+
+def pair_features(u: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
+    """SentEval's pair representation ``[u, v, |u - v|, u * v]`` (one row per pair)."""
+    u = np.asarray(u, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    if u.shape != v.shape or u.ndim != 2:
+        raise ValueError(f"u and v must be matrices of the same shape, got {u.shape} and {v.shape}")
+    return np.hstack([u, v, np.abs(u - v), u * v])
+
+
+def make_classifier(kind: Kind, l2: float, n: int, *, znorm: bool, seed: int) -> Pipeline:
+    """The estimator for one grid point, fitted later on ``n`` rows (see module doc for the mapping)."""
+    if n < 1 or l2 <= 0:
+        raise ValueError(f"need n >= 1 and l2 > 0, got n={n}, l2={l2}")
+    if kind == "lr":
+        model: ClassifierMixin = LogisticRegression(C=1.0 / (n * l2), max_iter=2000, random_state=seed)
+    elif kind == "mlp":
+        model = MLPClassifier(
+            hidden_layer_sizes=(MLP_HIDDEN,),
+            activation="logistic",  # SentEval's MLP: Linear -> Sigmoid -> Linear
+            alpha=n * l2,
+            batch_size=64,
+            early_stopping=True,
+            max_iter=200,
+            random_state=seed,
+        )
+    else:
+        raise ValueError(f"unknown classifier {kind!r}; use 'lr' or 'mlp'")
+    return Pipeline([("scale", StandardScaler() if znorm else "passthrough"), ("model", model)])
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The outcome of one classifier under the protocol."""
+
+    kind: Kind
+    znorm: bool
+    l2: float
+    validation_accuracy: float
+    test_accuracy: float
+    test_f1: float
+
+
+def _splitter(kind: Kind, seed: int) -> StratifiedKFold | StratifiedShuffleSplit:
+    if kind == "lr":
+        return StratifiedKFold(n_splits=INNER_FOLDS, shuffle=True, random_state=seed)
+    return StratifiedShuffleSplit(n_splits=1, test_size=MLP_HOLDOUT, random_state=seed)
+
+
+def select_and_test(
+    kind: Kind,
+    x_train: NDArray[np.floating],
+    y_train: NDArray[np.integer],
+    x_test: NDArray[np.floating],
+    y_test: NDArray[np.integer],
+    *,
+    znorm: bool,
+    seed: int,
+    grid: Sequence[float] = L2_GRID,
+) -> Selection:
+    """Select the L2 strength of ``kind`` on the training rows, refit on all of them, score the test rows."""
+    splitter = _splitter(kind, seed)
+    n_inner = len(y_train) - len(next(splitter.split(x_train, y_train))[1])
+    best_l2, best_score = grid[0], -np.inf
+    for l2 in grid:
+        estimator = make_classifier(kind, l2, n_inner, znorm=znorm, seed=seed)
+        score = float(np.mean(cross_val_score(estimator, x_train, y_train, cv=splitter, scoring="accuracy")))
+        if score > best_score:
+            best_l2, best_score = l2, score
+    final = clone(make_classifier(kind, best_l2, len(y_train), znorm=znorm, seed=seed)).fit(x_train, y_train)
+    predicted = final.predict(x_test)
+    return Selection(
+        kind=kind,
+        znorm=znorm,
+        l2=best_l2,
+        validation_accuracy=best_score,
+        test_accuracy=float(accuracy_score(y_test, predicted)),
+        test_f1=float(f1_score(y_test, predicted, average="macro")),
+    )
+
+
+def senteval_scores(
+    x_train: ArrayLike,
+    y_train: ArrayLike,
+    x_test: ArrayLike,
+    y_test: ArrayLike,
+    *,
+    seed: int = 1111,
+    kinds: Sequence[Kind] = ("lr", "mlp"),
+    grid: Sequence[float] = L2_GRID,
+) -> dict[str, Any]:
+    """Scores of the ``senteval`` protocol for one train/test split.
+
+    For each classifier ``k`` in ``kinds`` (``lr``, ``mlp``) and each normalisation
+    ``z in {raw, znorm}``: ``{k}_accuracy_{z}``, ``{k}_f1_{z}`` (macro F1) and
+    ``{k}_l2_{z}`` (the selected L2 strength). ``{k}_accuracy`` / ``{k}_f1`` are those of
+    the normalisation with the better selection score (``{k}_znorm`` = 1.0 if that is
+    z-normalisation; raw wins ties), i.e. normalisation treated as a hyper-parameter.
+    Accuracies are fractions in [0, 1]. Also ``n_train``, ``n_test``.
+
+    Raises:
+        NonFiniteEmbeddingsError: when an embedding holds NaN or infinity.
+        ValueError: when the training rows have fewer than two classes.
+    """
+    x_train = check_embeddings(x_train, where="training features")
+    x_test = check_embeddings(x_test, where="test features")
+    y_train = np.asarray(y_train)
+    y_test = np.asarray(y_test)
+    if len(np.unique(y_train)) < 2:
+        raise ValueError("the training rows hold fewer than two classes; nothing to learn")
+    scores: dict[str, Any] = {"n_train": len(y_train), "n_test": len(y_test)}
+    for kind in kinds:
+        results = {
+            name: select_and_test(kind, x_train, y_train, x_test, y_test, znorm=znorm, seed=seed, grid=grid)
+            for name, znorm in (("raw", False), ("znorm", True))
+        }
+        for name, result in results.items():
+            scores[f"{kind}_accuracy_{name}"] = result.test_accuracy
+            scores[f"{kind}_f1_{name}"] = result.test_f1
+            scores[f"{kind}_l2_{name}"] = result.l2
+        chosen = (
+            results["znorm"]
+            if results["znorm"].validation_accuracy > results["raw"].validation_accuracy
+            else results["raw"]
+        )
+        scores[f"{kind}_accuracy"] = chosen.test_accuracy
+        scores[f"{kind}_f1"] = chosen.test_f1
+        scores[f"{kind}_znorm"] = float(chosen.znorm)
+    return scores

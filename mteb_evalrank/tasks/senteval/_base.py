@@ -1,0 +1,248 @@
+"""Base classes of the downstream (SentEval transfer) tasks and their two protocols.
+
+Every dataset has two mteb tasks defined in its file:
+
+* ``<Name>Classification`` — protocol ``mteb`` (the default): mteb's own
+  ``AbsTaskClassification`` evaluation, unchanged: ``n_experiments`` (10) logistic
+  regressions (``max_iter=100``), each trained on ``samples_per_label`` (8) rows per label
+  drawn from the training split, scored on the test split; main score ``accuracy``.
+* ``SentEval<Name>`` — protocol ``senteval``: the whole training split, logistic regression
+  and an MLP with the L2 strength selected by inner cross-validation, z-normalisation as a
+  binary hyper-parameter (``mteb_evalrank.evaluation.classifiers.senteval_scores``); main
+  score ``lr_accuracy``.
+
+Different task names keep the two protocols' results apart in a ``ResultCache``.
+
+Splits. Datasets with official splits use them (subset ``default``; the validation split,
+where there is one, is not used: selection is by inner cross-validation on ``train``).
+MR, CR, SUBJ and MPQA have none: their rows carry a fixed stratified fold (0-9, see
+``mteb_evalrank.data.folds``) and each fold is an hf_subset ``fold-k`` whose ``test`` split
+is fold ``k`` and whose ``train`` split is the nine other folds; mteb's task score is the
+mean over the ten subsets, i.e. 10-fold cross-validation accuracy. Every text is encoded
+once per model (``TextEmbeddingCache``), whatever the number of folds.
+
+Pair tasks (MRPC, SICK-E) are Classification tasks on SentEval's pair features
+``[u, v, |u - v|, u * v]`` rather than mteb PairClassification: SICK-E has three classes
+(PairClassification is binary), and both SentEval and the papers evaluate them with a
+trained classifier on those features, like the single-sentence tasks. Under the ``mteb``
+protocol the features go through mteb's own undersampling and evaluator unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import numpy as np
+from datasets import DatasetDict, load_dataset
+from mteb.abstasks.classification import AbsTaskClassification
+from mteb.abstasks.task_metadata import TaskMetadata
+from threadpoolctl import threadpool_limits
+
+from mteb_evalrank.data.registry import SENTEVAL
+from mteb_evalrank.evaluation.classifiers import pair_features, senteval_scores
+
+from .._encoding import TextEmbeddingCache
+
+if TYPE_CHECKING:
+    from mteb.timing import TimingStack
+    from numpy.typing import NDArray
+
+Protocol = Literal["mteb", "senteval"]
+
+#: hf_subsets of the cross-validated datasets.
+N_FOLDS = 10
+FOLD_SUBSETS: tuple[str, ...] = tuple(f"fold-{k}" for k in range(N_FOLDS))
+EVAL_LANGS_FOLDS: dict[str, list[str]] = {subset: ["eng-Latn"] for subset in FOLD_SUBSETS}
+
+SENTEVAL_CITATION = r"""@inproceedings{conneau2018senteval,
+  author = {Conneau, Alexis and Kiela, Douwe},
+  booktitle = {Proceedings of the Eleventh International Conference on Language Resources and Evaluation (LREC 2018)},
+  title = {{SentEval}: An Evaluation Toolkit for Universal Sentence Representations},
+  year = {2018},
+}
+"""
+
+
+class AbsTaskSentEval(AbsTaskClassification):
+    """A SentEval transfer task under one of the two protocols (see the module doc)."""
+
+    protocol: ClassVar[Protocol] = "mteb"
+    cross_validated: ClassVar[bool] = False
+    """True for datasets without an official split (rows carry a ``fold`` column)."""
+    text_columns: ClassVar[tuple[str, ...]] = ("text",)
+    input_column_name = "text"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._embeddings = TextEmbeddingCache()
+        self._all_texts: list[str] = []
+
+    # ------------------------------------------------------------------ data
+    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+        """mteb's loading; a cross-validated dataset's one split becomes ten fold subsets."""
+        if self.data_loaded:
+            return
+        if not self.cross_validated:
+            super().load_data(num_proc=num_proc, **kwargs)
+        else:
+            rows = load_dataset(**self.metadata.dataset, split="train")
+            folds = np.asarray(rows["fold"])
+            if sorted(set(folds.tolist())) != list(range(N_FOLDS)):
+                raise ValueError(
+                    f"{self.metadata.name}: expected folds 0-{N_FOLDS - 1} in {self.metadata.dataset}, "
+                    f"got {sorted(set(folds.tolist()))}; rebuild it with 'mteb-evalrank datasets build'."
+                )
+            self.dataset = {
+                subset: DatasetDict(
+                    train=rows.select(np.flatnonzero(folds != k)),
+                    test=rows.select(np.flatnonzero(folds == k)),
+                )
+                for k, subset in enumerate(FOLD_SUBSETS)
+            }
+            self.data_loaded = True
+        self._all_texts = self._texts_of(self.dataset)
+
+    def _texts_of(self, dataset: Any) -> list[str]:
+        subsets = dataset.values() if not isinstance(dataset, DatasetDict) else [dataset]
+        texts: dict[str, None] = {}
+        for subset in subsets:
+            for split in subset.values():
+                for column in self.text_columns:
+                    texts.update(dict.fromkeys(split[column]))
+        return list(texts)
+
+    def unload_data(self) -> None:
+        self._embeddings.clear()
+        self._all_texts = []
+        super().unload_data()
+
+    # ------------------------------------------------------------ evaluation
+    def _features(self, model: Any, split: Any, **encode: Any) -> NDArray[np.float64]:
+        """One feature row per example: its embedding (pair tasks: SentEval's pair features)."""
+        columns = [
+            self._embeddings.embed(
+                model, split[column], encode_first=self._all_texts, task_metadata=self.metadata, **encode
+            )
+            for column in self.text_columns
+        ]
+        return columns[0] if len(columns) == 1 else pair_features(*columns)
+
+    def _evaluate_subset(
+        self,
+        model: Any,
+        data_split: DatasetDict,
+        *,
+        encode_kwargs: dict[str, Any],
+        hf_split: str,
+        hf_subset: str,
+        prediction_folder: Any = None,
+        num_proc: int | None = None,
+        timer: TimingStack,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        if self.protocol == "mteb" and self.text_columns == ("text",):
+            # mteb's own evaluation, untouched (it encodes only the rows it samples)
+            return super()._evaluate_subset(
+                model,
+                data_split,
+                encode_kwargs=encode_kwargs,
+                hf_split=hf_split,
+                hf_subset=hf_subset,
+                prediction_folder=prediction_folder,
+                num_proc=num_proc,
+                timer=timer,
+                **kwargs,
+            )
+        train, test = data_split[self.train_split], data_split[hf_split]
+        encode = {
+            "encode_kwargs": encode_kwargs,
+            "hf_split": hf_split,
+            "hf_subset": hf_subset,
+            "timer": timer,
+            "num_proc": num_proc,
+        }
+        x_train, x_test = self._features(model, train, **encode), self._features(model, test, **encode)
+        y_train, y_test = np.asarray(train[self.label_column_name]), np.asarray(test[self.label_column_name])
+        # The classifiers fit small dense problems: BLAS/OpenMP threads only add spin-waiting,
+        # and on a busy machine they make each fit tens of times slower; one thread is fastest.
+        with timer("Scoring", split=hf_split, subset=hf_subset), threadpool_limits(limits=1):
+            if self.protocol == "senteval":
+                return senteval_scores(x_train, y_train, x_test, y_test, seed=self.seed)
+            return self._mteb_experiments(train, test, x_train, x_test, timer)
+
+    def _mteb_experiments(
+        self,
+        train: Any,
+        test: Any,
+        x_train: NDArray[np.float64],
+        x_test: NDArray[np.float64],
+        timer: TimingStack,
+    ) -> dict[str, Any]:
+        """mteb's experiment loop (same undersampling, evaluator and averaging) on given features."""
+        scores, order = [], None
+        for experiment in range(self.n_experiments):
+            _, order, selected = self._undersample_data(train, experiment, order)
+            result, _ = self._run_experiment(
+                train.select(selected), test, x_train[selected], x_test, timer=timer
+            )
+            scores.append(result)
+        return dict(self._calculate_avg_scores(scores))
+
+    # mteb's classification code reads labels one at a time (``labels[i]``) and hands the
+    # label column to scikit-learn metrics, which convert it to an array several times. With
+    # ``datasets`` >= 4 a column is a lazy ``Column`` and each access is an Arrow query, which
+    # made the cheap mteb protocol take ~15 s per fold. The two overrides below feed mteb's
+    # own algorithms plain lists; their results are identical.
+    def _undersample_data(
+        self, dataset: Any, experiment_num: int, idxs: list[int] | None = None
+    ) -> tuple[Any, list[int], list[int]]:
+        return super()._undersample_data(_ListColumns(dataset), experiment_num, idxs)  # type: ignore[arg-type]
+
+    def _calculate_scores(self, y_test: Any, y_pred: Any) -> Any:
+        return super()._calculate_scores(_as_list(y_test), y_pred)
+
+
+class _ListColumns:
+    """A ``Dataset`` view whose ``view[column]`` is a list (rows and ``select`` pass through)."""
+
+    def __init__(self, dataset: Any) -> None:
+        self._dataset = dataset
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+    def __getitem__(self, key: Any) -> Any:
+        return _as_list(self._dataset[key]) if isinstance(key, str) else self._dataset[key]
+
+    def select(self, indices: Any) -> Any:
+        return self._dataset.select(indices)
+
+
+def _as_list(column: Any) -> Any:
+    """A ``datasets`` column as a list (one Arrow read); lists and arrays unchanged."""
+    return column if isinstance(column, list | np.ndarray) else column[:]
+
+
+class AbsTaskSentEvalPair(AbsTaskSentEval):
+    """A sentence-pair transfer task (columns ``sentence1``, ``sentence2``, ``label``)."""
+
+    text_columns: ClassVar[tuple[str, ...]] = ("sentence1", "sentence2")
+    input_column_name = ("sentence1", "sentence2")  # type: ignore[assignment]
+
+
+def senteval_protocol_metadata(metadata: TaskMetadata, name: str) -> TaskMetadata:
+    """The metadata of a dataset's ``senteval``-protocol task, derived from its ``mteb`` one."""
+    return metadata.model_copy(
+        update={
+            "name": name,
+            "description": metadata.description
+            + " Protocol 'senteval': whole training split, logistic regression (main score) and MLP "
+            "with L2 strength chosen by inner cross-validation, z-normalisation as a hyper-parameter.",
+            "main_score": "lr_accuracy",
+        }
+    )
+
+
+def senteval_dataset(config: str) -> dict[str, str]:
+    """The ``dataset`` field of a task's metadata: Hub id, revision and config ``name``."""
+    return {**SENTEVAL.mteb_dataset(), "name": config}

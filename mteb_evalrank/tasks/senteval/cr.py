@@ -1,0 +1,55 @@
+"""CR: a SentEval transfer task (config ``cr`` of ``mteb-evalrank/senteval``), two protocols."""
+
+from __future__ import annotations
+
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from ._base import (
+    EVAL_LANGS_FOLDS,
+    SENTEVAL_CITATION,
+    AbsTaskSentEval,
+    senteval_dataset,
+    senteval_protocol_metadata,
+)
+
+
+class CRClassification(AbsTaskSentEval):
+    cross_validated = True
+    metadata = TaskMetadata(
+        name="CRClassification",
+        description=(
+            "Customer-review sentence polarity (Hu and Liu, 2004): 3,771 product-review sentences, "
+            "positive or negative. Ten fixed stratified folds, one hf_subset each (10-fold cross- "
+            "validation). SentEval transfer task (Conneau and Kiela, 2018), a downstream task of "
+            "EvalRank (Wang et al., 2022). Protocol mteb: the classification evaluator of mteb."
+        ),
+        reference="https://www.cs.uic.edu/~liub/FBS/sentiment-analysis.html",
+        dataset=senteval_dataset("cr"),
+        type="Classification",
+        category="t2c",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=EVAL_LANGS_FOLDS,
+        main_score="accuracy",
+        date=("2004-01-01", "2004-12-31"),
+        domains=["Reviews", "Written"],
+        task_subtypes=["Sentiment/Hate speech"],
+        license="bsd-3-clause",
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="found",
+        bibtex_citation=r"""@inproceedings{hu2004mining,
+  author = {Hu, Minqing and Liu, Bing},
+  booktitle = {Proceedings of the Tenth ACM SIGKDD International Conference on Knowledge Discovery and Data Mining},
+  pages = {168--177},
+  title = {Mining and Summarizing Customer Reviews},
+  year = {2004},
+}
+"""
+        + SENTEVAL_CITATION,
+    )
+
+
+class SentEvalCR(CRClassification):
+    protocol = "senteval"
+    metadata = senteval_protocol_metadata(CRClassification.metadata, "SentEvalCR")

@@ -1,0 +1,48 @@
+"""SciCite: a SentEval transfer task (config ``scicite`` of ``mteb-evalrank/senteval``), two protocols."""
+
+from __future__ import annotations
+
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from ._base import SENTEVAL_CITATION, AbsTaskSentEval, senteval_dataset, senteval_protocol_metadata
+
+
+class SciCiteClassification(AbsTaskSentEval):
+    metadata = TaskMetadata(
+        name="SciCiteClassification",
+        description=(
+            "SciCite citation intent (Cohan et al., 2019): 7,320 / 916 / 1,861 citation contexts from "
+            "scientific papers, background, method or result. Official splits. SentEval transfer task "
+            "(Conneau and Kiela, 2018), a downstream task of EvalRank (Wang et al., 2022). Protocol "
+            "mteb: the classification evaluator of mteb."
+        ),
+        reference="https://github.com/allenai/scicite",
+        dataset=senteval_dataset("scicite"),
+        type="Classification",
+        category="t2c",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="accuracy",
+        date=("2019-01-01", "2019-12-31"),
+        domains=["Academic", "Written"],
+        task_subtypes=[],
+        license="bsd-3-clause",
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="found",
+        bibtex_citation=r"""@inproceedings{cohan2019structural,
+  author = {Cohan, Arman and Ammar, Waleed and van Zuylen, Madeleine and Cady, Field},
+  booktitle = {Proceedings of NAACL-HLT 2019},
+  pages = {3586--3596},
+  title = {Structural Scaffolds for Citation Intent Classification in Scientific Publications},
+  year = {2019},
+}
+"""
+        + SENTEVAL_CITATION,
+    )
+
+
+class SentEvalSciCite(SciCiteClassification):
+    protocol = "senteval"
+    metadata = senteval_protocol_metadata(SciCiteClassification.metadata, "SentEvalSciCite")

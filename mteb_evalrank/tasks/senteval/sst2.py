@@ -1,0 +1,48 @@
+"""SST2: a SentEval transfer task (config ``sst2`` of ``mteb-evalrank/senteval``), two protocols."""
+
+from __future__ import annotations
+
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from ._base import SENTEVAL_CITATION, AbsTaskSentEval, senteval_dataset, senteval_protocol_metadata
+
+
+class SST2Classification(AbsTaskSentEval):
+    metadata = TaskMetadata(
+        name="SST2Classification",
+        description=(
+            "Stanford Sentiment Treebank, binary (Socher et al., 2013): 67,349 training phrases, 872 "
+            "validation and 1,821 test sentences, positive or negative. Official splits. SentEval "
+            "transfer task (Conneau and Kiela, 2018), a downstream task of EvalRank (Wang et al., "
+            "2022). Protocol mteb: the classification evaluator of mteb."
+        ),
+        reference="https://nlp.stanford.edu/sentiment/",
+        dataset=senteval_dataset("sst2"),
+        type="Classification",
+        category="t2c",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="accuracy",
+        date=("2013-01-01", "2013-12-31"),
+        domains=["Reviews", "Written"],
+        task_subtypes=["Sentiment/Hate speech"],
+        license="bsd-3-clause",
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="found",
+        bibtex_citation=r"""@inproceedings{socher2013recursive,
+  author = {Socher, Richard and Perelygin, Alex and Wu, Jean and Chuang, Jason and Manning, Christopher D. and Ng, Andrew and Potts, Christopher},
+  booktitle = {Proceedings of the 2013 Conference on Empirical Methods in Natural Language Processing},
+  pages = {1631--1642},
+  title = {Recursive Deep Models for Semantic Compositionality Over a Sentiment Treebank},
+  year = {2013},
+}
+"""
+        + SENTEVAL_CITATION,
+    )
+
+
+class SentEvalSST2(SST2Classification):
+    protocol = "senteval"
+    metadata = senteval_protocol_metadata(SST2Classification.metadata, "SentEvalSST2")

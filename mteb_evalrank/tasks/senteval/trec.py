@@ -1,0 +1,47 @@
+"""TREC: a SentEval transfer task (config ``trec`` of ``mteb-evalrank/senteval``), two protocols."""
+
+from __future__ import annotations
+
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from ._base import SENTEVAL_CITATION, AbsTaskSentEval, senteval_dataset, senteval_protocol_metadata
+
+
+class TRECClassification(AbsTaskSentEval):
+    metadata = TaskMetadata(
+        name="TRECClassification",
+        description=(
+            "TREC question classification (Li and Roth, 2002): 5,452 training and 500 test questions, "
+            "six coarse answer types. Official splits. SentEval transfer task (Conneau and Kiela, "
+            "2018), a downstream task of EvalRank (Wang et al., 2022). Protocol mteb: the "
+            "classification evaluator of mteb."
+        ),
+        reference="https://cogcomp.seas.upenn.edu/Data/QA/QC/",
+        dataset=senteval_dataset("trec"),
+        type="Classification",
+        category="t2c",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="accuracy",
+        date=("2002-01-01", "2002-12-31"),
+        domains=["Written"],
+        task_subtypes=["Intent classification"],
+        license="bsd-3-clause",
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="found",
+        bibtex_citation=r"""@inproceedings{li2002learning,
+  author = {Li, Xin and Roth, Dan},
+  booktitle = {COLING 2002: The 19th International Conference on Computational Linguistics},
+  title = {Learning Question Classifiers},
+  year = {2002},
+}
+"""
+        + SENTEVAL_CITATION,
+    )
+
+
+class SentEvalTREC(TRECClassification):
+    protocol = "senteval"
+    metadata = senteval_protocol_metadata(TRECClassification.metadata, "SentEvalTREC")

@@ -1,0 +1,332 @@
+"""Correlation module: statistics vs scipy / brute force, loader on hand-written and real results."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from mteb_evalrank.correlation import CorrelationInputError, correlate, load_results
+from mteb_evalrank.correlation import stats as cs
+
+
+@pytest.fixture(scope="module")
+def mteb_results() -> Path:
+    from conftest import SOURCE  # the shared data folder (tests/conftest.py)
+
+    folder = SOURCE / "mteb-results"
+    if not (folder / "results").is_dir():
+        pytest.fail(f"{folder} not found: put the shared data folder beside the repository")
+    return folder
+
+
+# --- statistics -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def xy() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(1)
+    x = np.round(rng.normal(size=40), 1)  # rounding makes ties
+    y = np.round(x + rng.normal(size=40), 1)
+    return x, y
+
+
+def test_point_estimates_match_scipy(xy: tuple[np.ndarray, np.ndarray]) -> None:
+    x, y = xy
+    assert cs.spearman(x, y) == pytest.approx(sps.spearmanr(x, y).statistic, abs=1e-12)
+    assert cs.pearson(x, y) == pytest.approx(sps.pearsonr(x, y).statistic, abs=1e-12)
+    assert cs.kendall(x, y) == pytest.approx(sps.kendalltau(x, y).statistic, abs=1e-12)
+
+
+def test_bootstrap_ci_matches_a_loop_over_scipy(xy: tuple[np.ndarray, np.ndarray]) -> None:
+    x, y = xy
+    ci = cs.bootstrap_spearman_ci(x, y, n_resamples=300, seed=7)
+    idx = np.random.default_rng(7).integers(0, len(x), size=(300, len(x)))
+    rhos = [sps.spearmanr(x[i], y[i]).statistic for i in idx]
+    rhos = [r for r in rhos if np.isfinite(r)]
+    assert (ci.low, ci.high) == pytest.approx(tuple(np.quantile(rhos, [0.025, 0.975])), abs=1e-12)
+    assert ci.n_used == len(rhos)
+    assert ci.low < cs.spearman(x, y) < ci.high
+
+
+def test_permutation_p_exact_enumeration_and_scipy() -> None:
+    x = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    y = np.array([2.0, 1.0, 4.0, 3.0, 6.0, 5.0])
+    rho = sps.spearmanr(x, y).statistic
+    null = [sps.spearmanr(x, y[list(p)]).statistic for p in itertools.permutations(range(6))]
+    exact = np.mean(np.abs(null) >= abs(rho) - 1e-12)
+    p = cs.permutation_p_spearman(x, y, n_permutations=20000, seed=3)
+    assert p == pytest.approx(exact, abs=0.01)
+    scipy_p = sps.permutation_test(
+        (y,), lambda v: sps.spearmanr(x, v).statistic, permutation_type="pairings", n_resamples=np.inf
+    ).pvalue
+    assert p == pytest.approx(scipy_p, abs=0.01)
+
+
+def test_partial_spearman_equals_residual_correlation_of_ranks() -> None:
+    rng = np.random.default_rng(2)
+    z = rng.normal(size=50)
+    x = z + rng.normal(size=50)
+    y = z + 0.5 * x + rng.normal(size=50)
+    rx, ry, rz = (sps.rankdata(v) for v in (x, y, z))
+    design = np.column_stack([np.ones(50), rz])
+
+    def residual(v: np.ndarray) -> np.ndarray:
+        return v - design @ np.linalg.lstsq(design, v, rcond=None)[0]
+
+    expected = sps.pearsonr(residual(rx), residual(ry)).statistic
+    assert cs.partial_spearman(x, y, z) == pytest.approx(expected, abs=1e-12)
+
+
+def test_degenerate_inputs() -> None:
+    assert np.isnan(cs.spearman(np.ones(5), np.arange(5.0)))
+    assert np.isnan(cs.permutation_p_spearman(np.ones(5), np.arange(5.0), n_permutations=10))
+    with pytest.raises(cs.TooFewModelsError, match="at least 3"):
+        cs.spearman(np.arange(2.0), np.arange(2.0))
+    with pytest.raises(ValueError, match="NaN"):
+        cs.spearman(np.array([1.0, np.nan, 3.0]), np.arange(3.0))
+
+
+# --- hand-written result folders --------------------------------------------------------
+
+
+def write_result(
+    root: Path, model: str, revision: str, task: str, subsets: dict[str, float], **extra: object
+) -> None:
+    folder = root / "results" / model.replace("/", "__") / revision
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {
+        "dataset_revision": "x",
+        "evaluation_time": 1.0,
+        "kg_co2_emissions": None,
+        "mteb_version": extra.get("mteb_version", "2.26.24"),
+        "task_name": task,
+        "scores": {
+            "test": [
+                {"hf_subset": s, "languages": ["eng-Latn"], "main_score": v, "accuracy": v / 2}
+                for s, v in subsets.items()
+            ]
+        },
+    }
+    (folder / f"{task}.json").write_text(json.dumps(data))
+    if "embed_dim" in extra:
+        meta = {"name": model, "revision": revision, "embed_dim": extra["embed_dim"]}
+        (folder / "model_meta.json").write_text(json.dumps(meta))
+
+
+# Five models; two tasks unknown to mteb: Intrinsic (one subset) and Extrinsic (subsets a, b).
+INTRINSIC = [0.1, 0.2, 0.3, 0.4, 0.5]
+EXTRINSIC_A = [0.3, 0.1, 0.2, 0.5, 0.4]
+EXTRINSIC_B = [0.1, 0.2, 0.6, 0.3, 0.9]
+DIMS = [256, 64, 1024, 128, 512]
+
+
+@pytest.fixture
+def toy(tmp_path: Path) -> Path:
+    for i in range(5):
+        model = f"org/model-{i}"
+        write_result(tmp_path, model, "r1", "Intrinsic", {"default": INTRINSIC[i]}, embed_dim=DIMS[i])
+        write_result(tmp_path, model, "r1", "Extrinsic", {"a": EXTRINSIC_A[i], "b": EXTRINSIC_B[i]})
+    # an older revision of model-0 with different scores and an extra task
+    write_result(tmp_path, "org/model-0", "old", "Intrinsic", {"default": 0.9}, mteb_version="2.0.0")
+    write_result(tmp_path, "org/model-0", "old", "OnlyOld", {"default": 0.9}, mteb_version="2.0.0")
+    return tmp_path
+
+
+def test_toy_table_means_subsets_and_takes_the_newest_revision(toy: Path) -> None:
+    result = correlate(
+        [toy], ["Intrinsic"], ["Extrinsic", "Extrinsic:*", "Extrinsic::accuracy"], n_bootstrap=50
+    )
+    mean = (np.array(EXTRINSIC_A) + np.array(EXTRINSIC_B)) / 2
+    assert result.table.frame["Extrinsic"].to_numpy() == pytest.approx(mean)
+    assert result.table.frame["Intrinsic"].to_numpy() == pytest.approx(INTRINSIC)
+    assert result.table.frame["Extrinsic::accuracy"].to_numpy() == pytest.approx(mean / 2)
+    assert result.extrinsic == ["Extrinsic", "Extrinsic:a", "Extrinsic:b", "Extrinsic::accuracy"]
+    assert result.pair("Intrinsic", "Extrinsic:a").spearman == pytest.approx(
+        sps.spearmanr(INTRINSIC, EXTRINSIC_A).statistic
+    )
+    assert "mean over subsets a, b" in result.table.describe["Extrinsic"]
+    assert result.table.loaded.models["org/model-0"].revision == "r1"
+    assert any("model-0: revision r1 used; also present: old" in n for n in result.notes)
+
+
+def test_toy_revision_choice_merge_and_explicit(toy: Path) -> None:
+    explicit = load_results([toy], revisions={"org/model-0": "old"})
+    assert set(explicit.models["org/model-0"].tasks) == {"Intrinsic", "OnlyOld"}
+    merged = load_results([toy], revision_policy="merge")
+    tasks = merged.models["org/model-0"].tasks
+    assert set(tasks) == {"Intrinsic", "Extrinsic", "OnlyOld"}
+    assert tasks["Intrinsic"].scores["test"][0]["main_score"] == 0.1  # the newest revision wins
+    with pytest.raises(CorrelationInputError, match="available: old, r1"):
+        load_results([toy], revisions={"org/model-0": "nope"})
+
+
+def test_toy_missing_scores_are_dropped_per_pair_and_counted(toy: Path) -> None:
+    write_result(toy, "org/model-5", "r1", "Intrinsic", {"default": 0.7})
+    result = correlate([toy], ["Intrinsic"], ["Extrinsic"], n_bootstrap=50)
+    pair = result.pair("Intrinsic", "Extrinsic")
+    assert (pair.n, pair.n_missing) == (5, 1)
+    complete = correlate([toy], ["Intrinsic"], ["Extrinsic"], complete=True, n_bootstrap=50)
+    assert len(complete.table.frame) == 5
+
+
+def test_toy_dimension_views(toy: Path) -> None:
+    result = correlate([toy], ["Intrinsic"], ["Extrinsic:b"], control_dim=True, n_bootstrap=50)
+    pair = result.pair("Intrinsic", "Extrinsic:b")
+    assert pair.n_partial == 5
+    pairs = {"xy": (INTRINSIC, EXTRINSIC_B), "xz": (INTRINSIC, DIMS), "yz": (EXTRINSIC_B, DIMS)}
+    r = {k: sps.spearmanr(a, b).statistic for k, (a, b) in pairs.items()}
+    expected = (r["xy"] - r["xz"] * r["yz"]) / np.sqrt((1 - r["xz"] ** 2) * (1 - r["yz"] ** 2))
+    assert pair.partial_spearman_dim == pytest.approx(expected, abs=1e-12)
+    assert np.isnan(cs.partial_spearman(INTRINSIC, EXTRINSIC_B, INTRINSIC))  # z = x: undefined
+    band = correlate([toy], ["Intrinsic"], ["Extrinsic:b"], dim_band=(128, 512), n_bootstrap=50)
+    assert sorted(band.table.frame.index) == ["org/model-0", "org/model-3", "org/model-4"]
+    keep = [0, 3, 4]
+    assert band.pair("Intrinsic", "Extrinsic:b").spearman == pytest.approx(
+        sps.spearmanr(np.take(INTRINSIC, keep), np.take(EXTRINSIC_B, keep)).statistic
+    )
+
+
+def test_toy_writes_every_output_and_the_gap_layout(toy: Path, tmp_path: Path) -> None:
+    result = correlate([toy], ["Intrinsic"], ["Extrinsic:*"], gap=True, n_bootstrap=50, n_permutations=100)
+    written = result.write(tmp_path / "out", scatter=[("Intrinsic", "Extrinsic:a")])
+    assert {"csv", "json", "report", "scores", "evaluation gap"} <= set(written)
+    for path in written.values():
+        assert path.stat().st_size > 0
+    import pandas as pd
+
+    frame = pd.read_csv(written["csv"])
+    required = ["intrinsic", "extrinsic", "n", "spearman", "spearman_ci_low", "spearman_ci_high"]
+    assert {*required, "spearman_p", "pearson", "kendall"} <= set(frame.columns)
+    assert list(frame["extrinsic"]) == ["Extrinsic:a", "Extrinsic:b"]
+    report = written["report"].read_text()
+    assert "# Evaluation gap" in report
+    assert "n = 5 models in every cell." in report
+    data = json.loads(written["json"].read_text())
+    assert data["pairs"][0]["n"] == 5
+
+
+def test_bad_inputs_give_clear_errors(toy: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    (empty / "results").mkdir(parents=True)
+    with pytest.raises(CorrelationInputError, match="holds no task results"):
+        correlate([empty], ["A"], ["B"])
+    with pytest.raises(CorrelationInputError, match="holds no 'results/' folder"):
+        correlate([tmp_path / "nowhere"], ["A"], ["B"])
+    with pytest.raises(CorrelationInputError, match=r"unknown task 'Intrinsik'.*Did you mean: Intrinsic"):
+        correlate([toy], ["Intrinsik"], ["Extrinsic"])
+    with pytest.raises(CorrelationInputError, match=r"no metric 'f1'; available: accuracy, main_score"):
+        correlate([toy], ["Intrinsic"], ["Extrinsic::f1"])
+    with pytest.raises(CorrelationInputError, match="no subset 'c'"):
+        correlate([toy], ["Intrinsic"], ["Extrinsic:c"])
+    with pytest.raises(CorrelationInputError, match="no results in split 'dev'"):
+        correlate([toy], ["Intrinsic"], ["Extrinsic"], split="dev")
+    with pytest.raises(CorrelationInputError, match="only 2 models have both scores"):
+        correlate([toy], ["Intrinsic"], ["Extrinsic"], models=["org/model-1", "org/model-2"])
+    with pytest.raises(CorrelationInputError, match="models not in the result folders: org/x"):
+        correlate([toy], ["Intrinsic"], ["Extrinsic"], models=["org/x"])
+    with pytest.raises(CorrelationInputError, match="Task:subset:metric"):
+        correlate([toy], ["A:b:c:d"], ["Extrinsic"])
+
+
+def test_old_result_of_a_task_unknown_to_mteb_names_the_file(tmp_path: Path) -> None:
+    write_result(tmp_path, "org/m", "r", "NoSuchTask", {"default": 0.5}, mteb_version="1.10.0")
+    with pytest.raises(CorrelationInputError, match=r"org__m/r/NoSuchTask.json: mteb cannot read"):
+        load_results([tmp_path])
+
+
+def test_later_folder_overrides_and_is_noted(toy: Path, tmp_path: Path) -> None:
+    second = tmp_path / "second"
+    write_result(second, "org/model-1", "r1", "Intrinsic", {"default": 0.95})
+    result = correlate([toy, second], ["Intrinsic"], ["Extrinsic"], n_bootstrap=50)
+    assert result.table.frame.loc["org/model-1", "Intrinsic"] == 0.95
+    assert any(f"org/model-1@r1 Intrinsic: taken from {second}" in n for n in result.notes)
+
+
+# --- the real-data demonstration ---------------------------------------------------------
+
+STS = ["BIOSSES", "SICK-R", "STS12", "STS13", "STS14", "STS15", "STS16", "STS17", "STS22", "STSBenchmark"]
+CLASSIFICATION = [
+    "AmazonCounterfactualClassification",
+    "AmazonPolarityClassification",
+    "AmazonReviewsClassification",
+    "Banking77Classification",
+    "EmotionClassification",
+    "ImdbClassification",
+    "MTOPDomainClassification",
+    "MTOPIntentClassification",
+    "MassiveIntentClassification",
+    "MassiveScenarioClassification",
+    "ToxicConversationsClassification",
+    "TweetSentimentExtractionClassification",
+]
+
+
+def _hand_score(path: Path, subsets: set[str] | None) -> float | None:
+    """Mean test main_score over the subsets, read with json only (None if incomplete)."""
+    if not path.is_file():
+        return None
+    entries = {
+        e["hf_subset"]: e["main_score"] for e in json.loads(path.read_text())["scores"].get("test", [])
+    }
+    if not entries or (subsets is not None and set(entries) != subsets):
+        return None
+    return float(np.mean(list(entries.values())))
+
+
+@pytest.fixture(scope="module")
+def real(mteb_results: Path) -> object:
+    return correlate([mteb_results], STS, CLASSIFICATION, complete=True, n_bootstrap=500, n_permutations=2000)
+
+
+def test_real_sts_vs_classification_table(real: object, mteb_results: Path) -> None:
+    from mteb_evalrank.correlation import CorrelationResult, tasks_of_type
+
+    assert isinstance(real, CorrelationResult)
+    loaded = real.table.loaded
+    assert tasks_of_type(loaded, "STS", "eng") == sorted(STS)
+    assert tasks_of_type(loaded, "Classification", "eng") == sorted(CLASSIFICATION)
+    # Independent table: json files of each model's chosen revision folder, nothing from mteb.
+    rows = {}
+    subsets = {"AmazonCounterfactualClassification": {"en", "en-ext"}}
+    for name, model in loaded.models.items():
+        folder = mteb_results / "results" / name.replace("/", "__") / model.revision
+        scores = [_hand_score(folder / f"{task}.json", subsets.get(task)) for task in STS + CLASSIFICATION]
+        if all(s is not None for s in scores):
+            rows[name] = scores
+    assert sorted(rows) == sorted(real.table.frame.index)
+    assert len(rows) >= 50
+    table = np.array(list(rows.values()))
+    columns = STS + CLASSIFICATION
+    for a, b in [("STSBenchmark", "Banking77Classification"), ("STS22", "AmazonCounterfactualClassification"),
+                 ("SICK-R", "ImdbClassification")]:  # fmt: skip
+        x, y = table[:, columns.index(a)], table[:, columns.index(b)]
+        pair = real.pair(a, b)
+        assert pair.n == len(rows)
+        assert pair.spearman == pytest.approx(sps.spearmanr(x, y).statistic, abs=1e-12)
+        assert pair.pearson == pytest.approx(sps.pearsonr(x, y).statistic, abs=1e-12)
+        assert pair.kendall == pytest.approx(sps.kendalltau(x, y).statistic, abs=1e-12)
+        assert pair.spearman_ci_low <= pair.spearman <= pair.spearman_ci_high
+        assert 0 < pair.spearman_p <= 1
+
+
+def test_cli_on_real_results(tmp_path: Path, capsys: pytest.CaptureFixture[str], mteb_results: Path) -> None:
+    from mteb_evalrank.cli import main
+
+    args = [
+        "correlate", str(mteb_results), "--intrinsic", "STSBenchmark", "STS22", "--extrinsic",
+        "Banking77Classification", "--scatter", "STSBenchmark", "Banking77Classification",
+        "--bootstrap", "200", "--permutations", "500", "--control-dim", "--out", str(tmp_path),
+    ]  # fmt: skip
+    main(args)
+    out = capsys.readouterr().out
+    assert "| STSBenchmark |" in out
+    assert (tmp_path / "heatmap.png").is_file()
+    assert (tmp_path / "scatter_STSBenchmark__Banking77Classification.png").is_file()
+    bad = ["--intrinsic", "STSBenchmrk", "--extrinsic", "STS12", "--out", str(tmp_path / "bad")]
+    with pytest.raises(SystemExit, match=r"unknown task 'STSBenchmrk'.*Did you mean: STSBenchmark"):
+        main(["correlate", str(mteb_results), *bad])
