@@ -67,8 +67,9 @@ def test_hub_folder_has_card_data_licence_and_provenance(
         configs = hub.read_card_configs(folder / "README.md")
         assert set(configs) == set(data.configs)
         for name, files in configs.items():
-            table = datasets.Dataset.from_parquet(str(folder / files["test"]))
-            assert table.to_dict() == data.configs[name]["test"].to_dict()
+            for split, file in files.items():  # SentEval configs have train/validation splits too
+                table = datasets.Dataset.from_parquet(str(folder / file))
+                assert table.to_dict() == data.configs[name][split].to_dict()
         info = json.loads((folder / "build_info.json").read_text())
         assert info["revision"] == DATASETS[family].revision
         assert all(len(digest) == 64 for digest in info["sources"].values())
