@@ -296,3 +296,18 @@ def test_mteb_cli_minilm_trec_matches_sentence_transformers(tmp_path: Path) -> N
     )
     assert scores["accuracy"] == pytest.approx(expected, abs=0.01)
     assert scores["accuracy"] > 0.5  # six classes; chance is 0.28 (DESC share of the test)
+
+
+def test_score_table_averages_folds() -> None:
+    from mteb_evalrank.reporting import mean_over_folds
+
+    base = {"model": "m", "revision": "r", "task": "SentEvalCR", "split": "test"}
+    rows = [
+        {**base, "hf_subset": f"fold-{k}", "lr_accuracy": k / 10, "languages": ["eng-Latn"]} for k in range(4)
+    ]
+    other = {**base, "task": "SentEvalTREC", "hf_subset": "default", "lr_accuracy": 0.7}
+    kept, mean = mean_over_folds([*rows, other])
+    assert kept == other
+    assert mean["hf_subset"] == "mean of 4 folds"
+    assert mean["lr_accuracy"] == pytest.approx((0 + 0.1 + 0.2 + 0.3) / 4)
+    assert "languages" not in mean
