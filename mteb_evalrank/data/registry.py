@@ -154,3 +154,10 @@ def install_sts_mirrors(source: Path | str, cache_dir: Path | None = None) -> di
     built = STS_MIRRORS.recipe().build(Path(source))
     check_card(STS_MIRRORS, built)
     return {mirror.task: mirror.install(built, cache_dir) for mirror in STS_MIRROR_SPECS}
+
+
+# Evaluation-gap diagnostics (issue 5): WMT17 DA (MT metrics) and its slices, STS-B gold bands.
+WMT17_DA = DatasetSpec("wmt17-da", revision="v1.0.0", license="apache-2.0")
+STSB_GRANULARITY = DatasetSpec("stsb-granularity", revision="v1.0.0", license="other")
+DATASETS[WMT17_DA.family] = WMT17_DA
+DATASETS[STSB_GRANULARITY.family] = STSB_GRANULARITY
