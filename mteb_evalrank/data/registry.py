@@ -159,3 +159,9 @@ def install_sts_mirrors(source: Path | str, cache_dir: Path | None = None) -> di
 # SentEval transfer (downstream) tasks (issue 3).
 SENTEVAL = DatasetSpec("senteval", revision="v1.0.0", license="bsd-3-clause")
 DATASETS[SENTEVAL.family] = SENTEVAL
+
+# Evaluation-gap diagnostics (issue 5): WMT17 DA (MT metrics) and its slices, STS-B gold bands.
+WMT17_DA = DatasetSpec("wmt17-da", revision="v1.0.0", license="apache-2.0")
+STSB_GRANULARITY = DatasetSpec("stsb-granularity", revision="v1.0.0", license="other")
+DATASETS[WMT17_DA.family] = WMT17_DA
+DATASETS[STSB_GRANULARITY.family] = STSB_GRANULARITY
