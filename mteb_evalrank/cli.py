@@ -6,6 +6,7 @@ Commands of its own::
     mteb-evalrank models install-offline
     mteb-evalrank scores RESULTS_FOLDER          # table of the scores in a results folder
     mteb-evalrank correlate RESULTS... --intrinsic COL... --extrinsic COL... --out DIR
+    mteb-evalrank diagnose --source ../shared/data --out DIR   # length / coverage histograms
 
 Any other command goes to mteb's own CLI after registration, e.g.
 ``mteb-evalrank run -t EvalRankSent -m sentence-transformers/all-MiniLM-L6-v2``.
@@ -19,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-OWN_COMMANDS = ("datasets", "models", "scores", "correlate")
+OWN_COMMANDS = ("datasets", "models", "scores", "correlate", "diagnose")
 
 
 def _build_datasets(args: argparse.Namespace) -> None:
@@ -124,6 +125,24 @@ def _correlate(args: argparse.Namespace) -> None:
         print(f"{name}: {path}")
 
 
+def _diagnose(args: argparse.Namespace) -> None:
+    from .diagnostics import default_pairs, diagnose, load_pairs
+
+    if args.reference is None or not args.target:
+        if args.source is None:
+            raise SystemExit("diagnose: give --source (raw data folder) or both --reference and --target.")
+        source = Path(args.source).resolve()
+        if not source.is_dir():
+            raise SystemExit(
+                f"--source {source} is not a folder; point it at the raw data (e.g. ../shared/data)."
+            )
+        default_reference, default_target = default_pairs(source)
+    reference = load_pairs(args.reference) if args.reference else default_reference
+    targets = [load_pairs(spec) for spec in args.target] if args.target else [default_target]
+    for kind, path in diagnose(reference, targets, Path(args.out)).items():
+        print(f"{kind}: {path}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mteb-evalrank",
@@ -205,6 +224,20 @@ def build_parser() -> argparse.ArgumentParser:
     corr.add_argument("--seed", type=int, default=0)
     corr.add_argument("--out", required=True, help="output folder")
     corr.set_defaults(func=_correlate)
+
+    diag = commands.add_parser(
+        "diagnose", help="sentence-length and vocabulary-coverage histograms (Abe et al. 2022, Fig. 3 and 6)"
+    )
+    diag.add_argument("--out", required=True, help="folder for the PNGs, diagnostics.json and diagnostics.md")
+    diag.add_argument("--source", help="raw data folder, for the defaults (STS-B vs. WMT17 DA)")
+    diag.add_argument(
+        "--reference",
+        metavar="DATA",
+        help="reference STS dataset (default STS-B): a .tsv/.csv/.jsonl/.parquet file with sentence1, "
+        "sentence2 columns, or a Hub id ORG/NAME[:CONFIG] (split test)",
+    )
+    diag.add_argument("--target", nargs="+", metavar="DATA", help="dataset(s) to diagnose (default WMT17 DA)")
+    diag.set_defaults(func=_diagnose)
     return parser
 
 

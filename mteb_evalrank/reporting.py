@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,41 @@ EVALRANK_COLUMNS = (
     "n_pairs",
     "n_background",
 )
+#: scores of the downstream tasks' ``senteval`` protocol shown next to the main score
+SENTEVAL_COLUMNS = ("lr_accuracy", "mlp_accuracy")
 #: AccSent-style triplet tasks (the main score is the anchor accuracy).
 TRIPLET_COLUMNS = ("paraphrase_accuracy", "n_triplets")
+_FOLD = re.compile(r"fold-\d+")
+
+
+def mean_over_folds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Replace the ``fold-k`` rows of a (model, revision, task, split) by one row of their means.
+
+    The cross-validated downstream tasks report one hf_subset per fold; their task score is
+    the mean over folds (what mteb reports as the task's score too). The row's
+    ``hf_subset`` reads ``mean of N folds``; numeric scores are averaged, others dropped.
+    """
+    kept, groups = [], {}
+    for row in rows:
+        if _FOLD.fullmatch(str(row.get("hf_subset", ""))):
+            groups.setdefault((row["model"], row["revision"], row["task"], row["split"]), []).append(row)
+        else:
+            kept.append(row)
+    for (model, revision, task, split), folds in groups.items():
+        numeric = {
+            k
+            for row in folds
+            for k, v in row.items()
+            if isinstance(v, int | float) and not isinstance(v, bool)
+        }
+        mean = {
+            k: sum(row[k] for row in folds) / len(folds) for k in numeric if all(k in row for row in folds)
+        }
+        kept.append(
+            {"model": model, "revision": revision, "task": task, "split": split,
+             "hf_subset": f"mean of {len(folds)} folds", **mean}
+        )  # fmt: skip
+    return kept
 
 
 def score_rows(results_dir: Path, tasks: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -53,11 +87,11 @@ def print_scores(results_dir: Path, tasks: Sequence[str] | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    rows = score_rows(results_dir, tasks)
+    rows = mean_over_folds(score_rows(results_dir, tasks))
     if not rows:
         raise SystemExit(f"no results found under {results_dir}/results")
-    known = (*EVALRANK_COLUMNS, *TRIPLET_COLUMNS)
-    columns = ["main_score", *(c for c in known if any(c in row for row in rows))]
+    extra = (*EVALRANK_COLUMNS, *SENTEVAL_COLUMNS, *TRIPLET_COLUMNS)
+    columns = ["main_score", *(c for c in extra if any(c in row for row in rows))]
     table = Table(title=f"Scores in {results_dir}")
     for name in ("model", "task", "hf_subset", *columns):
         table.add_column(
@@ -73,4 +107,4 @@ def print_scores(results_dir: Path, tasks: Sequence[str] | None = None) -> None:
                 cells.append("" if value is None else str(value))
         table.add_row(*cells)
     Console(width=200).print(table)
-    print("MRR, Hits@k and accuracies are shown x100; mean rank and counts as is.")
+    print("Scores are shown x100 (mean rank as is); cross-validation folds are averaged.")

@@ -97,7 +97,8 @@ def write_hub_folder(spec: DatasetSpec, built: BuiltDataset, source: Path, out_d
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     shutil.copyfile(spec.card_path, folder / "README.md")
-    licence = source / "evalrank" / "LICENSE"
+    # A recipe may name its licence file (LICENSE_FILE); the default is the EvalRank release's.
+    licence = source / getattr(spec.recipe(), "LICENSE_FILE", "evalrank/LICENSE")
     if licence.is_file():
         shutil.copyfile(licence, folder / "LICENSE")
     for name, data in built.configs.items():

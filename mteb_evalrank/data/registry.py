@@ -160,6 +160,12 @@ def install_sts_mirrors(source: Path | str, cache_dir: Path | None = None) -> di
 SENTEVAL = DatasetSpec("senteval", revision="v1.0.0", license="bsd-3-clause")
 DATASETS[SENTEVAL.family] = SENTEVAL
 
+# Evaluation-gap diagnostics (issue 5): WMT17 DA (MT metrics) and its slices, STS-B gold bands.
+WMT17_DA = DatasetSpec("wmt17-da", revision="v1.0.0", license="apache-2.0")
+STSB_GRANULARITY = DatasetSpec("stsb-granularity", revision="v1.0.0", license="other")
+DATASETS[WMT17_DA.family] = WMT17_DA
+DATASETS[STSB_GRANULARITY.family] = STSB_GRANULARITY
+
 # AccSent-style triplets (issue 4): human news paraphrases (MRPC, STS-B news) + keyword swaps.
 ACCSENT = DatasetSpec("accsent", revision="v1.0.0", license="other")
 DATASETS[ACCSENT.family] = ACCSENT

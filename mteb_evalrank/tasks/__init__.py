@@ -21,6 +21,23 @@ from .senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS  # noqa: E402
 TASKS = (*TASKS, *DOWNSTREAM_TASKS, *SENTEVAL_PROTOCOL_TASKS)
 __all__ += ["DOWNSTREAM_TASKS", "SENTEVAL_PROTOCOL_TASKS"]
 
+# Evaluation-gap diagnostics (issue 5): WMT17 DA, its slices and the STS-B gold bands, type STS.
+from .stsb_granularity import STSBenchmarkGranularity  # noqa: E402
+from .wmt17_da import WMT17DA  # noqa: E402
+from .wmt17_da_granularity import WMT17DAGranularity  # noqa: E402
+from .wmt17_da_length import WMT17DALength  # noqa: E402
+from .wmt17_da_vocab_coverage import WMT17DAVocabCoverage  # noqa: E402
+
+GAP_TASKS: tuple[type, ...] = (
+    WMT17DA,
+    WMT17DALength,
+    WMT17DAVocabCoverage,
+    WMT17DAGranularity,
+    STSBenchmarkGranularity,
+)
+TASKS = (*TASKS, *GAP_TASKS)
+__all__ += ["GAP_TASKS", *(task.__name__ for task in GAP_TASKS)]
+
 # AccSent-style triplet accuracy (issue 4): custom AbsTask, any JSON-lines triplet file.
 from ._triplet import AbsTaskTriplet, read_triplet_jsonl, triplet_task_from_jsonl  # noqa: E402
 from .accsent import AccSent  # noqa: E402

@@ -8,3 +8,18 @@ EVALRANK_CITATION = r"""@inproceedings{wang2022just,
   url = {https://aclanthology.org/2022.acl-long.419},
   year = {2022},
 }"""
+
+ABE2022_CITATION = r"""@inproceedings{abe2022sts,
+  author = {Abe, Kenya and Yokoi, Sho and Kajiwara, Tomoyuki and Inui, Kentaro},
+  booktitle = {Proceedings of the 3rd Workshop on Evaluation and Comparison of NLP Systems},
+  title = {Why is sentence similarity benchmark not predictive of application-oriented task performance?},
+  year = {2022},
+}"""
+
+WMT17_METRICS_CITATION = r"""@inproceedings{bojar2017results,
+  author = {Bojar, Ond{\v{r}}ej and Graham, Yvette and Kamran, Amir},
+  booktitle = {Proceedings of the Second Conference on Machine Translation},
+  pages = {489--513},
+  title = {Results of the {WMT17} Metrics Shared Task},
+  year = {2017},
+}"""

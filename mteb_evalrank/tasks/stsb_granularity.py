@@ -1,0 +1,57 @@
+"""STSBenchmarkGranularity: the STS-B test pairs in gold bands (Abe et al., 2022, 4.3.2).
+
+Data: ``mteb-evalrank/stsb-granularity`` (``tasks/stsb-granularity/``), hf_subsets
+``gold-0-1`` = [0, 1], ``gold-1-2`` = (1, 2], ... ``gold-4-5`` = (4, 5]. Main score
+``cosine_pearson`` (the paper's STS metric); see ``_gap`` for the other scores.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.evaluation.slices import STS_BAND_EDGES, band_name
+
+from ._citations import ABE2022_CITATION
+from ._gap import PAPER, STSB_GRANULARITY_DATASET, AbsTaskGapSTS, subsets
+
+
+class STSBenchmarkGranularity(AbsTaskGapSTS):
+    metadata = TaskMetadata(
+        name="STSBenchmarkGranularity",
+        description=(
+            "STS Benchmark test pairs split by gold similarity into [0, 1], (1, 2], (2, 3], (3, 4] "
+            "and (4, 5] (Abe et al., 2022, factor 3). Main score: Pearson correlation of cosine "
+            "similarity with the gold score within each band."
+        ),
+        reference=PAPER,
+        dataset=STSB_GRANULARITY_DATASET,
+        type="STS",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=subsets([band_name(lo, hi) for lo, hi in itertools.pairwise(STS_BAND_EDGES)]),
+        main_score="cosine_pearson",
+        date=("2012-01-01", "2017-12-31"),
+        domains=["News", "Social", "Web", "Written"],
+        task_subtypes=[],
+        license="multiple",  # STS-B sentences keep the licences of their sources
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="found",
+        bibtex_citation=r"""@inproceedings{cer2017semeval,
+  author = {Cer, Daniel and Diab, Mona and Agirre, Eneko and Lopez-Gazpio, I{\~n}igo and Specia, Lucia},
+  booktitle = {Proceedings of the 11th International Workshop on Semantic Evaluation (SemEval-2017)},
+  pages = {1--14},
+  title = {{S}em{E}val-2017 Task 1: Semantic Textual Similarity
+    Multilingual and Crosslingual Focused Evaluation},
+  year = {2017},
+}
+
+"""
+        + ABE2022_CITATION,
+    )
+
+    min_score = 0
+    max_score = 5

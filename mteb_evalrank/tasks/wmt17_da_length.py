@@ -1,0 +1,27 @@
+"""WMT17DALength: WMT17 DA pairs in sliding windows of sentence length (Abe et al., 2022, 4.1.2).
+
+hf_subsets ``length-0-40`` ... ``length-30-70``: pairs whose mean token length lies in
+``[lo, hi)``, sampled so that each window follows the STS-B length distribution (bins of 5
+tokens, seed 0; ``mteb_evalrank.evaluation.slices.sample_length_window``).
+"""
+
+from __future__ import annotations
+
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.evaluation.slices import PAPER_LENGTH_WINDOWS, window_name
+
+from ._gap import WMT17_METADATA, WMT17_SOURCE, AbsTaskGapSTS, subsets
+
+
+class WMT17DALength(AbsTaskGapSTS):
+    metadata = TaskMetadata(
+        name="WMT17DALength",
+        description=(
+            "WMT17 DA (to-English) subsets by mean sentence length of the pair, windows [0, 40) to "
+            "[30, 70), each sampled to follow the STS-B length distribution (Abe et al., 2022, "
+            "factor 1)." + WMT17_SOURCE
+        ),
+        eval_langs=subsets([window_name(window) for window in PAPER_LENGTH_WINDOWS]),
+        **WMT17_METADATA,
+    )
