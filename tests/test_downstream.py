@@ -70,6 +70,7 @@ def mteb_protocol(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, 
 
 def lr_protocol(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray) -> dict:
     """The senteval protocol's logistic regression written out with explicit loops."""
+    x_train, x_test = np.asarray(x_train, np.float64), np.asarray(x_test, np.float64)  # as the task
     with threadpool_limits(limits=1):  # small fits; BLAS threads only slow them down
         return _lr_protocol(x_train, y_train, x_test, y_test)
 
