@@ -75,7 +75,7 @@ class AbsTaskSentEval(AbsTaskClassification):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._embeddings = TextEmbeddingCache()
-        self._all_texts: list[str] = []
+        self._all_texts: list[str] | None = None
 
     # ------------------------------------------------------------------ data
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
@@ -100,20 +100,20 @@ class AbsTaskSentEval(AbsTaskClassification):
                 for k, subset in enumerate(FOLD_SUBSETS)
             }
             self.data_loaded = True
-        self._all_texts = self._texts_of(self.dataset)
 
-    def _texts_of(self, dataset: Any) -> list[str]:
-        subsets = dataset.values() if not isinstance(dataset, DatasetDict) else [dataset]
-        texts: dict[str, None] = {}
-        for subset in subsets:
-            for split in subset.values():
-                for column in self.text_columns:
-                    texts.update(dict.fromkeys(split[column]))
-        return list(texts)
+    def _task_texts(self) -> list[str]:
+        """Every distinct text of every subset and split, in order (encoded together on first use)."""
+        if self._all_texts is None:
+            subsets = [self.dataset] if isinstance(self.dataset, DatasetDict) else self.dataset.values()
+            columns = (
+                split[name] for subset in subsets for split in subset.values() for name in self.text_columns
+            )
+            self._all_texts = list(dict.fromkeys(text for column in columns for text in _as_list(column)))
+        return self._all_texts
 
     def unload_data(self) -> None:
         self._embeddings.clear()
-        self._all_texts = []
+        self._all_texts = None
         super().unload_data()
 
     # ------------------------------------------------------------ evaluation
@@ -121,7 +121,11 @@ class AbsTaskSentEval(AbsTaskClassification):
         """One feature row per example: its embedding (pair tasks: SentEval's pair features)."""
         columns = [
             self._embeddings.embed(
-                model, split[column], encode_first=self._all_texts, task_metadata=self.metadata, **encode
+                model,
+                _as_list(split[column]),
+                encode_first=self._task_texts(),
+                task_metadata=self.metadata,
+                **encode,
             )
             for column in self.text_columns
         ]
