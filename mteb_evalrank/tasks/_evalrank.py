@@ -33,6 +33,8 @@ from mteb_evalrank.evaluation.ranking import (
     rank_metrics,
 )
 
+from ._encoding import model_name
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -151,7 +153,7 @@ class AbsTaskEvalRank(AbsTaskRetrieval):
             )
         if hasattr(embeddings, "detach"):  # torch tensor
             embeddings = embeddings.detach().cpu().float().numpy()
-        where = f"{self.metadata.name} ({hf_subset}), model {_model_name(model)}"
+        where = f"{self.metadata.name} ({hf_subset}), model {model_name(model)}"
         matrix = check_embeddings(embeddings, where=where)  # NonFiniteEmbeddingsError counts bad rows
         if matrix.shape[0] != len(corpus):
             raise ValueError(
@@ -228,8 +230,3 @@ class AbsTaskEvalRank(AbsTaskRetrieval):
         scores["n_pairs"] = int(queries.size)
         scores["n_background"] = int(embeddings.shape[0])
         return scores
-
-
-def _model_name(model: Any) -> str:
-    meta = getattr(model, "mteb_model_meta", None)
-    return getattr(meta, "name", None) or type(model).__name__

@@ -166,7 +166,8 @@ class AbsTaskSentEval(AbsTaskClassification):
             "num_proc": num_proc,
         }
         x_train, x_test = self._features(model, train, **encode), self._features(model, test, **encode)
-        y_train, y_test = np.asarray(train[self.label_column_name]), np.asarray(test[self.label_column_name])
+        y_train = np.asarray(_as_list(train[self.label_column_name]))
+        y_test = np.asarray(_as_list(test[self.label_column_name]))
         # The classifiers fit small dense problems: BLAS/OpenMP threads only add spin-waiting,
         # and on a busy machine they make each fit tens of times slower; one thread is fastest.
         with timer("Scoring", split=hf_split, subset=hf_subset), threadpool_limits(limits=1):
