@@ -108,8 +108,8 @@ def centre(embeddings: NDArray[np.float64]) -> NDArray[np.float64]:
 
 #: unit roundoff of float32
 _U32 = 2.0**-24
-#: bytes per element of a chunk: the float32 dot products, one float32 work buffer, masks
-_BYTES_PER_ELEMENT = 12
+#: bytes per element of a chunk: float32 dot products and work buffer, two boolean masks
+_BYTES_PER_ELEMENT = 10
 
 
 def _chunk_rows(n_background: int, chunk_bytes: int) -> int:
@@ -153,18 +153,24 @@ def rank_counts_all(
     ``embeddings`` are the raw background embeddings (centred here). Pairs whose two sides
     are the same background item get ``g = t = 0`` (rank 1).
 
-    How: for a chunk of pairs, the dot products of the query rows with every background row
-    are one float32 matrix product (fast), shared by both similarities. A float32 dot
-    product of rows ``a``, ``b`` is within ``gamma |a| |b|`` of the exact one,
+    How: for a chunk of pairs, the dot products ``D = x_q . x_u`` of the query rows with every
+    background row are one float32 matrix product (fast), shared by both similarities. Each
+    similarity is then compared through a monotone stand-in that costs one pass over ``D``,
+    the per-query factors being folded into per-query thresholds:
+
+    * cosine: ``c(q,u) |x_q| = D * (1/|x_u|)``, compared with ``(s(q,p) +- tol) |x_q|``;
+    * euclidean: ``v(q,u) = D - |x_u|^2 / 2 = (|x_q|^2 - ||x_q - x_u||^2) / 2``, larger is
+      better, compared with ``(|x_q|^2 - d^2) / 2`` for the distances ``d`` at which
+      ``1 / (1 + d) = s(q,p) +- tol``.
+
+    A float32 dot product of rows ``a``, ``b`` is within ``gamma |a| |b|`` of the exact one,
     ``gamma = (dim + 2) u / (1 - (dim + 2) u)``, ``u = 2^-24`` (inputs rounded to float32,
     then summed; Higham, *Accuracy and Stability of Numerical Algorithms*, Thm 3.5). Every
-    competitor whose float32 similarity is farther than that bound (plus the rounding of
-    the few operations after it) from the decision band ``[s(q,p) - tol, s(q,p) + tol]``
-    is classified from the float32 value; the few inside are recomputed in float64 from
-    their definition and compared with ``s(q,p)`` (always computed in float64). The
-    euclidean comparison is made on squared distances, whose float32 error is bounded by
-    ``(gamma + 6u)(|q|^2 + |u|^2)``. Peak extra memory: about ``chunk_bytes`` plus a
-    float64 and a float32 copy of the embeddings.
+    competitor whose float32 stand-in is farther than that bound (plus the rounding of the
+    pass, of the scale factors and of the float32 thresholds) from the decision band is
+    classified from the float32 value; the few inside are recomputed in float64 from their
+    definition and compared with ``s(q,p)`` (always computed in float64). Peak extra memory:
+    about ``chunk_bytes`` plus a float64 and a float32 copy of the embeddings.
     """
     x = centre(check_embeddings(embeddings))
     q = np.asarray(queries, dtype=np.intp)
@@ -181,49 +187,58 @@ def rank_counts_all(
     sq = np.einsum("ij,ij->i", x, x)
     norms = np.sqrt(sq)
     inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    x32, inv32, sq32 = x.astype(np.float32), inv.astype(np.float32), sq.astype(np.float32)
+    x32, inv32, half_sq32 = x.astype(np.float32), inv.astype(np.float32), (sq / 2).astype(np.float32)
     gamma = (dim + 2) * _U32 / (1 - (dim + 2) * _U32)
     max_sq = float(sq.max())
     counts = {s: (np.zeros(q.size, np.int64), np.zeros(q.size, np.int64)) for s in similarities}
     rows = _chunk_rows(n, chunk_bytes)
-    work = np.empty((min(rows, max(q.size, 1)), n), dtype=np.float32)
+    # buffers reused by every chunk (fresh large arrays would page-fault on each chunk)
+    size = min(rows, max(q.size, 1))
+    dots_buf = np.empty((size, n), dtype=np.float32)
+    value_buf = np.empty((size, n), dtype=np.float32)
+    above_buf = np.empty((size, n), dtype=bool)
+    band_buf = np.empty((size, n), dtype=bool)
     for part in _chunks(q.size, rows):
         qc, pc = q[part], p[part]
         local = np.arange(qc.size)
-        dots = x32[qc] @ x32.T
-        buffer = work[: qc.size]
+        dots = np.matmul(x32[qc], x32.T, out=dots_buf[: qc.size])
+        value = value_buf[: qc.size]
         for similarity in similarities:
             if similarity == "cosine":
-                # s = (x_q . x_u) / (|x_q| |x_u|), a zero row has cosine 0
-                np.multiply(dots, inv32[None, :], out=buffer)
-                buffer *= inv32[qc, None]
+                # value = D / |x_u| = cos(q, u) |x_q|  (a zero row has cosine 0)
+                np.multiply(dots, inv32[None, :], out=value)
                 target = np.einsum("ij,ij->i", x[qc], x[pc]) * inv[qc] * inv[pc]
-                margin = np.full(qc.size, 2 * gamma + 8 * _U32)
-                lo, hi = target - tol - margin, target + tol + margin
-                larger_is_better = True
+                scale = norms[qc]
+                lo = (target - tol) * scale
+                hi = (target + tol) * scale
+                # |fl32(value) - c |x_q|| <= (gamma + 3u) |x_q|, |c| <= 1; thresholds rounded to float32
+                margin = (2 * gamma + 8 * _U32) * scale + 2 * _U32 * np.maximum(abs(lo), abs(hi))
             else:
-                # squared distance d2 = |x_q|^2 + |x_u|^2 - 2 x_q . x_u; s = 1 / (1 + sqrt(d2))
-                np.multiply(dots, -2.0, out=buffer)
-                buffer += sq32[None, :]
-                buffer += sq32[qc, None]
+                # value = D - |x_u|^2 / 2; s(q,u) > target + tol  <=>  d(q,u) < 1/(target + tol) - 1
+                np.subtract(dots, half_sq32[None, :], out=value)
                 target = 1.0 / (1.0 + np.linalg.norm(x[qc] - x[pc], axis=1))
-                margin = 2 * (gamma + 6 * _U32) * (sq[qc] + max_sq)
-                # s(q,u) > target + tol  <=>  d(q,u) < 1/(target + tol) - 1
                 better_d = 1.0 / (target + tol) - 1.0
                 worse_d = np.where(target - tol > 0, 1.0 / np.maximum(target - tol, 1e-300) - 1.0, np.inf)
-                lo = np.where(better_d > 0, better_d, 0.0) ** 2 - margin
-                lo[better_d < 0] = -np.inf  # nothing can beat s = target + tol > 1
-                hi = worse_d**2 + margin
-                larger_is_better = False  # a smaller distance is better
-            lo32, hi32 = lo[:, None].astype(np.float32), hi[:, None].astype(np.float32)
+                with np.errstate(invalid="ignore", over="ignore"):
+                    hi = np.where(better_d >= 0, (sq[qc] - better_d**2) / 2, np.inf)  # nothing beats s > 1
+                    lo = (sq[qc] - worse_d**2) / 2
+                finite = np.where(np.isfinite(lo), abs(lo), 0.0) + np.where(np.isfinite(hi), abs(hi), 0.0)
+                # |fl32(value) - v| <= (gamma + 2u)(|x_q| |x_u| + |x_u|^2)
+                #                   <= (gamma + 2u)(|x_q|^2 / 2 + 3/2 max |x_u|^2)
+                margin = (gamma + 6 * _U32) * (sq[qc] + 2 * max_sq) + 2 * _U32 * finite
+            lo32 = (lo - margin)[:, None].astype(np.float32)
+            hi32 = (hi + margin)[:, None].astype(np.float32)
             # u = q and u = p are not competitors: push them to the worst end of every count
-            worst = -np.inf if larger_is_better else np.inf
-            buffer[local, qc] = worst
-            buffer[local, pc] = worst
-            clearly_better = buffer > hi32 if larger_is_better else buffer < lo32
-            g = np.count_nonzero(clearly_better, axis=1)
-            del clearly_better
-            band_rows, band_cols = np.nonzero((buffer >= lo32) & (buffer <= hi32))
+            value[local, qc] = -np.inf
+            value[local, pc] = -np.inf
+            above = np.greater(value, hi32, out=above_buf[: qc.size])
+            g = np.count_nonzero(above, axis=1)
+            band = np.greater_equal(value, lo32, out=band_buf[: qc.size])
+            band ^= above  # lo <= value <= hi  (value > hi implies value >= lo)
+            # np.nonzero is slow per element scanned; the band is sparse, so scan only its rows
+            with_band = np.flatnonzero(band.any(axis=1))
+            sub_rows, band_cols = np.nonzero(band[with_band])
+            band_rows = with_band[sub_rows]
             t = np.zeros(qc.size, dtype=np.int64)
             _refine(x, inv, qc, band_rows, band_cols, target, tol, similarity, g, t, chunk_bytes)
             same = qc == pc

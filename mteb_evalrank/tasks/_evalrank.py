@@ -33,7 +33,7 @@ from mteb_evalrank.evaluation.ranking import (
     rank_metrics,
 )
 
-from ._encoding import model_name
+from ._encoding import as_list, model_name
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -95,7 +95,7 @@ class AbsTaskEvalRank(AbsTaskRetrieval):
     def _pairs(
         self, data_split: RetrievalSplitData, hf_subset: str
     ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-        ids = data_split["corpus"]["id"]
+        ids = as_list(data_split["corpus"]["id"])
         row = {doc_id: i for i, doc_id in enumerate(ids)}
         if len(row) != len(ids):
             raise ValueError(f"{self.metadata.name} ({hf_subset}): duplicate corpus ids.")
@@ -207,7 +207,7 @@ class AbsTaskEvalRank(AbsTaskRetrieval):
         **kwargs: Any,
     ) -> ScoresDict:
         queries, positives = self._pairs(data_split, hf_subset)
-        key = self._background_key(data_split["corpus"]["text"])
+        key = self._background_key(as_list(data_split["corpus"]["text"]))
         embeddings = self._encode_background(
             model,
             data_split,

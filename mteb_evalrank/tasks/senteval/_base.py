@@ -41,7 +41,7 @@ from threadpoolctl import threadpool_limits
 from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.evaluation.classifiers import pair_features, senteval_scores
 
-from .._encoding import TextEmbeddingCache
+from .._encoding import TextEmbeddingCache, as_list
 
 if TYPE_CHECKING:
     from mteb.timing import TimingStack
@@ -108,7 +108,7 @@ class AbsTaskSentEval(AbsTaskClassification):
             columns = (
                 split[name] for subset in subsets for split in subset.values() for name in self.text_columns
             )
-            self._all_texts = list(dict.fromkeys(text for column in columns for text in _as_list(column)))
+            self._all_texts = list(dict.fromkeys(text for column in columns for text in as_list(column)))
         return self._all_texts
 
     def unload_data(self) -> None:
@@ -122,7 +122,7 @@ class AbsTaskSentEval(AbsTaskClassification):
         columns = [
             self._embeddings.embed(
                 model,
-                _as_list(split[column]),
+                as_list(split[column]),
                 encode_first=self._task_texts(),
                 task_metadata=self.metadata,
                 **encode,
@@ -166,8 +166,8 @@ class AbsTaskSentEval(AbsTaskClassification):
             "num_proc": num_proc,
         }
         x_train, x_test = self._features(model, train, **encode), self._features(model, test, **encode)
-        y_train = np.asarray(_as_list(train[self.label_column_name]))
-        y_test = np.asarray(_as_list(test[self.label_column_name]))
+        y_train = np.asarray(as_list(train[self.label_column_name]))
+        y_test = np.asarray(as_list(test[self.label_column_name]))
         # The classifiers fit small dense problems: BLAS/OpenMP threads only add spin-waiting,
         # and on a busy machine they make each fit tens of times slower; one thread is fastest.
         with timer("Scoring", split=hf_split, subset=hf_subset), threadpool_limits(limits=1):
@@ -204,7 +204,7 @@ class AbsTaskSentEval(AbsTaskClassification):
         return super()._undersample_data(_ListColumns(dataset), experiment_num, idxs)  # type: ignore[arg-type]
 
     def _calculate_scores(self, y_test: Any, y_pred: Any) -> Any:
-        return super()._calculate_scores(_as_list(y_test), y_pred)
+        return super()._calculate_scores(as_list(y_test), y_pred)
 
 
 class _ListColumns:
@@ -217,15 +217,10 @@ class _ListColumns:
         return len(self._dataset)
 
     def __getitem__(self, key: Any) -> Any:
-        return _as_list(self._dataset[key]) if isinstance(key, str) else self._dataset[key]
+        return as_list(self._dataset[key]) if isinstance(key, str) else self._dataset[key]
 
     def select(self, indices: Any) -> Any:
         return self._dataset.select(indices)
-
-
-def _as_list(column: Any) -> Any:
-    """A ``datasets`` column as a list (one Arrow read); lists and arrays unchanged."""
-    return column if isinstance(column, list | np.ndarray) else column[:]
 
 
 class AbsTaskSentEvalPair(AbsTaskSentEval):
