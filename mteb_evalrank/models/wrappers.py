@@ -1,0 +1,157 @@
+"""``PostProcessedEncoder``: any mteb encoder followed by a fitted post-processing.
+
+The statistics are fitted lazily, on the first ``encode``, on a documented **fit corpus**
+encoded by the wrapped model, and kept for the life of the object. They never see a task's
+texts or answers. Fit corpora of the zoo (``FitCorpus``):
+
+* static word vectors: the ``N`` most frequent vocabulary words (GloVe files are ordered by
+  frequency; each word encoded on its own = its vector), as Mu and Viswanath fit on word
+  vectors: ``N = 10,000`` for glove.6B.50d, all 5,000 words of the toy GloVe;
+* sentence encoders: the English reference sentences of WMT17 DA (``mteb-evalrank/wmt17-da``
+  config ``all``, column ``sentence1``), de-duplicated, in file order (2,787 sentences).
+  They carry no label of any task; WMT17DA itself scores (reference, MT output) pairs, so
+  for that task the fit is transductive on its reference side (texts only, no scores).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from mteb.models.abs_encoder import AbsEncoder
+from numpy.typing import NDArray
+
+from .postprocess import Transform
+
+if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import TaskMetadata
+    from mteb.types import Array, BatchedInput, PromptType
+    from torch.utils.data import DataLoader
+
+
+@dataclass(frozen=True)
+class FitCorpus:
+    """A named recipe for the texts a post-processing is fitted on."""
+
+    name: str
+    texts: Callable[[AbsEncoder], Sequence[str]]
+    """The fit texts, given the wrapped encoder (static models read their own vocabulary)."""
+
+
+def vocabulary_head(n: int | None) -> FitCorpus:
+    """The first ``n`` words (all if ``None``) of a ``StaticWordEmbeddings`` vocabulary."""
+
+    def texts(encoder: AbsEncoder) -> list[str]:
+        index = getattr(encoder, "index", None)
+        if not isinstance(index, dict):
+            raise TypeError(f"vocabulary fit corpus needs a static word-vector encoder, got {type(encoder)}.")
+        return list(index)[:n]
+
+    return FitCorpus("all vocabulary words" if n is None else f"the {n:,} most frequent words", texts)
+
+
+def wmt17_reference_sentences(limit: int | None = None) -> list[str]:
+    """WMT17 DA reference sentences (config ``all``, ``sentence1``), de-duplicated, file order.
+
+    Loaded with ``datasets.load_dataset`` like the tasks (offline: after
+    ``mteb-evalrank datasets build``).
+    """
+    import datasets
+
+    from mteb_evalrank.data.registry import WMT17_DA
+
+    try:
+        data = datasets.load_dataset(WMT17_DA.hub_id, "all", revision=WMT17_DA.revision, split="test")
+    except Exception as error:  # datasets raises several types when the cache is missing
+        raise RuntimeError(
+            f"the fit corpus {WMT17_DA.hub_id} (config 'all') could not be loaded ({error}). Offline, "
+            "build it first: mteb-evalrank datasets build --source ../shared/data --out hub"
+        ) from error
+    sentences = list(dict.fromkeys(data["sentence1"]))
+    return sentences[:limit]
+
+
+def wmt17_references(limit: int | None = None) -> FitCorpus:
+    """``FitCorpus`` of ``wmt17_reference_sentences`` (the first ``limit`` only, for tests)."""
+    name = "WMT17 DA reference sentences (mteb-evalrank/wmt17-da, all, de-duplicated)"
+    return FitCorpus(
+        name if limit is None else f"{name}, first {limit}", lambda _: wmt17_reference_sentences(limit)
+    )
+
+
+def encode_texts(
+    encoder: AbsEncoder, texts: Sequence[str], batch_size: int = 32, **kwargs: Any
+) -> NDArray[np.float32]:
+    """Encode a plain list of texts through ``encoder.encode`` (a DataLoader of ``{"text": [...]}``)."""
+    from datasets import Dataset
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(Dataset.from_dict({"text": list(texts)}), batch_size=batch_size)
+    return np.asarray(encoder.encode(loader, **kwargs), dtype=np.float32)
+
+
+class PostProcessedEncoder(AbsEncoder):
+    """``transform(base.encode(...))``; the transform is fitted on ``corpus`` at first use.
+
+    Args:
+        base: the wrapped mteb encoder.
+        fit: ``embeddings of the fit corpus -> Transform`` (e.g. ``postprocess.fit_abtt``).
+        corpus: the fit corpus, encoded by ``base``.
+        transform: an already fitted transform instead of ``fit``/``corpus`` (e.g.
+            ``postprocess.truncation``, which needs no data).
+    """
+
+    def __init__(
+        self,
+        base: AbsEncoder,
+        *,
+        fit: Callable[[NDArray[np.float32]], Transform] | None = None,
+        corpus: FitCorpus | None = None,
+        transform: Transform | None = None,
+    ) -> None:
+        if transform is None and (fit is None or corpus is None):
+            raise ValueError("PostProcessedEncoder needs a fitted transform, or fit= and corpus=.")
+        self.base = base
+        self.fit = fit
+        self.corpus = corpus
+        self.transform = transform
+
+    def fitted(self, task_metadata: TaskMetadata | None = None, **kwargs: Any) -> Transform:
+        """The transform, fitted now on the fit corpus if not yet."""
+        if self.transform is None:
+            assert self.fit is not None and self.corpus is not None
+            texts = self.corpus.texts(self.base)
+            if not texts:
+                raise ValueError(f"the fit corpus ({self.corpus.name}) is empty.")
+            kwargs.setdefault("hf_split", "fit")
+            kwargs.setdefault("hf_subset", "default")
+            self.transform = self.fit(encode_texts(self.base, texts, task_metadata=task_metadata, **kwargs))
+        return self.transform
+
+    def encode(
+        self,
+        inputs: DataLoader[BatchedInput],
+        *,
+        task_metadata: TaskMetadata,
+        hf_split: str,
+        hf_subset: str,
+        prompt_type: PromptType | None = None,
+        **kwargs: Any,
+    ) -> Array:
+        """The wrapped encoder's embeddings of ``inputs``, post-processed.
+
+        The first call fits the transform; the fit corpus is encoded with this call's
+        ``task_metadata`` (the zoo's encoders ignore it) and no prompt type.
+        """
+        transform = self.fitted(task_metadata)
+        embeddings = self.base.encode(
+            inputs,
+            task_metadata=task_metadata,
+            hf_split=hf_split,
+            hf_subset=hf_subset,
+            prompt_type=prompt_type,
+            **kwargs,
+        )
+        return transform(np.asarray(embeddings))

@@ -1,0 +1,325 @@
+"""The model zoo (issue 7): names and metas, post-processing maths checked against
+independent computations, MiniLM poolings against transformers / sentence-transformers,
+the one-forward-pass memo, fit corpora. Real models, no mocks."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import mteb
+import numpy as np
+import pytest
+from mteb.models.abs_encoder import AbsEncoder
+from sklearn.decomposition import PCA
+
+import mteb_evalrank  # noqa: F401
+from mteb_evalrank.evaluation import ranking
+from mteb_evalrank.models import MODEL_METAS, postprocess
+from mteb_evalrank.models.minilm import MEMO, MiniLMLayerPooling, model_path
+from mteb_evalrank.models.static import StaticWordEmbeddings
+from mteb_evalrank.models.wrappers import (
+    PostProcessedEncoder,
+    encode_texts,
+    wmt17_reference_sentences,
+    wmt17_references,
+)
+from mteb_evalrank.models.zoo import (
+    GLOVE_FIT_WORDS,
+    SOURCE_ENV,
+    ZOO,
+    ZOO_METAS,
+    ZOO_MODELS,
+    model_family,
+    toy_glove_path,
+)
+
+MINILM = "evalrank/all-MiniLM-L6-v2-"
+LPS = ("cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en")
+
+
+def encode(model: AbsEncoder, texts: list[str]) -> np.ndarray:
+    return encode_texts(model, texts, task_metadata=None, hf_split="test", hf_subset="default")
+
+
+@pytest.fixture(scope="module")
+def sentences(source: Path) -> list[str]:
+    """20 STS-B test sentences (EvalRank copy) and one longer than 256 word pieces."""
+    rows = (source / "evalrank/sent_similarity/STS/STSBenchmark/sts-test.csv").read_text("utf-8").splitlines()
+    texts = [text for row in rows[:10] for text in row.split("\t")[5:7]]
+    return [*texts, " ".join(["the quick brown fox jumps over the lazy dog ."] * 40)]
+
+
+@pytest.fixture(scope="module")
+def wmt17(source: Path) -> None:
+    """Only the wmt17-da dataset, installed in the (test) datasets cache."""
+    from mteb_evalrank.data import hub
+    from mteb_evalrank.data.registry import WMT17_DA
+
+    hub.install_into_cache(WMT17_DA, WMT17_DA.recipe().build(source))
+
+
+@pytest.fixture(autouse=True)
+def toy_source(source: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SOURCE_ENV, str(source))
+
+
+# ------------------------------------------------------------------ names and metas
+def test_zoo_names_metas_and_families() -> None:
+    assert len(ZOO) >= 24 and len(set(ZOO)) == len(ZOO)
+    assert all(name.startswith("evalrank/") for name in ZOO)
+    assert [meta.name for meta in MODEL_METAS] == list(ZOO)
+    assert ZOO[0] == "evalrank/glove.6B.50d"
+    for name in ZOO:
+        meta, model = ZOO_METAS[name], ZOO_MODELS[name]
+        assert meta.embed_dim == model.dims and meta.revision == "1.0.0"
+        assert meta.similarity_fn_name == "cosine"
+        minilm = name.startswith(MINILM)
+        assert model_family(name) == (
+            "all-MiniLM-L6-v2" if minilm else "glove-toy" if "toy" in name else "glove.6B.50d"
+        )
+        assert meta.license == ("apache-2.0" if minilm else "https://opendatacommons.org/licenses/pddl/1-0/")
+        assert mteb.get_model_meta(name) is meta
+    assert model_family("sentence-transformers/all-MiniLM-L6-v2") == "all-MiniLM-L6-v2"
+    assert model_family("someone/else") == "someone/else"
+    assert ZOO_METAS["evalrank/glove.6B.50d"].n_parameters == 400_000 * 50
+
+
+def test_minilm_parameter_counts_match_the_torch_modules() -> None:
+    model = MiniLMLayerPooling("cls").model
+
+    def count(module: object) -> int:
+        return sum(p.numel() for p in module.parameters())  # type: ignore[attr-defined]
+
+    layers = [count(layer) for layer in model.encoder.layer]
+    for layer in range(6):
+        expected = count(model.embeddings) + sum(layers[:layer])
+        assert ZOO_METAS[f"{MINILM}mean-layer-{layer}"].n_parameters == expected
+    assert ZOO_METAS[f"{MINILM}cls"].n_parameters == count(model.embeddings) + sum(layers)
+    assert ZOO_METAS[f"{MINILM}cls"].n_embedding_parameters == model.embeddings.word_embeddings.weight.numel()
+
+
+def test_every_zoo_model_loads_offline(offline_models: None) -> None:
+    for name in ZOO:
+        model = mteb.get_model(name)
+        assert isinstance(model, AbsEncoder) and model.mteb_model_meta.name == name
+        if isinstance(model, PostProcessedEncoder) and model.transform is None:
+            continue  # fitting is tested below
+        assert encode(model, ["the cat sat on the mat ."]).shape == (1, ZOO_METAS[name].embed_dim)
+
+
+def test_toy_glove_is_found_through_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = mteb.get_model("evalrank/glove-toy-50d")
+    assert isinstance(model, StaticWordEmbeddings) and len(model.index) == 5000
+    monkeypatch.setenv(SOURCE_ENV, str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=rf"toy_emb\.txt.*{SOURCE_ENV}"):
+        toy_glove_path()
+
+
+# ------------------------------------------------------------------ post-processing maths
+@pytest.fixture(scope="module")
+def anisotropic() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(300, 12)) @ rng.normal(size=(12, 12)) + rng.normal(size=12) * 3
+
+
+def test_abtt_removes_mean_and_top_components(anisotropic: np.ndarray) -> None:
+    x = anisotropic
+    transform = postprocess.fit_abtt(x, 2)
+    y = transform(x).astype(np.float64)
+    pcs = PCA(n_components=2).fit(x).components_  # independent: scikit-learn's PCA
+    np.testing.assert_allclose(y @ pcs.T, 0, atol=1e-5)
+    np.testing.assert_allclose(y.mean(axis=0), 0, atol=1e-5)
+    centred = x - x.mean(axis=0)
+    by_hand = centred - (centred @ pcs.T) @ pcs
+    np.testing.assert_allclose(y, by_hand, atol=1e-5)
+    row = x[:1] + 1.0  # a new row: same formula
+    np.testing.assert_allclose(
+        transform(row), (row - x.mean(0)) - ((row - x.mean(0)) @ pcs.T) @ pcs, atol=1e-5
+    )
+
+
+def test_whitening_gives_identity_covariance(anisotropic: np.ndarray) -> None:
+    y = postprocess.fit_whitening(anisotropic)(anisotropic).astype(np.float64)
+    np.testing.assert_allclose(np.cov(y, rowvar=False), np.eye(12), atol=1e-5)
+    np.testing.assert_allclose(y.mean(axis=0), 0, atol=1e-5)
+    reduced_fit = postprocess.fit_whitening(anisotropic, k=4)
+    reduced = reduced_fit(anisotropic).astype(np.float64)
+    assert reduced.shape == (300, 4)
+    np.testing.assert_allclose(np.cov(reduced, rowvar=False), np.eye(4), atol=1e-5)
+    # k=4 keeps the 4 largest-variance directions: the columns lie in the top-4 PC subspace
+    pcs = PCA(n_components=4).fit(anisotropic).components_
+    np.testing.assert_allclose(pcs.T @ pcs @ reduced_fit.matrix, reduced_fit.matrix, atol=1e-8)
+
+
+def test_pc_removal_is_uncentred(anisotropic: np.ndarray) -> None:
+    x = anisotropic
+    y = postprocess.fit_pc_removal(x, 1)(x).astype(np.float64)
+    _, vectors = np.linalg.eigh(x.T @ x)  # independent: top eigenvector of X^T X, no centring
+    u = vectors[:, -1]
+    np.testing.assert_allclose(y @ u, 0, atol=1e-5)
+    np.testing.assert_allclose(y, x - np.outer(x @ u, u), atol=1e-5)
+    assert np.abs(y.mean(axis=0)).max() > 0.1  # not centred
+
+
+def test_znorm_rows_have_unit_length(anisotropic: np.ndarray) -> None:
+    x = anisotropic
+    y = postprocess.fit_znorm(x)(x).astype(np.float64)
+    z = (x - x.mean(0)) / x.std(0)
+    np.testing.assert_allclose(y, z / np.linalg.norm(z, axis=1, keepdims=True), atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(y, axis=1), 1, atol=1e-6)
+
+
+def test_truncation_is_the_first_columns(anisotropic: np.ndarray) -> None:
+    np.testing.assert_array_equal(
+        postprocess.truncation(12, 5)(anisotropic), anisotropic[:, :5].astype(np.float32)
+    )
+    with pytest.raises(ValueError, match=r"k must be in \[1, 12\]"):
+        postprocess.truncation(12, 13)
+
+
+@pytest.mark.parametrize("kind", postprocess.KINDS)
+def test_degenerate_input_gives_finite_zeros(kind: str) -> None:
+    constant = np.tile(np.array([[0.3, -1.7, 2.1, 0.0]], dtype=np.float32), (50, 1))
+    transform = postprocess.fitter(kind, 4)(constant)
+    out = transform(constant)
+    assert np.isfinite(out).all() and not out.any()
+    # one constant dimension among varying ones: finite, and that dimension contributes nothing
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(50, 4)).astype(np.float32)
+    x[:, 2] = 5.0
+    out = postprocess.fitter(kind, 4)(x)(x)
+    assert np.isfinite(out).all()
+    # a constant encoder does not rank: whole-background MRR with random tie-breaking ~ H(n)/n
+    counts = ranking.rank_counts(transform(constant), list(range(0, 50, 2)), list(range(1, 50, 2)))
+    assert ranking.rank_metrics(counts)["mrr"] == pytest.approx(sum(1 / r for r in range(1, 50)) / 49)
+
+
+def test_bad_inputs_are_rejected(anisotropic: np.ndarray) -> None:
+    with pytest.raises(ValueError, match="2-D"):
+        postprocess.fit_znorm(np.ones(5))
+    bad = anisotropic.copy()
+    bad[7, 3] = np.nan
+    with pytest.raises(ValueError, match=r"non-finite value .* row 7"):
+        postprocess.fit_abtt(bad, 2)
+    with pytest.raises(ValueError, match="more than 3 fit rows"):
+        postprocess.fit_abtt(anisotropic[:3], 3)
+    with pytest.raises(ValueError, match=r"in \[1, 11\]"):
+        postprocess.fit_pc_removal(anisotropic, 12)
+    with pytest.raises(ValueError, match="fitted on 12-d rows"):
+        postprocess.fit_znorm(anisotropic)(anisotropic[:, :3])
+    with pytest.raises(ValueError, match="unknown post-processing"):
+        postprocess.fitter("pca", 12)
+    assert postprocess.abtt_components(50) == 1 and postprocess.abtt_components(384) == 4
+
+
+# ------------------------------------------------------------------ static-vector wrappers
+def test_glove_abtt_is_fitted_on_the_most_frequent_words() -> None:
+    model = mteb.get_model("evalrank/glove.6B.50d-abtt")
+    assert isinstance(model, PostProcessedEncoder) and model.transform is None
+    out = encode(model, ["the", "cat"])
+    vectors = model.base.vectors[:GLOVE_FIT_WORDS].astype(np.float64)  # glove files: most frequent first
+    pcs = PCA(n_components=1).fit(vectors).components_
+    np.testing.assert_allclose(model.transform.mean, vectors.mean(0), atol=1e-6)
+    raw = encode(model.base, ["the", "cat"]).astype(np.float64) - vectors.mean(0)
+    np.testing.assert_allclose(out, raw - (raw @ pcs.T) @ pcs, atol=1e-5)
+    toy = mteb.get_model("evalrank/glove-toy-50d-abtt")
+    encode(toy, ["cat"])
+    toy_mean = toy.base.vectors.astype(np.float64).mean(0)  # all 5,000 words
+    np.testing.assert_allclose(toy.transform.mean, toy_mean, atol=1e-9)
+
+
+def test_truncated_glove_is_the_first_dims() -> None:
+    full, short = mteb.get_model("evalrank/glove.6B.50d"), mteb.get_model("evalrank/glove.6B.50d-dim10")
+    texts = ["a cat sat on the mat", "unknownword"]
+    np.testing.assert_array_equal(encode(short, texts), encode(full, texts)[:, :10])
+
+
+# ------------------------------------------------------------------ MiniLM
+def test_minilm_poolings_against_transformers(sentences: list[str]) -> None:
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_path())
+    model = AutoModel.from_pretrained(model_path())  # an independent copy, one text at a time, no padding
+    texts = sentences[:5] + sentences[-1:]
+    expected: dict[str, list[np.ndarray]] = {}
+    for text in texts:
+        batch = tokenizer(text, truncation=True, max_length=256, return_tensors="pt")
+        with torch.no_grad():
+            hidden = [h[0].numpy() for h in model(**batch, output_hidden_states=True).hidden_states]
+        assert len(hidden) == 7 and hidden[0].shape[0] <= 256
+        expected.setdefault("cls", []).append(hidden[6][0])
+        expected.setdefault("first-last-avg", []).append(((hidden[1] + hidden[6]) / 2).mean(0))
+        expected.setdefault("mean-last", []).append(hidden[6].mean(0))
+        for layer in range(7):
+            expected.setdefault(f"mean-layer-{layer}", []).append(hidden[layer].mean(0))
+    for pooling, rows in expected.items():
+        got = MiniLMLayerPooling(pooling).embed(texts)
+        np.testing.assert_allclose(got, np.stack(rows), atol=2e-5, err_msg=pooling)
+
+
+def test_mean_last_equals_the_official_model(sentences: list[str]) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    official = SentenceTransformer(model_path(), device="cpu").encode(sentences, convert_to_numpy=True)
+    ours = MiniLMLayerPooling("mean-last").embed(sentences)
+    cosine = (ours * official).sum(1) / np.linalg.norm(ours, axis=1) / np.linalg.norm(official, axis=1)
+    assert cosine.min() >= 1 - 1e-5
+    np.testing.assert_allclose(np.linalg.norm(official, axis=1), 1, atol=1e-5)  # official: L2-normalised
+
+
+def test_one_forward_pass_serves_every_variant(sentences: list[str]) -> None:
+    MEMO.clear()
+    texts = sentences[:12]
+    first = mteb.get_model(f"{MINILM}cls")
+    before = MiniLMLayerPooling.forward_calls
+    encode(first, texts)
+    assert MiniLMLayerPooling.forward_calls - before == 1  # 12 texts, one batch of 32
+    calls = MiniLMLayerPooling.forward_calls
+    for name in ("mean-layer-3", "first-last-avg", "mean-last", "mean-dim64"):
+        out = encode(mteb.get_model(MINILM + name), [*texts[::-1], texts[0]])  # other order, a repeat
+        assert out.shape[0] == 13
+    assert MiniLMLayerPooling.forward_calls == calls
+    mean = encode(mteb.get_model(f"{MINILM}mean-last"), texts)
+    np.testing.assert_array_equal(encode(mteb.get_model(f"{MINILM}mean-dim128"), texts), mean[:, :128])
+    assert len(MEMO) == len(set(texts))
+
+
+def test_memo_is_bounded() -> None:
+    from mteb_evalrank.models.minilm import FeatureMemo
+
+    memo = FeatureMemo(2)
+    for text in "abc":
+        memo.put(text, np.zeros((8, 384), dtype=np.float32))
+    assert len(memo) == 2 and memo.get("a") is None and memo.get("c") is not None
+
+
+# ------------------------------------------------------------------ sentence fit corpus
+def test_default_sentence_fit_corpus_is_the_wmt17_references(source: Path, wmt17: None) -> None:
+    expected: list[str] = []
+    for lp in LPS:  # independent read of the raw files, in the order of the 'all' config
+        with (source / "wmt17-da" / f"testset_{lp}.tsv").open(encoding="utf-8", newline="") as handle:
+            expected += [
+                row["reference"] for row in csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+            ]
+    got = wmt17_reference_sentences()
+    assert got == list(dict.fromkeys(expected)) and len(got) == 2787
+    model = mteb.get_model(f"{MINILM}mean-whiten")
+    assert model.corpus.name == wmt17_references().name
+
+
+def test_sentence_wrapper_fits_on_its_corpus_once(sentences: list[str], wmt17: None) -> None:
+    corpus = wmt17_references(limit=40)
+    base = MiniLMLayerPooling("mean-last")
+    wrapped = PostProcessedEncoder(base, fit=lambda x: postprocess.fit_abtt(x, 4), corpus=corpus)
+    out = encode(wrapped, sentences[:6])
+    fit_rows = base.embed(wmt17_reference_sentences(40))
+    expected = postprocess.fit_abtt(fit_rows, 4)(base.embed(sentences[:6]))
+    np.testing.assert_allclose(out, expected, atol=1e-5)
+    fitted = wrapped.transform
+    encode(wrapped, sentences[6:8])
+    assert wrapped.transform is fitted
+    # PCs are of the fit corpus, not of the encoded texts: the texts' mean is not removed
+    assert not math.isclose(float(np.abs(out.mean(0)).max()), 0, abs_tol=1e-3)
