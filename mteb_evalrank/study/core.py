@@ -33,7 +33,7 @@ class StudyInputError(ValueError):
 
 @dataclass
 class StudySummary:
-    """The outcome of :func:`run_study`."""
+    """The outcome of :func:`run_study` (``workers``: local processes used; 1 with a ``scheduler``)."""
 
     out: Path
     models: list[str]
@@ -250,10 +250,14 @@ def run_study(
     if stray:
         raise StudyInputError(f"--downstream {stray} are not among the study's tasks {task_names}")
     intrinsic = [t for t in task_names if t not in down]
+    if workers is not None and workers < 1:
+        raise StudyInputError(f"--workers must be at least 1, got {workers}")
     out.mkdir(parents=True, exist_ok=True)
     clear_staging(out)
     chains, skipped = plan(out, models, task_names)
-    n_workers = 1 if scheduler is not None else (workers or default_workers(len(chains)))
+    n_workers = (
+        1 if scheduler is not None else min(workers or default_workers(len(chains)), max(1, len(chains)))
+    )
     skipped_outcomes = [JobOutcome(j.model, j.task, "skipped", result_path=j.result_path) for j in skipped]
     total = len(skipped) + sum(len(c.jobs) for c in chains)
 

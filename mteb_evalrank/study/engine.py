@@ -72,7 +72,13 @@ def run_chains(
     encode_kwargs: dict[str, Any] | None = None,
     on_outcome: Callable[[JobOutcome], None] | None = None,
 ) -> list[ChainReport]:
-    """Run every chain; ``workers == 1`` without ``scheduler`` runs them here, one after the other."""
+    """Run every chain; ``workers == 1`` without ``scheduler`` runs them here, one after the other.
+
+    A local cluster never gets more workers than there are chains.
+    """
+    if not chains:
+        return []
+    workers = min(workers, len(chains))
     if scheduler is None and workers <= 1:
         return [run_chain(c, str(out), encode_kwargs=encode_kwargs, report=on_outcome) for c in chains]
     from distributed import Client, LocalCluster, as_completed
