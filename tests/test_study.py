@@ -252,3 +252,16 @@ def test_cli_exit_code_and_input_errors(data: None, tmp_path: Path, capsys: pyte
                 "x",
             ]
         )
+
+
+def test_scheduler_address_runs_the_same_study(data: None, tmp_path: Path) -> None:
+    """``--scheduler``: a running cluster (here an in-process one) gets the chains by address."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        summary = run_study(
+            [GLOVE], ["WordSimMC30"], out=tmp_path, scheduler=cluster.scheduler_address, progress=False
+        )
+    assert summary.count("done") == 1 and summary.scheduler == cluster.scheduler_address
+    assert result_file(tmp_path, GLOVE, "WordSimMC30").is_file()
+    assert summary.timing["models"][GLOVE]["encoded"] > 0

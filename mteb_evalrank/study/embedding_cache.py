@@ -53,7 +53,12 @@ def text_digest(text: str) -> bytes:
 
 @dataclass
 class EncodeStats:
-    """What one model's cache did: texts asked for, served from disk/memory, encoded, seconds."""
+    """What one model's cache did.
+
+    ``requested``: rows asked for; ``cached``: rows found in the cache; ``encoded``: unique texts
+    passed to the model (a row repeating a missing text of the same call counts in neither);
+    ``encode_seconds``: time inside the wrapped model's ``encode``.
+    """
 
     requested: int = 0
     cached: int = 0
