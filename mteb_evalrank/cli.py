@@ -7,6 +7,7 @@ Commands of its own::
     mteb-evalrank scores RESULTS_FOLDER          # table of the scores in a results folder
     mteb-evalrank correlate RESULTS... --intrinsic COL... --extrinsic COL... --out DIR
     mteb-evalrank diagnose --source ../shared/data --out DIR   # length / coverage histograms
+    mteb-evalrank study --models M... --tasks T... --out DIR [--workers N | --scheduler ADDR]
 
 Any other command goes to mteb's own CLI after registration, e.g.
 ``mteb-evalrank run -t EvalRankSent -m sentence-transformers/all-MiniLM-L6-v2``.
@@ -20,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-OWN_COMMANDS = ("datasets", "models", "scores", "correlate", "diagnose")
+OWN_COMMANDS = ("datasets", "models", "scores", "correlate", "diagnose", "study")
 
 
 def _build_datasets(args: argparse.Namespace) -> None:
@@ -143,6 +144,41 @@ def _diagnose(args: argparse.Namespace) -> None:
         print(f"{kind}: {path}")
 
 
+def _study(args: argparse.Namespace) -> None:
+    from .study import StudyInputError, run_study
+
+    try:
+        summary = run_study(
+            args.models,
+            args.tasks,
+            out=args.out,
+            benchmark=args.benchmark,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            downstream=args.downstream,
+            batch_size=args.batch_size,
+            n_bootstrap=args.bootstrap,
+            n_permutations=args.permutations,
+            seed=args.seed,
+            progress=not args.no_progress,
+        )
+    except StudyInputError as error:
+        raise SystemExit(f"mteb-evalrank study: {error}") from None
+    print(
+        f"{summary.count('done')} done, {summary.count('skipped')} skipped, {summary.count('failed')} failed "
+        f"in {summary.wall_seconds:.1f} s; timing: {summary.out / 'study_timing.json'}"
+    )
+    if summary.report_note:
+        print(summary.report_note)
+    for name, path in summary.report.items():
+        print(f"{name}: {path}")
+    for outcome in summary.failed:
+        first = (outcome.error or "").splitlines()[0] if outcome.error else ""
+        print(f"FAILED {outcome.model} × {outcome.task}: {first}", file=sys.stderr)
+    if not summary.ok:
+        raise SystemExit(1)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mteb-evalrank",
@@ -238,6 +274,45 @@ def build_parser() -> argparse.ArgumentParser:
     )
     diag.add_argument("--target", nargs="+", metavar="DATA", help="dataset(s) to diagnose (default WMT17 DA)")
     diag.set_defaults(func=_diagnose)
+
+    study = commands.add_parser(
+        "study",
+        help="run every (model, task) job into one results folder, then the correlation report",
+        description="Resumable: jobs whose result file exists are skipped; an interrupted job leaves no "
+        "result. Jobs of a model family run in one worker, families in parallel (Dask). Writes "
+        "OUT/results (mteb ResultCache), OUT/embeddings (cross-task embedding cache), "
+        "OUT/study_timing.json, OUT/study.json and OUT/report/. Exit code 1 if a job failed.",
+    )
+    study.add_argument("--models", nargs="+", required=True, metavar="NAME", help="mteb model names")
+    study.add_argument("--tasks", nargs="+", metavar="TASK", help="mteb task names")
+    study.add_argument("--benchmark", metavar="NAME", help="add the tasks of this benchmark")
+    study.add_argument("--out", required=True, help="the study folder (shared by all workers on a cluster)")
+    where = study.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="local worker processes (default: one per model family, at most one per CPU core; "
+        "1 = run in this process)",
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="a running Dask scheduler, e.g. tcp://host:8786 (needs a shared --out)",
+    )
+    study.add_argument(
+        "--downstream",
+        nargs="+",
+        metavar="TASK",
+        help="downstream (column) tasks of the report (default: the Classification tasks); "
+        "the other tasks are intrinsic",
+    )
+    study.add_argument("--batch-size", type=int, default=32, help="encoding batch size (default 32)")
+    study.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    study.add_argument("--permutations", type=int, default=10000, help="permutations (default 10000)")
+    study.add_argument("--seed", type=int, default=0)
+    study.add_argument("--no-progress", action="store_true", help="no progress bar")
+    study.set_defaults(func=_study)
     return parser
 
 

@@ -1,0 +1,143 @@
+"""Fan the chains of a study out: in this process, on a local Dask cluster, or on a remote one.
+
+Why Dask ``distributed`` rather than Ray: the jobs are a handful of coarse, independent Python
+calls whose results are written to files, so no object store, actor model or GPU scheduling is
+needed. ``distributed`` is a small pure-Python dependency (no daemon, no compiled wheels tied to
+a Python version); ``LocalCluster`` on one machine and ``dask scheduler`` / ``dask worker`` on
+many give the *same* client API (``Client(address)``), so ``--scheduler tcp://host:8786`` runs
+the identical study on a cluster. Ray would bring a ~100 MB binary wheel, a raylet/GCS daemon
+and its own object store for no gain here.
+
+Execution model: one Dask task per :class:`~.jobs.Chain` (a model family); a worker with one
+thread runs it job after job (:func:`~.runner.run_chain`). Per-job progress reaches the
+client as worker events on a per-study topic. Workers write results and embeddings to the
+study folder themselves, so on a cluster ``--out`` must be on a file system all workers and
+the client share (NFS, Lustre, ...) and every worker needs the plugin, the models and the
+datasets (offline caches) installed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .jobs import Chain
+from .runner import ChainReport, JobOutcome, run_chain
+
+#: environment variables handed to local workers (model/dataset caches, offline flags, imports)
+FORWARDED_ENV = ("HF_", "TRANSFORMERS_", "SENTENCE_TRANSFORMERS_", "MTEB", "TOKENIZERS_", "PYTHONPATH")
+
+
+def default_workers(n_chains: int) -> int:
+    """Local default: one worker per chain, at most one per CPU core (1 = run in this process)."""
+    return max(1, min(n_chains, os.cpu_count() or 1))
+
+
+def worker_env(threads: int) -> dict[str, str]:
+    """The environment of local worker processes: ours (filtered) plus thread limits."""
+    env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV)}
+    env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="false")
+    return env
+
+
+def _failed_chain(
+    chain: Chain, reported: dict[tuple[str, str], JobOutcome], error: BaseException
+) -> tuple[ChainReport, list[JobOutcome]]:
+    """A chain whose task died (worker killed, ...): its unreported, unfinished jobs failed.
+
+    Returns the report and the outcomes not reported yet.
+    """
+    report = ChainReport(chain.family)
+    for job in chain.jobs:
+        if (job.model, job.task) in reported:
+            report.outcomes.append(reported[job.model, job.task])
+        elif Path(job.result_path).is_file():
+            report.outcomes.append(JobOutcome(job.model, job.task, "done", result_path=job.result_path))
+        else:
+            message = f"the worker running family {chain.family} failed: {type(error).__name__}: {error}"
+            report.outcomes.append(JobOutcome(job.model, job.task, "failed", error=message))
+    return report, [o for o in report.outcomes if (o.model, o.task) not in reported]
+
+
+def run_chains(
+    chains: Sequence[Chain],
+    out: Path,
+    *,
+    workers: int,
+    scheduler: str | None = None,
+    encode_kwargs: dict[str, Any] | None = None,
+    on_outcome: Callable[[JobOutcome], None] | None = None,
+) -> list[ChainReport]:
+    """Run every chain; ``workers == 1`` without ``scheduler`` runs them here, one after the other.
+
+    A local cluster never gets more workers than there are chains.
+    """
+    if not chains:
+        return []
+    workers = min(workers, len(chains))
+    if scheduler is None and workers <= 1:
+        return [run_chain(c, str(out), encode_kwargs=encode_kwargs, report=on_outcome) for c in chains]
+    from distributed import Client, LocalCluster, as_completed
+
+    threads = None
+    cluster = None
+    if scheduler is None:
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+            env=worker_env(threads),
+        )
+    client = Client(cluster if cluster is not None else scheduler)
+    topic = f"mteb-evalrank-study-{uuid.uuid4().hex}"
+    family_of_job = {(j.model, j.task): chain.family for chain in chains for j in chain.jobs}
+    reported: dict[str, dict[tuple[str, str], JobOutcome]] = {chain.family: {} for chain in chains}
+
+    def on_event(event: tuple[float, dict[str, Any]]) -> None:
+        fields = JobOutcome.__dataclass_fields__
+        outcome = JobOutcome(**{k: v for k, v in event[1].items() if k in fields})  # Dask adds "worker"
+        family = family_of_job.get((outcome.model, outcome.task))
+        if family is not None:
+            reported[family][outcome.model, outcome.task] = outcome
+        if on_outcome is not None:
+            on_outcome(outcome)
+
+    try:
+        client.subscribe_topic(topic, on_event)
+        futures = {
+            client.submit(
+                run_chain,
+                chain,
+                str(out),
+                encode_kwargs=encode_kwargs,
+                topic=topic,
+                threads=threads,
+                pure=False,
+                key=f"study-chain-{i}-{topic[-8:]}",
+            ): chain
+            for i, chain in enumerate(chains)
+        }
+        reports = []
+        for future in as_completed(futures):
+            chain = futures[future]
+            try:
+                reports.append(future.result())
+            except Exception as error:  # the process running the chain died
+                report, unreported = _failed_chain(chain, reported[chain.family], error)
+                for outcome in unreported:
+                    if on_outcome is not None:
+                        on_outcome(outcome)
+                reports.append(report)
+        client.unsubscribe_topic(topic)
+        return reports
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

@@ -1,0 +1,72 @@
+"""The jobs of a study: one per (model, task), grouped into chains by model family.
+
+A result file ``<out>/results/<org__model>/<revision>/<Task>.json`` (mteb's ``ResultCache``
+layout) marks a finished job; :func:`plan` skips those. Jobs of one model *family* (models that
+share a forward pass, :func:`family_of`) form one :class:`Chain`, run in order by one worker
+process, task-major, so that in-process caches and the loaded weights are reused; chains run
+in parallel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Job:
+    """One (model, task) evaluation and where its result goes."""
+
+    model: str
+    task: str
+    result_path: str  # the final ResultCache path; its existence means "done"
+
+    @property
+    def label(self) -> str:
+        return f"{self.model} × {self.task}"
+
+
+@dataclass
+class Chain:
+    """Jobs run one after the other in one process (one model family)."""
+
+    family: str
+    jobs: list[Job] = field(default_factory=list)
+
+
+def family_of(model: str) -> str:
+    """The model family: ``mteb_evalrank.models.zoo.model_family`` when the zoo has it, else the name."""
+    from mteb_evalrank.models import zoo
+
+    model_family = getattr(zoo, "model_family", None)
+    return model_family(model) if callable(model_family) else model
+
+
+def result_path(out: Path, model: str, task: str) -> Path:
+    """Where mteb's ``ResultCache(out)`` keeps the result of ``model`` on ``task``."""
+    import mteb
+    from mteb.cache import ResultCache
+
+    return ResultCache(out).get_task_result_path(task, mteb.get_model_meta(model))
+
+
+def plan(out: Path, models: Sequence[str], tasks: Sequence[str]) -> tuple[list[Chain], list[Job]]:
+    """Chains of the jobs still to run, and the jobs skipped because their result exists.
+
+    Within a family the order is task-major (every model of the family on the first task, then
+    the second, ...), so variants that share a forward pass reuse each other's work.
+    """
+    families: dict[str, list[str]] = {}
+    for model in dict.fromkeys(models):
+        families.setdefault(family_of(model), []).append(model)
+    chains, skipped = [], []
+    for family, members in families.items():
+        chain = Chain(family)
+        for task in dict.fromkeys(tasks):
+            for model in members:
+                job = Job(model, task, str(result_path(out, model, task)))
+                (skipped if Path(job.result_path).is_file() else chain.jobs).append(job)
+        if chain.jobs:
+            chains.append(chain)
+    return chains, skipped

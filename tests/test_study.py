@@ -1,0 +1,267 @@
+"""The study runner on real data and real models: a local Dask cluster of 2 workers, resuming,
+an interrupted job, the cross-task embedding cache and the correlation report.
+
+Independent checks: scores against a direct ``mteb.evaluate`` in this process, the texts the
+cache encoded against the union of the tasks' texts read from the datasets, the report's
+Spearman against scipy on the scores read from the result files.
+"""
+
+from __future__ import annotations
+
+import _thread
+import csv
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import datasets
+import mteb
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+import mteb_evalrank  # noqa: F401
+from mteb_evalrank.cli import main
+from mteb_evalrank.data.registry import WORD_SIMILARITY
+from mteb_evalrank.study import StudyEmbeddingCache, default_downstream, run_study
+from mteb_evalrank.study.embedding_cache import DIGEST_SIZE, ShardStore
+
+GLOVE = "evalrank/glove.6B.50d"
+RANDOM = "mteb/baseline-random-encoder"  # mteb's deterministic (text-hash seeded) encoder
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+BROKEN = "baseline/Human"  # registered in mteb, but has no implementation: every job fails
+MODELS = [GLOVE, RANDOM, MINILM]
+INTRINSIC = ["WordSimMC30", "WordSimRG65"]
+DOWNSTREAM = ["WordSimWS353All"]
+TASKS = [*INTRINSIC, *DOWNSTREAM]
+
+
+@pytest.fixture(scope="module")
+def data(source: Path, tmp_path_factory: pytest.TempPathFactory, offline_models: None) -> None:
+    """The word-similarity and STS-B granularity datasets installed in the isolated datasets cache."""
+    from mteb_evalrank.data import hub
+    from mteb_evalrank.data.registry import DATASETS
+
+    out = tmp_path_factory.mktemp("study-hub")
+    for family in ("word-similarity", "stsb-granularity"):
+        spec = DATASETS[family]
+        built = spec.recipe().build(source)
+        hub.write_hub_folder(spec, built, source, out)
+        hub.install_into_cache(spec, built)
+
+
+@pytest.fixture(scope="module")
+def study(data: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, list]:
+    out = tmp_path_factory.mktemp("study")
+    seen: list = []
+    summary = run_study(
+        [*MODELS, BROKEN],
+        TASKS,
+        out=out,
+        workers=2,
+        downstream=DOWNSTREAM,
+        n_bootstrap=200,
+        n_permutations=200,
+        progress=seen.append,
+    )
+    return out, summary, seen
+
+
+def result_file(out: Path, model: str, task: str) -> Path:
+    revision = mteb.get_model_meta(model).revision
+    return out / "results" / model.replace("/", "__") / revision / f"{task}.json"
+
+
+def test_cluster_runs_every_job_and_reports_the_failures(study: tuple[Path, Any, list]) -> None:
+    out, summary, seen = study
+    assert summary.workers == 2
+    assert summary.count("done") == len(MODELS) * len(TASKS)
+    assert {(o.model, o.task) for o in summary.failed} == {(BROKEN, t) for t in TASKS}
+    assert all("No model implementation" in o.error for o in summary.failed)
+    assert not summary.ok
+    assert sorted((o.model, o.task) for o in seen) == sorted((o.model, o.task) for o in summary.outcomes)
+    for model in MODELS:
+        for task in TASKS:
+            assert result_file(out, model, task).is_file()
+    assert not result_file(out, BROKEN, TASKS[0]).parent.exists()
+    assert not list((out / ".staging").glob("*"))
+    report = (out / "report" / "report.md").read_text(encoding="utf-8")
+    assert "3 failed" in report and f"| {BROKEN} | WordSimMC30 | loading the model" in report
+
+
+def test_scores_equal_a_direct_mteb_evaluate(study: tuple[Path, Any, list], tmp_path: Path) -> None:
+    """A direct ``mteb.evaluate`` per (model, task), saved by mteb (which rounds the scores)."""
+    from mteb.cache import ResultCache
+
+    out, _, _ = study
+    for model_name in MODELS:
+        model = mteb.get_model(model_name)
+        for task in TASKS:
+            mteb.evaluate(
+                model,
+                mteb.get_task(task),
+                cache=ResultCache(tmp_path),
+                overwrite_strategy="always",
+                show_progress_bar=False,
+            )
+            expected = json.loads(result_file(tmp_path, model_name, task).read_text())["scores"]["test"][0]
+            stored = json.loads(result_file(out, model_name, task).read_text())["scores"]["test"][0]
+            assert stored.keys() == expected.keys()
+            # static / hash-seeded encoders: identical embeddings; MiniLM: the cache encodes each
+            # unique text once, in other batches than a direct run (float noise of padding)
+            tol = 1e-4 if model_name == MINILM else 0.0
+            for key, value in expected.items():
+                if isinstance(value, float):
+                    assert stored[key] == pytest.approx(value, abs=tol), (model_name, task, key)
+                else:
+                    assert stored[key] == value, (model_name, task, key)
+
+
+def test_each_unique_text_is_encoded_once_per_model(study: tuple[Path, Any, list]) -> None:
+    out, summary, _ = study
+    texts: set[str] = set()
+    for task in TASKS:
+        config = mteb.get_task(task).metadata.dataset["name"]
+        rows = datasets.load_dataset(
+            WORD_SIMILARITY.hub_id, config, split="test", revision=WORD_SIMILARITY.revision
+        )
+        texts.update(rows["sentence1"], rows["sentence2"])
+    timing = json.loads((out / "study_timing.json").read_text())
+    assert timing == json.loads(json.dumps(summary.timing))
+    for model in MODELS:
+        stats = timing["models"][model]
+        assert stats["encoded"] == len(texts), model
+        assert stats["cached"] > 0  # the three tasks share words
+        assert stats["encoded"] + stats["cached"] <= stats["requested"]
+        assert stats["encode_seconds"] > 0
+        shards = list((out / "embeddings").glob(f"{model.replace('/', '__')}/*/none/shard-*.npz"))
+        assert sum(len(np.load(s)["keys"]) for s in shards) == len(texts)
+    assert timing["texts_encoded"] == len(MODELS) * len(texts)
+    assert timing["wall_seconds"] == pytest.approx(summary.wall_seconds)
+
+
+def test_report_correlates_intrinsic_with_downstream(study: tuple[Path, Any, list]) -> None:
+    out, summary, _ = study
+    assert summary.intrinsic == INTRINSIC and summary.downstream == DOWNSTREAM
+    for name in ("report.md", "correlations.csv", "correlations.json", "scores.csv", "heatmap.png"):
+        assert (out / "report" / name).is_file(), name
+    with (out / "report" / "correlations.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["intrinsic"], r["extrinsic"]) for r in rows] == [(t, DOWNSTREAM[0]) for t in INTRINSIC]
+
+    def main_score(model: str, task: str) -> float:
+        return json.loads(result_file(out, model, task).read_text())["scores"]["test"][0]["main_score"]
+
+    for row in rows:
+        x = [main_score(m, row["intrinsic"]) for m in MODELS]
+        y = [main_score(m, row["extrinsic"]) for m in MODELS]
+        assert int(row["n"]) == 3
+        assert float(row["spearman"]) == pytest.approx(spearmanr(x, y).statistic, abs=1e-12)
+        assert float(row["spearman_ci_low"]) <= float(row["spearman"]) <= float(row["spearman_ci_high"])
+
+
+def test_rerun_skips_everything_without_encoding(study: tuple[Path, Any, list]) -> None:
+    out, _, _ = study
+    shards = sorted((out / "embeddings").rglob("shard-*.npz"))
+    again = run_study(MODELS, TASKS, out=out, workers=2, downstream=DOWNSTREAM, progress=False)
+    assert again.count("skipped") == len(MODELS) * len(TASKS) and again.ok
+    timing = json.loads((out / "study_timing.json").read_text())
+    assert timing["texts_encoded"] == 0
+    assert all(m.get("encode_calls", 0) == 0 for m in timing["models"].values())
+    assert sorted((out / "embeddings").rglob("shard-*.npz")) == shards
+
+
+def test_interrupted_job_leaves_no_result_and_is_redone(data: None, tmp_path: Path) -> None:
+    """mteb saves the result after every hf_subset: interrupt the job right after the first save.
+
+    A watcher thread waits for that intermediate file in the job's staging folder, checks that
+    it is partial (1 of 5 subsets), then raises KeyboardInterrupt in the main thread (Ctrl-C).
+    """
+    out, task = tmp_path / "study", "STSBenchmarkGranularity"
+    seen: list[int] = []
+
+    def watch() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            for path in (out / ".staging").glob(f"*/results/*/*/{task}.json"):
+                try:
+                    seen.append(len(json.loads(path.read_text())["scores"]["test"]))
+                except (OSError, ValueError, KeyError):
+                    continue  # being written
+                _thread.interrupt_main()
+                return
+            time.sleep(0.001)
+
+    threading.Thread(target=watch, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        run_study([GLOVE], [task], out=out, workers=1, progress=False)
+    assert seen and seen[0] < 5
+    final = result_file(out, GLOVE, task)
+    assert not final.exists()
+    summary = run_study([GLOVE], [task], out=out, workers=1, progress=False)
+    assert summary.count("done") == 1 and summary.ok
+    assert summary.report_note is not None and "downstream" in summary.report_note  # no downstream task
+    subsets = {row["hf_subset"] for row in json.loads(final.read_text())["scores"]["test"]}
+    assert subsets == set(mteb.get_task(task).hf_subsets) and len(subsets) == 5
+    assert not list((out / ".staging").iterdir())
+    assert summary.timing["models"][GLOVE]["cached"] > 0  # the interrupted run's embeddings were kept
+
+
+def test_shard_store_round_trip_keeps_every_digest(tmp_path: Path) -> None:
+    digests = [bytes([i]) * (DIGEST_SIZE - 1) + b"\x00" for i in range(1, 4)] + [b"\x00" * DIGEST_SIZE]
+    vectors = np.arange(8, dtype=np.float64).reshape(4, 2)
+    ShardStore(tmp_path).add(digests[:2], vectors[:2])
+    ShardStore(tmp_path).add(digests[2:], vectors[2:])
+    store = ShardStore(tmp_path)
+    assert len(store) == 4 and len(list(tmp_path.glob("shard-*.npz"))) == 2
+    np.testing.assert_array_equal(store.take(digests[::-1]), vectors[::-1])
+    assert store.take(digests).dtype == np.float64
+
+
+def test_cached_model_keeps_the_model_identity(data: None, tmp_path: Path) -> None:
+    model = mteb.get_model(GLOVE)
+    cached = StudyEmbeddingCache(model, tmp_path)
+    assert cached.mteb_model_meta is model.mteb_model_meta
+    assert cached.cache_path == tmp_path / "evalrank__glove.6B.50d" / "1.0.0"
+    assert default_downstream(["WordSimMC30", "CRClassification", "SentEvalTREC"]) == [
+        "CRClassification",
+        "SentEvalTREC",
+    ]
+
+
+def test_cli_exit_code_and_input_errors(data: None, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as failed:
+        main(["study", "--models", BROKEN, "--tasks", "WordSimMC30", "--out", str(tmp_path), "--no-progress"])
+    assert failed.value.code == 1
+    assert f"FAILED {BROKEN} × WordSimMC30" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="unknown task"):
+        main(["study", "--models", GLOVE, "--tasks", "NoSuchTask", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="not among the study's tasks"):
+        main(
+            [
+                "study",
+                "--models",
+                GLOVE,
+                "--tasks",
+                "WordSimMC30",
+                "--downstream",
+                "WordSimRG65",
+                "--out",
+                "x",
+            ]
+        )
+
+
+def test_scheduler_address_runs_the_same_study(data: None, tmp_path: Path) -> None:
+    """``--scheduler``: a running cluster (here an in-process one) gets the chains by address."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        summary = run_study(
+            [GLOVE], ["WordSimMC30"], out=tmp_path, scheduler=cluster.scheduler_address, progress=False
+        )
+    assert summary.count("done") == 1 and summary.scheduler == cluster.scheduler_address
+    assert result_file(tmp_path, GLOVE, "WordSimMC30").is_file()
+    assert summary.timing["models"][GLOVE]["encoded"] > 0
