@@ -75,3 +75,35 @@ EVALRANK_DOWNSTREAM_SENTEVAL = Benchmark(
     citation=SENTEVAL_CITATION + EVALRANK_CITATION,
 )
 BENCHMARKS = (*BENCHMARKS, EVALRANK_DOWNSTREAM, EVALRANK_DOWNSTREAM_SENTEVAL)
+
+# The offline study of issue 7: every intrinsic evaluation of the EvalRank paper's tables 3
+# and 6 next to the SentEval-protocol downstream tasks they are correlated with.
+from mteb import get_tasks  # noqa: E402
+
+from .tasks import STR2021, AccSent  # noqa: E402
+
+#: mteb's own STS tasks (the plugin installs offline mirrors of their datasets)
+STUDY_STS_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R")
+
+EVALRANK_STUDY = Benchmark(
+    name="EvalRank-Study",
+    display_name="EvalRank study (intrinsic vs downstream)",
+    tasks=[
+        EvalRankWord(),
+        EvalRankSent(),
+        *(task() for task in WORD_SIMILARITY_TASKS),
+        *get_tasks(tasks=list(STUDY_STS_TASKS), eval_splits=["test"]),
+        STR2021(),
+        AccSent(),
+        *(task() for task in SENTEVAL_PROTOCOL_TASKS),
+    ],
+    description=(
+        "The tasks of the EvalRank paper's correlation study (Wang et al., ACL 2022, Tables 3 and 6): "
+        "intrinsic EvalRankWord, EvalRankSent, 13 word-similarity sets, STS12-16, STS-B, SICK-R, "
+        "STR 2021 and AccSent, and the downstream SentEval-protocol tasks "
+        f"({_DOWNSTREAM_SETS}). Run it over many models with `mteb-evalrank study`."
+    ),
+    reference="https://aclanthology.org/2022.acl-long.419",
+    citation=EVALRANK_CITATION,
+)
+BENCHMARKS = (*BENCHMARKS, EVALRANK_STUDY)

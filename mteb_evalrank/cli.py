@@ -147,9 +147,16 @@ def _diagnose(args: argparse.Namespace) -> None:
 def _study(args: argparse.Namespace) -> None:
     from .study import StudyInputError, run_study
 
+    models = list(args.models)
+    if args.zoo:
+        from .models import ZOO
+
+        models += [name for name in ZOO if name not in models]
+    if not models:
+        raise SystemExit("mteb-evalrank study: give --models NAME ... and/or --zoo.")
     try:
         summary = run_study(
-            args.models,
+            models,
             args.tasks,
             out=args.out,
             benchmark=args.benchmark,
@@ -161,6 +168,7 @@ def _study(args: argparse.Namespace) -> None:
             n_permutations=args.permutations,
             seed=args.seed,
             progress=not args.no_progress,
+            senteval_classifiers=args.senteval_classifiers,
         )
     except StudyInputError as error:
         raise SystemExit(f"mteb-evalrank study: {error}") from None
@@ -283,7 +291,10 @@ def build_parser() -> argparse.ArgumentParser:
         "OUT/results (mteb ResultCache), OUT/embeddings (cross-task embedding cache), "
         "OUT/study_timing.json, OUT/study.json and OUT/report/. Exit code 1 if a job failed.",
     )
-    study.add_argument("--models", nargs="+", required=True, metavar="NAME", help="mteb model names")
+    study.add_argument("--models", nargs="+", default=[], metavar="NAME", help="mteb model names")
+    study.add_argument(
+        "--zoo", action="store_true", help="add the plugin's model zoo (mteb_evalrank.models.ZOO, 27 models)"
+    )
     study.add_argument("--tasks", nargs="+", metavar="TASK", help="mteb task names")
     study.add_argument("--benchmark", metavar="NAME", help="add the tasks of this benchmark")
     study.add_argument("--out", required=True, help="the study folder (shared by all workers on a cluster)")
@@ -306,6 +317,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TASK",
         help="downstream (column) tasks of the report (default: the Classification tasks); "
         "the other tasks are intrinsic",
+    )
+    study.add_argument(
+        "--senteval-classifiers",
+        nargs="+",
+        choices=("lr", "mlp"),
+        metavar="KIND",
+        help="classifiers of the SentEval-protocol tasks: lr and/or mlp (default both; "
+        "lr alone is the EvalRank paper's setting and ~5x cheaper)",
     )
     study.add_argument("--batch-size", type=int, default=32, help="encoding batch size (default 32)")
     study.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")

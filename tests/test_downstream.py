@@ -220,6 +220,15 @@ def test_senteval_protocol_equals_explicit_loops_on_trec() -> None:
     for name in ("raw", "znorm"):
         assert scores[f"lr_accuracy_{name}"] == pytest.approx(expected[name][2], abs=1e-9)
     assert 0.5 < scores["mlp_accuracy"] <= 1.0
+    # logistic regression only (the study's --senteval-classifiers lr): same lr scores, no mlp
+    task = mteb.get_task("SentEvalTREC")
+    task.classifiers = ("lr",)
+    result = mteb.evaluate(glove, task, cache=None, overwrite_strategy="always", show_progress_bar=False)
+    (lr_only,) = result.task_results[0].scores["test"]
+    assert not any(key.startswith("mlp_") for key in lr_only)
+    assert {k: v for k, v in lr_only.items() if k.startswith("lr_")} == {
+        k: v for k, v in scores.items() if k.startswith("lr_")
+    }
 
 
 class _Counting(StaticWordEmbeddings):

@@ -25,8 +25,10 @@ from scipy.stats import spearmanr
 import mteb_evalrank  # noqa: F401
 from mteb_evalrank.cli import main
 from mteb_evalrank.data.registry import WORD_SIMILARITY
-from mteb_evalrank.study import StudyEmbeddingCache, default_downstream, run_study
+from mteb_evalrank.study import StudyEmbeddingCache, StudyInputError, default_downstream, run_study
+from mteb_evalrank.study.core import intrinsic_columns
 from mteb_evalrank.study.embedding_cache import DIGEST_SIZE, ShardStore
+from mteb_evalrank.study.jobs import Chain, Job, balance
 
 GLOVE = "evalrank/glove.6B.50d"
 RANDOM = "mteb/baseline-random-encoder"  # mteb's deterministic (text-hash seeded) encoder
@@ -252,6 +254,41 @@ def test_cli_exit_code_and_input_errors(data: None, tmp_path: Path, capsys: pyte
                 "x",
             ]
         )
+
+
+def test_study_options_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="--models NAME"):
+        main(["study", "--tasks", "WordSimMC30", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit) as wrong:  # argparse: not a classifier kind
+        main(["study", "--zoo", "--tasks", "WordSimMC30", "--senteval-classifiers", "svm", "--out", "x"])
+    assert wrong.value.code == 2
+    with pytest.raises(StudyInputError, match="lr and/or mlp"):
+        run_study([GLOVE], ["WordSimMC30"], out=tmp_path, senteval_classifiers=[])
+
+
+def test_balance_splits_a_family_longer_than_a_fair_share() -> None:
+    family = Chain("big", [Job(f"m{i}", t, "") for t in ("T1", "T2") for i in range(4)])
+    small = Chain("small", [Job("s", t, "") for t in ("T1", "T2")])
+    # 10 jobs, 2 workers: fair share 5; "big" (8 jobs) -> 2 chains of 2 models, task-major
+    chains = balance([family, small], 2)
+    assert [c.family for c in chains] == ["big (1/2)", "big (2/2)", "small"]
+    first = [(j.model, j.task) for j in chains[0].jobs]
+    assert first == [("m0", "T1"), ("m2", "T1"), ("m0", "T2"), ("m2", "T2")]
+    every = sorted(j.label for j in [*family.jobs, *small.jobs])
+    assert sorted(j.label for c in chains for j in c.jobs) == every
+    assert balance([family, small], 1) == [family, small]
+
+
+def test_intrinsic_rows_keep_subsets_apart() -> None:
+    # EvalRankSent's subsets are separate evaluations (the stsb/str ablation): one row each
+    assert intrinsic_columns(["EvalRankSent", "WordSimMEN", "EvalRankWord"]) == [
+        "EvalRankSent:default",
+        "EvalRankSent:stsb",
+        "EvalRankSent:str",
+        "WordSimMEN",
+        "EvalRankWord:default",
+        "EvalRankWord:no_wiki",
+    ]
 
 
 def test_scheduler_address_runs_the_same_study(data: None, tmp_path: Path) -> None:

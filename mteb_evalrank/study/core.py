@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .engine import default_workers, run_chains
-from .jobs import plan
+from .jobs import balance, plan
 from .runner import ChainReport, JobOutcome, clear_staging
 
 REPORT = "report"
@@ -167,6 +167,25 @@ def _jobs_markdown(summary: StudySummary) -> str:
     return "\n".join(lines)
 
 
+def intrinsic_columns(tasks: Sequence[str]) -> list[str]:
+    """Report rows: ``Task`` for a one-subset task, one ``Task:subset`` row per subset otherwise.
+
+    The subsets of an intrinsic task are different evaluations (e.g. EvalRankSent's ``stsb``
+    and ``str`` ablations), never averaged; downstream tasks stay whole (their subsets are
+    cross-validation folds, averaged).
+    """
+    import mteb
+
+    columns = []
+    for name in tasks:
+        try:
+            subsets = mteb.get_task(name).metadata.hf_subsets
+        except KeyError:  # a task mteb does not know: its main score, as the correlation module reads it
+            subsets = []
+        columns += [f"{name}:{subset}" for subset in subsets] if len(subsets) > 1 else [name]
+    return columns
+
+
 def write_report(
     summary: StudySummary, *, n_bootstrap: int, n_permutations: int, seed: int
 ) -> tuple[dict[str, Path], str | None]:
@@ -191,7 +210,7 @@ def write_report(
             loaded = load_results([summary.out], models=scored)
             result = correlate(
                 loaded,
-                summary.intrinsic,
+                intrinsic_columns(summary.intrinsic),
                 summary.downstream,
                 n_bootstrap=n_bootstrap,
                 n_permutations=n_permutations,
@@ -221,6 +240,7 @@ def run_study(
     n_permutations: int = 10000,
     seed: int = 0,
     progress: bool | Callable[[JobOutcome], None] = True,
+    senteval_classifiers: Sequence[str] | None = None,
 ) -> StudySummary:
     """Run every (model, task) job not finished yet, then write timing and the report.
 
@@ -235,6 +255,9 @@ def run_study(
         downstream: the downstream (column) tasks; default: the selected Classification tasks.
             The other tasks are the intrinsic (row) tasks.
         progress: a progress bar on stderr (True), none (False) or a callback per job outcome.
+        senteval_classifiers: the classifiers of the SentEval-protocol tasks (``lr``, ``mlp``);
+            default both. ``["lr"]`` is the EvalRank paper's setting and ~5x cheaper; the
+            ``lr_*`` scores do not depend on it. A finished job is not rerun when it changes.
 
     Returns:
         The summary; ``summary.ok`` is False when a job failed (the others still ran).
@@ -250,11 +273,18 @@ def run_study(
     if stray:
         raise StudyInputError(f"--downstream {stray} are not among the study's tasks {task_names}")
     intrinsic = [t for t in task_names if t not in down]
+    if senteval_classifiers is not None:
+        unknown = sorted(set(senteval_classifiers) - {"lr", "mlp"})
+        if unknown or not senteval_classifiers:
+            given = list(senteval_classifiers)
+            raise StudyInputError(f"--senteval-classifiers takes lr and/or mlp, got {given}")
     if workers is not None and workers < 1:
         raise StudyInputError(f"--workers must be at least 1, got {workers}")
     out.mkdir(parents=True, exist_ok=True)
     clear_staging(out)
     chains, skipped = plan(out, models, task_names)
+    if scheduler is None:
+        chains = balance(chains, workers or default_workers(sum(len(c.jobs) for c in chains)))
     n_workers = (
         1 if scheduler is not None else min(workers or default_workers(len(chains)), max(1, len(chains)))
     )
@@ -281,6 +311,7 @@ def run_study(
             scheduler=scheduler,
             encode_kwargs={"batch_size": batch_size},
             on_outcome=on_outcome,
+            senteval_classifiers=senteval_classifiers,
         )
     wall = time.perf_counter() - start
     ran = [o for report in reports for o in report.outcomes]
@@ -288,6 +319,7 @@ def run_study(
     outcomes = sorted([*skipped_outcomes, *ran], key=lambda o: order.get((o.model, o.task), 0))
     timing = _timing(reports, outcomes, wall, n_workers)
     timing["scheduler"] = scheduler
+    timing["senteval_classifiers"] = list(senteval_classifiers) if senteval_classifiers else ["lr", "mlp"]
     (out / TIMING).write_text(json.dumps(timing, indent=1) + "\n", encoding="utf-8")
     summary = StudySummary(
         out, models, task_names, intrinsic, down, outcomes, wall, n_workers, scheduler, timing

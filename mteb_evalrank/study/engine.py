@@ -71,6 +71,7 @@ def run_chains(
     scheduler: str | None = None,
     encode_kwargs: dict[str, Any] | None = None,
     on_outcome: Callable[[JobOutcome], None] | None = None,
+    senteval_classifiers: Sequence[str] | None = None,
 ) -> list[ChainReport]:
     """Run every chain; ``workers == 1`` without ``scheduler`` runs them here, one after the other.
 
@@ -80,7 +81,16 @@ def run_chains(
         return []
     workers = min(workers, len(chains))
     if scheduler is None and workers <= 1:
-        return [run_chain(c, str(out), encode_kwargs=encode_kwargs, report=on_outcome) for c in chains]
+        return [
+            run_chain(
+                c,
+                str(out),
+                encode_kwargs=encode_kwargs,
+                report=on_outcome,
+                senteval_classifiers=senteval_classifiers,
+            )
+            for c in chains
+        ]
     from distributed import Client, LocalCluster, as_completed
 
     threads = None
@@ -117,6 +127,7 @@ def run_chains(
                 chain,
                 str(out),
                 encode_kwargs=encode_kwargs,
+                senteval_classifiers=senteval_classifiers,
                 topic=topic,
                 threads=threads,
                 pure=False,

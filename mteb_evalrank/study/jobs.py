@@ -9,6 +9,7 @@ in parallel.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,3 +71,29 @@ def plan(out: Path, models: Sequence[str], tasks: Sequence[str]) -> tuple[list[C
         if chain.jobs:
             chains.append(chain)
     return chains, skipped
+
+
+def balance(chains: Sequence[Chain], workers: int) -> list[Chain]:
+    """Split the family chains longer than a fair share so that ``workers`` processes stay busy.
+
+    ``fair = ceil(total jobs / workers)``. A chain of ``n > fair`` jobs is split into
+    ``ceil(n / fair)`` chains (at most one per model); its models are dealt round-robin, each
+    sub-chain keeps the task-major order. Each sub-chain repeats the family's shared work
+    (e.g. the MiniLM forward pass) once: worth it when, as for a 16-model family, the
+    per-model work (classifier fits, ranking) dominates. ``workers <= 1``: unchanged.
+    """
+    if workers <= 1:
+        return list(chains)
+    fair = math.ceil(sum(len(chain.jobs) for chain in chains) / workers)
+    balanced: list[Chain] = []
+    for chain in chains:
+        models = list(dict.fromkeys(job.model for job in chain.jobs))
+        parts = min(len(models), math.ceil(len(chain.jobs) / fair))
+        if parts <= 1:
+            balanced.append(chain)
+            continue
+        for k in range(parts):
+            group = set(models[k::parts])
+            jobs = [job for job in chain.jobs if job.model in group]
+            balanced.append(Chain(f"{chain.family} ({k + 1}/{parts})", jobs))
+    return balanced

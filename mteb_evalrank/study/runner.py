@@ -19,7 +19,7 @@ import shutil
 import time
 import traceback
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,16 +79,31 @@ def _merge_run_settings(staged: Path, final: Path) -> None:
             handle.write(staged.read_text(encoding="utf-8"))
 
 
-def run_job(model: Any, job: Job, out: Path, encode_kwargs: dict[str, Any]) -> Path:
-    """Evaluate ``model`` on ``job.task`` into a staging cache, then move the result into place."""
+def run_job(
+    model: Any,
+    job: Job,
+    out: Path,
+    encode_kwargs: dict[str, Any],
+    senteval_classifiers: Sequence[str] | None = None,
+) -> Path:
+    """Evaluate ``model`` on ``job.task`` into a staging cache, then move the result into place.
+
+    ``senteval_classifiers`` (e.g. ``("lr",)``) sets the classifiers of SentEval-protocol tasks
+    (``AbsTaskSentEval.classifiers``); other tasks ignore it.
+    """
     import mteb
     from mteb.cache import ResultCache
 
+    from mteb_evalrank.tasks.senteval._base import AbsTaskSentEval
+
+    task = mteb.get_task(job.task)
+    if senteval_classifiers is not None and isinstance(task, AbsTaskSentEval):
+        task.classifiers = tuple(senteval_classifiers)  # type: ignore[assignment]
     staging = out / STAGING / uuid.uuid4().hex
     try:
         mteb.evaluate(
             model,
-            mteb.get_task(job.task),
+            task,
             cache=ResultCache(staging),
             overwrite_strategy="always",
             encode_kwargs=dict(encode_kwargs),
@@ -129,6 +144,7 @@ def run_chain(
     report: Callable[[JobOutcome], None] | None = None,
     topic: str | None = None,
     threads: int | None = None,
+    senteval_classifiers: Sequence[str] | None = None,
 ) -> ChainReport:
     """Run the jobs of ``chain`` in order in this process; never raises for a failing job.
 
@@ -173,7 +189,7 @@ def run_chain(
                         load_errors[job.model] = f"loading the model: {type(error).__name__}: {error}"
                         raise
                     result.load_seconds[job.model] = time.perf_counter() - tick
-                final = run_job(models[job.model], job, root, encode_kwargs or {})
+                final = run_job(models[job.model], job, root, encode_kwargs or {}, senteval_classifiers)
                 outcome = JobOutcome(
                     job.model, job.task, "done", time.perf_counter() - start, result_path=str(final)
                 )
