@@ -108,8 +108,9 @@ def centre(embeddings: NDArray[np.float64]) -> NDArray[np.float64]:
 
 #: unit roundoff of float32
 _U32 = 2.0**-24
-#: bytes per element of a chunk: float32 dot products and work buffer, two boolean masks
-_BYTES_PER_ELEMENT = 10
+#: bytes per element of a chunk: float32 dot products and work buffer (8), two boolean masks (2),
+#: the copied rows of the band mask (at most 1)
+_BYTES_PER_ELEMENT = 11
 
 
 def _chunk_rows(n_background: int, chunk_bytes: int) -> int:

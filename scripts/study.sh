@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The project's offline study (issue 7): the 27-model zoo on the EvalRank-Study benchmark, then
+# the word-level and sentence-level correlation tables of docs/study/ (EvalRank paper, Tables 3
+# and 6). Resumable: rerun the same command after an interruption; finished jobs are skipped.
+#   bash scripts/study.sh [STUDY_DIR]      (default: study-run, outside version control)
+# Environment: WORKERS (local Dask workers, default 2), VENV (default .venv), DOCS (default docs/study).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-study-run}
+VENV=${VENV:-.venv}
+DOCS=${DOCS:-docs/study}
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
+export MTEB_EVALRANK_SOURCE=${MTEB_EVALRANK_SOURCE:-$(cd ../shared/data && pwd)}
+[ -x "$VENV/bin/mteb-evalrank" ] || VENV=$VENV bash scripts/setup.sh
+
+# 1. every (model, task) job; the study's own report goes to $OUT/report
+"$VENV/bin/mteb-evalrank" study --zoo --benchmark EvalRank-Study --senteval-classifiers lr \
+    --workers "${WORKERS:-2}" --out "$OUT" || echo "study: some jobs failed (listed above); tables use the rest"
+
+DOWNSTREAM_SENT=(SentEvalMR SentEvalCR SentEvalSUBJ SentEvalMPQA SentEvalSST2 SentEvalSST5 SentEvalTREC SentEvalSciCite)
+WORD_SIM=(WordSimWS353All WordSimWS353Rel WordSimWS353Sim WordSimRWStanford WordSimMEN WordSimMTurk287
+    WordSimMTurk771 WordSimSimLex999 WordSimSimVerb3500 WordSimMC30 WordSimRG65 WordSimYP130 WordSimVerb143)
+
+# 2. word level (Table 3): word similarity and EvalRankWord vs the 10 downstream tasks
+"$VENV/bin/mteb-evalrank" correlate "$OUT" --out "$DOCS/word" --control-dim \
+    --intrinsic "${WORD_SIM[@]}" EvalRankWord:default EvalRankWord:default:cosine_hits_at_1 \
+    EvalRankWord:default:cosine_hits_at_3 EvalRankWord:no_wiki \
+    --extrinsic "${DOWNSTREAM_SENT[@]}" SentEvalMRPC SentEvalSICKE \
+    --scatter EvalRankWord:default SentEvalMR --scatter WordSimSimLex999 SentEvalMR
+
+# 3. sentence level (Table 6): STS, STR, AccSent and EvalRankSent vs the 8 single-sentence tasks
+"$VENV/bin/mteb-evalrank" correlate "$OUT" --out "$DOCS/sentence" --control-dim \
+    --intrinsic STS12 STS13 STS14 STS15 STS16 STSBenchmark SICK-R STR2021 AccSent \
+    AccSent::paraphrase_accuracy EvalRankSent:default EvalRankSent:default:cosine_hits_at_1 \
+    EvalRankSent:default:cosine_hits_at_3 EvalRankSent:stsb EvalRankSent:str \
+    --extrinsic "${DOWNSTREAM_SENT[@]}" \
+    --scatter EvalRankSent:default SentEvalMR --scatter STSBenchmark SentEvalMR
+echo "tables: $DOCS/word/report.md, $DOCS/sentence/report.md; timing: $OUT/study_timing.json"
