@@ -277,6 +277,8 @@ def test_balance_splits_a_family_longer_than_a_fair_share() -> None:
     every = sorted(j.label for j in [*family.jobs, *small.jobs])
     assert sorted(j.label for c in chains for j in c.jobs) == every
     assert balance([family, small], 1) == [family, small]
+    # longest chain first
+    assert [c.family for c in balance([small, family], 2)] == ["big (1/2)", "big (2/2)", "small"]
 
 
 def test_intrinsic_rows_keep_subsets_apart() -> None:

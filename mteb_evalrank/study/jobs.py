@@ -80,7 +80,10 @@ def balance(chains: Sequence[Chain], workers: int) -> list[Chain]:
     ``ceil(n / fair)`` chains (at most one per model); its models are dealt round-robin, each
     sub-chain keeps the task-major order. Each sub-chain repeats the family's shared work
     (e.g. the MiniLM forward pass) once: worth it when, as for a 16-model family, the
-    per-model work (classifier fits, ranking) dominates. ``workers <= 1``: unchanged.
+    per-model work (classifier fits, ranking) dominates. The chains come back longest first,
+    the order in which the engine submits them (longest-processing-time-first scheduling: a
+    long chain started last would leave the other workers idle at the end).
+    ``workers <= 1``: unchanged.
     """
     if workers <= 1:
         return list(chains)
@@ -96,4 +99,4 @@ def balance(chains: Sequence[Chain], workers: int) -> list[Chain]:
             group = set(models[k::parts])
             jobs = [job for job in chain.jobs if job.model in group]
             balanced.append(Chain(f"{chain.family} ({k + 1}/{parts})", jobs))
-    return balanced
+    return sorted(balanced, key=lambda chain: -len(chain.jobs))
