@@ -109,6 +109,7 @@ def _correlate(args: argparse.Namespace) -> None:
             n_permutations=args.permutations,
             seed=args.seed,
             gap=args.gap,
+            compare=[tuple(pair) for pair in args.compare or []],
         )
         written = result.write(args.out, scatter=[tuple(pair) for pair in args.scatter or []])
     except CorrelationInputError as error:
@@ -118,6 +119,12 @@ def _correlate(args: argparse.Namespace) -> None:
     print("\n".join(rho_table(result)))
     ns = sorted({p.n for p in result.pairs})
     print(f"n = {ns[0]}" + (f"..{ns[-1]}" if len(ns) > 1 else "") + " models per cell")
+    for c in result.comparisons:
+        print(
+            f"{c.a} vs {c.b} (n = {c.n}): mean ρ {100 * c.mean_a:.1f} vs {100 * c.mean_b:.1f}, "
+            f"Δ {100 * c.difference:.1f} [{100 * c.ci_low:.1f}, {100 * c.ci_high:.1f}], "
+            f"p {c.p_not_better:.4f}"
+        )
     for note in result.notes[:3]:
         print(f"note: {note}")
     if len(result.notes) > 3:
@@ -262,6 +269,13 @@ def build_parser() -> argparse.ArgumentParser:
     corr.add_argument("--gap", action="store_true", help="evaluation-gap layout: one --intrinsic reference")
     corr.add_argument(
         "--scatter", nargs=2, action="append", metavar=("INTRINSIC", "EXTRINSIC"), help="rank plot"
+    )
+    corr.add_argument(
+        "--compare",
+        nargs=2,
+        action="append",
+        metavar=("A", "B"),
+        help="mean ρ of intrinsic row A minus that of B over the extrinsic columns, paired bootstrap",
     )
     corr.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
     corr.add_argument("--permutations", type=int, default=10000, help="permutations (default 10000)")

@@ -26,7 +26,9 @@ WORD_SIM=(WordSimWS353All WordSimWS353Rel WordSimWS353Sim WordSimRWStanford Word
     --intrinsic "${WORD_SIM[@]}" EvalRankWord:default EvalRankWord:default:cosine_hits_at_1 \
     EvalRankWord:default:cosine_hits_at_3 EvalRankWord:no_wiki \
     --extrinsic "${DOWNSTREAM_SENT[@]}" SentEvalMRPC SentEvalSICKE \
-    --scatter EvalRankWord:default SentEvalMR --scatter WordSimSimLex999 SentEvalMR
+    --scatter EvalRankWord:default SentEvalMR --scatter WordSimSimLex999 SentEvalMR \
+    --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN \
+    --compare EvalRankWord:default WordSimWS353All
 
 # 3. sentence level (Table 6): STS, STR, AccSent and EvalRankSent vs the 8 single-sentence tasks
 "$VENV/bin/mteb-evalrank" correlate "$OUT" --out "$DOCS/sentence" --control-dim \
@@ -34,5 +36,7 @@ WORD_SIM=(WordSimWS353All WordSimWS353Rel WordSimWS353Sim WordSimRWStanford Word
     AccSent::paraphrase_accuracy EvalRankSent:default EvalRankSent:default:cosine_hits_at_1 \
     EvalRankSent:default:cosine_hits_at_3 EvalRankSent:stsb EvalRankSent:str \
     --extrinsic "${DOWNSTREAM_SENT[@]}" \
-    --scatter EvalRankSent:default SentEvalMR --scatter STSBenchmark SentEvalMR
+    --scatter EvalRankSent:default SentEvalMR --scatter STSBenchmark SentEvalMR \
+    --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R \
+    --compare EvalRankSent:default STR2021
 echo "tables: $DOCS/word/report.md, $DOCS/sentence/report.md; timing: $OUT/study_timing.json"

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats as sps
 
@@ -80,6 +81,25 @@ def test_partial_spearman_equals_residual_correlation_of_ranks() -> None:
 
     expected = sps.pearsonr(residual(rx), residual(ry)).statistic
     assert cs.partial_spearman(x, y, z) == pytest.approx(expected, abs=1e-12)
+
+
+def test_mean_rho_difference_matches_a_loop_over_scipy() -> None:
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=(15, 3))
+    a, b = y.sum(axis=1) + rng.normal(size=15), rng.normal(size=15)
+    d = cs.mean_spearman_difference(a, b, y, n_resamples=300, seed=4)
+
+    def mean_rho(x: np.ndarray, ys: np.ndarray) -> float:
+        return float(np.mean([sps.spearmanr(x, column).statistic for column in ys.T]))
+
+    assert d.mean_a == pytest.approx(mean_rho(a, y), abs=1e-12)
+    assert d.difference == pytest.approx(mean_rho(a, y) - mean_rho(b, y), abs=1e-12)
+    idx = np.random.default_rng(4).integers(0, 15, size=(300, 15))  # the same resamples, by hand
+    deltas = np.array([mean_rho(a[i], y[i]) - mean_rho(b[i], y[i]) for i in idx])
+    ok = deltas[~np.isnan(deltas)]
+    assert (d.low, d.high) == pytest.approx(tuple(np.quantile(ok, [0.025, 0.975])), abs=1e-12)
+    assert d.p_not_better == pytest.approx(float((ok <= 0).mean()))
+    assert d.n_used == len(ok)
 
 
 def test_degenerate_inputs() -> None:
@@ -326,6 +346,15 @@ def test_cli_on_real_results(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     out = capsys.readouterr().out
     assert "| STSBenchmark |" in out
     assert (tmp_path / "heatmap.png").is_file()
+    compared = tmp_path / "compared"
+    main([*args[:-1], str(compared), "--compare", "STSBenchmark", "STS22"])
+    (comparison,) = json.loads((compared / "correlations.json").read_text())["comparisons"]
+    columns = ["STSBenchmark", "STS22", "Banking77Classification"]
+    both = pd.read_csv(compared / "scores.csv", index_col=0)[columns].dropna()  # models with all three
+    rho = [sps.spearmanr(both[row], both["Banking77Classification"]).statistic for row in columns[:2]]
+    assert comparison["n"] == len(both)
+    assert comparison["difference"] == pytest.approx(rho[0] - rho[1], abs=1e-12)
+    assert "## Comparisons" in (compared / "report.md").read_text()
     assert (tmp_path / "scatter_STSBenchmark__Banking77Classification.png").is_file()
     bad = ["--intrinsic", "STSBenchmrk", "--extrinsic", "STS12", "--out", str(tmp_path / "bad")]
     with pytest.raises(SystemExit, match=r"unknown task 'STSBenchmrk'.*Did you mean: STSBenchmark"):

@@ -68,6 +68,26 @@ class Settings:
     gap: bool
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """Does intrinsic row ``a`` predict the extrinsic columns better than row ``b``?
+
+    ``difference`` = mean ρ(a) − mean ρ(b) over the extrinsic columns, on the ``n`` models
+    that have both rows and every extrinsic column (paired bootstrap CI and one-sided p:
+    :func:`mteb_evalrank.correlation.stats.mean_spearman_difference`).
+    """
+
+    a: str
+    b: str
+    n: int
+    mean_a: float
+    mean_b: float
+    difference: float
+    ci_low: float
+    ci_high: float
+    p_not_better: float
+
+
 @dataclass
 class CorrelationResult:
     """Pairs, the score table they came from, the settings and notes on what was left out."""
@@ -78,6 +98,7 @@ class CorrelationResult:
     table: ScoreTable
     settings: Settings
     notes: list[str] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per pair (columns as in ``correlations.csv``)."""
@@ -107,6 +128,7 @@ class CorrelationResult:
             },
             "notes": self.notes,
             "pairs": [_json_safe(asdict(p)) for p in self.pairs],
+            "comparisons": [_json_safe(asdict(c)) for c in self.comparisons],
         }
 
     def write(self, out_dir: str | Path, scatter: Iterable[tuple[str, str]] = ()) -> dict[str, Path]:
@@ -200,12 +222,15 @@ def correlate(
     confidence: float = 0.95,
     seed: int = 0,
     gap: bool = False,
+    compare: Sequence[tuple[str, str]] = (),
 ) -> CorrelationResult:
     """Correlate every intrinsic column with every extrinsic column across the models.
 
     ``complete=True`` keeps only the models that have every column (one n for the whole
     table); otherwise models are dropped per pair. Column syntax and revision choice: see
     :mod:`mteb_evalrank.correlation.table`.
+    ``compare=[(a, b), ...]``: for each pair of intrinsic columns, the difference of their mean
+    ρ over the extrinsic columns with a paired bootstrap (:class:`Comparison`).
     """
     if not intrinsic or not extrinsic:
         raise CorrelationInputError("give at least one intrinsic and one extrinsic column")
@@ -277,4 +302,33 @@ def correlate(
     undefined = [f"{p.intrinsic} vs {p.extrinsic}" for p in pairs if not np.isfinite(p.spearman)]
     if undefined:
         notes.append(f"ρ undefined (a column is constant over the models): {', '.join(undefined)}")
-    return CorrelationResult(pairs, labels_in, labels_ex, table, settings, [*notes, *loaded.notes])
+    comparisons = [_compare(frame, a, b, labels_ex, labels_in, settings) for a, b in compare]
+    return CorrelationResult(
+        pairs, labels_in, labels_ex, table, settings, [*notes, *loaded.notes], comparisons
+    )
+
+
+def _compare(
+    frame: pd.DataFrame, a: str, b: str, extrinsic: list[str], intrinsic: list[str], settings: Settings
+) -> Comparison:
+    for label in (a, b):
+        if label not in intrinsic:
+            raise CorrelationInputError(
+                f"--compare {a} {b}: {label!r} is not an intrinsic column {intrinsic}"
+            )
+    columns = [c for c in extrinsic if c not in (a, b)]
+    both = frame[[a, b, *columns]].dropna()
+    try:
+        d = stats.mean_spearman_difference(
+            both[a].to_numpy(),
+            both[b].to_numpy(),
+            both[columns].to_numpy(),
+            n_resamples=settings.n_bootstrap,
+            confidence=settings.confidence,
+            seed=settings.seed,
+        )
+    except stats.TooFewModelsError as error:
+        raise CorrelationInputError(
+            f"--compare {a} {b}: {error} with both rows and every extrinsic column"
+        ) from None
+    return Comparison(a, b, d.n, d.mean_a, d.mean_b, d.difference, d.low, d.high, d.p_not_better)

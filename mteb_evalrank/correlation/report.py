@@ -88,6 +88,23 @@ def markdown(result: CorrelationResult, figures: dict[str, Path], out: Path) -> 
             ),
         ]
     lines += ["", "With bootstrap confidence intervals:", "", *rho_ci_table(result)]
+    if result.comparisons:
+        lines += [
+            "",
+            "## Comparisons",
+            "",
+            "Mean ρ×100 over the extrinsic columns of two intrinsic rows, on the models having both rows "
+            "and every extrinsic column; Δ with a paired bootstrap over models "
+            f"({s.n_bootstrap} resamples, {100 * s.confidence:.0f}% CI); p = share of resamples with Δ ≤ 0.",
+            "",
+            "| a | b | n | mean ρ a | mean ρ b | Δ (a − b) | CI | p (a not better) |",
+            "|---|---|---:|---:|---:|---:|---|---:|",
+        ]
+        lines += [
+            f"| {c.a} | {c.b} | {c.n} | {_x100(c.mean_a)} | {_x100(c.mean_b)} | {_x100(c.difference)} | "
+            f"[{_x100(c.ci_low)}, {_x100(c.ci_high)}] | {c.p_not_better:.4f} |"
+            for c in result.comparisons
+        ]
     lines += ["", *(f"![{name}]({os.path.relpath(path, out)})" for name, path in figures.items()), ""]
     partial = s.control_dim
     header = "| intrinsic | extrinsic | n | ρ×100 | 95% CI | p (perm.) | r×100 | τ×100 |"

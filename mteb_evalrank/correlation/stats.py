@@ -10,6 +10,10 @@ Conventions (all functions take two equally long 1-D float arrays ``x``, ``y`` w
   constant) are left out; their number is returned.
 * Permutation p-value (two-sided): permute ``y`` against ``x`` ``n_permutations`` times and
   ``p = (1 + #{|ρ_perm| ≥ |ρ_obs|}) / (1 + n_permutations)`` (Phipson & Smyth 2010: never 0).
+* Comparing two intrinsic rows ``a``, ``b`` against the same ``k`` extrinsic columns: the
+  difference of their mean ρ, ``Δ = (1/k) Σ_j ρ(a, y_j) − (1/k) Σ_j ρ(b, y_j)``, with a
+  *paired* bootstrap (one resample of the models for both rows and all columns), its
+  percentile CI, and ``p = share of resamples with Δ* ≤ 0`` (one-sided: "a does not beat b").
 * Partial Spearman controlling for ``z``: Pearson partial correlation of the ranks,
   ``ρ_xy·z = (ρ_xy − ρ_xz ρ_yz) / sqrt((1 − ρ_xz²)(1 − ρ_yz²))``.
 
@@ -123,6 +127,55 @@ def permutation_p_spearman(
     # Tolerance: permutations that reproduce |ρ_obs| exactly must count despite rounding.
     extreme = int((np.abs(null) >= abs(observed) - 1e-12).sum())
     return (1 + extreme) / (1 + n_permutations)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """``mean ρ(a) − mean ρ(b)`` over the extrinsic columns, with its paired-bootstrap CI."""
+
+    mean_a: float
+    mean_b: float
+    difference: float
+    low: float
+    high: float
+    p_not_better: float
+    n: int
+    n_used: int
+
+
+def mean_spearman_difference(
+    a: np.ndarray,
+    b: np.ndarray,
+    targets: np.ndarray,
+    *,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Difference:
+    """Difference of the mean Spearman ρ of rows ``a`` and ``b`` with the columns of ``targets``.
+
+    ``targets`` is ``(n_models, k)``; see the module docstring for Δ, the paired bootstrap and
+    ``p``. Resamples on which some ρ is undefined are left out (``n_used`` counts the others).
+    """
+    a, b = _check(a, b)
+    y = np.asarray(targets, dtype=np.float64)
+    if y.ndim != 2 or y.shape[0] != len(a) or y.shape[1] == 0 or np.isnan(y).any():
+        raise ValueError(f"targets must be (n_models={len(a)}, k>=1) without NaN, got shape {y.shape}")
+
+    def mean_rho(rx: np.ndarray, ry: np.ndarray) -> np.ndarray:  # rows (..., n), columns (..., n, k)
+        return np.mean([_row_pearson(rx, ry[..., j]) for j in range(ry.shape[-1])], axis=0)
+
+    mean_a = float(np.mean([spearman(a, column) for column in y.T]))
+    mean_b = float(np.mean([spearman(b, column) for column in y.T]))
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(a), size=(n_resamples, len(a)))
+    ry = stats.rankdata(y[idx], axis=1)  # (B, n, k), ranks within each resample
+    delta = mean_rho(stats.rankdata(a[idx], axis=1), ry) - mean_rho(stats.rankdata(b[idx], axis=1), ry)
+    ok = delta[~np.isnan(delta)]
+    alpha = 1.0 - confidence
+    low, high = np.quantile(ok, [alpha / 2, 1 - alpha / 2]) if len(ok) else (np.nan, np.nan)
+    p = float((ok <= 0).mean()) if len(ok) else float("nan")
+    return Difference(mean_a, mean_b, mean_a - mean_b, float(low), float(high), p, len(a), len(ok))
 
 
 def partial_spearman(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:
