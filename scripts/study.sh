@@ -3,7 +3,8 @@
 # the word-level and sentence-level correlation tables of docs/study/ (EvalRank paper, Tables 3
 # and 6). Resumable: rerun the same command after an interruption; finished jobs are skipped.
 #   bash scripts/study.sh [STUDY_DIR]      (default: study-run, outside version control)
-# Environment: WORKERS (local Dask workers, default 2), VENV (default .venv), DOCS (default docs/study).
+# Environment: WORKERS (local Dask workers, default 2), VENV (default .venv), DOCS (default docs/study),
+# TABLES_ONLY=1 (skip the jobs: tables from the results already in STUDY_DIR), DOWNSTREAM, PAIRS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-study-run}
@@ -11,13 +12,21 @@ VENV=${VENV:-.venv}
 DOCS=${DOCS:-docs/study}
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 export MTEB_EVALRANK_SOURCE=${MTEB_EVALRANK_SOURCE:-$(cd ../shared/data && pwd)}
-[ -x "$VENV/bin/mteb-evalrank" ] || VENV=$VENV bash scripts/setup.sh
+VENV=$VENV bash scripts/setup.sh
 
 # 1. every (model, task) job; the study's own report goes to $OUT/report
-"$VENV/bin/mteb-evalrank" study --zoo --benchmark EvalRank-Study --senteval-classifiers lr \
-    --workers "${WORKERS:-2}" --out "$OUT" || echo "study: some jobs failed (listed above); tables use the rest"
+if [ "${TABLES_ONLY:-0}" != 1 ]; then
+    "$VENV/bin/mteb-evalrank" datasets build --source "$MTEB_EVALRANK_SOURCE" --out hub
+    "$VENV/bin/mteb-evalrank" models install-offline
+    "$VENV/bin/mteb-evalrank" study --zoo --benchmark EvalRank-Study --senteval-classifiers lr \
+        --workers "${WORKERS:-2}" --out "$OUT" || echo "study: some jobs failed (listed above); tables use the rest"
+fi
 
-DOWNSTREAM_SENT=(SentEvalMR SentEvalCR SentEvalSUBJ SentEvalMPQA SentEvalSST2 SentEvalSST5 SentEvalTREC SentEvalSciCite)
+# the downstream columns (override to tabulate a partial study, e.g. DOWNSTREAM="SentEvalMR SentEvalCR" PAIRS="")
+# shellcheck disable=SC2206
+DOWNSTREAM_SENT=(${DOWNSTREAM:-SentEvalMR SentEvalCR SentEvalSUBJ SentEvalMPQA SentEvalSST2 SentEvalSST5 SentEvalTREC SentEvalSciCite})
+# shellcheck disable=SC2206
+PAIR_TASKS=(${PAIRS-SentEvalMRPC SentEvalSICKE})
 WORD_SIM=(WordSimWS353All WordSimWS353Rel WordSimWS353Sim WordSimRWStanford WordSimMEN WordSimMTurk287
     WordSimMTurk771 WordSimSimLex999 WordSimSimVerb3500 WordSimMC30 WordSimRG65 WordSimYP130 WordSimVerb143)
 
@@ -25,7 +34,7 @@ WORD_SIM=(WordSimWS353All WordSimWS353Rel WordSimWS353Sim WordSimRWStanford Word
 "$VENV/bin/mteb-evalrank" correlate "$OUT" --out "$DOCS/word" --control-dim \
     --intrinsic "${WORD_SIM[@]}" EvalRankWord:default EvalRankWord:default:cosine_hits_at_1 \
     EvalRankWord:default:cosine_hits_at_3 EvalRankWord:no_wiki \
-    --extrinsic "${DOWNSTREAM_SENT[@]}" SentEvalMRPC SentEvalSICKE \
+    --extrinsic "${DOWNSTREAM_SENT[@]}" "${PAIR_TASKS[@]}" \
     --scatter EvalRankWord:default SentEvalMR --scatter WordSimSimLex999 SentEvalMR \
     --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN \
     --compare EvalRankWord:default WordSimWS353All
