@@ -28,16 +28,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-from mteb.models.abs_encoder import AbsEncoder
 from numpy.typing import NDArray
 
-if TYPE_CHECKING:
-    from mteb.abstasks.task_metadata import TaskMetadata
-    from mteb.types import Array, BatchedInput, PromptType
-    from torch.utils.data import DataLoader
+from .base import TextEmbedder
 
 N_LAYERS = 6
 DIM = 384
@@ -100,7 +96,7 @@ def _load(path: str) -> tuple[Any, Any]:
     return tokenizer, model
 
 
-class MiniLMLayerPooling(AbsEncoder):
+class MiniLMLayerPooling(TextEmbedder):
     """all-MiniLM-L6-v2 with pooling ``pooling`` (one of ``POOLINGS``), sharing ``MEMO``.
 
     ``forward_calls`` (class attribute) counts the model's forward passes in this process.
@@ -163,16 +159,3 @@ class MiniLMLayerPooling(AbsEncoder):
         if self.pooling == "first-last-avg":
             return (feats[:, 1] + feats[:, N_LAYERS]) / 2
         return feats[:, int(self.pooling.rsplit("-", 1)[1])].copy()
-
-    def encode(
-        self,
-        inputs: DataLoader[BatchedInput],
-        *,
-        task_metadata: TaskMetadata,
-        hf_split: str,
-        hf_subset: str,
-        prompt_type: PromptType | None = None,
-        **kwargs: Any,
-    ) -> Array:
-        """Encode every ``batch["text"]`` of ``inputs`` (no prompts: the model uses none)."""
-        return self.embed([text for batch in inputs for text in batch["text"]])

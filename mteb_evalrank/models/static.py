@@ -9,19 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-from mteb.models.abs_encoder import AbsEncoder
 from numpy.typing import NDArray
 
-if TYPE_CHECKING:
-    from mteb.abstasks.task_metadata import TaskMetadata
-    from mteb.types import Array, BatchedInput, PromptType
-    from torch.utils.data import DataLoader
+from .base import TextEmbedder
 
 
-class StaticWordEmbeddings(AbsEncoder):
+class StaticWordEmbeddings(TextEmbedder):
     """Bag-of-words encoder over a fixed vocabulary of word vectors.
 
     Args:
@@ -105,19 +101,6 @@ class StaticWordEmbeddings(AbsEncoder):
             self.n_unknown_tokens += len(tokens) - len(known)
             rows.append(self.vectors[known].mean(axis=0) if known else zero)
         return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
-
-    def encode(
-        self,
-        inputs: DataLoader[BatchedInput],
-        *,
-        task_metadata: TaskMetadata,
-        hf_split: str,
-        hf_subset: str,
-        prompt_type: PromptType | None = None,
-        **kwargs: Any,
-    ) -> Array:
-        """Encode every ``batch["text"]`` of ``inputs`` (prompts do not apply)."""
-        return self.embed(text for batch in inputs for text in batch["text"])
 
 
 def _read_vocabulary(path: Path) -> list[str]:
