@@ -103,11 +103,17 @@ def bootstrap_spearman_ci(
     idx = rng.integers(0, len(x), size=(n_resamples, len(x)))
     rho = _row_pearson(stats.rankdata(x[idx], axis=1), stats.rankdata(y[idx], axis=1))
     ok = rho[~np.isnan(rho)]
-    if len(ok) == 0:
-        return Interval(float("nan"), float("nan"), 0, n_resamples)
+    low, high = _percentile_interval(ok, confidence)
+    return Interval(low, high, len(ok), n_resamples - len(ok))
+
+
+def _percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+    """``[q_{α/2}, q_{1-α/2}]`` of the (NaN-free) bootstrap ``samples``; NaNs when there are none."""
+    if len(samples) == 0:
+        return float("nan"), float("nan")
     alpha = 1.0 - confidence
-    low, high = np.quantile(ok, [alpha / 2, 1 - alpha / 2])
-    return Interval(float(low), float(high), len(ok), n_resamples - len(ok))
+    low, high = np.quantile(samples, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
 
 
 def permutation_p_spearman(
@@ -172,10 +178,9 @@ def mean_spearman_difference(
     ry = stats.rankdata(y[idx], axis=1)  # (B, n, k), ranks within each resample
     delta = mean_rho(stats.rankdata(a[idx], axis=1), ry) - mean_rho(stats.rankdata(b[idx], axis=1), ry)
     ok = delta[~np.isnan(delta)]
-    alpha = 1.0 - confidence
-    low, high = np.quantile(ok, [alpha / 2, 1 - alpha / 2]) if len(ok) else (np.nan, np.nan)
+    low, high = _percentile_interval(ok, confidence)
     p = float((ok <= 0).mean()) if len(ok) else float("nan")
-    return Difference(mean_a, mean_b, mean_a - mean_b, float(low), float(high), p, len(a), len(ok))
+    return Difference(mean_a, mean_b, mean_a - mean_b, low, high, p, len(a), len(ok))
 
 
 def partial_spearman(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:
