@@ -179,6 +179,13 @@ def _study(args: argparse.Namespace) -> None:
         )
     except StudyInputError as error:
         raise SystemExit(f"mteb-evalrank study: {error}") from None
+    except KeyboardInterrupt:
+        print(
+            f"mteb-evalrank study: interrupted; finished jobs are kept in {args.out}/results, "
+            "rerun the same command to resume.",
+            file=sys.stderr,
+        )
+        raise SystemExit(130) from None
     print(
         f"{summary.count('done')} done, {summary.count('skipped')} skipped, {summary.count('failed')} failed "
         f"in {summary.wall_seconds:.1f} s; timing: {summary.out / 'study_timing.json'}"

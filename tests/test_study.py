@@ -11,6 +11,9 @@ from __future__ import annotations
 import _thread
 import csv
 import json
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -26,9 +29,10 @@ import mteb_evalrank  # noqa: F401
 from mteb_evalrank.cli import main
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.study import StudyEmbeddingCache, StudyInputError, default_downstream, run_study
-from mteb_evalrank.study.core import intrinsic_columns
+from mteb_evalrank.study.core import intrinsic_columns, with_history
 from mteb_evalrank.study.embedding_cache import DIGEST_SIZE, ShardStore
 from mteb_evalrank.study.jobs import Chain, Job, balance
+from mteb_evalrank.tasks.word_similarity import WORD_SIMILARITY_TASKS
 
 GLOVE = "evalrank/glove.6B.50d"
 RANDOM = "mteb/baseline-random-encoder"  # mteb's deterministic (text-hash seeded) encoder
@@ -165,7 +169,7 @@ def test_report_correlates_intrinsic_with_downstream(study: tuple[Path, Any, lis
 
 
 def test_rerun_skips_everything_without_encoding(study: tuple[Path, Any, list]) -> None:
-    out, _, _ = study
+    out, summary, _ = study
     shards = sorted((out / "embeddings").rglob("shard-*.npz"))
     again = run_study(MODELS, TASKS, out=out, workers=2, downstream=DOWNSTREAM, progress=False)
     assert again.count("skipped") == len(MODELS) * len(TASKS) and again.ok
@@ -173,6 +177,46 @@ def test_rerun_skips_everything_without_encoding(study: tuple[Path, Any, list]) 
     assert timing["texts_encoded"] == 0
     assert all(m.get("encode_calls", 0) == 0 for m in timing["models"].values())
     assert sorted((out / "embeddings").rglob("shard-*.npz")) == shards
+    # the history keeps the first run's compute: every job was done by run 0, in its seconds
+    first = {(o.model, o.task): o.seconds for o in summary.outcomes if o.status == "done"}
+    assert [run["done"] for run in timing["runs"]] == [summary.count("done"), 0]
+    assert {(j["model"], j["task"]): (j["run"], j["seconds"]) for j in timing["jobs"]} == {
+        key: (0, seconds) for key, seconds in first.items() if key[0] in MODELS
+    }
+    assert timing["total"]["wall_seconds"] == pytest.approx(summary.wall_seconds + again.wall_seconds)
+    assert timing["total"]["job_seconds"] == pytest.approx(
+        sum(s for (m, _), s in first.items() if m in MODELS)
+    )
+
+
+def test_timing_history_takes_a_file_written_before_the_history() -> None:
+    """A study folder from an older version: its one ``study_timing.json`` becomes run 0."""
+
+    def timing(wall: float, workers: int, encode: float, *jobs: tuple[str, str, float]) -> dict[str, Any]:
+        rows = [{"model": "a", "task": t, "status": st, "seconds": sec} for t, st, sec in jobs]
+        return {"wall_seconds": wall, "workers": workers, "sum_encode_seconds": encode, "jobs": rows}
+
+    old = timing(100.0, 2, 60.0, ("T1", "done", 30.0), ("T2", "failed", 5.0))
+    now = timing(50.0, 1, 20.0, ("T1", "skipped", 0.0), ("T2", "done", 40.0))
+    merged = with_history(now, old)
+    assert [(r["done"], r["failed"], r["wall_seconds"]) for r in merged["runs"]] == [
+        (1, 1, 100.0),
+        (1, 0, 50.0),
+    ]
+    assert [(j["task"], j["status"], j["seconds"], j["run"]) for j in merged["jobs"]] == [
+        ("T1", "done", 30.0, 0),
+        ("T2", "done", 40.0, 1),
+    ]
+    assert merged["total"] == {
+        "runs": 2,
+        "wall_seconds": 150.0,
+        "job_seconds": 70.0,
+        "sum_encode_seconds": 80.0,
+    }
+    again = with_history({**now, "jobs": [{**j, "status": "skipped"} for j in now["jobs"]]}, merged)
+    assert again["total"]["runs"] == 3 and again["total"]["job_seconds"] == 70.0
+    assert [j["run"] for j in again["jobs"]] == [0, 1]
+    assert with_history(now, None)["total"]["runs"] == 1
 
 
 def test_interrupted_job_leaves_no_result_and_is_redone(data: None, tmp_path: Path) -> None:
@@ -209,6 +253,59 @@ def test_interrupted_job_leaves_no_result_and_is_redone(data: None, tmp_path: Pa
     assert subsets == set(mteb.get_task(task).hf_subsets) and len(subsets) == 5
     assert not list((out / ".staging").iterdir())
     assert summary.timing["models"][GLOVE]["cached"] > 0  # the interrupted run's embeddings were kept
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_stops_a_local_cluster_study_and_its_workers(data: None, tmp_path: Path) -> None:
+    """SIGINT to ``mteb-evalrank study`` on a 2-worker local cluster, while jobs run.
+
+    The CLI must exit with 130 and a resume hint, its worker processes must be gone, and the
+    jobs it did not finish must have no result (the finished ones stay complete).
+    """
+    out = tmp_path / "study"
+    tasks = [task.metadata.name for task in (t() for t in WORD_SIMILARITY_TASKS)]
+    command = [str(Path(sys.executable).parent / "mteb-evalrank"), "study", "--models", MINILM, GLOVE]
+    command += ["--tasks", *tasks, "--workers", "2", "--out", str(out), "--no-progress"]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # a shell's background job inherits SIGINT ignored; Ctrl-C in a terminal is not ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not any((out / ".staging").glob("*")) and process.poll() is None:
+            assert time.monotonic() < deadline, "no job started within 300 s"
+            time.sleep(0.05)
+        assert process.poll() is None, process.communicate()
+        workers = [
+            int(pid)
+            for pid in subprocess.run(
+                ["pgrep", "-P", str(process.pid)], capture_output=True, text=True
+            ).stdout.split()
+        ]
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)  # seconds, a liveness bound, not a speed target
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr[-2000:]
+    assert "interrupted" in stderr and "rerun the same command to resume" in stderr
+    time.sleep(1)
+    assert workers and not [pid for pid in workers if _alive(pid)]
+    finished = list((out / "results").glob("*/*/WordSim*.json"))
+    assert len(finished) < 2 * len(tasks)
+    for path in finished:
+        assert json.loads(path.read_text())["task_name"] in tasks  # complete, parseable
 
 
 def test_shard_store_round_trip_keeps_every_digest(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,15 @@ def default_downstream(tasks: Sequence[str]) -> list[str]:
     return [name for name in tasks if mteb.get_task(name).metadata.type == "Classification"]
 
 
+def _read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object from ``path``; None when the file is missing or unreadable (e.g. truncated)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def _timing(
     reports: Sequence[ChainReport], outcomes: Sequence[JobOutcome], wall: float, workers: int
 ) -> dict[str, Any]:
@@ -145,6 +155,59 @@ def _timing(
         "jobs": [
             {"model": o.model, "task": o.task, "status": o.status, "seconds": o.seconds} for o in outcomes
         ],
+    }
+
+
+def _run_entry(timing: dict[str, Any], jobs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One run's line in ``runs``: when it ended, its wall and encoding time, the jobs it did or failed."""
+    return {
+        "finished": timing.get("finished"),
+        "wall_seconds": timing.get("wall_seconds", 0.0),
+        "workers": timing.get("workers"),
+        "scheduler": timing.get("scheduler"),
+        "sum_encode_seconds": timing.get("sum_encode_seconds", 0.0),
+        **{status: sum(1 for j in jobs if j.get("status") == status) for status in ("done", "failed")},
+    }
+
+
+def with_history(timing: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
+    """``timing`` of this run plus the runs of the same study folder before it (a resumed study).
+
+    Adds ``runs`` (one entry per run, oldest first; a ``previous`` file without ``runs``, as
+    written before this history existed, counts as one run) and ``total``:
+    ``wall_seconds`` = sum of the runs' wall times; ``job_seconds`` = sum, over the jobs that
+    finished, of the seconds of the run that did them (worker time); ``sum_encode_seconds`` =
+    sum over runs. In ``jobs`` each entry gets ``run``, its index in ``runs``; a job skipped now
+    because an earlier run finished it keeps that run's entry (seconds included).
+    """
+    previous = previous or {}
+    if "runs" in previous:
+        runs, earlier_jobs = list(previous["runs"]), previous.get("jobs", [])
+    elif previous.get("jobs"):
+        earlier_jobs = [{**j, "run": 0} for j in previous["jobs"]]
+        runs = [_run_entry(previous, earlier_jobs)]
+    else:
+        runs, earlier_jobs = [], []
+    earlier = {(j["model"], j["task"]): j for j in earlier_jobs if j.get("status") == "done"}
+    this = len(runs)
+    own = [{**j, "run": this} for j in timing["jobs"] if j["status"] != "skipped"]
+    jobs = [
+        earlier.get((j["model"], j["task"]), {**j, "run": this})
+        if j["status"] == "skipped"
+        else {**j, "run": this}
+        for j in timing["jobs"]
+    ]
+    runs.append(_run_entry(timing, own))
+    return {
+        **timing,
+        "jobs": jobs,
+        "runs": runs,
+        "total": {
+            "runs": len(runs),
+            "wall_seconds": sum(r.get("wall_seconds") or 0.0 for r in runs),
+            "job_seconds": sum(j.get("seconds", 0.0) for j in jobs if j["status"] == "done"),
+            "sum_encode_seconds": sum(r.get("sum_encode_seconds") or 0.0 for r in runs),
+        },
     }
 
 
@@ -320,6 +383,8 @@ def run_study(
     timing = _timing(reports, outcomes, wall, n_workers)
     timing["scheduler"] = scheduler
     timing["senteval_classifiers"] = list(senteval_classifiers) if senteval_classifiers else ["lr", "mlp"]
+    timing["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    timing = with_history(timing, _read_json(out / TIMING))
     (out / TIMING).write_text(json.dumps(timing, indent=1) + "\n", encoding="utf-8")
     summary = StudySummary(
         out, models, task_names, intrinsic, down, outcomes, wall, n_workers, scheduler, timing

@@ -18,8 +18,11 @@ datasets (offline caches) installed.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,6 +33,22 @@ from .runner import ChainReport, JobOutcome, run_chain
 
 #: environment variables handed to local workers (model/dataset caches, offline flags, imports)
 FORWARDED_ENV = ("HF_", "TRANSFORMERS_", "SENTENCE_TRANSFORMERS_", "MTEB", "TOKENIZERS_", "PYTHONPATH")
+
+
+#: seconds between two looks at the chains' futures (also the latency of Ctrl-C)
+POLL_SECONDS = 0.2
+#: seconds allowed to close the client and a local cluster
+CLOSE_TIMEOUT = 10
+
+
+def _kill_workers(cluster: Any) -> None:
+    """SIGKILL the worker processes of a local cluster (their nannies then shut down)."""
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        nanny.auto_restart = False
+        pid = getattr(nanny, "pid", None)
+        if pid:
+            with contextlib.suppress(ProcessLookupError):  # already gone
+                os.kill(pid, signal.SIGKILL)
 
 
 def default_workers(n_chains: int) -> int:
@@ -91,7 +110,7 @@ def run_chains(
             )
             for c in chains
         ]
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, LocalCluster
 
     threads = None
     cluster = None
@@ -136,19 +155,36 @@ def run_chains(
             for i, chain in enumerate(chains)
         }
         reports = []
-        for future in as_completed(futures):
-            chain = futures[future]
-            try:
-                reports.append(future.result())
-            except Exception as error:  # the process running the chain died
-                report, unreported = _failed_chain(chain, reported[chain.family], error)
-                for outcome in unreported:
-                    if on_outcome is not None:
-                        on_outcome(outcome)
-                reports.append(report)
+        pending = dict(futures)
+        while pending:
+            finished = [future for future in pending if future.done()]
+            if not finished:
+                # A timed wait rather than ``as_completed``: SIGINT may be delivered to one of
+                # Dask's threads, and then never wakes a main thread blocked in Condition.wait,
+                # so Ctrl-C went unnoticed until the whole study ended. After a sleep the main
+                # thread runs the pending KeyboardInterrupt.
+                time.sleep(POLL_SECONDS)
+                continue
+            for future in finished:
+                chain = pending.pop(future)
+                try:
+                    reports.append(future.result())
+                except Exception as error:  # the process running the chain died
+                    report, unreported = _failed_chain(chain, reported[chain.family], error)
+                    for outcome in unreported:
+                        if on_outcome is not None:
+                            on_outcome(outcome)
+                    reports.append(report)
         client.unsubscribe_topic(topic)
         return reports
-    finally:
-        client.close()
+    except KeyboardInterrupt:
+        # Running chains cannot be cancelled inside a worker: stop their processes instead.
+        # Finished jobs are kept; an interrupted job left only its staging folder behind.
+        client.cancel(list(futures), force=True)
         if cluster is not None:
-            cluster.close()
+            _kill_workers(cluster)
+        raise
+    finally:
+        client.close(timeout=CLOSE_TIMEOUT)
+        if cluster is not None:
+            cluster.close(timeout=CLOSE_TIMEOUT)
