@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's offline study (issue 7): the 27-model zoo on the EvalRank-Study benchmark, then
 # the word-level and sentence-level correlation tables of docs/study/ (EvalRank paper, Tables 3
-# and 6). Resumable: rerun the same command after an interruption; finished jobs are skipped.
+# and 6) and the sentence-level table within the MiniLM family. Resumable: rerun the same command after an interruption; finished jobs are skipped.
 #   bash scripts/study.sh [STUDY_DIR]      (default: study-run, outside version control)
 # Environment: WORKERS (local Dask workers, default 2), VENV (default .venv), DOCS (default docs/study),
 # TABLES_ONLY=1 (skip the jobs: tables from the results already in STUDY_DIR), DOWNSTREAM, PAIRS.
@@ -48,4 +48,13 @@ WORD_SIM=(WordSimWS353All WordSimWS353Rel WordSimWS353Sim WordSimRWStanford Word
     --scatter EvalRankSent:default SentEvalMR --scatter STSBenchmark SentEvalMR \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R \
     --compare EvalRankSent:default STR2021
-echo "tables: $DOCS/word/report.md, $DOCS/sentence/report.md; timing: $OUT/study_timing.json"
+
+# 4. sentence level within one base model: the 16 all-MiniLM-L6-v2 variants (poolings, layers,
+#    truncation, post-processing), where base model and embedding family cannot drive the ranking
+"$VENV/bin/mteb-evalrank" correlate "$OUT" --out "$DOCS/sentence-minilm" --model-regex "MiniLM" \
+    --intrinsic STS12 STS13 STS14 STS15 STS16 STSBenchmark SICK-R STR2021 AccSent \
+    AccSent::paraphrase_accuracy EvalRankSent:default EvalRankSent:stsb EvalRankSent:str \
+    --extrinsic "${DOWNSTREAM_SENT[@]}" \
+    --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
+echo "tables: $DOCS/word/report.md, $DOCS/sentence/report.md, $DOCS/sentence-minilm/report.md;" \
+    "timing: $OUT/study_timing.json"
