@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's offline study (issue 7): the 27-model zoo on the EvalRank-Study benchmark, then
 # the word-level and sentence-level correlation tables of docs/study/ (EvalRank paper, Tables 3
-# and 6) and the sentence-level table within the MiniLM family. Resumable: rerun the same command after an interruption; finished jobs are skipped.
+# and 6) and the sentence-level table within the MiniLM family. Resumable: rerun the same
+# command after an interruption; finished jobs are skipped.
 #   bash scripts/study.sh [STUDY_DIR]      (default: study-run, outside version control)
 # Environment: WORKERS (local Dask workers, default 2), VENV (default .venv), DOCS (default docs/study),
 # TABLES_ONLY=1 (skip the jobs: tables from the results already in STUDY_DIR), DOWNSTREAM, PAIRS.

@@ -270,7 +270,7 @@ def test_ctrl_c_stops_a_local_cluster_study_and_its_workers(data: None, tmp_path
     jobs it did not finish must have no result (the finished ones stay complete).
     """
     out = tmp_path / "study"
-    tasks = [task.metadata.name for task in (t() for t in WORD_SIMILARITY_TASKS)]
+    tasks = [task.metadata.name for task in WORD_SIMILARITY_TASKS]
     command = [str(Path(sys.executable).parent / "mteb-evalrank"), "study", "--models", MINILM, GLOVE]
     command += ["--tasks", *tasks, "--workers", "2", "--out", str(out), "--no-progress"]
     process = subprocess.Popen(

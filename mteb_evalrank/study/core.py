@@ -190,14 +190,13 @@ def with_history(timing: dict[str, Any], previous: dict[str, Any] | None) -> dic
         runs, earlier_jobs = [], []
     earlier = {(j["model"], j["task"]): j for j in earlier_jobs if j.get("status") == "done"}
     this = len(runs)
-    own = [{**j, "run": this} for j in timing["jobs"] if j["status"] != "skipped"]
     jobs = [
         earlier.get((j["model"], j["task"]), {**j, "run": this})
         if j["status"] == "skipped"
         else {**j, "run": this}
         for j in timing["jobs"]
     ]
-    runs.append(_run_entry(timing, own))
+    runs.append(_run_entry(timing, [j for j in jobs if j["run"] == this]))
     return {
         **timing,
         "jobs": jobs,

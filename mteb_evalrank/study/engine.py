@@ -43,7 +43,7 @@ CLOSE_TIMEOUT = 10
 
 def _kill_workers(cluster: Any) -> None:
     """SIGKILL the worker processes of a local cluster (their nannies then shut down)."""
-    for nanny in list(getattr(cluster, "workers", {}).values()):
+    for nanny in list(cluster.workers.values()):
         nanny.auto_restart = False
         pid = getattr(nanny, "pid", None)
         if pid:
