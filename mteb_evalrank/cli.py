@@ -5,7 +5,7 @@ Commands of its own::
     mteb-evalrank datasets build --source ../shared/data [--out hub] [--push ORG [--dry-run]]
     mteb-evalrank models install-offline
     mteb-evalrank scores RESULTS_FOLDER          # table of the scores in a results folder
-    mteb-evalrank correlate RESULTS... --intrinsic COL... --extrinsic COL... --out DIR
+    mteb-evalrank correlate RESULTS...|SCORES.csv --intrinsic COL... --extrinsic COL... --out DIR
     mteb-evalrank diagnose --source ../shared/data --out DIR   # length / coverage histograms
     mteb-evalrank study --models M... --tasks T... --out DIR [--workers N | --scheduler ADDR]
 
@@ -78,6 +78,7 @@ def _print_scores(args: argparse.Namespace) -> None:
 
 def _correlate(args: argparse.Namespace) -> None:
     from .correlation import CorrelationInputError, correlate, load_results, tasks_of_type
+    from .correlation.core import read_families
 
     try:
         revisions = dict(item.split("=", 1) for item in args.revision or [])
@@ -110,6 +111,10 @@ def _correlate(args: argparse.Namespace) -> None:
             seed=args.seed,
             gap=args.gap,
             compare=[tuple(pair) for pair in args.compare or []],
+            families=read_families(args.families) if args.families else None,
+            family_regex=args.family_regex,
+            cluster=not args.no_families,
+            p_adjust=args.p_adjust,
         )
         written = result.write(args.out, scatter=[tuple(pair) for pair in args.scatter or []])
     except CorrelationInputError as error:
@@ -118,12 +123,17 @@ def _correlate(args: argparse.Namespace) -> None:
 
     print("\n".join(rho_table(result)))
     ns = sorted({p.n for p in result.pairs})
-    print(f"n = {ns[0]}" + (f"..{ns[-1]}" if len(ns) > 1 else "") + " models per cell")
+    gs = sorted({p.n_families for p in result.pairs})
+    print(
+        f"n = {ns[0]}" + (f"..{ns[-1]}" if len(ns) > 1 else "") + " models, "
+        f"{gs[0]}" + (f"..{gs[-1]}" if len(gs) > 1 else "") + " families per cell"
+    )
     for c in result.comparisons:
         print(
-            f"{c.a} vs {c.b} (n = {c.n}): mean ρ {100 * c.mean_a:.1f} vs {100 * c.mean_b:.1f}, "
-            f"Δ {100 * c.difference:.1f} [{100 * c.ci_low:.1f}, {100 * c.ci_high:.1f}], "
-            f"p {c.p_not_better:.4f}"
+            f"{c.a} vs {c.b} (n = {c.n}, {c.n_families} families): mean ρ {100 * c.mean_a:.1f} vs "
+            f"{100 * c.mean_b:.1f}, Δ {100 * c.difference:.1f} "
+            f"[{100 * c.ci_low:.1f}, {100 * c.ci_high:.1f}], "
+            f"swap-test p {c.p_swap:.4f} (adjusted {c.p_swap_adj:.4f}; smallest possible {c.p_min:.3g})"
         )
     for note in result.notes[:3]:
         print(f"note: {note}")
@@ -244,7 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Columns: Task (main score, mean over subsets), Task:subset, Task:subset:metric, "
         "Task::metric, Task:* (one column per subset). One revision per model (newest unless --revision).",
     )
-    corr.add_argument("results", nargs="+", help="result folders in ResultCache layout (hold results/)")
+    corr.add_argument(
+        "results",
+        nargs="+",
+        help="result folders in ResultCache layout (hold results/), or one score table (.csv: a row per "
+        "model, a column per label, e.g. docs/study/word/scores.csv)",
+    )
     corr.add_argument("--intrinsic", nargs="+", metavar="COL", help="row columns (e.g. STSBenchmark)")
     corr.add_argument(
         "--extrinsic", nargs="+", metavar="COL", help="column columns (e.g. Banking77Classification)"
@@ -282,7 +297,26 @@ def build_parser() -> argparse.ArgumentParser:
         nargs=2,
         action="append",
         metavar=("A", "B"),
-        help="mean ρ of intrinsic row A minus that of B over the extrinsic columns, paired bootstrap",
+        help="mean ρ of intrinsic row A minus that of B over the extrinsic columns: bootstrap CI and "
+        "paired swap test",
+    )
+    corr.add_argument(
+        "--families",
+        metavar="FILE",
+        help="model -> family mapping (CSV with columns model,family, or a JSON object); default: the zoo's "
+        "model_family, any other model its own family. Families are the resampling units",
+    )
+    corr.add_argument(
+        "--family-regex", metavar="RE", help="family = first group (else whole match) of RE in the model name"
+    )
+    corr.add_argument(
+        "--no-families", action="store_true", help="every model its own family (ignores the clustering)"
+    )
+    corr.add_argument(
+        "--p-adjust",
+        choices=("holm", "fdr_bh"),
+        default="holm",
+        help="multiple-comparison adjustment: holm (default) or fdr_bh (Benjamini-Hochberg)",
     )
     corr.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
     corr.add_argument("--permutations", type=int, default=10000, help="permutations (default 10000)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -54,18 +55,164 @@ def test_bootstrap_ci_matches_a_loop_over_scipy(xy: tuple[np.ndarray, np.ndarray
     assert ci.low < cs.spearman(x, y) < ci.high
 
 
+def _two_sided(null: np.ndarray, observed: float) -> float:
+    """scipy's two-sided convention on an exact null distribution: twice the smaller tail."""
+    tol = 1e-12
+    return min(1.0, 2 * min(np.mean(null >= observed - tol), np.mean(null <= observed + tol)))
+
+
 def test_permutation_p_exact_enumeration_and_scipy() -> None:
     x = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
     y = np.array([2.0, 1.0, 4.0, 3.0, 6.0, 5.0])
     rho = sps.spearmanr(x, y).statistic
-    null = [sps.spearmanr(x, y[list(p)]).statistic for p in itertools.permutations(range(6))]
-    exact = np.mean(np.abs(null) >= abs(rho) - 1e-12)
+    null = np.array([sps.spearmanr(x, y[list(p)]).statistic for p in itertools.permutations(range(6))])
     p = cs.permutation_p_spearman(x, y, n_permutations=20000, seed=3)
-    assert p == pytest.approx(exact, abs=0.01)
+    assert p == pytest.approx(_two_sided(null, rho), abs=0.01)
     scipy_p = sps.permutation_test(
         (y,), lambda v: sps.spearmanr(x, v).statistic, permutation_type="pairings", n_resamples=np.inf
     ).pvalue
     assert p == pytest.approx(scipy_p, abs=0.01)
+
+
+def test_permutation_within_families_matches_enumeration() -> None:
+    """Families {0,1,2} and {3,4,5}, two single models pooled: 3!·3!·2! = 72 within-stratum orders."""
+    x = np.array([1.0, 2.0, 3.0, 10.0, 11.0, 12.0, 5.0, 7.0])
+    y = np.array([2.0, 1.0, 3.0, 12.0, 10.0, 11.0, 6.0, 4.0])
+    families = ["a", "a", "a", "b", "b", "b", "c", "d"]
+    rho = sps.spearmanr(x, y).statistic
+    null = []
+    for pa in itertools.permutations([0, 1, 2]):
+        for pb in itertools.permutations([3, 4, 5]):
+            for pc in itertools.permutations([6, 7]):
+                null.append(sps.spearmanr(x, y[[*pa, *pb, *pc]]).statistic)
+    exact = _two_sided(np.array(null), rho)
+    p = cs.permutation_p_spearman(x, y, families=families, n_permutations=20000, seed=5)
+    assert p == pytest.approx(exact, abs=0.015)
+    # the between-family part (b above a) is kept in every permutation: far from significant here,
+    # while the ordinary permutation test (families ignored) calls the same data significant
+    assert p > 0.2 and cs.permutation_p_spearman(x, y, n_permutations=20000, seed=5) < 0.05
+    # every permuted y keeps each family's values within the family
+    rng = np.random.default_rng(0)
+    strata = cs.units(families, 8).strata
+    permuted = cs._permute_within(y, strata, 200, rng)
+    for members in ([0, 1, 2], [3, 4, 5], [6, 7]):
+        assert (np.sort(permuted[:, members], axis=1) == np.sort(y[members])).all()
+
+
+def _expanded_rho(x: np.ndarray, y: np.ndarray, groups: list[list[int]], draw: Sequence[int]) -> float:
+    """ρ of the resample taking all models of each drawn family (a family drawn twice counts twice)."""
+    idx = [i for g in draw for i in groups[g]]
+    return float(sps.spearmanr(x[idx], y[idx]).statistic)
+
+
+def test_cluster_bootstrap_exact_distribution_for_three_families() -> None:
+    """All 3^3 = 27 equally likely family draws, enumerated with scipy on the expanded samples."""
+    x = np.array([0.1, 0.4, 0.2, 0.9, 0.7, 0.5, 0.5, 0.3, 0.8])
+    y = np.array([0.2, 0.1, 0.5, 0.8, 0.9, 0.4, 0.6, 0.3, 0.7])
+    families = ["f", "f", "f", "g", "g", "h", "h", "h", "h"]
+    groups = [[0, 1, 2], [3, 4], [5, 6, 7, 8]]
+    exact = np.array([_expanded_rho(x, y, groups, d) for d in itertools.product(range(3), repeat=3)])
+    samples = cs.bootstrap_spearman_samples(x, y, families=families, n_resamples=40000, seed=1)
+    atoms, counts = np.unique(np.round(exact, 10), return_counts=True)
+    got = np.round(samples, 10)
+    assert set(np.unique(got)) <= set(atoms)  # every replicate is one of the exact outcomes
+    for atom, count in zip(atoms, counts, strict=True):
+        assert np.mean(got == atom) == pytest.approx(count / 27, abs=0.01)
+    # and replicate by replicate, with the same draws made by hand
+    draws = np.random.default_rng(2).integers(0, 3, size=(50, 3))
+    by_hand = [_expanded_rho(x, y, groups, d) for d in draws]
+    assert cs.bootstrap_spearman_samples(x, y, families=families, n_resamples=50, seed=2) == pytest.approx(
+        by_hand, abs=1e-12
+    )
+    ci = cs.bootstrap_spearman_ci(x, y, families=families, n_resamples=40000, seed=1)
+    assert ci.units == "families" and ci.n_used == 40000
+    assert (ci.low, ci.high) == pytest.approx(tuple(np.quantile(samples, [0.025, 0.975])))
+
+
+def test_too_few_units_give_nan_with_a_reason() -> None:
+    x, y = np.arange(8.0), np.array([1.0, 0.0, 2.0, 4.0, 3.0, 5.0, 7.0, 6.0])
+    two = cs.bootstrap_spearman_ci(x, y, families=["a"] * 4 + ["b"] * 4)
+    assert np.isnan(two.low) and "2 families: too few to resample" in two.reason
+    four = cs.bootstrap_spearman_ci(x[:4], y[:4])  # the old MIN_MODELS = 3 bootstrapped 4 models
+    assert np.isnan(four.low) and "4 models: too few to resample" in four.reason
+    assert np.isnan(cs.permutation_p_spearman(x[:4], y[:4]))
+    assert not np.isnan(cs.spearman(x[:4], y[:4]))  # the point estimate is still given
+    one = cs.bootstrap_spearman_ci(x, y, families=["a"] * 8)  # one family: its models are the units
+    assert one.units == "models" and np.isfinite(one.low)
+
+
+def test_pearson_is_scale_free_and_constant_is_relative() -> None:
+    x = np.array([1.0, 2.0, 4.0, 3.0, 5.0])
+    y = np.array([2.0, 1.0, 5.0, 3.0, 4.0])
+    expected = sps.pearsonr(x, y).statistic
+    assert cs.pearson(x * 1e-9, y) == pytest.approx(expected, abs=1e-12)  # was NaN (den <= 1e-12)
+    assert cs.pearson(x * 1e-9, y * 1e-9) == pytest.approx(expected, abs=1e-12)
+    assert cs.pearson(x * 1e12, y) == pytest.approx(expected, abs=1e-12)
+    # constant up to rounding (0.1 + 0.2 != 0.3 by one ulp), at any scale: undefined
+    almost = np.array([0.1 + 0.2, 0.3, 0.3, 0.1 * 3, 0.3])
+    assert np.isnan(cs.pearson(almost, y)) and np.isnan(cs.pearson(almost * 1e-9, y))
+    assert np.isnan(cs.kendall(almost, y))
+
+
+def test_holm_and_benjamini_hochberg_hand_worked_and_statsmodels() -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    p = np.array([0.01, 0.04, 0.03, 0.005, np.nan])
+    # Holm: sorted 0.005·4 = 0.02, 0.01·3 = 0.03, 0.03·2 = 0.06, 0.04·1 = 0.04 -> running max 0.06
+    assert cs.adjust_pvalues(p)[:4] == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    # BH: p_(i)·4/i = 0.02, 0.02, 0.04, 0.04 -> running min from the top
+    assert cs.adjust_pvalues(p, "fdr_bh")[:4] == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    assert np.isnan(cs.adjust_pvalues(p)[4])
+    q = np.random.default_rng(0).random(30) ** 3
+    assert cs.adjust_pvalues(q) == pytest.approx(multipletests(q, method="holm")[1])
+    assert cs.adjust_pvalues(q, "fdr_bh") == pytest.approx(multipletests(q, method="fdr_bh")[1])
+    with pytest.raises(ValueError, match="holm"):
+        cs.adjust_pvalues(q, "bonferroni")
+
+
+def _swap_enumeration(a: np.ndarray, b: np.ndarray, y: np.ndarray, unit: list[int]) -> tuple[float, float]:
+    """Δ and the exact two-sided p of the paired swap test, by scipy over all 2^U swap patterns."""
+    ra, rb = sps.rankdata(a), sps.rankdata(b)
+
+    def delta(u: np.ndarray, v: np.ndarray) -> float:
+        return float(np.mean([sps.spearmanr(u, c).statistic - sps.spearmanr(v, c).statistic for c in y.T]))
+
+    observed = delta(a, b)
+    n_units = max(unit) + 1
+    null = []
+    for pattern in itertools.product([False, True], repeat=n_units):
+        swap = np.array([pattern[k] for k in unit])
+        null.append(delta(np.where(swap, rb, ra), np.where(swap, ra, rb)))
+    return observed, float(np.mean(np.abs(null) >= abs(observed) - 1e-12))
+
+
+def test_paired_swap_test_is_a_real_p_value_by_full_enumeration() -> None:
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=(8, 3))
+    a, b = y.sum(axis=1) + rng.normal(size=8), rng.normal(size=8)
+    observed, exact = _swap_enumeration(a, b, y, list(range(8)))  # 2^8 = 256 patterns
+    d = cs.mean_spearman_difference(a, b, y, n_resamples=200, n_permutations=1000, seed=4)
+    assert d.exact and d.difference == pytest.approx(observed, abs=1e-12)
+    assert d.p == pytest.approx(exact, abs=1e-12) and d.p_min == pytest.approx(2 / 256)
+    # two-sided: the same p with the rows exchanged (the old "share of resamples with Δ <= 0" flips)
+    swapped = cs.mean_spearman_difference(b, a, y, n_resamples=200, n_permutations=1000, seed=4)
+    assert swapped.p == pytest.approx(d.p)
+    # Monte Carlo when 2^U > n_permutations: close to the exact p
+    mc = cs.mean_spearman_difference(a, b, y, n_resamples=50, n_permutations=255, seed=9)
+    assert not mc.exact and mc.p == pytest.approx(exact, abs=0.05) and mc.p_min == pytest.approx(1 / 256)
+
+
+def test_paired_swap_test_swaps_whole_families() -> None:
+    rng = np.random.default_rng(6)
+    y = rng.normal(size=(9, 2))
+    a, b = y[:, 0] + 0.3 * rng.normal(size=9), rng.normal(size=9)
+    families = ["f", "f", "f", "g", "g", "h", "h", "h", "h"]
+    unit = [0, 0, 0, 1, 1, 2, 2, 2, 2]
+    observed, exact = _swap_enumeration(a, b, y, unit)  # 2^3 = 8 patterns
+    d = cs.mean_spearman_difference(a, b, y, families=families, n_resamples=500, seed=1)
+    assert (d.units, d.n_units, d.n_families) == ("families", 3, 3)
+    assert d.difference == pytest.approx(observed, abs=1e-12) and d.p == pytest.approx(exact)
+    assert d.p_min == pytest.approx(0.25) and d.p >= 0.25  # 3 families: never below 0.25
 
 
 def test_partial_spearman_equals_residual_correlation_of_ranks() -> None:
@@ -98,7 +245,6 @@ def test_mean_rho_difference_matches_a_loop_over_scipy() -> None:
     deltas = np.array([mean_rho(a[i], y[i]) - mean_rho(b[i], y[i]) for i in idx])
     ok = deltas[~np.isnan(deltas)]
     assert (d.low, d.high) == pytest.approx(tuple(np.quantile(ok, [0.025, 0.975])), abs=1e-12)
-    assert d.p_not_better == pytest.approx(float((ok <= 0).mean()))
     assert d.n_used == len(ok)
 
 
@@ -225,7 +371,7 @@ def test_toy_writes_every_output_and_the_gap_layout(toy: Path, tmp_path: Path) -
     assert list(frame["extrinsic"]) == ["Extrinsic:a", "Extrinsic:b"]
     report = written["report"].read_text()
     assert "# Evaluation gap" in report
-    assert "n = 5 models in every cell." in report
+    assert "n = 5 models from 5 families in every cell." in report
     data = json.loads(written["json"].read_text())
     assert data["pairs"][0]["n"] == 5
 

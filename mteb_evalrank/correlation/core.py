@@ -7,13 +7,26 @@ Spearman ρ controlling for the embedding dimension (models without a known dime
 out of that number and listed), ``dim_band=(lo, hi)`` keeps only models with ``lo <= dim <= hi``.
 ``gap=True`` marks the evaluation-gap layout of Abe et al. (one reference column against many
 subset columns): same numbers, a one-row table and a line plot instead of the heatmap.
+
+Families (:func:`resolve_families`): every model gets a family, so that resampling and tests
+treat variants of one base model as one unit (:mod:`.stats`). Precedence: an explicit mapping
+(``families``, CLI ``--families FILE``), then ``family_regex`` (first group, else the whole
+match), then the zoo's :func:`mteb_evalrank.models.model_family` (any other model is its own
+family). ``cluster=False`` (``--no-families``) makes every model its own family (the plain model
+bootstrap; states that it ignores the clustering). Every cell reports ``n`` models and
+``n_families``. p-values are adjusted for multiple comparisons (``p_adjust``: Holm, or
+Benjamini-Hochberg ``"fdr_bh"``): the pairs' permutation p-values as one family of tests, the
+``compare`` swap-test p-values as another; reports call a result significant only by the
+adjusted p (< 0.05).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +46,8 @@ from .table import (
 if TYPE_CHECKING:
     import pandas as pd
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class PairResult:
@@ -46,10 +61,13 @@ class PairResult:
     spearman_ci_low: float
     spearman_ci_high: float
     spearman_p: float
+    spearman_p_adj: float
     pearson: float
     kendall: float
     partial_spearman_dim: float | None = None
     n_partial: int | None = None
+    n_families: int = 0
+    ci_units: str = "models"
 
 
 @dataclass(frozen=True)
@@ -66,6 +84,9 @@ class Settings:
     control_dim: bool
     dim_band: tuple[int, int] | None
     gap: bool
+    families: str = "zoo"
+    """Where the families came from: ``zoo``, ``regex``, ``file`` (combined with ``+``) or ``none``."""
+    p_adjust: str = "holm"
 
 
 @dataclass(frozen=True)
@@ -73,19 +94,27 @@ class Comparison:
     """Does intrinsic row ``a`` predict the extrinsic columns better than row ``b``?
 
     ``difference`` = mean ρ(a) − mean ρ(b) over the extrinsic columns, on the ``n`` models
-    that have both rows and every extrinsic column (paired bootstrap CI and one-sided p:
-    :func:`mteb_evalrank.correlation.stats.mean_spearman_difference`).
+    that have both rows and every extrinsic column: (family-cluster) bootstrap CI and the
+    two-sided p of the paired swap test (``p_swap``; ``p_swap_adj`` adjusted over the
+    comparisons; ``p_min`` = the smallest p the test can give with ``n_units`` units):
+    :func:`mteb_evalrank.correlation.stats.mean_spearman_difference`.
     """
 
     a: str
     b: str
     n: int
+    n_families: int
+    units: str
+    n_units: int
     mean_a: float
     mean_b: float
     difference: float
     ci_low: float
     ci_high: float
-    p_not_better: float
+    p_swap: float
+    p_swap_adj: float
+    p_min: float
+    exact: bool
 
 
 @dataclass
@@ -99,6 +128,7 @@ class CorrelationResult:
     settings: Settings
     notes: list[str] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
+    families: dict[str, str] = field(default_factory=dict)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per pair (columns as in ``correlations.csv``)."""
@@ -122,7 +152,12 @@ class CorrelationResult:
             "settings": asdict(self.settings),
             "columns": self.table.describe,
             "models": {
-                name: {"revision": m.revision, "embed_dim": m.embed_dim, "embed_dim_source": m.dim_source}
+                name: {
+                    "revision": m.revision or None,
+                    "embed_dim": m.embed_dim,
+                    "embed_dim_source": m.dim_source,
+                    "family": self.families.get(name, name),
+                }
                 for name, m in self.table.loaded.models.items()
                 if name in self.table.frame.index
             },
@@ -145,7 +180,9 @@ class CorrelationResult:
         }
         self.to_frame().to_csv(written["csv"], index=False)
         written["json"].write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
-        self.table.frame.to_csv(written["scores"])
+        source = self.table.loaded.folders[0] if self.table.loaded.scores is not None else None
+        if source is None or Path(source).resolve() != written["scores"].resolve():
+            self.table.frame.to_csv(written["scores"])  # never overwrite the score table read
         figure_paths = figures.write_figures(self, out, scatter=list(scatter))
         written.update(figure_paths)
         written["report"].write_text(report.markdown(self, figure_paths, out), encoding="utf-8")
@@ -156,8 +193,95 @@ def _json_safe(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in row.items()}
 
 
+def resolve_families(
+    names: Iterable[str],
+    families: Mapping[str, str] | None = None,
+    family_regex: str | None = None,
+    cluster: bool = True,
+) -> tuple[dict[str, str], str]:
+    """Family of every model (precedence: mapping, regex, zoo, own name) and where they came from."""
+    names = list(names)
+    if not cluster:
+        return {name: name for name in names}, "none"
+    from ..models.zoo import model_family
+
+    pattern = None
+    if family_regex:
+        try:
+            pattern = re.compile(family_regex)
+        except re.error as error:
+            raise CorrelationInputError(f"--family-regex {family_regex!r}: {error}") from None
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for name in names:
+        if families and name in families:
+            out[name] = str(families[name])
+            used.add("file")
+        elif pattern is not None and (match := pattern.search(name)):
+            out[name] = match.group(1) if pattern.groups else match.group(0)
+            used.add("regex")
+        else:
+            out[name] = model_family(name)
+            used.add("zoo")
+    if families and (unknown := sorted(set(families) - set(names))):
+        logger.info("families given for models not in the table: %s", unknown)
+    return out, "+".join(k for k in ("file", "regex", "zoo") if k in used)
+
+
+def read_families(path: str | Path) -> dict[str, str]:
+    """A model -> family mapping from a JSON object or a CSV with columns ``model,family``."""
+    path = Path(path)
+    if not path.is_file():
+        raise CorrelationInputError(f"--families {path}: file not found")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() == ".json":
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise CorrelationInputError(f"--families {path}: a JSON object {{model: family}} is needed")
+        return {str(k): str(v) for k, v in data.items()}
+    import csv
+
+    rows = list(csv.DictReader(text.splitlines()))
+    if not rows or not {"model", "family"} <= set(rows[0]):
+        raise CorrelationInputError(f"--families {path}: a CSV with the columns model,family is needed")
+    return {row["model"]: row["family"] for row in rows}
+
+
+def _family_note(families: dict[str, str], source: str) -> list[str]:
+    """What the resampling units are, and a plain warning when the families are few."""
+    if source == "none":
+        return ["families ignored (--no-families): every model is its own resampling unit, "
+                "which overstates certainty when models are variants of a few base models"]  # fmt: skip
+    sizes: dict[str, int] = {}
+    for family in families.values():
+        sizes[family] = sizes.get(family, 0) + 1
+    listed = ", ".join(f"{f} ({k})" for f, k in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))
+    g = len(sizes)
+    if g == len(families):
+        return [f"families ({source}): every model is its own family: the models are the resampling units"]
+    notes = [f"families ({source}): {g} families among {len(families)} models: {listed}"]
+    if g == 1:
+        notes.append(
+            "one family: the models (its variants) are the resampling units, a within-family analysis"
+        )
+    elif g < len(families) and g < stats.FEW_FAMILIES:
+        notes.append(
+            f"only {g} families: the family-cluster bootstrap has {stats.distinct_resamples(g)} distinct "
+            f"resamples, so the CIs are coarse; the permutation p-values test only the ordering within "
+            f"families; a paired swap test can give no p below {2 / 2**g:.3g}. These tests have little "
+            "power: a non-significant result says little"
+            + (f"; below {stats.MIN_FAMILIES} families no CI is given" if g < stats.MIN_FAMILIES else "")
+        )
+    return notes
+
+
 def _pair(
-    table: pd.DataFrame, intrinsic: str, extrinsic: str, dims: pd.Series | None, settings: Settings
+    table: pd.DataFrame,
+    intrinsic: str,
+    extrinsic: str,
+    dims: pd.Series | None,
+    settings: Settings,
+    families: Mapping[str, str],
 ) -> PairResult:
     both = table[[intrinsic, extrinsic]].dropna()
     n = len(both)
@@ -170,8 +294,14 @@ def _pair(
         )
     x = both[intrinsic].to_numpy()
     y = both[extrinsic].to_numpy()
+    fam = [families[name] for name in both.index]
     ci = stats.bootstrap_spearman_ci(
-        x, y, n_resamples=settings.n_bootstrap, confidence=settings.confidence, seed=settings.seed
+        x,
+        y,
+        families=fam,
+        n_resamples=settings.n_bootstrap,
+        confidence=settings.confidence,
+        seed=settings.seed,
     )
     partial = n_partial = None
     if dims is not None:
@@ -195,12 +325,15 @@ def _pair(
         spearman_ci_low=ci.low,
         spearman_ci_high=ci.high,
         spearman_p=stats.permutation_p_spearman(
-            x, y, n_permutations=settings.n_permutations, seed=settings.seed
+            x, y, families=fam, n_permutations=settings.n_permutations, seed=settings.seed
         ),
+        spearman_p_adj=float("nan"),  # set over all pairs in correlate()
         pearson=stats.pearson(x, y),
         kendall=stats.kendall(x, y),
         partial_spearman_dim=partial,
         n_partial=n_partial,
+        n_families=len(set(fam)),
+        ci_units=ci.units,
     )
 
 
@@ -223,6 +356,10 @@ def correlate(
     seed: int = 0,
     gap: bool = False,
     compare: Sequence[tuple[str, str]] = (),
+    families: Mapping[str, str] | None = None,
+    family_regex: str | None = None,
+    cluster: bool = True,
+    p_adjust: str = "holm",
 ) -> CorrelationResult:
     """Correlate every intrinsic column with every extrinsic column across the models.
 
@@ -230,8 +367,12 @@ def correlate(
     table); otherwise models are dropped per pair. Column syntax and revision choice: see
     :mod:`mteb_evalrank.correlation.table`.
     ``compare=[(a, b), ...]``: for each pair of intrinsic columns, the difference of their mean
-    ρ over the extrinsic columns with a paired bootstrap (:class:`Comparison`).
+    ρ over the extrinsic columns, its CI and paired swap test (:class:`Comparison`).
+    ``results`` may also be one score table (a ``.csv``: :func:`.table.load_score_table`).
+    Families, resampling units and the p-value adjustment: see the module docstring.
     """
+    if p_adjust not in ("holm", "fdr_bh"):
+        raise CorrelationInputError(f"p-value adjustment {p_adjust!r}: use 'holm' or 'fdr_bh'")
     if not intrinsic or not extrinsic:
         raise CorrelationInputError("give at least one intrinsic and one extrinsic column")
     if gap and len(intrinsic) != 1:
@@ -258,6 +399,8 @@ def correlate(
         control_dim=control_dim,
         dim_band=tuple(dim_band) if dim_band else None,  # type: ignore[arg-type]
         gap=gap,
+        families="none",  # replaced below
+        p_adjust=p_adjust,
     )
     rows = expand_columns(loaded, intrinsic, split)
     cols = expand_columns(loaded, extrinsic, split)
@@ -296,20 +439,46 @@ def correlate(
         if control_dim
         else None
     )
-    pairs = [_pair(frame, a, b, dim_series, settings) for a in labels_in for b in labels_ex if a != b]
+    family_of, source = resolve_families(frame.index, families, family_regex, cluster)
+    settings = replace(settings, families=source)
+    notes += _family_note(family_of, source)
+    pairs = [
+        _pair(frame, a, b, dim_series, settings, family_of) for a in labels_in for b in labels_ex if a != b
+    ]
     if not pairs:
         raise CorrelationInputError("no (intrinsic, extrinsic) pair of distinct columns")
+    adjusted = stats.adjust_pvalues([p.spearman_p for p in pairs], p_adjust)
+    pairs = [replace(p, spearman_p_adj=float(q)) for p, q in zip(pairs, adjusted, strict=True)]
+    reasons = sorted({r for r in (_ci_reason(frame, p, family_of) for p in pairs) if r})
+    notes += [f"no CI or p-value: {r}" if "models" in r else f"no CI: {r}" for r in reasons]
     undefined = [f"{p.intrinsic} vs {p.extrinsic}" for p in pairs if not np.isfinite(p.spearman)]
     if undefined:
         notes.append(f"ρ undefined (a column is constant over the models): {', '.join(undefined)}")
-    comparisons = [_compare(frame, a, b, labels_ex, labels_in, settings) for a, b in compare]
+    comparisons = [_compare(frame, a, b, labels_ex, labels_in, settings, family_of) for a, b in compare]
+    if comparisons:
+        adjusted = stats.adjust_pvalues([c.p_swap for c in comparisons], p_adjust)
+        comparisons = [replace(c, p_swap_adj=float(q)) for c, q in zip(comparisons, adjusted, strict=True)]
     return CorrelationResult(
-        pairs, labels_in, labels_ex, table, settings, [*notes, *loaded.notes], comparisons
+        pairs, labels_in, labels_ex, table, settings, [*notes, *loaded.notes], comparisons, family_of
     )
 
 
+def _ci_reason(frame: pd.DataFrame, pair: PairResult, families: Mapping[str, str]) -> str:
+    if np.isfinite(pair.spearman_ci_low) or not np.isfinite(pair.spearman):
+        return ""
+    names = frame[[pair.intrinsic, pair.extrinsic]].dropna().index
+    u = stats.units([families[n] for n in names], len(names))
+    return stats.too_few_units(u)
+
+
 def _compare(
-    frame: pd.DataFrame, a: str, b: str, extrinsic: list[str], intrinsic: list[str], settings: Settings
+    frame: pd.DataFrame,
+    a: str,
+    b: str,
+    extrinsic: list[str],
+    intrinsic: list[str],
+    settings: Settings,
+    families: Mapping[str, str],
 ) -> Comparison:
     for label in (a, b):
         if label not in intrinsic:
@@ -323,7 +492,9 @@ def _compare(
             both[a].to_numpy(),
             both[b].to_numpy(),
             both[columns].to_numpy(),
+            families=[families[name] for name in both.index],
             n_resamples=settings.n_bootstrap,
+            n_permutations=settings.n_permutations,
             confidence=settings.confidence,
             seed=settings.seed,
         )
@@ -331,4 +502,7 @@ def _compare(
         raise CorrelationInputError(
             f"--compare {a} {b}: {error} with both rows and every extrinsic column"
         ) from None
-    return Comparison(a, b, d.n, d.mean_a, d.mean_b, d.difference, d.low, d.high, d.p_not_better)
+    return Comparison(
+        a, b, d.n, d.n_families, d.units, d.n_units, d.mean_a, d.mean_b, d.difference, d.low, d.high,
+        d.p, float("nan"), d.p_min, d.exact,
+    )  # fmt: skip

@@ -49,8 +49,14 @@ def heatmap(result: CorrelationResult, path: Path) -> Path:
             if np.isfinite(values[i, j]):
                 ax.text(j, i, f"{100 * values[i, j]:.0f}", ha="center", va="center", fontsize=7)
     fig.colorbar(image, ax=ax, label="Spearman ρ")
-    ns = sorted(set(result.to_frame()["n"]))
-    ax.set_title(f"Spearman ρ across models (n = {ns[0]}{f'–{ns[-1]}' if len(ns) > 1 else ''})", fontsize=9)
+    frame = result.to_frame()
+    ns = sorted(set(frame["n"]))
+    gs = sorted(set(frame["n_families"]))
+    ax.set_title(
+        f"Spearman ρ across models (n = {ns[0]}{f'–{ns[-1]}' if len(ns) > 1 else ''}, "
+        f"{gs[0]}{f'–{gs[-1]}' if len(gs) > 1 else ''} families)",
+        fontsize=9,
+    )
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
@@ -72,7 +78,7 @@ def rank_scatter(result: CorrelationResult, intrinsic: str, extrinsic: str, path
     ax.plot([1, len(rx)], [1, len(rx)], color="grey", lw=0.8, ls="--")
     ax.set_xlabel(f"rank by {intrinsic}")
     ax.set_ylabel(f"rank by {extrinsic}")
-    ax.set_title(f"ρ = {pair.spearman:.2f}, n = {pair.n}", fontsize=9)
+    ax.set_title(f"ρ = {pair.spearman:.2f}, n = {pair.n} ({pair.n_families} families)", fontsize=9)
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
@@ -88,7 +94,8 @@ def gap_plot(result: CorrelationResult, path: Path) -> Path:
     low = np.array([p.spearman_ci_low for p in pairs])
     high = np.array([p.spearman_ci_high for p in pairs])
     fig, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(pairs) + 1.5), 3.6), layout="constrained")
-    ax.errorbar(x, rho, yerr=[rho - low, high - rho], fmt="o-", capsize=3)
+    # a NaN CI (too few families to resample) is drawn without a bar
+    ax.errorbar(x, rho, yerr=np.nan_to_num([rho - low, high - rho]), fmt="o-", capsize=3)
     ax.set_xticks(x, [p.extrinsic for p in pairs], rotation=60, ha="right", fontsize=8)
     ax.set_ylabel(f"Spearman ρ with {reference}")
     ax.axhline(0, color="grey", lw=0.6)

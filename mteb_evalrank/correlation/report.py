@@ -2,9 +2,10 @@
 
 The best (highest ρ) intrinsic column for each extrinsic column is in bold (not with a single
 row: the gap table); the ``mean`` column is the mean ρ of a row over the extrinsic columns.
-Below it: n per cell (once if the same for all), the grid with CIs, the figures, a long table
-with CIs, p-values, Pearson, Kendall (and the partial ρ), the columns' definitions and the
-notes on what was left out.
+Below it: n models and n families per cell (once if the same for all), the grid with CIs, the
+comparisons, the figures, a long table with CIs, raw and adjusted p-values, Pearson, Kendall (and
+the partial ρ), the columns' definitions and the notes (families, what was left out). The word
+"significant" is used only for adjusted p-values (< 0.05).
 """
 
 from __future__ import annotations
@@ -52,7 +53,11 @@ def rho_ci_table(result: CorrelationResult) -> list[str]:
     rho, low, high = (result.matrix(v) for v in ("spearman", "spearman_ci_low", "spearman_ci_high"))
 
     def cell(v: float, lo: float, hi: float) -> str:
-        return "–" if not np.isfinite(v) else f"{round(100 * v)} [{round(100 * lo)}, {round(100 * hi)}]"
+        if not np.isfinite(v):
+            return "–"
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            return f"{round(100 * v)} [–]"
+        return f"{round(100 * v)} [{round(100 * lo)}, {round(100 * hi)}]"
 
     cells = [
         [cell(*values) for values in zip(rho.loc[i], low.loc[i], high.loc[i], strict=True)] for i in rho.index
@@ -60,9 +65,29 @@ def rho_ci_table(result: CorrelationResult) -> list[str]:
     return _grid(list(rho.index), list(rho.columns), cells, "ρ×100 [95% CI]")
 
 
+ADJUST_NAMES = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
+ALPHA = 0.05
+
+
+def _p(value: float) -> str:
+    return "–" if value is None or not np.isfinite(value) else f"{value:.4f}"
+
+
+def _ci_words(result: CorrelationResult) -> str:
+    units = {p.ci_units for p in result.pairs}
+    s = result.settings
+    what = (
+        "family-cluster bootstrap (families resampled with replacement, all models of a drawn family taken)"
+        if "families" in units
+        else "percentile bootstrap over models"
+    )
+    return f"{what}, {s.n_bootstrap} resamples, {100 * s.confidence:.0f}%"
+
+
 def markdown(result: CorrelationResult, figures: dict[str, Path], out: Path) -> str:
     s = result.settings
     frame = result.to_frame()
+    adjust = ADJUST_NAMES.get(s.p_adjust, s.p_adjust)
     lines = [
         "# Evaluation gap" if s.gap else "# Intrinsic vs extrinsic rank correlation",
         "",
@@ -73,8 +98,9 @@ def markdown(result: CorrelationResult, figures: dict[str, Path], out: Path) -> 
         "",
     ]
     ns = frame["n"].unique()
-    if len(ns) == 1:
-        lines.append(f"n = {int(ns[0])} models in every cell.")
+    gs = frame["n_families"].unique()
+    if len(ns) == 1 and len(gs) == 1:
+        lines.append(f"n = {int(ns[0])} models from {int(gs[0])} families in every cell.")
     else:
         grid = result.matrix("n")
         lines += [
@@ -87,45 +113,56 @@ def markdown(result: CorrelationResult, figures: dict[str, Path], out: Path) -> 
                 "n",
             ),
         ]
-    lines += ["", "With bootstrap confidence intervals:", "", *rho_ci_table(result)]
+        if len(gs) > 1:
+            lines.append(f"Families per cell: {int(gs.min())}–{int(gs.max())}.")
+    lines += ["", f"With confidence intervals ({_ci_words(result)}):", "", *rho_ci_table(result)]
     if result.comparisons:
         lines += [
             "",
             "## Comparisons",
             "",
             "Mean ρ×100 over the extrinsic columns of two intrinsic rows, on the models having both rows "
-            "and every extrinsic column; Δ with a paired bootstrap over models "
-            f"({s.n_bootstrap} resamples, {100 * s.confidence:.0f}% CI); p = share of resamples with Δ ≤ 0.",
+            f"and every extrinsic column; CI of Δ by the same bootstrap ({_ci_words(result)}). "
+            "p: two-sided paired swap test: under the null that the rows are exchangeable, their ranks are "
+            "swapped within each unit (a whole family when the units are families, else a model) and Δ "
+            "recomputed; exact over all 2^U swap patterns when there are few units (then the smallest "
+            f"attainable p is 2/2^U, column p min). p adj.: {adjust} over the comparisons.",
             "",
-            "| a | b | n | mean ρ a | mean ρ b | Δ (a − b) | CI | p (a not better) |",
-            "|---|---|---:|---:|---:|---:|---|---:|",
+            "| a | b | n | families | units | mean ρ a | mean ρ b | Δ (a − b) | CI | p (swap test) | p min | "
+            "p adj. |",
+            "|---|---|---:|---:|---|---:|---:|---:|---|---:|---:|---:|",
         ]
         lines += [
-            f"| {c.a} | {c.b} | {c.n} | {_x100(c.mean_a)} | {_x100(c.mean_b)} | {_x100(c.difference)} | "
-            f"[{_x100(c.ci_low)}, {_x100(c.ci_high)}] | {c.p_not_better:.4f} |"
+            f"| {c.a} | {c.b} | {c.n} | {c.n_families} | {c.n_units} {c.units} | {_x100(c.mean_a)} | "
+            f"{_x100(c.mean_b)} | {_x100(c.difference)} | [{_x100(c.ci_low)}, {_x100(c.ci_high)}] | "
+            f"{_p(c.p_swap)} | {c.p_min:.3g} | {_p(c.p_swap_adj)} |"
             for c in result.comparisons
         ]
     lines += ["", *(f"![{name}]({os.path.relpath(path, out)})" for name, path in figures.items()), ""]
     partial = s.control_dim
-    header = "| intrinsic | extrinsic | n | ρ×100 | 95% CI | p (perm.) | r×100 | τ×100 |"
-    rule = "|---|---|---:|---:|---|---:|---:|---:|"
+    header = "| intrinsic | extrinsic | n | families | ρ×100 | 95% CI | p (perm.) | p adj. | r×100 | τ×100 |"
+    rule = "|---|---|---:|---:|---:|---|---:|---:|---:|---:|"
     if partial:
         header += " partial ρ×100 (dim) | n (dim) |"
         rule += "---:|---:|"
     lines += [
         "## All pairs",
         "",
-        f"CI: percentile bootstrap over models ({s.n_bootstrap} resamples, {100 * s.confidence:.0f}%); "
-        f"p: two-sided permutation test ({s.n_permutations} permutations); seed {s.seed}.",
+        f"CI: {_ci_words(result)}. p: two-sided permutation test ({s.n_permutations} permutations), "
+        "the extrinsic scores permuted within each family of two or more models (single models pooled): "
+        "it asks whether the intrinsic score orders the models beyond their family. "
+        f"p adj.: {adjust} over the {len(result.pairs)} pairs; seed {s.seed}. "
+        f"Significant ({adjust}-adjusted p < {ALPHA}): "
+        f"{int((frame['spearman_p_adj'] < ALPHA).sum())} of {len(result.pairs)} pairs.",
         "",
         header,
         rule,
     ]
     for p in result.pairs:
         line = (
-            f"| {p.intrinsic} | {p.extrinsic} | {p.n} | {_x100(p.spearman)} | "
-            f"[{_x100(p.spearman_ci_low)}, {_x100(p.spearman_ci_high)}] | {p.spearman_p:.4f} | "
-            f"{_x100(p.pearson)} | {_x100(p.kendall)} |"
+            f"| {p.intrinsic} | {p.extrinsic} | {p.n} | {p.n_families} | {_x100(p.spearman)} | "
+            f"[{_x100(p.spearman_ci_low)}, {_x100(p.spearman_ci_high)}] | {_p(p.spearman_p)} | "
+            f"{_p(p.spearman_p_adj)} | {_x100(p.pearson)} | {_x100(p.kendall)} |"
         )
         if partial:
             line += f" {_x100(p.partial_spearman_dim)} | {p.n_partial} |"

@@ -1,36 +1,75 @@
 """Rank-correlation statistics across models, vectorised with numpy.
 
-Conventions (all functions take two equally long 1-D float arrays ``x``, ``y`` without NaN):
+Conventions (functions take equally long 1-D float arrays ``x``, ``y`` without NaN, one entry per
+model, and optionally ``families``: one label per model, e.g. the zoo's ``model_family``):
 
 * Spearman's ρ = Pearson's r of the average ranks (ties get the mean of their ranks), i.e.
-  ``scipy.stats.spearmanr``; Kendall's τ is τ-b (``scipy.stats.kendalltau``).
-* Bootstrap CI: resample the *models* (pairs ``(x_i, y_i)``) with replacement ``n_resamples``
-  times, recompute ρ on each resample (ranks recomputed per resample), and take the
-  percentile interval ``[q_{α/2}, q_{1-α/2}]``. Resamples on which ρ is undefined (one side
-  constant) are left out; their number is returned.
-* Permutation p-value (two-sided): permute ``y`` against ``x`` ``n_permutations`` times and
-  ``p = (1 + #{|ρ_perm| ≥ |ρ_obs|}) / (1 + n_permutations)`` (Phipson & Smyth 2010: never 0).
-* Comparing two intrinsic rows ``a``, ``b`` against the same ``k`` extrinsic columns: the
-  difference of their mean ρ, ``Δ = (1/k) Σ_j ρ(a, y_j) − (1/k) Σ_j ρ(b, y_j)``, with a
-  *paired* bootstrap (one resample of the models for both rows and all columns), its
-  percentile CI, and ``p = share of resamples with Δ* ≤ 0`` (one-sided: "a does not beat b").
+  ``scipy.stats.spearmanr``; Kendall's τ is τ-b (``scipy.stats.kendalltau``). A side is
+  *constant* (ρ, r undefined: NaN) when its spread ``max − min`` is at most
+  :data:`CONSTANT_ULPS` ulps of its largest magnitude: a relative criterion, so ``x·1e-9`` gives
+  the same r as ``x``. At least :data:`MIN_MODELS` models are needed (:class:`TooFewModelsError`).
+* **Resampling units.** Models that are variants of one base model are not independent, so the
+  units of resampling are the *families* when families are given and at least one has two or
+  more models; a model without a family is its own family. If every model is its own family, or
+  all are in one family (a within-family analysis: the question is then about the variants),
+  the units are the models.
+* **Bootstrap CI** (family-cluster bootstrap): draw ``G`` families with replacement (``G`` = the
+  number of families), take *all* models of each drawn family (a family drawn twice counts twice),
+  recompute ρ on the resample (ranks recomputed, ties averaged), and take the percentile interval
+  ``[q_{α/2}, q_{1-α/2}]``. With models as units this is the ordinary bootstrap over models.
+  Implemented with weights: model ``i`` gets weight ``w_i`` = how often its family was drawn;
+  ρ of the weighted sample equals ρ of the expanded resample. Resamples on which ρ is undefined
+  (one side constant) are left out and counted. Fewer than :data:`MIN_FAMILIES` families: NaN
+  with a reason (2 families give 4 resamples, half of them one family). With ``G`` families
+  there are only ``C(2G−1, G)`` distinct resamples (10 for ``G = 3``): the CI is coarse.
+* **Permutation p-value of ρ** (two-sided, ``scipy.stats.permutation_test``'s convention):
+  ``p = min(1, 2·min(p_≥, p_≤))``, ``p_≥ = (1 + #{ρ* ≥ ρ_obs})/(1 + B)`` (Phipson & Smyth 2010:
+  never 0). Permutations are drawn *within strata*: each family of two or more models is a
+  stratum and the single-model families form one more stratum. Null hypothesis: within each
+  stratum ``y`` is exchangeable against ``x`` — i.e. the intrinsic score orders models no better
+  than chance *beyond what family membership explains*. Permuting across families would treat
+  the family effect (e.g. GloVe below MiniLM) as evidence, which with 3 families rests on 3
+  independent units; permuting whole families is not possible with unequal family sizes and would
+  have at most ``G!`` orderings (6 for 3 families). With one stratum this is the ordinary
+  permutation test.
+* **Comparing two intrinsic rows** ``a``, ``b`` against the same ``k`` extrinsic columns:
+  ``Δ = (1/k) Σ_j ρ(a, y_j) − (1/k) Σ_j ρ(b, y_j)``; CI by the (family-cluster) bootstrap above,
+  one resample for both rows and all columns. **Paired swap test** (two-sided): under the null
+  that ``a`` and ``b`` are exchangeable, swap the ranks of ``a`` and ``b`` (ranks over the
+  models, so the two rows are on one scale; ρ only sees ranks) within each unit (model, or whole
+  family when the units are families), recompute Δ, ``p = #{|Δ*| ≥ |Δ_obs|} / 2^U`` by full
+  enumeration of the ``2^U`` swap patterns when ``2^U ≤ n_permutations`` (exact; the smallest
+  attainable p is ``2/2^U``: 0.25 with 3 families), else ``(1 + #)/(1 + B)`` over ``B`` random
+  patterns.
+* **Multiple comparisons**: :func:`adjust_pvalues` (Holm by default, Benjamini-Hochberg as
+  ``"fdr_bh"``) via ``statsmodels.stats.multitest.multipletests``; NaN stays NaN.
 * Partial Spearman controlling for ``z``: Pearson partial correlation of the ranks,
   ``ρ_xy·z = (ρ_xy − ρ_xz ρ_yz) / sqrt((1 − ρ_xz²)(1 − ρ_yz²))``.
 
-``scipy.stats.bootstrap``/``permutation_test`` would need a vectorised statistic wrapper and
-re-derive the resampling per call; here each is one (B, n) numpy operation with a fixed
-seed, so that the hundreds of pairs of an MTEB-scale table take seconds (the tests check
-both against scipy).
+Each resampling is one (B, n) numpy operation with a fixed seed (``numpy.random.default_rng``),
+so that the hundreds of pairs of an MTEB-scale table take seconds; the tests check them against
+scipy loops and exact enumerations.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from math import comb
 
 import numpy as np
 from scipy import stats
 
 MIN_MODELS = 3
+"""Fewest models for a point estimate (ρ, r, τ)."""
+MIN_RESAMPLE_MODELS = 5
+"""Fewest models, as resampling units, for a bootstrap CI or a permutation test (below: NaN)."""
+MIN_FAMILIES = 3
+"""Fewest families for the family-cluster bootstrap (below: NaN with a reason)."""
+FEW_FAMILIES = 10
+"""Below this many families the reports say plainly that CIs are coarse and tests weak."""
+CONSTANT_ULPS = 8
+"""A side whose spread is within this many ulps of its magnitude counts as constant."""
 
 
 class TooFewModelsError(ValueError):
@@ -49,16 +88,50 @@ def _check(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
-def _row_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Pearson's r of each row of ``a`` (B, n) with the same row of ``b``; NaN for a constant row."""
-    a = a - a.mean(axis=-1, keepdims=True)
-    b = b - b.mean(axis=-1, keepdims=True)
-    den = np.sqrt((a * a).sum(axis=-1) * (b * b).sum(axis=-1))
-    num = (a * b).sum(axis=-1)
+def _constant(v: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Per row: is the spread of ``v`` (over entries of positive weight) within a few ulps of its size?"""
+    if weights is None:
+        high, low = v.max(axis=-1), v.min(axis=-1)
+    else:
+        present = weights > 0
+        high = np.where(present, v, -np.inf).max(axis=-1)
+        low = np.where(present, v, np.inf).min(axis=-1)
+    scale = np.maximum(np.abs(high), np.abs(low))
+    return (high - low) <= CONSTANT_ULPS * np.finfo(np.float64).eps * scale
+
+
+def _row_pearson(a: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Pearson's r of each row of ``a`` (..., n) with the same row of ``b``; NaN if a side is constant.
+
+    ``weights`` (..., n): each entry counts ``w`` times (the r of the expanded sample).
+    """
+    a, b = np.broadcast_arrays(a, b)
+    undefined = _constant(a, weights) | _constant(b, weights)
+    if weights is None:
+        a = a - a.mean(axis=-1, keepdims=True)
+        b = b - b.mean(axis=-1, keepdims=True)
+        num = (a * b).sum(axis=-1)
+        den = np.sqrt((a * a).sum(axis=-1) * (b * b).sum(axis=-1))
+    else:
+        total = weights.sum(axis=-1, keepdims=True)
+        a = a - (weights * a).sum(axis=-1, keepdims=True) / total
+        b = b - (weights * b).sum(axis=-1, keepdims=True) / total
+        num = (weights * a * b).sum(axis=-1)
+        den = np.sqrt((weights * a * a).sum(axis=-1) * (weights * b * b).sum(axis=-1))
     with np.errstate(invalid="ignore", divide="ignore"):
         r = num / den
-    # Rounding can make a constant row look non-constant by ~1e-16; treat those as undefined too.
-    return np.where(den > 1e-12, np.clip(r, -1.0, 1.0), np.nan)
+    return np.where(undefined | ~(den > 0), np.nan, np.clip(r, -1.0, 1.0))
+
+
+def _weighted_ranks(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Average ranks of ``x`` (n,) in the multiset where model ``i`` appears ``weights[..., i]`` times.
+
+    ``rank_i = #{copies below x_i} + (#{copies equal to x_i} + 1) / 2`` (what ``rankdata`` gives on
+    the expanded sample); entries of weight 0 get a rank that is never used.
+    """
+    below = (x[None, :] < x[:, None]).astype(np.float64)  # [i, j] = x_j < x_i
+    equal = (x[None, :] == x[:, None]).astype(np.float64)
+    return weights @ below.T + (weights @ equal.T + 1.0) / 2.0
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
@@ -68,7 +141,7 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> float:
-    """Pearson's r; NaN when one side is constant."""
+    """Pearson's r; NaN when one side is constant (relative criterion, see module docstring)."""
     x, y = _check(x, y)
     return float(_row_pearson(x, y))
 
@@ -76,35 +149,118 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
 def kendall(x: np.ndarray, y: np.ndarray) -> float:
     """Kendall's τ-b (``scipy.stats.kendalltau``); NaN when one side is constant."""
     x, y = _check(x, y)
+    if _constant(x) or _constant(y):
+        return float("nan")
     return float(stats.kendalltau(x, y).statistic)
 
 
 @dataclass(frozen=True)
+class Units:
+    """The resampling units of ``n`` models: ``codes[i]`` = unit of model ``i`` (0..count-1)."""
+
+    codes: np.ndarray
+    count: int
+    kind: str
+    """``"families"`` or ``"models"``."""
+    n_families: int
+
+    @property
+    def strata(self) -> np.ndarray:
+        """Permutation strata: each family of ≥ 2 models, plus one stratum of all single models."""
+        if self.kind == "models":
+            return np.zeros(len(self.codes), dtype=np.int64)
+        sizes = np.bincount(self.codes)
+        return np.where(sizes[self.codes] >= 2, self.codes + 1, 0)
+
+
+def units(families: Sequence[str] | None, n: int) -> Units:
+    """Resampling units (see module docstring): families if any has ≥ 2 models and there are ≥ 2."""
+    if families is None:
+        return Units(np.arange(n), n, "models", n)
+    labels = list(families)
+    if len(labels) != n:
+        raise ValueError(f"{len(labels)} family labels for {n} models")
+    order = {label: i for i, label in enumerate(dict.fromkeys(labels))}  # first appearance
+    codes = np.array([order[label] for label in labels], dtype=np.int64)
+    g = len(order)
+    if g in (1, n):
+        return Units(np.arange(n), n, "models", g)
+    return Units(codes, g, "families", g)
+
+
+def _bootstrap_weights(u: Units, n_resamples: int, seed: int) -> np.ndarray:
+    """(B, n) weights: how often each model's unit was drawn in each of B draws of ``U`` units."""
+    draws = np.random.default_rng(seed).integers(0, u.count, size=(n_resamples, u.count))
+    counts = np.zeros((n_resamples, u.count))
+    np.add.at(counts, (np.arange(n_resamples)[:, None], draws), 1.0)
+    return counts[:, u.codes]
+
+
+@dataclass(frozen=True)
 class Interval:
-    """A bootstrap percentile interval and the number of resamples it rests on."""
+    """A bootstrap percentile interval, the resamples it rests on, and why it is NaN (if it is)."""
 
     low: float
     high: float
     n_used: int
     n_undefined: int
+    units: str = "models"
+    reason: str = ""
+
+
+def too_few_units(u: Units) -> str:
+    """Why the units are too few to resample ("" if they are enough)."""
+    if u.kind == "families" and u.count < MIN_FAMILIES:
+        return (
+            f"{u.count} families: too few to resample (a family-cluster bootstrap needs at least "
+            f"{MIN_FAMILIES})"
+        )
+    if u.kind == "models" and u.count < MIN_RESAMPLE_MODELS:
+        return (
+            f"{u.count} models: too few to resample "
+            f"(a bootstrap or permutation test needs at least {MIN_RESAMPLE_MODELS})"
+        )
+    return ""
 
 
 def bootstrap_spearman_ci(
     x: np.ndarray,
     y: np.ndarray,
     *,
+    families: Sequence[str] | None = None,
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Interval:
-    """Percentile bootstrap CI of Spearman's ρ over models (see module docstring)."""
+    """Percentile (family-cluster) bootstrap CI of Spearman's ρ (see module docstring)."""
     x, y = _check(x, y)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(x), size=(n_resamples, len(x)))
-    rho = _row_pearson(stats.rankdata(x[idx], axis=1), stats.rankdata(y[idx], axis=1))
+    u = units(families, len(x))
+    if reason := too_few_units(u):
+        return Interval(float("nan"), float("nan"), 0, 0, u.kind, reason)
+    rho = bootstrap_spearman_samples(x, y, families=families, n_resamples=n_resamples, seed=seed)
     ok = rho[~np.isnan(rho)]
     low, high = _percentile_interval(ok, confidence)
-    return Interval(low, high, len(ok), n_resamples - len(ok))
+    reason = "" if len(ok) else "ρ undefined on every resample"
+    return Interval(low, high, len(ok), n_resamples - len(ok), u.kind, reason)
+
+
+def bootstrap_spearman_samples(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    families: Sequence[str] | None = None,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> np.ndarray:
+    """The ``n_resamples`` bootstrap replicates of ρ (NaN where undefined), no minimum of units."""
+    x, y = _check(x, y)
+    w = _bootstrap_weights(units(families, len(x)), n_resamples, seed)
+    return _row_pearson(_weighted_ranks(x, w), _weighted_ranks(y, w), w)
+
+
+def distinct_resamples(n_units: int) -> int:
+    """Distinct multisets of ``n_units`` draws from ``n_units`` units: ``C(2U − 1, U)``."""
+    return comb(2 * n_units - 1, n_units)
 
 
 def _percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -116,37 +272,86 @@ def _percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float,
     return float(low), float(high)
 
 
+def _permute_within(values: np.ndarray, strata: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """(n, len) rows: ``values`` permuted independently within each stratum."""
+    if len(np.unique(strata)) == 1:
+        return rng.permuted(np.broadcast_to(values, (n, len(values))), axis=1)
+    base = np.argsort(strata, kind="stable")  # positions grouped by stratum
+    order = np.argsort(strata[None, :] * 2.0 + rng.random((n, len(values))), axis=1)
+    out = np.empty((n, len(values)))
+    out[:, base] = values[order]
+    return out
+
+
 def permutation_p_spearman(
-    x: np.ndarray, y: np.ndarray, *, n_permutations: int = 10000, seed: int = 0
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    families: Sequence[str] | None = None,
+    n_permutations: int = 10000,
+    seed: int = 0,
 ) -> float:
-    """Two-sided permutation p-value of Spearman's ρ (see module docstring); NaN if ρ is undefined."""
+    """Two-sided (within-stratum) permutation p-value of Spearman's ρ; NaN if ρ is undefined."""
     x, y = _check(x, y)
     rx = stats.rankdata(x)
     ry = stats.rankdata(y)
     observed = float(_row_pearson(rx, ry))
-    if np.isnan(observed):
+    u = units(families, len(x))
+    if np.isnan(observed) or (u.kind == "models" and too_few_units(u)):
         return float("nan")
     rng = np.random.default_rng(seed)
     # Permuting y's ranks keeps the tie structure, so ρ of a permutation = r(rx, ry[perm]).
-    perms = rng.permuted(np.broadcast_to(ry, (n_permutations, len(ry))), axis=1)
-    null = _row_pearson(np.broadcast_to(rx, perms.shape), perms)
-    # Tolerance: permutations that reproduce |ρ_obs| exactly must count despite rounding.
-    extreme = int((np.abs(null) >= abs(observed) - 1e-12).sum())
-    return (1 + extreme) / (1 + n_permutations)
+    null = _row_pearson(rx, _permute_within(ry, u.strata, n_permutations, rng))
+    return _two_sided(null, observed)
+
+
+def _two_sided(null: np.ndarray, observed: float) -> float:
+    """``min(1, 2·min(p_≥, p_≤))`` with ``p = (1 + #)/(1 + B)``; ties within 1e-12 count as extreme."""
+    tol = 1e-12 * max(1.0, abs(observed))
+    high = (1 + int((null >= observed - tol).sum())) / (1 + len(null))
+    low = (1 + int((null <= observed + tol).sum())) / (1 + len(null))
+    return min(1.0, 2 * min(high, low))
+
+
+def adjust_pvalues(p: Sequence[float] | np.ndarray, method: str = "holm") -> np.ndarray:
+    """Adjusted p-values (``statsmodels`` ``multipletests``: ``"holm"`` or ``"fdr_bh"``); NaN stays NaN."""
+    from statsmodels.stats.multitest import multipletests
+
+    if method not in ("holm", "fdr_bh"):
+        raise ValueError(f"p-value adjustment {method!r}: use 'holm' or 'fdr_bh'")
+    p = np.asarray(p, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        out[ok] = multipletests(p[ok], method=method)[1]
+    return out
 
 
 @dataclass(frozen=True)
 class Difference:
-    """``mean ρ(a) − mean ρ(b)`` over the extrinsic columns, with its paired-bootstrap CI."""
+    """``mean ρ(a) − mean ρ(b)`` with its (cluster-)bootstrap CI and the paired swap test's p."""
 
     mean_a: float
     mean_b: float
     difference: float
     low: float
     high: float
-    p_not_better: float
+    p: float
+    """Two-sided p of the paired swap test (see module docstring)."""
+    p_min: float
+    """Smallest p the test can give with these units (``2/2^U`` when exact)."""
+    exact: bool
     n: int
+    n_families: int
+    n_units: int
+    units: str
     n_used: int
+    reason: str = ""
+
+
+def _mean_rho(rx: np.ndarray, ry: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Mean over columns j of r(rx, ry[..., j]); rx (..., n), ry (..., n, k)."""
+    return np.mean([_row_pearson(rx, ry[..., j], weights) for j in range(ry.shape[-1])], axis=0)
 
 
 def mean_spearman_difference(
@@ -154,33 +359,73 @@ def mean_spearman_difference(
     b: np.ndarray,
     targets: np.ndarray,
     *,
+    families: Sequence[str] | None = None,
     n_resamples: int = 2000,
+    n_permutations: int = 10000,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Difference:
     """Difference of the mean Spearman ρ of rows ``a`` and ``b`` with the columns of ``targets``.
 
-    ``targets`` is ``(n_models, k)``; see the module docstring for Δ, the paired bootstrap and
-    ``p``. Resamples on which some ρ is undefined are left out (``n_used`` counts the others).
+    ``targets`` is ``(n_models, k)``; see the module docstring for Δ, the bootstrap CI and the
+    paired swap test. Resamples on which some ρ is undefined are left out (``n_used`` counts the
+    others).
     """
     a, b = _check(a, b)
     y = np.asarray(targets, dtype=np.float64)
     if y.ndim != 2 or y.shape[0] != len(a) or y.shape[1] == 0 or np.isnan(y).any():
         raise ValueError(f"targets must be (n_models={len(a)}, k>=1) without NaN, got shape {y.shape}")
+    u = units(families, len(a))
+    ra, rb = stats.rankdata(a), stats.rankdata(b)
+    ry = stats.rankdata(y, axis=0)
+    mean_a = float(np.mean([_row_pearson(ra, column) for column in ry.T]))
+    mean_b = float(np.mean([_row_pearson(rb, column) for column in ry.T]))
+    observed = mean_a - mean_b
 
-    def mean_rho(rx: np.ndarray, ry: np.ndarray) -> np.ndarray:  # rows (..., n), columns (..., n, k)
-        return np.mean([_row_pearson(rx, ry[..., j]) for j in range(ry.shape[-1])], axis=0)
+    reason = too_few_units(u)
+    low = high = float("nan")
+    n_used = 0
+    if not reason:
+        w = _bootstrap_weights(u, n_resamples, seed)
+        wy = np.stack([_weighted_ranks(column, w) for column in y.T], axis=-1)  # (B, n, k)
+        delta = _mean_rho(_weighted_ranks(a, w), wy, w) - _mean_rho(_weighted_ranks(b, w), wy, w)
+        ok = delta[~np.isnan(delta)]
+        low, high = _percentile_interval(ok, confidence)
+        n_used = len(ok)
 
-    mean_a = float(np.mean([spearman(a, column) for column in y.T]))
-    mean_b = float(np.mean([spearman(b, column) for column in y.T]))
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(a), size=(n_resamples, len(a)))
-    ry = stats.rankdata(y[idx], axis=1)  # (B, n, k), ranks within each resample
-    delta = mean_rho(stats.rankdata(a[idx], axis=1), ry) - mean_rho(stats.rankdata(b[idx], axis=1), ry)
-    ok = delta[~np.isnan(delta)]
-    low, high = _percentile_interval(ok, confidence)
-    p = float((ok <= 0).mean()) if len(ok) else float("nan")
-    return Difference(mean_a, mean_b, mean_a - mean_b, low, high, p, len(a), len(ok))
+    exact = 2**u.count <= n_permutations
+    if exact:
+        patterns = (np.arange(2**u.count)[:, None] >> np.arange(u.count)[None, :]) & 1
+    else:
+        patterns = np.random.default_rng(seed).integers(0, 2, size=(n_permutations, u.count))
+    swap = patterns[:, u.codes].astype(bool)  # (P, n)
+    sa = stats.rankdata(np.where(swap, rb, ra), axis=1)
+    sb = stats.rankdata(np.where(swap, ra, rb), axis=1)
+    null = _mean_rho(sa, ry[None]) - _mean_rho(sb, ry[None])
+    extreme = int((np.abs(null) >= abs(observed) - 1e-12).sum()) if np.isfinite(observed) else 0
+    if not np.isfinite(observed):
+        p = float("nan")
+    elif exact:
+        p = extreme / len(null)
+    else:
+        p = (1 + extreme) / (1 + len(null))
+    p_min = 2 / 2**u.count if exact else 1 / (1 + n_permutations)
+    return Difference(
+        mean_a,
+        mean_b,
+        observed,
+        low,
+        high,
+        p,
+        p_min,
+        exact,
+        len(a),
+        u.n_families,
+        u.count,
+        u.kind,
+        n_used,
+        reason,
+    )
 
 
 def partial_spearman(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:

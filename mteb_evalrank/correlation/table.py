@@ -24,6 +24,11 @@ Conventions:
   ``revision_policy="merge"``: each task from the newest revision that has it (noted).
 * Several folders: results of the same (model, revision, task) in a later folder replace those
   of an earlier one (listed in the notes).
+* A **score table** instead of folders (:func:`load_score_table`, e.g. ``docs/study/*/scores.csv``
+  as ``correlate`` writes it): one CSV, first column ``model``, one column per label. A column is
+  then selected by its label exactly (``Task:*`` = every column labelled ``Task:<subset>``); the
+  split and revision options do not apply (no revision is recorded), the embedding dimension
+  comes from mteb's model registry (the zoo's models are registered by this plugin).
 """
 
 from __future__ import annotations
@@ -92,8 +97,12 @@ class LoadedResults:
     models: dict[str, ModelScores]
     folders: list[str]
     notes: list[str] = field(default_factory=list)
+    scores: pd.DataFrame | None = None
+    """Set when read from a score table (:func:`load_score_table`): model x label."""
 
     def task_names(self) -> set[str]:
+        if self.scores is not None:
+            return {str(label).split(":")[0] for label in self.scores.columns}
         return {task for model in self.models.values() for task in model.tasks}
 
 
@@ -170,6 +179,15 @@ def load_results(
 
     if not folders:
         raise CorrelationInputError("no result folder given")
+    tables = [Path(f) for f in folders if Path(f).suffix.lower() == ".csv"]
+    if tables:
+        if len(folders) > 1:
+            raise CorrelationInputError(
+                f"give either one score table ({tables[0]}) or result folders, not both / not several tables"
+            )
+        if revisions or revision_policy != "newest":
+            raise CorrelationInputError(f"{tables[0]}: a score table records no revisions (--revision*)")
+        return load_score_table(tables[0], models=models, model_regex=model_regex)
     merged: dict[tuple[str, str], dict[str, TaskResult]] = {}
     metas: dict[tuple[str, str], Any] = {}
     notes: list[str] = []
@@ -247,6 +265,42 @@ def load_results(
     return LoadedResults(chosen, [str(f) for f in folders], notes)
 
 
+def load_score_table(
+    path: str | Path, *, models: Iterable[str] | None = None, model_regex: str | None = None
+) -> LoadedResults:
+    """Read a model x label score table (CSV, first column the model name; see module docstring)."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise CorrelationInputError(f"score table {path} not found")
+    frame = pd.read_csv(path, index_col=0)
+    if frame.index.has_duplicates or frame.empty:
+        raise CorrelationInputError(f"{path}: need one row per model (first column) and one column per label")
+    try:
+        frame = frame.astype(float)
+    except ValueError as error:
+        raise CorrelationInputError(f"{path}: scores must be numbers: {error}") from None
+    frame.index = frame.index.astype(str)
+    frame.index.name = "model"
+    names = list(frame.index)
+    if models is not None:
+        wanted = set(models)
+        if unknown := sorted(wanted - set(names)):
+            raise CorrelationInputError(f"models not in the score table: {', '.join(unknown)}")
+        names = [n for n in names if n in wanted]
+    if model_regex:
+        pattern = re.compile(model_regex)
+        names = [n for n in names if pattern.search(n)]
+    if not names:
+        raise CorrelationInputError("no model left after the model filters (--models / --model-regex)")
+    chosen = {}
+    for name in sorted(names):
+        dim, source = _embed_dim(name, None)
+        chosen[name] = ModelScores(name, "", {}, dim, source)
+    return LoadedResults(chosen, [str(path)], [], frame.loc[sorted(names)])
+
+
 def tasks_of_type(loaded: LoadedResults, task_type: str, language: str | None = None) -> list[str]:
     """Tasks in the results whose mteb metadata has ``type == task_type`` (and the language, ISO 639-3)."""
     import mteb
@@ -297,6 +351,14 @@ def expand_columns(loaded: LoadedResults, specs: Iterable[str | ColumnSpec], spl
     out: list[ColumnSpec] = []
     for spec in specs:
         column = spec if isinstance(spec, ColumnSpec) else ColumnSpec.parse(spec)
+        if loaded.scores is not None and column.subset == "*":
+            prefix = f"{column.task}:"
+            found = [ColumnSpec.parse(str(c)) for c in loaded.scores.columns if str(c).startswith(prefix)]
+            found = [c for c in found if c.subset is not None and c.metric == column.metric]
+            if not found:
+                raise CorrelationInputError(f"no column {column.label} in the score table")
+            out.extend(sorted(found, key=lambda c: _natural_key(c.subset or "")))
+            continue
         if column.subset != "*":
             out.append(column)
             continue
@@ -315,6 +377,15 @@ def _natural_key(text: str) -> list[Any]:
 
 def column_scores(loaded: LoadedResults, column: ColumnSpec, split: str) -> tuple[dict[str, float], str]:
     """Score of every model that has ``column`` and a sentence describing how it was computed."""
+    if loaded.scores is not None:
+        if column.label not in loaded.scores.columns:
+            labels = [str(c) for c in loaded.scores.columns]
+            raise CorrelationInputError(
+                f"no column {column.label!r} in the score table {loaded.folders[0]}."
+                f"{_closest(column.label, labels)}"
+            )
+        values = loaded.scores[column.label].dropna()
+        return {str(k): float(v) for k, v in values.items()}, f"column {column.label} of {loaded.folders[0]}"
     entries = _split_entries(loaded, column.task, split)
     subsets = sorted({e["hf_subset"] for rows in entries.values() for e in rows}, key=_natural_key)
     if column.subset is not None and column.subset not in subsets:
