@@ -117,6 +117,19 @@ class Comparison:
     exact: bool
 
 
+@dataclass(frozen=True)
+class RowMean:
+    """Mean ρ of one intrinsic row over the extrinsic columns, on the ``n`` models having all of them,
+    with its (family-cluster) bootstrap CI (:func:`mteb_evalrank.correlation.stats.mean_spearman_ci`)."""
+
+    intrinsic: str
+    n: int
+    n_families: int
+    mean: float
+    ci_low: float
+    ci_high: float
+
+
 @dataclass
 class CorrelationResult:
     """Pairs, the score table they came from, the settings and notes on what was left out."""
@@ -129,6 +142,7 @@ class CorrelationResult:
     notes: list[str] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
     families: dict[str, str] = field(default_factory=dict)
+    row_means: list[RowMean] = field(default_factory=list)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per pair (columns as in ``correlations.csv``)."""
@@ -164,6 +178,7 @@ class CorrelationResult:
             "notes": self.notes,
             "pairs": [_json_safe(asdict(p)) for p in self.pairs],
             "comparisons": [_json_safe(asdict(c)) for c in self.comparisons],
+            "row_means": [_json_safe(asdict(r)) for r in self.row_means],
         }
 
     def write(self, out_dir: str | Path, scatter: Iterable[tuple[str, str]] = ()) -> dict[str, Path]:
@@ -458,9 +473,37 @@ def correlate(
     if comparisons:
         adjusted = stats.adjust_pvalues([c.p_swap for c in comparisons], p_adjust)
         comparisons = [replace(c, p_swap_adj=float(q)) for c, q in zip(comparisons, adjusted, strict=True)]
+    row_means = [_row_mean(frame, a, labels_ex, settings, family_of) for a in labels_in] if not gap else []
     return CorrelationResult(
-        pairs, labels_in, labels_ex, table, settings, [*notes, *loaded.notes], comparisons, family_of
+        pairs,
+        labels_in,
+        labels_ex,
+        table,
+        settings,
+        [*notes, *loaded.notes],
+        comparisons,
+        family_of,
+        [r for r in row_means if r is not None],
     )
+
+
+def _row_mean(
+    frame: pd.DataFrame, a: str, extrinsic: list[str], settings: Settings, families: Mapping[str, str]
+) -> RowMean | None:
+    columns = [c for c in extrinsic if c != a]
+    both = frame[[a, *columns]].dropna()
+    if len(both) < stats.MIN_MODELS or not columns:
+        return None
+    fam = [families[name] for name in both.index]
+    mean, ci = stats.mean_spearman_ci(
+        both[a].to_numpy(),
+        both[columns].to_numpy(),
+        families=fam,
+        n_resamples=settings.n_bootstrap,
+        confidence=settings.confidence,
+        seed=settings.seed,
+    )
+    return RowMean(a, len(both), len(set(fam)), mean, ci.low, ci.high)
 
 
 def _ci_reason(frame: pd.DataFrame, pair: PairResult, families: Mapping[str, str]) -> str:

@@ -116,6 +116,20 @@ def markdown(result: CorrelationResult, figures: dict[str, Path], out: Path) -> 
         if len(gs) > 1:
             lines.append(f"Families per cell: {int(gs.min())}–{int(gs.max())}.")
     lines += ["", f"With confidence intervals ({_ci_words(result)}):", "", *rho_ci_table(result)]
+    if result.row_means:
+        lines += [
+            "",
+            "Mean ρ×100 of each row over the extrinsic columns, on the models having the row and every "
+            f"extrinsic column, with its CI ({_ci_words(result)}):",
+            "",
+            "| intrinsic | n | families | mean ρ×100 | CI |",
+            "|---|---:|---:|---:|---|",
+        ]
+        lines += [
+            f"| {r.intrinsic} | {r.n} | {r.n_families} | {_x100(r.mean)} | "
+            f"[{_x100(r.ci_low)}, {_x100(r.ci_high)}] |"
+            for r in result.row_means
+        ]
     if result.comparisons:
         lines += [
             "",

@@ -428,6 +428,32 @@ def mean_spearman_difference(
     )
 
 
+def mean_spearman_ci(
+    a: np.ndarray,
+    targets: np.ndarray,
+    *,
+    families: Sequence[str] | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, Interval]:
+    """Mean over the columns of ``targets`` of ρ(a, column), and its (family-cluster) bootstrap CI."""
+    y = np.asarray(targets, dtype=np.float64)
+    a, _ = _check(a, y[:, 0] if y.ndim == 2 and y.shape[1] else a)
+    if y.ndim != 2 or y.shape[0] != len(a) or y.shape[1] == 0 or np.isnan(y).any():
+        raise ValueError(f"targets must be (n_models={len(a)}, k>=1) without NaN, got shape {y.shape}")
+    mean = float(np.mean([_row_pearson(stats.rankdata(a), stats.rankdata(c)) for c in y.T]))
+    u = units(families, len(a))
+    if reason := too_few_units(u):
+        return mean, Interval(float("nan"), float("nan"), 0, 0, u.kind, reason)
+    w = _bootstrap_weights(u, n_resamples, seed)
+    wy = np.stack([_weighted_ranks(column, w) for column in y.T], axis=-1)
+    rho = _mean_rho(_weighted_ranks(a, w), wy, w)
+    ok = rho[~np.isnan(rho)]
+    low, high = _percentile_interval(ok, confidence)
+    return mean, Interval(low, high, len(ok), n_resamples - len(ok), u.kind)
+
+
 def partial_spearman(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:
     """Spearman's ρ of ``x`` and ``y`` controlling for ``z`` (see module docstring)."""
     x, y = _check(x, y)
