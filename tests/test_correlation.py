@@ -505,3 +505,108 @@ def test_cli_on_real_results(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     bad = ["--intrinsic", "STSBenchmrk", "--extrinsic", "STS12", "--out", str(tmp_path / "bad")]
     with pytest.raises(SystemExit, match=r"unknown task 'STSBenchmrk'.*Did you mean: STSBenchmark"):
         main(["correlate", str(mteb_results), *bad])
+
+
+# --- families, score tables, adjusted p-values in the outputs ------------------------------
+
+
+def test_families_from_the_zoo_a_regex_and_a_file(tmp_path: Path) -> None:
+    from mteb_evalrank.correlation.core import read_families, resolve_families
+    from mteb_evalrank.models import model_family
+
+    names = ["evalrank/glove.6B.50d-dim10", "evalrank/all-MiniLM-L6-v2-cls", "org/x-v1", "org/x-v2", "org/y"]
+    zoo, source = resolve_families(names)
+    assert source == "zoo" and zoo["evalrank/glove.6B.50d-dim10"] == model_family(names[0]) == "glove.6B.50d"
+    assert zoo["org/x-v1"] == "org/x-v1"  # unknown: its own family
+    by_regex, source = resolve_families(names, family_regex=r"^org/(\w)")
+    assert by_regex["org/x-v1"] == by_regex["org/x-v2"] == "x" and source == "regex+zoo"
+    (tmp_path / "f.csv").write_text("model,family\norg/y,x\n")
+    (tmp_path / "f.json").write_text('{"org/y": "x"}')
+    for path in ("f.csv", "f.json"):
+        mapping = read_families(tmp_path / path)
+        both, source = resolve_families(names, mapping, r"^org/(\w)")
+        assert both["org/y"] == "x" and source == "file+regex+zoo"  # the file wins over the regex
+    assert set(resolve_families(names, cluster=False)[0].values()) == set(names)
+    with pytest.raises(CorrelationInputError, match="model,family"):
+        (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
+        read_families(tmp_path / "bad.csv")
+
+
+def _score_table(tmp_path: Path) -> tuple[Path, pd.DataFrame]:
+    """Nine models in three families (a: 3, b: 2, c: 4), two intrinsic and two extrinsic columns."""
+    rng = np.random.default_rng(11)
+    names = [f"org/{f}-{i}" for f, k in (("a", 3), ("b", 2), ("c", 4)) for i in range(k)]
+    y = rng.normal(size=(9, 2))
+    frame = pd.DataFrame(
+        {
+            "I1": y[:, 0] + 0.5 * rng.normal(size=9),
+            "I2:s": rng.normal(size=9),
+            "E:x": y[:, 0],
+            "E:y": y[:, 1],
+        },
+        index=pd.Index(names, name="model"),
+    )
+    path = tmp_path / "scores.csv"
+    frame.to_csv(path)
+    return path, frame
+
+
+def test_score_table_input_families_and_adjusted_p(tmp_path: Path) -> None:
+    path, frame = _score_table(tmp_path)
+    before = path.read_bytes()
+    result = correlate(
+        [path], ["I1", "I2:s"], ["E:*"], family_regex=r"org/(\w)", compare=[("I1", "I2:s")], n_bootstrap=300
+    )
+    assert result.extrinsic == ["E:x", "E:y"]
+    pair = result.pair("I1", "E:y")
+    assert pair.spearman == pytest.approx(sps.spearmanr(frame["I1"], frame["E:y"]).statistic, abs=1e-12)
+    assert (pair.n, pair.n_families, pair.ci_units) == (9, 3, "families")
+    raw = [p.spearman_p for p in result.pairs]
+    from statsmodels.stats.multitest import multipletests
+
+    assert [p.spearman_p_adj for p in result.pairs] == pytest.approx(multipletests(raw, method="holm")[1])
+    (c,) = result.comparisons
+    _, exact = _swap_enumeration(
+        frame["I1"].to_numpy(),
+        frame["I2:s"].to_numpy(),
+        frame[["E:x", "E:y"]].to_numpy(),
+        [0, 0, 0, 1, 1, 2, 2, 2, 2],
+    )
+    assert (c.units, c.n_units, c.p_min) == ("families", 3, 0.25) and c.p_swap == pytest.approx(exact)
+    (row,) = [r for r in result.row_means if r.intrinsic == "I1"]
+    assert row.mean == pytest.approx(
+        np.mean([sps.spearmanr(frame["I1"], frame[c]).statistic for c in ("E:x", "E:y")])
+    )
+    assert row.n_families == 3 and row.ci_low <= row.mean <= row.ci_high
+    assert any("only 3 families" in note and "little power" in note for note in result.notes)
+    written = result.write(tmp_path)  # into the folder of the score table: it is not rewritten
+    assert path.read_bytes() == before
+    report = written["report"].read_text()
+    assert "n = 9 models from 3 families in every cell." in report and "p (swap test)" in report
+    assert "Holm" in report and "p adj." in report
+    bh = correlate([path], ["I1"], ["E:x"], family_regex=r"org/(\w)", p_adjust="fdr_bh", n_bootstrap=50)
+    assert bh.settings.p_adjust == "fdr_bh"
+    two = correlate([path], ["I1"], ["E:x"], family_regex=r"org/(a|b)", models=list(frame.index[:5]))
+    assert np.isnan(two.pair("I1", "E:x").spearman_ci_low)
+    assert any("2 families: too few to resample" in note for note in two.notes)
+    with pytest.raises(CorrelationInputError, match=r"no column 'I11'.*Did you mean: I1"):
+        correlate([path], ["I11"], ["E:x"])
+    with pytest.raises(CorrelationInputError, match="score table records no revisions"):
+        correlate([path], ["I1"], ["E:x"], revisions={"org/a-0": "r"})
+
+
+def test_cli_on_a_score_table_with_a_family_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mteb_evalrank.cli import main
+
+    path, frame = _score_table(tmp_path)
+    families = tmp_path / "families.json"
+    families.write_text(json.dumps({name: name.split("-")[0] for name in frame.index}))
+    out = tmp_path / "out"
+    main(["correlate", str(path), "--intrinsic", "I1", "I2:s", "--extrinsic", "E:x", "E:y",
+          "--families", str(families), "--compare", "I1", "I2:s", "--bootstrap", "100",
+          "--permutations", "500", "--out", str(out)])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "9 models, 3 families per cell" in printed and "swap-test p" in printed
+    data = json.loads((out / "correlations.json").read_text())
+    assert data["settings"]["families"] == "file" and data["models"]["org/b-1"]["family"] == "org/b"
+    assert data["comparisons"][0]["p_min"] == 0.25 and "p_not_better" not in data["comparisons"][0]
