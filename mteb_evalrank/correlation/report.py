@@ -162,10 +162,14 @@ def markdown(result: CorrelationResult, figures: dict[str, Path], out: Path) -> 
     lines += [
         "## All pairs",
         "",
-        f"CI: {_ci_words(result)}. p: two-sided permutation test ({s.n_permutations} permutations), "
-        "the extrinsic scores permuted within each family of two or more models (single models pooled): "
-        "it asks whether the intrinsic score orders the models beyond their family. "
-        f"p adj.: {adjust} over the {len(result.pairs)} pairs; seed {s.seed}. "
+        f"CI: {_ci_words(result)}. p: two-sided permutation test ({s.n_permutations} permutations"
+        + (
+            "), the extrinsic scores permuted within each family of two or more models (single models "
+            "pooled): it asks whether the intrinsic score orders the models beyond their family. "
+            if any(p.ci_units == "families" for p in result.pairs)
+            else ", models as units). "
+        )
+        + f"p adj.: {adjust} over the {len(result.pairs)} pairs; seed {s.seed}. "
         f"Significant ({adjust}-adjusted p < {ALPHA}): "
         f"{int((frame['spearman_p_adj'] < ALPHA).sum())} of {len(result.pairs)} pairs.",
         "",
