@@ -202,10 +202,13 @@ def rank_counts_all(
     * euclidean: ``|fl32(v) - v| <= (gamma + 2u) (|x_q| |x_u| + |x_u|^2)
       <= (gamma + 2u) (|x_q|^2 / 2 + 3/2 max_u |x_u|^2)``.
 
-    The margins used are twice these, plus the rounding of the float32 thresholds
-    (``2u (|lo| + |hi|)``); the slack also covers the float64 rounding of ``lo``, ``hi``
-    (``O(2^-52 (|x_q|^2 + d_p^2))``) and the difference between ``d_p (1 +- tol)`` and the
-    float64 tests of the rule. Every competitor whose float32 stand-in lies above
+    The margins used exceed these bounds by a third or more (cosine ``(2 gamma + 8u) |x_q|``,
+    euclidean ``(gamma + 6u)(|x_q|^2 + 2 max_u |x_u|^2)``), plus the rounding of the float32
+    thresholds (``2u (|lo| + |hi|)``) and the underflow term; the slack covers the rounding of
+    ``lo -+ margin`` to float32, the float64 rounding of ``lo``, ``hi``
+    (``O(2^-52 (|x_q|^2 + d_p^2))``, ``d_p^2 <= 2 |x_q|^2 + 2 max_u |x_u|^2``) and the
+    difference between ``d_p (1 +- tol)`` and the float64 tests of the rule. Every
+    competitor whose float32 stand-in lies above
     ``hi + margin`` is counted better, below ``lo - margin`` worse; the few in between are
     recomputed in float64 from their definition and classified by the rule itself, with
     ``s(q,p)`` or ``d(q,p)`` always computed in float64. ``u = q`` and ``u = p`` are set to
