@@ -208,10 +208,10 @@ def rank_counts_all(
     ``lo -+ margin`` to float32, the float64 rounding of ``lo``, ``hi``
     (``O(2^-52 (|x_q|^2 + d_p^2))``, ``d_p^2 <= 2 |x_q|^2 + 2 max_u |x_u|^2``) and the
     difference between ``d_p (1 +- tol)`` and the float64 tests of the rule. Every
-    competitor whose float32 stand-in lies above
-    ``hi + margin`` is counted better, below ``lo - margin`` worse; the few in between are
-    recomputed in float64 from their definition and classified by the rule itself, with
-    ``s(q,p)`` or ``d(q,p)`` always computed in float64. ``u = q`` and ``u = p`` are set to
+    competitor whose float32 stand-in lies above ``hi + margin`` is counted better, below
+    ``lo - margin`` worse; the few in between are recomputed in float64 from their definition
+    and classified by the rule itself, with ``s(q,p)`` or ``d(q,p)`` always computed in
+    float64. ``u = q`` and ``u = p`` are set to
     NaN in the pass, so they fall in neither count nor the band. Peak extra memory: about
     ``chunk_bytes`` plus a float64 and a float32 copy of the embeddings.
     """
