@@ -39,10 +39,13 @@ def independent_scores(emb: np.ndarray, pairs: list[tuple[int, int]]) -> dict[st
         others = np.ones(len(x), dtype=bool)
         others[[q, p]] = False
         cos = unit @ unit[q]
-        euc = 1.0 / (1.0 + np.linalg.norm(x - x[q], axis=1))
-        for name, s in (("cosine", cos), ("euclidean", euc)):
-            g = int(np.sum(s[others] > s[p] + TOL))
-            t = int(np.sum(np.abs(s[others] - s[p]) <= TOL))
+        dist = np.linalg.norm(x - x[q], axis=1)
+        # cosine: absolute tolerance on s; euclidean: relative tolerance on the distance
+        cos_gap, cos_bound = cos[others] - cos[p], TOL
+        euc_gap, euc_bound = dist[p] - dist[others], TOL * dist[p]  # > 0: u nearer than p
+        for name, gap, bound in (("cosine", cos_gap, cos_bound), ("euclidean", euc_gap, euc_bound)):
+            g = int(np.sum(gap > bound))
+            t = int(np.sum(np.abs(gap) <= bound))
             out[f"{name}_mrr"].append(float(np.mean([1.0 / r for r in range(1 + g, 2 + g + t)])))
             if name == "cosine":
                 out["cosine_hits_at_1"].append((1.0 if g == 0 else 0.0) / (t + 1))
@@ -178,9 +181,9 @@ def test_static_model_from_toy_file_runs_through_mteb_evaluate(built: dict, sour
     result = mteb.evaluate(model, task, cache=None, overwrite_strategy="always", show_progress_bar=False)
     scores = result.task_results[0].scores["test"][0]
     texts, pairs = load_pairs(EVALRANK_WORD.hub_id, EVALRANK_WORD.revision)
-    assert scores["cosine_mrr"] == pytest.approx(
-        independent_scores(model.embed(texts), pairs)["cosine_mrr"], abs=1e-6
-    )
+    expected = independent_scores(model.embed(texts), pairs)
+    for key in ("cosine_mrr", "euclidean_mrr"):
+        assert scores[key] == pytest.approx(expected[key], abs=1e-6), key
 
 
 def test_sentence_dataset_ids_are_known() -> None:

@@ -25,31 +25,39 @@ from mteb_evalrank.evaluation.ranking import (
 TOL = 1e-6
 
 
-def brute_force_counts(emb: np.ndarray, q: int, p: int, similarity: str) -> tuple[int, int]:
-    """Loop over the background with the protocol written out literally."""
+def brute_force_counts(emb: np.ndarray, q: int, p: int, similarity: str, tol: float = TOL) -> tuple[int, int]:
+    """Loop over the background with the protocol written out literally, in float64.
+
+    cosine: better ``s(q,u) > s(q,p) + tol``, tied ``|s(q,u) - s(q,p)| <= tol``;
+    euclidean: better ``d(q,p) - d(q,u) > tol d(q,p)``, tied ``|d(q,u) - d(q,p)| <= tol d(q,p)``.
+    """
     if q == p:
         return 0, 0
     x = emb.astype(np.float64)
     x = x - x.mean(axis=0)
 
-    def s(a: int, b: int) -> float:
-        if similarity == "cosine":
-            na, nb = np.linalg.norm(x[a]), np.linalg.norm(x[b])
-            if na == 0 or nb == 0:
-                return 0.0
-            return float(x[a] @ x[b] / (na * nb))
-        return 1.0 / (1.0 + float(np.linalg.norm(x[a] - x[b])))
+    def cos(a: int, b: int) -> float:
+        na, nb = math.sqrt(float(x[a] @ x[a])), math.sqrt(float(x[b] @ x[b]))
+        if na == 0 or nb == 0:
+            return 0.0
+        return float(x[a] @ x[b]) / na / nb
 
-    target = s(q, p)
+    def dist(a: int, b: int) -> float:
+        diff = x[a] - x[b]
+        return math.sqrt(float(diff @ diff))
+
     better = tied = 0
     for u in range(len(x)):
         if u in (q, p):
             continue
-        value = s(q, u)
-        if value > target + TOL:
-            better += 1
-        elif abs(value - target) <= TOL:
-            tied += 1
+        if similarity == "cosine":
+            value, target = cos(q, u), cos(q, p)
+            better += value > target + tol
+            tied += abs(value - target) <= tol
+        else:
+            gap, bound = dist(q, u) - dist(q, p), tol * dist(q, p)
+            better += -gap > bound
+            tied += abs(gap) <= bound
     return better, tied
 
 
@@ -168,7 +176,8 @@ def test_large_rank_reciprocal_is_exact() -> None:
     assert reciprocal_ranks(counts)[0] == pytest.approx(exact, rel=1e-12)
 
 
-def test_float32_fast_path_is_exact_next_to_the_decision_band() -> None:
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 12345.6789])
+def test_float32_fast_path_is_exact_next_to_the_decision_band(scale: float) -> None:
     """Competitors within float32 error of s(q, p) must be classified as in float64."""
     rng = np.random.default_rng(7)
     n, dim = 1200, 384
@@ -176,6 +185,7 @@ def test_float32_fast_path_is_exact_next_to_the_decision_band() -> None:
     # rows 1..600 are the positive (row 0's partner, row 1) perturbed by 1e-9 .. 1e-3
     scales = np.geomspace(1e-9, 1e-3, 600)[:, None]
     x[1:601] = x[1] + scales * rng.normal(size=(600, dim)) * np.linalg.norm(x[1]) / np.sqrt(dim)
+    x *= scale
     queries, positives = np.zeros(5, dtype=np.intp), np.array([1, 2, 50, 300, 1000])
     got = rank_counts_all(x, queries, positives)
     for similarity in ("cosine", "euclidean"):
@@ -184,3 +194,133 @@ def test_float32_fast_path_is_exact_next_to_the_decision_band() -> None:
             list(zip(got[similarity].better.tolist(), got[similarity].tied.tolist(), strict=True)) == expected
         )
         assert sum(t for _, t in expected) > 0  # the case really has ties within tol
+
+
+def oracle_counts(
+    emb: np.ndarray, q: np.ndarray, p: np.ndarray, similarity: str
+) -> tuple[list[int], list[int]]:
+    """The rule of ``brute_force_counts`` vectorised over the background, one pair at a time (float64)."""
+    x = emb.astype(np.float64) - emb.astype(np.float64).mean(axis=0)
+    norms = np.sqrt((x * x).sum(axis=1))
+    better, tied = [], []
+    for a, b in zip(q.tolist(), p.tolist(), strict=True):
+        others = np.ones(len(x), dtype=bool)
+        others[[a, b]] = False
+        if a == b:
+            better.append(0)
+            tied.append(0)
+            continue
+        if similarity == "cosine":
+            unit = np.divide(x, norms[:, None], out=np.zeros_like(x), where=norms[:, None] > 0)
+            s = unit @ unit[a]
+            better.append(int(np.sum(s[others] > s[b] + TOL)))
+            tied.append(int(np.sum(np.abs(s[others] - s[b]) <= TOL)))
+        else:
+            d = np.sqrt(((x - x[a]) ** 2).sum(axis=1))
+            gap, bound = d[others] - d[b], TOL * d[b]
+            better.append(int(np.sum(-gap > bound)))
+            tied.append(int(np.sum(np.abs(gap) <= bound)))
+    return better, tied
+
+
+def structured_background(seed: int) -> np.ndarray:
+    """Random rows plus duplicated rows and equally spaced collinear points (many exact ties)."""
+    rng = np.random.default_rng(seed)
+    dim = 6
+    base = rng.normal(size=(40, dim))
+    duplicates = np.repeat(base[:4], 3, axis=0)  # rows 0..3 three more times each
+    start, step = rng.normal(size=dim), rng.normal(size=dim)
+    line = start + np.arange(-4, 5)[:, None] * step  # 9 points, equal spacing: d(q, q +- k step) tie
+    lattice = rng.integers(-2, 3, size=(15, dim)).astype(float)  # equal distances and cosines
+    return np.vstack([base, duplicates, line, lattice, lattice[:3]])
+
+
+SCALES = [1e-3, 0.0731, 1.0, 3.7, 1e2, 12345.6789, 1e7]
+
+
+@pytest.mark.parametrize("similarity", ["cosine", "euclidean"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_counts_equal_the_float64_oracle_and_do_not_change_with_scale(similarity: str, seed: int) -> None:
+    emb = structured_background(seed)
+    n = len(emb)
+    rng = np.random.default_rng(100 + seed)
+    # every pair of the collinear and duplicated rows, plus random pairs (some with q == p)
+    special = np.r_[0:4, 40:61]
+    grid = np.array(list(itertools.product(special, special))).T
+    q = np.r_[grid[0], rng.integers(0, n, 300)]
+    p = np.r_[grid[1], rng.integers(0, n, 300)]
+    reference = None
+    for scale in SCALES:
+        got = rank_counts(emb * scale, q, p, similarity=similarity)  # type: ignore[arg-type]
+        assert (got.better.tolist(), got.tied.tolist()) == oracle_counts(emb * scale, q, p, similarity), scale
+        assert np.all(got.better + got.tied <= n - 2)
+        if reference is None:
+            reference = got
+            assert reference.tied.sum() > 50  # the case really has many ties
+        assert np.array_equal(got.better, reference.better) and np.array_equal(got.tied, reference.tied), (
+            scale
+        )
+        for policy in ("expected", "optimistic", "pessimistic"):
+            a = rank_metrics(got, tie_policy=policy)  # type: ignore[arg-type]
+            b = rank_metrics(reference, tie_policy=policy)  # type: ignore[arg-type]
+            assert all(abs(a[k] - b[k]) <= 1e-12 for k in a), (scale, policy)
+
+
+def test_euclidean_ties_do_not_grow_with_the_embedding_scale() -> None:
+    # random 64-d data: the old absolute tolerance on 1/(1+d) gave 0.06, 0.48, 4.2 and 42 ties
+    # per pair at scales 1, 10, 100, 1000; a relative tolerance of 1e-6 on the distance leaves
+    # about 200k * 2e-6 * 11 * 0.4 ~ 1 chance tie among the 200k comparisons, at every scale,
+    # as the absolute tolerance on the (scale-free) cosine does
+    emb = np.random.default_rng(0).normal(size=(500, 64))
+    q, p = np.arange(0, 400), np.arange(1, 401)
+    expected = {s: oracle_counts(emb, q, p, s) for s in ("cosine", "euclidean")}
+    assert sum(expected["euclidean"][1]) <= 5 and sum(expected["cosine"][1]) <= 5
+    for scale in (1.0, 10.0, 100.0, 1000.0, 1e7):
+        got = rank_counts_all(emb * scale, q, p)
+        for similarity, counts in got.items():
+            assert (counts.better.tolist(), counts.tied.tolist()) == expected[similarity], (scale, similarity)
+
+
+def test_far_apart_points_never_count_the_query_or_the_positive() -> None:
+    # 4 collinear points spaced 1e7 apart (x = 0, 1e7, 2e7, 3e7): at most 2 competitors
+    emb = np.array([[0.0, 0.0], [1e7, 0.0], [2e7, 0.0], [3e7, 0.0]])
+    cases = {
+        (0, 1): (0, 0),  # the others at 2e7 and 3e7 are worse
+        (1, 0): (0, 1),  # x = 2e7 is also 1e7 away: tied; x = 3e7 worse
+        (0, 3): (2, 0),  # x = 1e7 and 2e7 are nearer
+        (1, 3): (2, 0),  # d(q,p) = 2e7; x = 0 and x = 2e7 are 1e7 away: better
+    }
+    for (q, p), expected in cases.items():
+        got = rank_counts(emb, [q], [p], similarity="euclidean")
+        assert (int(got.better[0]), int(got.tied[0])) == expected, (q, p)
+        assert brute_force_counts(emb, q, p, "euclidean") == expected
+
+
+def test_duplicates_tie_only_with_exact_duplicates_at_distance_zero() -> None:
+    emb = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [1e-9, 0.0], [0.0, 2.0]])
+    # q = 0, p = 1 (its duplicate, d = 0): row 2 ties; row 3 (d = 1e-9) and row 4 are worse
+    for scale in (1.0, 1e-3, 1e7):
+        got = rank_counts(emb * scale, [0], [1], similarity="euclidean")
+        assert (int(got.better[0]), int(got.tied[0])) == (0, 1)
+    # cosine: rows 0..2 are the same vector (identical cosine 1 with row 0 after centring)
+    got = rank_counts(emb, [0], [1], similarity="cosine")
+    assert (int(got.better[0]), int(got.tied[0])) == brute_force_counts(emb, 0, 1, "cosine")
+    assert int(got.tied[0]) >= 1
+
+
+@pytest.mark.parametrize("scale", [1e-100, 1e100])
+def test_extreme_scales_do_not_overflow_the_float32_pass(scale: float) -> None:
+    emb = structured_background(3)
+    q, p = np.arange(0, 60), np.arange(1, 61)
+    base = rank_counts_all(emb, q, p)
+    got = rank_counts_all(emb * scale, q, p)
+    for similarity in ("cosine", "euclidean"):
+        assert np.array_equal(got[similarity].better, base[similarity].better)
+        assert np.array_equal(got[similarity].tied, base[similarity].tied)
+
+
+def test_tolerance_must_lie_in_zero_one() -> None:
+    emb = np.eye(4)
+    for bad in (-1e-6, 1.0):
+        with pytest.raises(ValueError, match="tol"):
+            rank_counts(emb, [0], [1], tol=bad)

@@ -12,14 +12,37 @@ Let ``B`` be the background (``n`` items) and ``E`` their embeddings, one row ea
    * ``euclidean``: ``s(a, b) = 1 / (1 + ||a - b||)``.
 
 3. For a positive pair ``(q, p)`` (indices into ``B``): if ``q == p`` the rank is 1.
-   Otherwise, over the competitors ``u in B \\ {q, p}``::
+   Otherwise, over the competitors ``u in B \\ {q, p}`` (``q`` and ``p`` themselves are
+   never counted, whatever the thresholds), each ``u`` is *better* than, *tied* with or
+   *worse* than ``p``; ``tol = 1e-6``:
 
-       g = #{u : s(q, u) > s(q, p) + tol}            (strictly better)
-       t = #{u : |s(q, u) - s(q, p)| <= tol}          (tied), tol = 1e-6
+   * ``cosine`` (an absolute tolerance on the cosine, which lies in ``[-1, 1]``)::
 
-   so the positive occupies one of the positions ``1 + g .. 1 + g + t``. Other positives
-   of ``q`` are competitors, as in the paper. Ranks are against the *whole* background,
-   never a top-k cut.
+         better:  s(q, u) > s(q, p) + tol
+         tied:    |s(q, u) - s(q, p)| <= tol
+
+   * ``euclidean`` (a relative tolerance on the distance; ``d(a, b) = ||a - b||``, so
+     ``s = 1 / (1 + d)`` ranks as ``-d``)::
+
+         better:  d(q, p) - d(q, u) > tol * d(q, p)
+         tied:    |d(q, u) - d(q, p)| <= tol * d(q, p)
+
+     i.e. ``u`` is better when ``d(q, u) < d(q, p) (1 - tol)`` and tied when
+     ``d(q, p) (1 - tol) <= d(q, u) <= d(q, p) (1 + tol)``; when ``d(q, p) = 0`` only the
+     exact duplicates (``d(q, u) = 0``) tie and nothing is better.
+
+   ``g = #better``, ``t = #tied``, so the positive occupies one of the positions
+   ``1 + g .. 1 + g + t``. Other positives of ``q`` are competitors, as in the paper.
+   Ranks are against the *whole* background, never a top-k cut.
+
+   Why these tolerances: a score must not change when a model's embeddings are multiplied
+   by a constant ``c > 0``. Cosines do not change, so an absolute tolerance on them is
+   scale-invariant; distances are multiplied by ``c``, so the tolerance on them must be
+   relative. (An absolute tolerance on ``1 / (1 + d)`` is not: it ties almost nothing for
+   small embeddings and nearly everything for large ones.) Centring commutes with scaling,
+   so the counts are the same for every ``c`` except for a competitor within a few float64
+   roundings of a tie boundary; scaling by a power of two changes nothing at all (barring
+   overflow or underflow).
 
 4. Tie policy:
 
@@ -152,27 +175,48 @@ def rank_counts_all(
     """Rank counts of every pair under each similarity, exact to float64 arithmetic.
 
     ``embeddings`` are the raw background embeddings (centred here). Pairs whose two sides
-    are the same background item get ``g = t = 0`` (rank 1).
+    are the same background item get ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)``
+    (absolute on the cosine, relative on the euclidean distance; see the module docstring).
 
-    How: for a chunk of pairs, the dot products ``D = x_q . x_u`` of the query rows with every
-    background row are one float32 matrix product (fast), shared by both similarities. Each
-    similarity is then compared through a monotone stand-in that costs one pass over ``D``,
-    the per-query factors being folded into per-query thresholds:
+    How: the centred rows are first multiplied by a power of two ``2^-e`` that brings the
+    largest norm into ``[1/2, 1)``; that is exact in floating point and changes no count
+    (every rule is scale-invariant), and it keeps the float32 pass below from overflowing
+    for any input scale. For a chunk of pairs, the dot products ``D = x_q . x_u`` of the
+    query rows with every background row are one float32 matrix product (fast), shared by
+    both similarities. Each similarity is then compared through a monotone stand-in that
+    costs one pass over ``D``, the per-query factors being folded into per-query thresholds:
 
     * cosine: ``c(q,u) |x_q| = D * (1/|x_u|)``, compared with ``(s(q,p) +- tol) |x_q|``;
-    * euclidean: ``v(q,u) = D - |x_u|^2 / 2 = (|x_q|^2 - ||x_q - x_u||^2) / 2``, larger is
-      better, compared with ``(|x_q|^2 - d^2) / 2`` for the distances ``d`` at which
-      ``1 / (1 + d) = s(q,p) +- tol``.
+    * euclidean: ``v(q,u) = D - |x_u|^2 / 2 = (|x_q|^2 - d(q,u)^2) / 2``, larger is better.
+      With ``d_p = d(q,p)``, ``u`` is better iff ``d(q,u) < d_p (1 - tol)`` iff
+      ``v(q,u) > hi = (|x_q|^2 - d_p^2 (1 - tol)^2) / 2``, and worse iff
+      ``d(q,u) > d_p (1 + tol)`` iff ``v(q,u) < lo = (|x_q|^2 - d_p^2 (1 + tol)^2) / 2``
+      (``lo`` and ``hi`` are finite, so the band ``[lo, hi]`` always is).
 
     A float32 dot product of rows ``a``, ``b`` is within ``gamma |a| |b|`` of the exact one,
     ``gamma = (dim + 2) u / (1 - (dim + 2) u)``, ``u = 2^-24`` (inputs rounded to float32,
-    then summed; Higham, *Accuracy and Stability of Numerical Algorithms*, Thm 3.5). Every
-    competitor whose float32 stand-in is farther than that bound (plus the rounding of the
-    pass, of the scale factors and of the float32 thresholds) from the decision band is
-    classified from the float32 value; the few inside are recomputed in float64 from their
-    definition and compared with ``s(q,p)`` (always computed in float64). Peak extra memory:
-    about ``chunk_bytes`` plus a float64 and a float32 copy of the embeddings.
+    then summed in any order; Higham, *Accuracy and Stability of Numerical Algorithms*,
+    Thm 3.5), plus at most ``(dim + 2) 2^-149`` from float32 underflow. Hence
+
+    * cosine: ``|fl32(c |x_q|) - c |x_q|| <= (gamma + 3u) |x_q|`` (``|c| <= 1``);
+    * euclidean: ``|fl32(v) - v| <= (gamma + 2u) (|x_q| |x_u| + |x_u|^2)
+      <= (gamma + 2u) (|x_q|^2 / 2 + 3/2 max_u |x_u|^2)``.
+
+    The margins used exceed these bounds by a third or more (cosine ``(2 gamma + 8u) |x_q|``,
+    euclidean ``(gamma + 6u)(|x_q|^2 + 2 max_u |x_u|^2)``), plus the rounding of the float32
+    thresholds (``2u (|lo| + |hi|)``) and the underflow term; the slack covers the rounding of
+    ``lo -+ margin`` to float32, the float64 rounding of ``lo``, ``hi``
+    (``O(2^-52 (|x_q|^2 + d_p^2))``, ``d_p^2 <= 2 |x_q|^2 + 2 max_u |x_u|^2``) and the
+    difference between ``d_p (1 +- tol)`` and the float64 tests of the rule. Every
+    competitor whose float32 stand-in lies above ``hi + margin`` is counted better, below
+    ``lo - margin`` worse; the few in between are recomputed in float64 from their definition
+    and classified by the rule itself, with ``s(q,p)`` or ``d(q,p)`` always computed in
+    float64. ``u = q`` and ``u = p`` are set to
+    NaN in the pass, so they fall in neither count nor the band. Peak extra memory: about
+    ``chunk_bytes`` plus a float64 and a float32 copy of the embeddings.
     """
+    if not 0.0 <= tol < 1.0:
+        raise ValueError(f"tol must lie in [0, 1), got {tol}.")
     x = centre(check_embeddings(embeddings))
     q = np.asarray(queries, dtype=np.intp)
     p = np.asarray(positives, dtype=np.intp)
@@ -185,11 +229,17 @@ def rank_counts_all(
         if similarity not in SIMILARITIES:
             raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}.")
 
+    # exact rescaling by 2^-e, largest row norm in [1/2, 1) (max |x_ij| avoids overflow in the norm)
+    largest = float(np.abs(x).max())
+    if largest > 0:
+        x = np.ldexp(x, -np.frexp(largest)[1])
+        x = np.ldexp(x, -np.frexp(float(np.linalg.norm(x, axis=1).max()))[1])
     sq = np.einsum("ij,ij->i", x, x)
     norms = np.sqrt(sq)
     inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
     x32, inv32, half_sq32 = x.astype(np.float32), inv.astype(np.float32), (sq / 2).astype(np.float32)
     gamma = (dim + 2) * _U32 / (1 - (dim + 2) * _U32)
+    underflow = 4 * (dim + 4) * 2.0**-149
     max_sq = float(sq.max())
     counts = {s: (np.zeros(q.size, np.int64), np.zeros(q.size, np.int64)) for s in similarities}
     rows = _chunk_rows(n, chunk_bytes)
@@ -215,23 +265,19 @@ def rank_counts_all(
                 # |fl32(value) - c |x_q|| <= (gamma + 3u) |x_q|, |c| <= 1; thresholds rounded to float32
                 margin = (2 * gamma + 8 * _U32) * scale + 2 * _U32 * np.maximum(abs(lo), abs(hi))
             else:
-                # value = D - |x_u|^2 / 2; s(q,u) > target + tol  <=>  d(q,u) < 1/(target + tol) - 1
+                # value = v(q,u) = D - |x_u|^2 / 2 = (|x_q|^2 - d(q,u)^2) / 2; target = d(q,p)
                 np.subtract(dots, half_sq32[None, :], out=value)
-                target = 1.0 / (1.0 + np.linalg.norm(x[qc] - x[pc], axis=1))
-                better_d = 1.0 / (target + tol) - 1.0
-                worse_d = np.where(target - tol > 0, 1.0 / np.maximum(target - tol, 1e-300) - 1.0, np.inf)
-                with np.errstate(invalid="ignore", over="ignore"):
-                    hi = np.where(better_d >= 0, (sq[qc] - better_d**2) / 2, np.inf)  # nothing beats s > 1
-                    lo = (sq[qc] - worse_d**2) / 2
-                finite = np.where(np.isfinite(lo), abs(lo), 0.0) + np.where(np.isfinite(hi), abs(hi), 0.0)
-                # |fl32(value) - v| <= (gamma + 2u)(|x_q| |x_u| + |x_u|^2)
-                #                   <= (gamma + 2u)(|x_q|^2 / 2 + 3/2 max |x_u|^2)
-                margin = (gamma + 6 * _U32) * (sq[qc] + 2 * max_sq) + 2 * _U32 * finite
+                target = np.linalg.norm(x[qc] - x[pc], axis=1)
+                hi = (sq[qc] - (target * (1.0 - tol)) ** 2) / 2  # v > hi  <=>  d(q,u) < d_p (1 - tol)
+                lo = (sq[qc] - (target * (1.0 + tol)) ** 2) / 2  # v < lo  <=>  d(q,u) > d_p (1 + tol)
+                # |fl32(value) - v| <= (gamma + 2u)(|x_q|^2 / 2 + 3/2 max |x_u|^2); thresholds to float32
+                margin = (gamma + 6 * _U32) * (sq[qc] + 2 * max_sq) + 2 * _U32 * (abs(lo) + abs(hi))
+            margin = margin + underflow
             lo32 = (lo - margin)[:, None].astype(np.float32)
             hi32 = (hi + margin)[:, None].astype(np.float32)
-            # u = q and u = p are not competitors: push them to the worst end of every count
-            value[local, qc] = -np.inf
-            value[local, pc] = -np.inf
+            # u = q and u = p are not competitors: NaN compares false, so neither above nor in the band
+            value[local, qc] = np.nan
+            value[local, pc] = np.nan
             above = np.greater(value, hi32, out=above_buf[: qc.size])
             g = np.count_nonzero(above, axis=1)
             band = np.greater_equal(value, lo32, out=band_buf[: qc.size])
@@ -241,7 +287,7 @@ def rank_counts_all(
             sub_rows, band_cols = np.nonzero(band[with_band])
             band_rows = with_band[sub_rows]
             t = np.zeros(qc.size, dtype=np.int64)
-            _refine(x, inv, qc, band_rows, band_cols, target, tol, similarity, g, t, chunk_bytes)
+            _refine(x, inv, qc, pc, band_rows, band_cols, target, tol, similarity, g, t, chunk_bytes)
             same = qc == pc
             g[same] = 0
             t[same] = 0
@@ -254,6 +300,7 @@ def _refine(
     x: NDArray[np.float64],
     inv: NDArray[np.float64],
     qc: NDArray[np.intp],
+    pc: NDArray[np.intp],
     band_rows: NDArray[np.intp],
     band_cols: NDArray[np.intp],
     target: NDArray[np.float64],
@@ -263,18 +310,29 @@ def _refine(
     tied: NDArray[np.int64],
     chunk_bytes: int,
 ) -> None:
-    """Classify the competitors near the decision band from their float64 similarity."""
+    """Classify the competitors near the decision band by the rule, in float64.
+
+    ``target`` is ``s(q,p)`` (cosine) or ``d(q,p)`` (euclidean); the comparisons are the
+    module docstring's formulas verbatim. ``u = q`` and ``u = p`` are dropped here too.
+    """
     step = max(1, chunk_bytes // (x.shape[1] * 16))
     for part in _chunks(band_rows.size, step):
         r, c = band_rows[part], band_cols[part]
+        keep = (c != qc[r]) & (c != pc[r])
+        r, c = r[keep], c[keep]
         a, b = x[qc[r]], x[c]
+        reference = target[r]
         if similarity == "cosine":
             values = np.einsum("ij,ij->i", a, b) * inv[qc[r]] * inv[c]
+            is_better = values > reference + tol
+            is_tied = np.abs(values - reference) <= tol
         else:
-            values = 1.0 / (1.0 + np.linalg.norm(a - b, axis=1))
-        reference = target[r]
-        np.add.at(better, r, values > reference + tol)
-        np.add.at(tied, r, np.abs(values - reference) <= tol)
+            gap = np.linalg.norm(a - b, axis=1) - reference  # d(q,u) - d(q,p)
+            bound = tol * reference
+            is_better = -gap > bound
+            is_tied = np.abs(gap) <= bound
+        np.add.at(better, r, is_better)
+        np.add.at(tied, r, is_tied)
 
 
 def reciprocal_ranks(counts: RankCounts, tie_policy: TiePolicy = "expected") -> NDArray[np.float64]:

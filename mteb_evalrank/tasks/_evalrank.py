@@ -55,7 +55,8 @@ class AbsTaskEvalRank(AbsTaskRetrieval):
 
     Class attributes (override in a subclass or set on an instance):
         tie_policy: ``expected`` (default), ``optimistic`` or ``pessimistic``.
-        tol: similarity tolerance under which two scores tie (``1e-6``).
+        tol: tie tolerance (``1e-6``): absolute on the cosine, relative on the euclidean
+            distance (``|d(q,u) - d(q,p)| <= tol d(q,p)``); see ``evaluation.ranking``.
         chunk_bytes: memory budget of one chunk of the similarity matrix.
     """
 
