@@ -362,7 +362,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if argv and argv[0] not in OWN_COMMANDS and argv[0] not in ("-h", "--help"):
         import mteb.cli
 
-        import mteb_evalrank  # noqa: F401  (registers the plugin)
+        from mteb_evalrank._registry import register_quietly
+
+        register_quietly()  # a clash warns; mteb's own commands still work
 
         sys.argv = ["mteb", *argv]
         mteb.cli.main()

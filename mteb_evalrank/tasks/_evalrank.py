@@ -17,9 +17,9 @@ import logging
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from mteb._create_dataloaders import create_dataloader
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 
+from mteb_evalrank._mteb_adapter import create_dataloader
 from mteb_evalrank.evaluation.ranking import (
     DEFAULT_CHUNK_BYTES,
     DEFAULT_KS,
