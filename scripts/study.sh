@@ -17,7 +17,7 @@ VENV=$VENV bash scripts/setup.sh
 
 # 1. every (model, task) job; the study's own report goes to $OUT/report
 if [ "${TABLES_ONLY:-0}" != 1 ]; then
-    "$VENV/bin/mteb-evalrank" datasets build --source "$MTEB_EVALRANK_SOURCE" --out hub
+    "$VENV/bin/mteb-evalrank" datasets build --source "$MTEB_EVALRANK_SOURCE" --out hub --sts-mirrors
     "$VENV/bin/mteb-evalrank" models install-offline
     "$VENV/bin/mteb-evalrank" study --zoo --benchmark EvalRank-Study --senteval-classifiers lr \
         --workers "${WORKERS:-2}" --out "$OUT" || echo "study: some jobs failed (listed above); tables use the rest"
