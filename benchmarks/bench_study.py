@@ -53,7 +53,8 @@ RATIO_TARGET = 1.2
 def install(source: Path) -> None:
     """The datasets of the study's tasks in the datasets cache, MiniLM in the hub cache."""
     from mteb_evalrank.data import hub
-    from mteb_evalrank.data.registry import DATASETS, install_sts_mirrors
+    from mteb_evalrank.data.mirrors import install_sts_mirrors
+    from mteb_evalrank.data.registry import DATASETS
     from mteb_evalrank.models.offline import install_offline_models
 
     if not (source / "evalrank").is_dir():

@@ -1,55 +1,175 @@
 """Register the plugin's tasks, benchmarks and model metas in mteb's registries.
 
-mteb 2.26 has no plugin entry point: tasks live in ``mteb.get_tasks._TASKS_REGISTRY``
-(name -> class) and ``TASK_LIST`` (a tuple), benchmarks in the lru-cached dict of
-``mteb.benchmarks.get_benchmark._build_registry()`` and model metas in
-``mteb.models.model_implementations.MODEL_REGISTRY``. ``register()`` adds ours to each,
-is idempotent, and refuses a name that mteb already uses for something else.
+mteb 2.26 has no plugin entry point: ``register()`` adds the plugin's objects to mteb's
+registries (reached through :mod:`mteb_evalrank._mteb_adapter`, the one home of mteb
+internals). It is idempotent and never replaces an object of mteb's: a name that mteb
+already uses for something else is skipped, every other object is registered, and the
+clashes are reported together in one :class:`RegistrationError`.
+
+Three ways in, one mechanism:
+
+* ``mteb_evalrank.register()``: the documented call for scripts and notebooks (raises on a
+  clash);
+* ``import mteb_evalrank``: registers as soon as mteb is imported (at once when it already
+  is), warning instead of raising, so that importing a submodule such as
+  ``mteb_evalrank.evaluation.ranking`` never imports mteb;
+* the ``mteb`` CLI's start-up hook (``_mteb_evalrank_hook``): the same deferred, warning path.
 """
 
 from __future__ import annotations
 
-import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import warnings
+from types import ModuleType
 from typing import Any
 
 
 class RegistrationError(RuntimeError):
-    """A plugin name clashes with an mteb task, benchmark or model."""
+    """A plugin name clashes with an mteb task, benchmark or model (the others were registered)."""
 
 
-def _add(registry: dict[str, Any], name: str, obj: Any, kind: str) -> bool:
+class RegistrationWarning(UserWarning):
+    """Registration failed in a context that must not break mteb (the import or the CLI hook)."""
+
+
+def _add(registry: dict[str, Any], name: str, obj: Any, kind: str, clashes: list[str]) -> bool:
     existing = registry.get(name)
     if existing is obj:
         return False
     if existing is not None:
-        raise RegistrationError(
-            f"mteb-evalrank cannot register the {kind} {name!r}: mteb already has a {kind} of "
-            f"that name ({existing!r}). Rename one of them or use a matching mteb version."
-        )
+        clashes.append(f"the {kind} {name!r} (mteb already has {existing!r})")
+        return False
     registry[name] = obj
     return True
 
 
 def register() -> None:
-    """Make the plugin's tasks, benchmarks and models visible to mteb (safe to call twice)."""
-    from mteb.benchmarks.get_benchmark import _build_aliases_registry, _build_registry
-    from mteb.models.model_implementations import MODEL_REGISTRY
+    """Make the plugin's tasks, benchmarks and models visible to mteb (idempotent).
 
+    Raises:
+        RegistrationError: when some names are already used by mteb for other objects;
+            everything else has been registered.
+        mteb_evalrank._mteb_adapter.MtebInternalsChanged: when the installed mteb lacks a
+            registry this plugin needs.
+    """
+    from . import _mteb_adapter as adapter
     from .benchmarks import BENCHMARKS
     from .models import MODEL_METAS
     from .tasks import TASKS
 
-    get_tasks_module = importlib.import_module("mteb.get_tasks")
-    registry = get_tasks_module._TASKS_REGISTRY
-    new = [cls for cls in TASKS if _add(registry, cls.metadata.name, cls, "task")]
+    clashes: list[str] = []
+    tasks = adapter.task_registry()
+    new = tuple(cls for cls in TASKS if _add(tasks, cls.metadata.name, cls, "task", clashes))
     if new:
-        get_tasks_module.TASK_LIST = (*get_tasks_module.TASK_LIST, *new)
+        adapter.append_task_list(new)
 
-    benchmarks, aliases = _build_registry(), _build_aliases_registry()
+    benchmarks, aliases = adapter.benchmark_registries()
     for benchmark in BENCHMARKS:
-        _add(benchmarks, benchmark.name, benchmark, "benchmark")
+        _add(benchmarks, benchmark.name, benchmark, "benchmark", clashes)
         for alias in benchmark.aliases or ():
-            _add(aliases, alias, benchmark, "benchmark alias")
+            _add(aliases, alias, benchmark, "benchmark alias", clashes)
 
+    models = adapter.model_registry()
     for meta in MODEL_METAS:
-        _add(MODEL_REGISTRY, meta.name, meta, "model")
+        _add(models, meta.name, meta, "model", clashes)
+
+    if clashes:
+        raise RegistrationError(
+            f"mteb-evalrank could not register {len(clashes)} object(s) whose names mteb already uses: "
+            + "; ".join(clashes)
+            + ". The rest of the plugin is registered. Use the mteb version this release supports "
+            "(see mteb_evalrank._mteb_adapter.SUPPORTED_MTEB) or rename the clashing object."
+        )
+
+
+def register_quietly() -> bool:
+    """:func:`register`, with any failure turned into one :class:`RegistrationWarning`.
+
+    Used where an exception would break mteb itself (the CLI hook, a package import).
+    Returns whether registration succeeded completely.
+    """
+    try:
+        register()
+    except Exception as error:  # a plugin failure must never break mteb
+        warnings.warn(
+            f"mteb-evalrank: its tasks are not (all) available in mteb: {type(error).__name__}: {error}",
+            RegistrationWarning,
+            stacklevel=2,
+        )
+        return False
+    return True
+
+
+_pending = False
+
+
+#: the modules whose lists :func:`register` reads
+_LIST_MODULES = ("mteb_evalrank.tasks", "mteb_evalrank.models", "mteb_evalrank.benchmarks")
+
+
+def _own_import_in_progress(finishing: str = "") -> bool:
+    """True while a module :func:`register` reads (other than ``finishing``, at its last line) executes."""
+    return any(
+        getattr(getattr(sys.modules.get(name), "__spec__", None), "_initializing", False)
+        for name in _LIST_MODULES
+        if name != finishing
+    )
+
+
+def _register_or_postpone(finishing: str = "") -> None:
+    """Register now, or, when mteb was imported by our own task/model/benchmark modules (which are
+    then half-executed), when the last of them finishes (:func:`finish_postponed`)."""
+    global _pending
+    if _own_import_in_progress(finishing):
+        _pending = True
+    else:
+        _pending = False
+        register_quietly()
+
+
+def finish_postponed(module: str) -> None:
+    """Called on the last line of ``mteb_evalrank.tasks``, ``.models`` and ``.benchmarks``
+    (``module`` = its ``__name__``): completes a registration that mteb's import postponed."""
+    if _pending:
+        _register_or_postpone(finishing=module)
+
+
+class _RegisterAfterImport(importlib.abc.MetaPathFinder):
+    """One-shot finder: once module ``target`` has finished executing, register the plugin."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def find_spec(
+        self, fullname: str, path: Any, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != self.target:
+            return None
+        # A spec may be found without being executed (runpy's find_spec for ``python -m``), so the
+        # finder stays until the module really executes.
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        original_exec = spec.loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)  # one shot
+            original_exec(module)
+            _register_or_postpone()
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def register_when_mteb_is_imported(module: str = "mteb") -> None:
+    """Register now if ``module`` is fully imported, else right after its import (installed once)."""
+    loaded = sys.modules.get(module)
+    if loaded is not None and not getattr(loaded.__spec__, "_initializing", False):
+        _register_or_postpone()
+    elif loaded is None and not any(
+        isinstance(f, _RegisterAfterImport) and f.target == module for f in sys.meta_path
+    ):
+        sys.meta_path.insert(0, _RegisterAfterImport(module))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mteb.benchmarks.benchmark import Benchmark
 
+from . import _registry
 from .tasks import EvalRankSent, EvalRankWord
 from .tasks._citations import EVALRANK_CITATION
 
@@ -107,3 +108,6 @@ EVALRANK_STUDY = Benchmark(
     citation=EVALRANK_CITATION,
 )
 BENCHMARKS = (*BENCHMARKS, EVALRANK_STUDY)
+
+# completes `import mteb_evalrank`'s registration if mteb was first imported by this module
+_registry.finish_postponed(__name__)

@@ -2,7 +2,9 @@
 
 Commands of its own::
 
-    mteb-evalrank datasets build --source ../shared/data [--out hub] [--push ORG [--dry-run]]
+    mteb-evalrank datasets build --source ../shared/data [--out hub] [--sts-mirrors] [--push ORG [--dry-run]]
+    mteb-evalrank datasets status                # what is installed, from where, what to run
+    mteb-evalrank datasets remove-sts-mirrors
     mteb-evalrank models install-offline
     mteb-evalrank scores RESULTS_FOLDER          # table of the scores in a results folder
     mteb-evalrank correlate RESULTS...|SCORES.csv --intrinsic COL... --extrinsic COL... --out DIR
@@ -26,20 +28,25 @@ OWN_COMMANDS = ("datasets", "models", "scores", "correlate", "diagnose", "study"
 
 def _build_datasets(args: argparse.Namespace) -> None:
     from .data import hub
-    from .data.registry import DATASETS, STS_MIRRORS, get_dataset_spec, install_sts_mirrors
+    from .data.mirrors import install_sts_mirrors
+    from .data.registry import DATASETS, STS_MIRRORS, get_dataset_spec
 
     source = Path(args.source).resolve()
     if not source.is_dir():
         raise SystemExit(
             f"--source {source} is not a folder; point it at the raw data (e.g. ../shared/data)."
         )
-    families = args.only or [*DATASETS, STS_MIRRORS.family]
+    families = list(args.only or DATASETS)
+    if STS_MIRRORS.family in families:  # the older spelling of --sts-mirrors
+        families.remove(STS_MIRRORS.family)
+        args.sts_mirrors = True
+    if args.sts_mirrors and not args.no_install:
+        for task, state in install_sts_mirrors(source).items():
+            if state.state == "mirror":
+                print(f"offline mirror for mteb's {task}: {state.path}")
+            else:
+                print(f"mteb's {task}: a real copy is already cached at {state.path}; left untouched")
     out = Path(args.out)
-    if STS_MIRRORS.family in families:
-        families = [family for family in families if family != STS_MIRRORS.family]
-        if not args.no_install:
-            for task, path in install_sts_mirrors(source).items():
-                print(f"offline mirror for mteb's {task}: {path}")
     for family in families:
         spec = get_dataset_spec(family)
         built = spec.recipe().build(source)
@@ -61,6 +68,22 @@ def _build_datasets(args: argparse.Namespace) -> None:
                     print(f"    {name}")
             else:
                 print(f"  pushed: {hub.push(plan)}")
+
+
+def _datasets_status(args: argparse.Namespace) -> None:
+    from .data.status import status_report
+
+    print(status_report(source=args.source))
+
+
+def _remove_mirrors(args: argparse.Namespace) -> None:
+    from .data.mirrors import remove_sts_mirrors
+
+    removed = remove_sts_mirrors()
+    for state in removed:
+        print(f"removed the mteb-evalrank mirror of {state.task}: {state.path}")
+    if not removed:
+        print("no mteb-evalrank STS mirror is installed; nothing removed")
 
 
 def _install_models(args: argparse.Namespace) -> None:
@@ -228,12 +251,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--only",
         nargs="+",
         metavar="FAMILY",
-        help="build only these dataset families (sts-mirrors: mteb's STS sets, installed under mteb's ids)",
+        help="build only these dataset families (default: all of the plugin's)",
+    )
+    build.add_argument(
+        "--sts-mirrors",
+        action="store_true",
+        help="also install offline mirrors of mteb's STS12-16, STSBenchmark and SICK-R under mteb's ids "
+        "(opt-in; never over a real copy; listed by 'datasets status', "
+        "removed by 'datasets remove-sts-mirrors')",
     )
     build.add_argument("--no-install", action="store_true", help="do not install into the datasets cache")
     build.add_argument("--push", metavar="ORG", help="upload each Hub folder to ORG/<family>")
     build.add_argument("--dry-run", action="store_true", help="with --push: list the upload, send nothing")
     build.set_defaults(func=_build_datasets)
+    status = datasets_commands.add_parser(
+        "status",
+        help="what the plugin needs (datasets, mirrors, models): installed or not, and how to fix it",
+    )
+    status.add_argument(
+        "--source", help="raw data folder to mention in the commands (default: $MTEB_EVALRANK_SOURCE)"
+    )
+    status.set_defaults(func=_datasets_status)
+    remove = datasets_commands.add_parser(
+        "remove-sts-mirrors", help="remove the STS mirrors this plugin installed (never a real copy)"
+    )
+    remove.set_defaults(func=_remove_mirrors)
 
     models = commands.add_parser("models", help="offline model set-up")
     models_commands = models.add_subparsers(dest="action", required=True)
@@ -392,11 +434,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of ``mteb-evalrank``."""
+    from ._user_errors import install_excepthook
+
+    install_excepthook()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in OWN_COMMANDS and argv[0] not in ("-h", "--help"):
         import mteb.cli
 
-        import mteb_evalrank  # noqa: F401  (registers the plugin)
+        from mteb_evalrank._registry import register_quietly
+
+        register_quietly()  # a clash warns; mteb's own commands still work
 
         sys.argv = ["mteb", *argv]
         mteb.cli.main()

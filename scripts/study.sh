@@ -25,7 +25,7 @@ source_of() { if [ "$FROM_SCORES" = 1 ]; then echo "$DOCS/$1/scores.csv"; else e
 
 # 1. every (model, task) job; the study's own report goes to $OUT/report
 if [ "${TABLES_ONLY:-0}" != 1 ] && [ "$FROM_SCORES" != 1 ]; then
-    "${CLI[@]}" datasets build --source "$MTEB_EVALRANK_SOURCE" --out hub
+    "${CLI[@]}" datasets build --source "$MTEB_EVALRANK_SOURCE" --out hub --sts-mirrors
     "${CLI[@]}" models install-offline
     "${CLI[@]}" study --zoo --benchmark EvalRank-Study --senteval-classifiers lr \
         --workers "${WORKERS:-2}" --out "$OUT" || echo "study: some jobs failed (listed above); tables use the rest"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import mteb
 import pytest
@@ -45,6 +47,13 @@ def test_name_clash_with_an_mteb_task_is_refused(monkeypatch: pytest.MonkeyPatch
     [
         (["/venv/bin/mteb", "run"], ["/venv/bin/python", "/venv/bin/mteb", "run"], True),
         (["-m"], ["python", "-m", "mteb", "run"], True),
+        (["-m"], ["python", "-u", "-m", "mteb", "run"], True),
+        (["-m"], ["python", "-X", "dev", "-W", "error", "-m", "mteb", "run"], True),
+        (["-m"], ["python", "-mmteb", "run"], True),
+        (["-m"], ["python", "-m", "mteb.cli"], True),
+        (["-m"], ["python", "-m", "mteb_evalrank"], False),
+        (["s.py"], ["python", "s.py", "-m", "mteb"], False),
+        (["-c"], ["python", "-c", "pass", "-m", "mteb"], False),
         (["script.py"], ["python", "script.py"], False),
         (["-c"], ["python", "-c", "pass"], False),
         (["/usr/bin/mteb-evalrank"], ["python", "/usr/bin/mteb-evalrank"], False),
@@ -70,7 +79,156 @@ def test_hook_registers_in_python_dash_m_mteb() -> None:
 def test_hook_installs_once_however_often_it_runs() -> None:
     code = (
         "import sys; sys.argv = ['mteb']; import _mteb_evalrank_hook as h; h.install(); h.install(); "
-        "print(sum(isinstance(f, h._RegisterAfterMtebCli) for f in sys.meta_path))"
+        "from mteb_evalrank._registry import _RegisterAfterImport as F; "
+        "print(sum(isinstance(f, F) for f in sys.meta_path))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "1"
+
+
+# --- registration never breaks mteb, whatever starts it (issue 14) ---------------------------
+
+INTERPRETER_FLAGS = [[], ["-u"], ["-X", "dev"], ["-W", "ignore", "-B"]]
+
+
+def _installed_pth() -> Path:
+    site = Path(mteb.__file__).resolve().parents[1]
+    return site / "mteb_evalrank_hook.pth"
+
+
+def test_the_installed_pth_line_is_the_repository_s() -> None:
+    """The subprocess tests below exercise the installed start-up line: it must be this checkout's."""
+    repo = Path(__file__).resolve().parents[1] / "mteb_evalrank_hook.pth"
+    assert _installed_pth().read_text() == repo.read_text(), (
+        "the installed plugin is not this checkout: reinstall it (bash scripts/setup.sh)"
+    )
+
+
+@pytest.mark.parametrize("flags", INTERPRETER_FLAGS, ids=lambda f: " ".join(f) or "none")
+def test_python_dash_m_mteb_registers_whatever_the_interpreter_flags(flags: list[str]) -> None:
+    out = subprocess.run(
+        [sys.executable, *flags, "-m", "mteb", "available-tasks"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(mteb.__file__).parents[2],  # not the repository: the installed plugin, not the checkout
+    )
+    assert "EvalRankSent" in out.stdout and "STSBenchmark" in out.stdout
+
+
+def test_a_broken_plugin_leaves_the_mteb_cli_working(tmp_path: Path) -> None:
+    """Forced failure: an mteb_evalrank that raises on import shadows the real one."""
+    broken = tmp_path / "mteb_evalrank"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("raise RuntimeError('forced failure for the test')\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-m", "mteb", "available-tasks"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "STSBenchmark" in out.stdout and "EvalRankSent" not in out.stdout
+    assert out.stderr.count("forced failure for the test") == 1
+    assert "Traceback" not in out.stderr
+
+
+def test_a_name_clash_becomes_one_warning_and_the_rest_registers(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mteb_evalrank import RegistrationWarning
+    from mteb_evalrank._registry import register_quietly
+
+    tasks = dict(importlib.import_module("mteb.get_tasks")._TASKS_REGISTRY)
+    foreign = type("FutureMtebTask", (), {})  # a future mteb task that took one of our names
+    tasks["EvalRankSent"] = foreign
+    del tasks["EvalRankWord"]
+    monkeypatch.setattr(importlib.import_module("mteb.get_tasks"), "_TASKS_REGISTRY", tasks)
+    monkeypatch.setattr(importlib.import_module("mteb.get_tasks"), "TASK_LIST", ())
+    with pytest.warns(RegistrationWarning, match="'EvalRankSent'") as caught:
+        assert register_quietly() is False
+    assert len(caught) == 1
+    assert tasks["EvalRankSent"] is foreign  # mteb's object is never replaced
+    assert tasks["EvalRankWord"] is EvalRankWord  # everything else is registered
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import mteb_evalrank, mteb",
+        "import mteb, mteb_evalrank",
+        "from mteb_evalrank.tasks import EvalRankWord; import mteb",
+        "from mteb_evalrank.benchmarks import BENCHMARKS; import mteb",
+        "import mteb_evalrank.models; import mteb",
+        "import mteb; mteb_evalrank = __import__('mteb_evalrank'); mteb_evalrank.register()",
+    ],
+)
+def test_every_way_of_importing_registers(statement: str) -> None:
+    code = (
+        f"{statement}; print(type(mteb.get_task('EvalRankSent')).__name__, "
+        "mteb.get_benchmark('EvalRank').name, mteb.get_model_meta('evalrank/glove.6B.50d').embed_dim)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-W", "error::UserWarning", "-c", code], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["EvalRankSent", "EvalRank", "50"]
+
+
+def test_the_maths_imports_neither_mteb_nor_torch() -> None:
+    code = (
+        "import sys, mteb_evalrank.evaluation.ranking, mteb_evalrank.evaluation.triplets; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'mteb', 'torch', 'datasets'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# --- the adapter around mteb internals ---------------------------------------------------------
+
+
+def test_every_mteb_internal_the_plugin_uses_is_present() -> None:
+    from mteb_evalrank import _mteb_adapter
+
+    _mteb_adapter.check()
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("mteb.get_tasks", "_TASKS_REGISTRY"),
+        ("mteb.get_tasks", "TASK_LIST"),
+        ("mteb.benchmarks.get_benchmark", "_build_registry"),
+        ("mteb.benchmarks.get_benchmark", "_build_aliases_registry"),
+        ("mteb.models.model_implementations", "MODEL_REGISTRY"),
+        ("mteb._create_dataloaders", "create_dataloader"),
+    ],
+)
+def test_a_missing_mteb_internal_is_named(monkeypatch: pytest.MonkeyPatch, module: str, name: str) -> None:
+    from mteb_evalrank._mteb_adapter import MtebInternalsChanged, check
+
+    monkeypatch.delattr(importlib.import_module(module), name)
+    with pytest.raises(MtebInternalsChanged, match=rf"{module}\.{name}.*supports mteb 2\.26"):
+        check()
+
+
+def _hook_ids() -> list[str]:
+    from mteb_evalrank._mteb_adapter import TASK_HOOKS
+
+    return [f"{cls}.{method}" for _, cls, method, _ in TASK_HOOKS]
+
+
+@pytest.mark.parametrize("index", range(len(_hook_ids())), ids=_hook_ids())
+def test_a_changed_private_task_hook_is_named(monkeypatch: pytest.MonkeyPatch, index: int) -> None:
+    from mteb_evalrank._mteb_adapter import TASK_HOOKS, MtebInternalsChanged, check
+
+    module, cls_name, method, parameters = TASK_HOOKS[index]
+    cls = getattr(importlib.import_module(module), cls_name)
+    if parameters:  # a renamed keyword
+        monkeypatch.setattr(cls, method, lambda self, renamed=None: None)
+        expected = "no longer takes the parameter"
+    else:
+        monkeypatch.setattr(cls, method, None)
+        expected = "does not exist"
+    with pytest.raises(MtebInternalsChanged, match=rf"{cls_name}\.{method}.*{expected}"):
+        check()

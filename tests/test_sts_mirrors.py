@@ -21,6 +21,7 @@ import pytest
 
 from mteb_evalrank.data import hub
 from mteb_evalrank.data.layout import BuiltDataset
+from mteb_evalrank.data.mirrors import install_sts_mirrors
 from mteb_evalrank.data.registry import STS_MIRROR_SPECS, STS_MIRRORS, MirrorSpec
 
 BIN = Path(sys.executable).parent
@@ -59,8 +60,8 @@ KNOWN_TEXT_DIFFERENCES: dict[str, dict[str, Any]] = {
 def mirrors(source: Path) -> BuiltDataset:
     """The family built once and every mirror installed in the session's datasets cache."""
     built = STS_MIRRORS.recipe().build(source)
-    for mirror in STS_MIRROR_SPECS:
-        mirror.install(built)
+    states = install_sts_mirrors(source, built=built)
+    assert {state.state for state in states.values()} == {"mirror"}
     return built
 
 

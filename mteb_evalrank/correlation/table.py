@@ -135,9 +135,9 @@ def _embed_dim(name: str, meta: Any) -> tuple[int | None, str]:
     value = getattr(meta, "embed_dim", None) if meta is not None else None
     source = "model_meta"
     if not isinstance(value, int):
-        from mteb.models.model_implementations import MODEL_REGISTRY
+        from mteb_evalrank._mteb_adapter import model_registry
 
-        registered = MODEL_REGISTRY.get(name)
+        registered = model_registry().get(name)
         value = getattr(registered, "embed_dim", None)
         source = "mteb registry"
     return (value, source) if isinstance(value, int) and value > 0 else (None, "unknown")

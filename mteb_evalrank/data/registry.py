@@ -77,10 +77,35 @@ def _load_recipe(path: Path) -> ModuleType:
     return module
 
 
+# --- the dataset families, one declaration each, in the order of the README's task table -------
+
 EVALRANK_WORD = DatasetSpec("evalrank-word", revision="v1.0.0", license="bsd-3-clause")
 EVALRANK_SENT = DatasetSpec("evalrank-sent", revision="v1.0.0", license="bsd-3-clause")
+WORD_SIMILARITY = DatasetSpec("word-similarity", revision="v1.0.0", license="bsd-3-clause")
+STR_2021 = DatasetSpec("str-2021", revision="v1.0.0", license="bsd-3-clause")
+SENTEVAL = DatasetSpec("senteval", revision="v1.0.0", license="bsd-3-clause")
+"""SentEval transfer (downstream) tasks."""
+WMT17_DA = DatasetSpec("wmt17-da", revision="v1.0.0", license="apache-2.0")
+"""Evaluation-gap diagnostics: WMT17 DA (MT metrics) and its slices."""
+STSB_GRANULARITY = DatasetSpec("stsb-granularity", revision="v1.0.0", license="other")
+"""Evaluation-gap diagnostics: STS-B test pairs by gold band."""
+ACCSENT = DatasetSpec("accsent", revision="v1.0.0", license="other")
+"""AccSent-style triplets: human news paraphrases (MRPC, STS-B news) and keyword swaps."""
 
-DATASETS: dict[str, DatasetSpec] = {spec.family: spec for spec in (EVALRANK_WORD, EVALRANK_SENT)}
+DATASETS: dict[str, DatasetSpec] = {
+    spec.family: spec
+    for spec in (
+        EVALRANK_WORD,
+        EVALRANK_SENT,
+        WORD_SIMILARITY,
+        STR_2021,
+        SENTEVAL,
+        WMT17_DA,
+        STSB_GRANULARITY,
+        ACCSENT,
+    )
+}
+"""Every family published as ``mteb-evalrank/<family>`` (the plugin's own tasks load these)."""
 
 
 def get_dataset_spec(family: str) -> DatasetSpec:
@@ -91,20 +116,22 @@ def get_dataset_spec(family: str) -> DatasetSpec:
         raise KeyError(f"unknown dataset {family!r}; known: {', '.join(DATASETS)}") from None
 
 
-WORD_SIMILARITY = DatasetSpec("word-similarity", revision="v1.0.0", license="bsd-3-clause")
-STR_2021 = DatasetSpec("str-2021", revision="v1.0.0", license="bsd-3-clause")
-DATASETS[WORD_SIMILARITY.family] = WORD_SIMILARITY
-DATASETS[STR_2021.family] = STR_2021
+def spec_for_hub_id(hub_id: str) -> DatasetSpec | None:
+    """The family whose Hub id is ``hub_id`` (a task's ``metadata.dataset["path"]``), if ours."""
+    return next((spec for spec in DATASETS.values() if spec.hub_id == hub_id), None)
+
+
+# --- mteb's own STS sets, rebuilt locally (opt-in; see mteb_evalrank.data.mirrors) -------------
 
 
 @dataclass(frozen=True)
 class MirrorSpec:
-    """One config of a plugin build installed under a dataset id of mteb's own task.
+    """One config of a plugin build that can be installed under a dataset id of mteb's own task.
 
     mteb's unmodified task loads ``load_dataset(hub_id, revision=revision)`` (config
-    ``default``); ``install`` writes config ``config`` of the family's build there in the
-    offline ``datasets`` cache, so the task runs without the Hub. Nothing is pushed to
-    ``hub_id``: the family itself is an ordinary ``DatasetSpec`` (one config per task).
+    ``default``); :func:`mteb_evalrank.data.mirrors.install_sts_mirrors` writes config
+    ``config`` of the family's build there in the offline ``datasets`` cache, so the task runs
+    without the Hub. Nothing is pushed to ``hub_id``.
     """
 
     task: str
@@ -118,17 +145,11 @@ class MirrorSpec:
     hub_config: str = "default"
     """Config name mteb's loader asks for."""
 
-    def install(self, built: object, cache_dir: Path | None = None) -> Path:
-        """Install ``built.configs[self.config]`` as ``hub_id`` / ``hub_config``."""
-        from .hub import install_config  # hub imports this module
-
-        return install_config(self.hub_id, self.hub_config, built.configs[self.config], cache_dir)
-
 
 STS_MIRRORS = DatasetSpec("sts-mirrors", revision="v1.0.0", license="other")
 """mteb's English STS test sets rebuilt from the EvalRank raw files (``tasks/sts-mirrors``).
 
-Not in ``DATASETS``: it is only installed locally under mteb's ids, never pushed."""
+Not in ``DATASETS``: it is only installed locally, on request, under mteb's ids; never pushed."""
 
 STS_MIRROR_SPECS: tuple[MirrorSpec, ...] = (
     MirrorSpec("STS12", "mteb/sts12-sts", "a0d554a64d88156834ff5ae9920b964011b16384", "STS12"),
@@ -141,31 +162,3 @@ STS_MIRROR_SPECS: tuple[MirrorSpec, ...] = (
     ),
     MirrorSpec("SICK-R", "mteb/sickr-sts", "20a6d6f312dd54037fe07a32d58e5e168867909d", "SICK-R"),
 )
-
-
-def install_sts_mirrors(source: Path | str, cache_dir: Path | None = None) -> dict[str, Path]:
-    """Build ``tasks/sts-mirrors`` from ``source`` and install every mirror; ``{task: dir}``.
-
-    Replaces a copy of those ids already in the ``datasets`` cache (e.g. a real Hub
-    download): the mirrors' texts are EvalRank's, which differ slightly for STS-B and SICK-R.
-    """
-    from .hub import check_card  # hub imports this module
-
-    built = STS_MIRRORS.recipe().build(Path(source))
-    check_card(STS_MIRRORS, built)
-    return {mirror.task: mirror.install(built, cache_dir) for mirror in STS_MIRROR_SPECS}
-
-
-# SentEval transfer (downstream) tasks (issue 3).
-SENTEVAL = DatasetSpec("senteval", revision="v1.0.0", license="bsd-3-clause")
-DATASETS[SENTEVAL.family] = SENTEVAL
-
-# Evaluation-gap diagnostics (issue 5): WMT17 DA (MT metrics) and its slices, STS-B gold bands.
-WMT17_DA = DatasetSpec("wmt17-da", revision="v1.0.0", license="apache-2.0")
-STSB_GRANULARITY = DatasetSpec("stsb-granularity", revision="v1.0.0", license="other")
-DATASETS[WMT17_DA.family] = WMT17_DA
-DATASETS[STSB_GRANULARITY.family] = STSB_GRANULARITY
-
-# AccSent-style triplets (issue 4): human news paraphrases (MRPC, STS-B news) + keyword swaps.
-ACCSENT = DatasetSpec("accsent", revision="v1.0.0", license="other")
-DATASETS[ACCSENT.family] = ACCSENT

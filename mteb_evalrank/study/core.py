@@ -81,8 +81,9 @@ def resolve_tasks(tasks: Sequence[str] | None, benchmark: str | None) -> list[st
     """Task names from ``tasks`` and/or a benchmark; unknown names raise :class:`StudyInputError`."""
     import mteb
 
-    import mteb_evalrank  # noqa: F401
+    import mteb_evalrank
 
+    mteb_evalrank.register()
     names = list(tasks or [])
     if benchmark is not None:
         try:

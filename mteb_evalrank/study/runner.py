@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import mteb_evalrank  # noqa: F401  (registers the plugin's tasks and models in worker processes)
+import mteb_evalrank  # noqa: F401  (registers the plugin in worker processes once they import mteb)
 
 from .embedding_cache import EncodeStats, StudyEmbeddingCache
 from .jobs import Chain, Job

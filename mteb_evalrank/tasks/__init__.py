@@ -1,5 +1,6 @@
 """The plugin's mteb task classes, one task per file."""
 
+from .. import _registry
 from ._evalrank import AbsTaskEvalRank
 from .evalrank_sent import EvalRankSent
 from .evalrank_word import EvalRankWord
@@ -44,3 +45,6 @@ from .accsent import AccSent  # noqa: E402
 
 TASKS = (*TASKS, AccSent)
 __all__ += ["AbsTaskTriplet", "AccSent", "read_triplet_jsonl", "triplet_task_from_jsonl"]
+
+# completes `import mteb_evalrank`'s registration if mteb was first imported by this module
+_registry.finish_postponed(__name__)

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from datasets import Dataset
-from mteb._create_dataloaders import create_dataloader
 from numpy.typing import NDArray
 
+from mteb_evalrank._mteb_adapter import create_dataloader
 from mteb_evalrank.evaluation.ranking import check_embeddings
 
 if TYPE_CHECKING:

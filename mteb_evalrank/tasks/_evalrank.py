@@ -17,9 +17,9 @@ import logging
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from mteb._create_dataloaders import create_dataloader
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 
+from mteb_evalrank._mteb_adapter import create_dataloader
 from mteb_evalrank.evaluation.ranking import (
     DEFAULT_CHUNK_BYTES,
     DEFAULT_KS,
@@ -34,6 +34,7 @@ from mteb_evalrank.evaluation.ranking import (
 )
 
 from ._encoding import as_list, model_name
+from ._loading import PluginDatasetLoading
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class AbsTaskEvalRank(AbsTaskRetrieval):
+class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
     """Retrieval-style intrinsic evaluation: rank of each positive among all background items.
 
     Scores per hf_subset: ``{cosine,euclidean}_{mrr, hits_at_1, hits_at_3, hits_at_10,

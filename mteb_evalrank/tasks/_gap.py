@@ -24,6 +24,7 @@ from mteb.abstasks.sts import AbsTaskSTS
 from scipy.stats import kendalltau
 
 from mteb_evalrank.data.registry import STSB_GRANULARITY, WMT17_DA
+from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
 from ._citations import ABE2022_CITATION, WMT17_METRICS_CITATION
 
@@ -65,7 +66,7 @@ def subsets(names: tuple[str, ...] | list[str]) -> dict[str, list[str]]:
     return {name: ENGLISH for name in names}
 
 
-class AbsTaskGapSTS(AbsTaskSTS):
+class AbsTaskGapSTS(PluginDatasetLoading, AbsTaskSTS):
     """mteb's STS task plus Kendall's tau-b of the cosine similarity (``cosine_kendall``)."""
 
     min_score = -3

@@ -33,6 +33,7 @@ from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.sources import unique_in_order
 from mteb_evalrank.evaluation.triplets import DEFAULT_TOL, grouped_accuracy_scores, triplet_outcomes
+from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
 from ._encoding import TextEmbeddingCache
 
@@ -50,7 +51,7 @@ JSONL_LABELS = ("keyword", "group", "length_bucket")
 MISSING_LABEL = "(none)"
 
 
-class AbsTaskTriplet(AbsTask):
+class AbsTaskTriplet(PluginDatasetLoading, AbsTask):
     """Accuracy of ``s(X, X') > s(X, Y)`` (anchor) and ``s(X, X') > s(X', Y)`` (paraphrase).
 
     Class attributes:

@@ -14,11 +14,12 @@ from mteb.abstasks.sts import AbsTaskSTS
 from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.registry import STR_2021
+from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
 from ._citations import EVALRANK_CITATION
 
 
-class STR2021(AbsTaskSTS):
+class STR2021(PluginDatasetLoading, AbsTaskSTS):
     metadata = TaskMetadata(
         name="STR2021",
         description=(

@@ -40,6 +40,7 @@ from threadpoolctl import threadpool_limits
 
 from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.evaluation.classifiers import Kind, pair_features, senteval_scores
+from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
 from .._encoding import TextEmbeddingCache, as_list
 
@@ -63,7 +64,7 @@ SENTEVAL_CITATION = r"""@inproceedings{conneau2018senteval,
 """
 
 
-class AbsTaskSentEval(AbsTaskClassification):
+class AbsTaskSentEval(PluginDatasetLoading, AbsTaskClassification):
     """A SentEval transfer task under one of the two protocols (see the module doc)."""
 
     protocol: ClassVar[Protocol] = "mteb"
@@ -82,12 +83,10 @@ class AbsTaskSentEval(AbsTaskClassification):
         self._all_texts: list[str] | None = None
 
     # ------------------------------------------------------------------ data
-    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+    def _load_plugin_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         """mteb's loading; a cross-validated dataset's one split becomes ten fold subsets."""
-        if self.data_loaded:
-            return
         if not self.cross_validated:
-            super().load_data(num_proc=num_proc, **kwargs)
+            super()._load_plugin_data(num_proc=num_proc, **kwargs)
         else:
             rows = load_dataset(**self.metadata.dataset, split="train")
             folds = np.asarray(rows["fold"])

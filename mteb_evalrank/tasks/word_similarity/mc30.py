@@ -6,11 +6,12 @@ from mteb.abstasks.sts import AbsTaskSTS
 from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.registry import WORD_SIMILARITY
+from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
 from ._common import EVALRANK_NOTE, word_similarity_dataset
 
 
-class WordSimMC30(AbsTaskSTS):
+class WordSimMC30(PluginDatasetLoading, AbsTaskSTS):
     metadata = TaskMetadata(
         name="WordSimMC30",
         description=(

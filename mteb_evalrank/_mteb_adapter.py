@@ -1,0 +1,150 @@
+"""The one place where mteb-evalrank touches mteb's internals.
+
+mteb 2.26 has no plugin API, so the plugin needs a few private names: the registries it adds
+its tasks, benchmarks and model metas to, mteb's dataloader factory, and the private hooks
+that its task classes override (mteb's own tasks extend mteb the same way). Each is reached
+or declared here, nowhere else, and :func:`check` verifies them all: when a new mteb release
+renames one, the failure is an :class:`MtebInternalsChanged` naming the internal and the
+supported mteb version, not an ``AttributeError`` deep inside a run.
+
+Public mteb API (``mteb.get_task``, ``TaskMetadata``, the ``AbsTask*`` base classes, ...) is
+used directly everywhere; only private names live here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+#: The mteb release line these internals were written against.
+SUPPORTED_MTEB = "2.26"
+
+
+class MtebInternalsChanged(RuntimeError):
+    """An mteb internal the plugin relies on is missing or has changed shape."""
+
+    def __init__(self, internal: str, problem: str) -> None:
+        try:
+            from importlib.metadata import version
+
+            installed = version("mteb")
+        except Exception:  # the version is only for the message
+            installed = "unknown"
+        super().__init__(
+            f"mteb-evalrank relies on the mteb internal {internal}, which {problem} in the installed "
+            f"mteb {installed}. This mteb-evalrank release supports mteb {SUPPORTED_MTEB}.x: install "
+            f"'mteb>={SUPPORTED_MTEB},<2.27' or an mteb-evalrank release for your mteb."
+        )
+        self.internal = internal
+
+
+def _attribute(module_name: str, name: str) -> Any:
+    internal = f"{module_name}.{name}"
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise MtebInternalsChanged(internal, f"cannot be imported ({error})") from error
+    if not hasattr(module, name):
+        raise MtebInternalsChanged(internal, "does not exist")
+    return getattr(module, name)
+
+
+# --- registries -------------------------------------------------------------------------------
+
+
+def task_registry() -> dict[str, type]:
+    """``mteb.get_tasks._TASKS_REGISTRY``: task name -> task class (read by ``mteb.get_task``)."""
+    registry = _attribute("mteb.get_tasks", "_TASKS_REGISTRY")
+    if not isinstance(registry, dict):
+        raise MtebInternalsChanged("mteb.get_tasks._TASKS_REGISTRY", "is no longer a dict")
+    return registry
+
+
+def append_task_list(classes: tuple[type, ...]) -> None:
+    """Append to ``mteb.get_tasks.TASK_LIST`` (the tuple ``mteb.get_tasks()`` filters)."""
+    module = importlib.import_module("mteb.get_tasks")  # the package attribute is the function
+    current = _attribute("mteb.get_tasks", "TASK_LIST")
+    if not isinstance(current, tuple | list):
+        raise MtebInternalsChanged("mteb.get_tasks.TASK_LIST", "is no longer a sequence of task classes")
+    module.TASK_LIST = (*current, *classes)
+
+
+def benchmark_registries() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The dicts behind ``mteb.get_benchmark``: name -> benchmark, alias -> benchmark."""
+    registries = []
+    for name in ("_build_registry", "_build_aliases_registry"):
+        build: Callable[[], Any] = _attribute("mteb.benchmarks.get_benchmark", name)
+        registry = build()
+        if not isinstance(registry, dict):
+            raise MtebInternalsChanged(f"mteb.benchmarks.get_benchmark.{name}", "no longer returns a dict")
+        registries.append(registry)
+    return registries[0], registries[1]
+
+
+def model_registry() -> dict[str, Any]:
+    """``mteb.models.model_implementations.MODEL_REGISTRY``: model name -> ``ModelMeta``."""
+    registry = _attribute("mteb.models.model_implementations", "MODEL_REGISTRY")
+    if not isinstance(registry, dict):
+        raise MtebInternalsChanged("mteb.models.model_implementations.MODEL_REGISTRY", "is no longer a dict")
+    return registry
+
+
+# --- encoding ---------------------------------------------------------------------------------
+
+
+def create_dataloader(dataset: Any, **kwargs: Any) -> Any:
+    """``mteb._create_dataloaders.create_dataloader``: batches as mteb's own evaluators build them."""
+    factory = _attribute("mteb._create_dataloaders", "create_dataloader")
+    return factory(dataset, **kwargs)
+
+
+# --- private task hooks the plugin's task classes override or call ----------------------------
+
+#: (module, class, method, parameters the plugin passes or receives by name)
+TASK_HOOKS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    (
+        "mteb.abstasks.abstask",
+        "AbsTask",
+        "_evaluate_subset",
+        ("model", "data_split", "hf_split", "hf_subset", "encode_kwargs", "timer"),
+    ),
+    (
+        "mteb.abstasks.abstask",
+        "AbsTask",
+        "_calculate_descriptive_statistics_from_split",
+        ("split", "hf_subset"),
+    ),
+    ("mteb.abstasks.retrieval", "AbsTaskRetrieval", "_evaluate_subset", ("model", "data_split")),
+    ("mteb.abstasks.classification", "AbsTaskClassification", "_evaluate_subset", ("model", "data_split")),
+    ("mteb.abstasks.classification", "AbsTaskClassification", "_run_experiment", ("timer",)),
+    ("mteb.abstasks.classification", "AbsTaskClassification", "_undersample_data", ("dataset",)),
+    ("mteb.abstasks.classification", "AbsTaskClassification", "_calculate_scores", ("y_test", "y_pred")),
+    ("mteb.abstasks.classification", "AbsTaskClassification", "_calculate_avg_scores", ("scores",)),
+    ("mteb.abstasks.sts", "AbsTaskSTS", "_calculate_scores", ("scores", "normalized_scores")),
+)
+
+
+def check_task_hook(module_name: str, class_name: str, method: str, parameters: tuple[str, ...]) -> None:
+    """Raise :class:`MtebInternalsChanged` unless ``class_name.method`` exists with ``parameters``."""
+    cls = _attribute(module_name, class_name)
+    internal = f"{module_name}.{class_name}.{method}"
+    function = getattr(cls, method, None)
+    if not callable(function):
+        raise MtebInternalsChanged(internal, "does not exist")
+    names = set(inspect.signature(function).parameters)
+    missing = [p for p in parameters if p not in names]
+    if missing:
+        raise MtebInternalsChanged(internal, f"no longer takes the parameter(s) {', '.join(missing)}")
+
+
+def check() -> None:
+    """Verify every internal above; raises :class:`MtebInternalsChanged` on the first that changed."""
+    task_registry()
+    _attribute("mteb.get_tasks", "TASK_LIST")
+    benchmark_registries()
+    model_registry()
+    _attribute("mteb._create_dataloaders", "create_dataloader")
+    for hook in TASK_HOOKS:
+        check_task_hook(*hook)

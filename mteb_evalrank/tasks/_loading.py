@@ -1,0 +1,68 @@
+"""Loading a plugin dataset: build it on first use, or fail with one clear paragraph; quietly.
+
+Every plugin task class puts :class:`PluginDatasetLoading` before its mteb base class. Its
+``load_data``
+
+1. builds and installs the task's dataset family from ``$MTEB_EVALRANK_SOURCE`` when it is not
+   installed yet (:func:`mteb_evalrank.data.status.ensure_dataset`);
+2. runs mteb's own ``load_data`` with the ``datasets`` logger lowered to errors for the call,
+   unless the user set it more verbose (offline, ``datasets`` warns "Using the latest cached
+   version of the dataset" once per config: 70 lines for the main job);
+3. turns a failure to find the dataset (offline, or not published) into
+   :class:`~mteb_evalrank.data.status.DatasetNotAvailableError`, whose message says what is
+   missing, the command that builds it and where the raw data come from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import datasets
+
+from mteb_evalrank.data.registry import spec_for_hub_id
+from mteb_evalrank.data.status import (
+    DatasetNotAvailableError,
+    dataset_location,
+    ensure_dataset,
+    not_available_message,
+)
+
+
+@contextmanager
+def quiet_datasets() -> Iterator[None]:
+    """Lower ``datasets``' logger to errors for the block, if it is at its default (warnings)."""
+    logging = datasets.utils.logging
+    before = logging.get_verbosity()
+    if before == logging.WARNING:
+        logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(before)
+
+
+class PluginDatasetLoading:
+    """Mixin for the plugin's task classes (put it first among the bases)."""
+
+    metadata: Any
+    data_loaded: bool
+
+    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+        if self.data_loaded:
+            return
+        spec = spec_for_hub_id(self.metadata.dataset["path"])
+        if spec is not None:
+            ensure_dataset(spec)
+        try:
+            with quiet_datasets():
+                self._load_plugin_data(num_proc=num_proc, **kwargs)
+        except (ConnectionError, FileNotFoundError, OSError, ValueError) as error:
+            if spec is None or dataset_location(spec) is not None:
+                raise
+            raise DatasetNotAvailableError(not_available_message(spec, self.metadata.name, error)) from None
+
+    def _load_plugin_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+        """The loading itself: mteb's ``load_data`` unless a task class overrides this."""
+        super().load_data(num_proc=num_proc, **kwargs)  # type: ignore[misc]
