@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from mteb import get_tasks
 from mteb.benchmarks.benchmark import Benchmark
 
 from . import _registry
-from .tasks import EvalRankSent, EvalRankWord
+from .tasks import STR2021, AccSent, EvalRankSent, EvalRankWord
 from .tasks._citations import EVALRANK_CITATION
+from .tasks.senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS
+from .tasks.senteval._base import SENTEVAL_CITATION
+from .tasks.word_similarity import WORD_SIMILARITY_TASKS
 
 EVALRANK = Benchmark(
     name="EvalRank",
@@ -22,11 +26,6 @@ EVALRANK = Benchmark(
     citation=EVALRANK_CITATION,
 )
 
-BENCHMARKS: tuple[Benchmark, ...] = (EVALRANK,)
-
-# Word-similarity baselines of EvalRank (issue 3).
-from .tasks.word_similarity import WORD_SIMILARITY_TASKS  # noqa: E402
-
 EVALRANK_WORD_SIMILARITY = Benchmark(
     name="EvalRank-WordSimilarity",
     display_name="EvalRank word similarity",
@@ -40,11 +39,6 @@ EVALRANK_WORD_SIMILARITY = Benchmark(
     reference="https://aclanthology.org/2022.acl-long.419",
     citation=EVALRANK_CITATION,
 )
-BENCHMARKS = (*BENCHMARKS, EVALRANK_WORD_SIMILARITY)
-
-# Downstream SentEval transfer tasks (issue 3), one benchmark per protocol.
-from .tasks.senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS  # noqa: E402
-from .tasks.senteval._base import SENTEVAL_CITATION  # noqa: E402
 
 _DOWNSTREAM_SETS = (
     "MR, CR, SUBJ, MPQA (10-fold cross-validation on fixed stratified folds), SST2, SST5, TREC, "
@@ -75,17 +69,12 @@ EVALRANK_DOWNSTREAM_SENTEVAL = Benchmark(
     reference="https://aclanthology.org/2022.acl-long.419",
     citation=SENTEVAL_CITATION + EVALRANK_CITATION,
 )
-BENCHMARKS = (*BENCHMARKS, EVALRANK_DOWNSTREAM, EVALRANK_DOWNSTREAM_SENTEVAL)
 
-# The offline study of issue 7: every intrinsic evaluation of the EvalRank paper's tables 3
-# and 6 next to the SentEval-protocol downstream tasks they are correlated with.
-from mteb import get_tasks  # noqa: E402
-
-from .tasks import STR2021, AccSent  # noqa: E402
-
-#: mteb's own STS tasks (the plugin installs offline mirrors of their datasets)
+#: mteb's own STS tasks (``datasets build --sts-mirrors`` installs offline mirrors of their datasets)
 STUDY_STS_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R")
 
+#: the offline study: every intrinsic evaluation of the EvalRank paper's Tables 3 and 6 next to
+#: the SentEval-protocol downstream tasks they are correlated with
 EVALRANK_STUDY = Benchmark(
     name="EvalRank-Study",
     display_name="EvalRank study (intrinsic vs downstream)",
@@ -107,7 +96,14 @@ EVALRANK_STUDY = Benchmark(
     reference="https://aclanthology.org/2022.acl-long.419",
     citation=EVALRANK_CITATION,
 )
-BENCHMARKS = (*BENCHMARKS, EVALRANK_STUDY)
+#: every benchmark the plugin registers with mteb
+BENCHMARKS: tuple[Benchmark, ...] = (
+    EVALRANK,
+    EVALRANK_WORD_SIMILARITY,
+    EVALRANK_DOWNSTREAM,
+    EVALRANK_DOWNSTREAM_SENTEVAL,
+    EVALRANK_STUDY,
+)
 
 # completes `import mteb_evalrank`'s registration if mteb was first imported by this module
 _registry.finish_postponed(__name__)

@@ -1,34 +1,27 @@
-"""The plugin's mteb task classes, one task per file."""
+"""The plugin's mteb task classes, one task per file, declared once in :data:`TASKS`.
+
+Families, in the order of the README's task table: EvalRank (word and sentence ranking),
+the similarity baselines (13 word-similarity sets, STR 2021), the SentEval downstream tasks
+under the ``mteb`` and ``senteval`` protocols, the evaluation-gap diagnostics (WMT17 DA,
+its slices, the STS-B gold bands) and AccSent triplets.
+"""
 
 from .. import _registry
 from ._evalrank import AbsTaskEvalRank
+from ._triplet import AbsTaskTriplet, read_triplet_jsonl, triplet_task_from_jsonl
+from .accsent import AccSent
 from .evalrank_sent import EvalRankSent
 from .evalrank_word import EvalRankWord
+from .senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS
+from .str_2021 import STR2021
+from .stsb_granularity import STSBenchmarkGranularity
+from .wmt17_da import WMT17DA
+from .wmt17_da_granularity import WMT17DAGranularity
+from .wmt17_da_length import WMT17DALength
+from .wmt17_da_vocab_coverage import WMT17DAVocabCoverage
+from .word_similarity import WORD_SIMILARITY_TASKS
 
-TASKS: tuple[type, ...] = (EvalRankWord, EvalRankSent)
-
-__all__ = ["TASKS", "AbsTaskEvalRank", "EvalRankSent", "EvalRankWord"]
-
-# Word-similarity and STR baselines (issue 3), type STS.
-from .str_2021 import STR2021  # noqa: E402
-from .word_similarity import WORD_SIMILARITY_TASKS  # noqa: E402
-
-TASKS = (*TASKS, *WORD_SIMILARITY_TASKS, STR2021)
-__all__ += ["STR2021", "WORD_SIMILARITY_TASKS"]
-
-# Downstream SentEval transfer tasks (issue 3), protocols 'mteb' and 'senteval'.
-from .senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS  # noqa: E402
-
-TASKS = (*TASKS, *DOWNSTREAM_TASKS, *SENTEVAL_PROTOCOL_TASKS)
-__all__ += ["DOWNSTREAM_TASKS", "SENTEVAL_PROTOCOL_TASKS"]
-
-# Evaluation-gap diagnostics (issue 5): WMT17 DA, its slices and the STS-B gold bands, type STS.
-from .stsb_granularity import STSBenchmarkGranularity  # noqa: E402
-from .wmt17_da import WMT17DA  # noqa: E402
-from .wmt17_da_granularity import WMT17DAGranularity  # noqa: E402
-from .wmt17_da_length import WMT17DALength  # noqa: E402
-from .wmt17_da_vocab_coverage import WMT17DAVocabCoverage  # noqa: E402
-
+#: evaluation-gap diagnostics (Abe et al., 2022), type STS
 GAP_TASKS: tuple[type, ...] = (
     WMT17DA,
     WMT17DALength,
@@ -36,15 +29,39 @@ GAP_TASKS: tuple[type, ...] = (
     WMT17DAGranularity,
     STSBenchmarkGranularity,
 )
-TASKS = (*TASKS, *GAP_TASKS)
-__all__ += ["GAP_TASKS", *(task.__name__ for task in GAP_TASKS)]
 
-# AccSent-style triplet accuracy (issue 4): custom AbsTask, any JSON-lines triplet file.
-from ._triplet import AbsTaskTriplet, read_triplet_jsonl, triplet_task_from_jsonl  # noqa: E402
-from .accsent import AccSent  # noqa: E402
+#: every task the plugin registers with mteb
+TASKS: tuple[type, ...] = (
+    EvalRankWord,
+    EvalRankSent,
+    *WORD_SIMILARITY_TASKS,
+    STR2021,
+    *DOWNSTREAM_TASKS,
+    *SENTEVAL_PROTOCOL_TASKS,
+    *GAP_TASKS,
+    AccSent,
+)
 
-TASKS = (*TASKS, AccSent)
-__all__ += ["AbsTaskTriplet", "AccSent", "read_triplet_jsonl", "triplet_task_from_jsonl"]
+__all__ = [
+    "DOWNSTREAM_TASKS",
+    "GAP_TASKS",
+    "SENTEVAL_PROTOCOL_TASKS",
+    "STR2021",
+    "TASKS",
+    "WMT17DA",
+    "WORD_SIMILARITY_TASKS",
+    "AbsTaskEvalRank",
+    "AbsTaskTriplet",
+    "AccSent",
+    "EvalRankSent",
+    "EvalRankWord",
+    "STSBenchmarkGranularity",
+    "WMT17DAGranularity",
+    "WMT17DALength",
+    "WMT17DAVocabCoverage",
+    "read_triplet_jsonl",
+    "triplet_task_from_jsonl",
+]
 
 # completes `import mteb_evalrank`'s registration if mteb was first imported by this module
 _registry.finish_postponed(__name__)
