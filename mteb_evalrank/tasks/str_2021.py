@@ -11,16 +11,16 @@ SemEval-2024 Task 1 test splits in 14 languages), and a bare ``STR`` would be am
 from __future__ import annotations
 
 from mteb.abstasks.sts import AbsTaskSTS
-from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.registry import STR_2021
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._citations import EVALRANK_CITATION
 
 
 class STR2021(PluginDatasetLoading, AbsTaskSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="STR2021",
         description=(
             "Semantic Textual Relatedness 2021 (Abdalla et al., 2021): 5,500 English sentence pairs "

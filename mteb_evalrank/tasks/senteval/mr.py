@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._base import (
     EVAL_LANGS_FOLDS,
@@ -15,7 +15,7 @@ from ._base import (
 
 class MRClassification(AbsTaskSentEval):
     cross_validated = True
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="MRClassification",
         description=(
             "Movie-review snippet polarity (Pang and Lee, 2005): 10,662 Rotten Tomatoes snippets, "

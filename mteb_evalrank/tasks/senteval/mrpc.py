@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._base import SENTEVAL_CITATION, AbsTaskSentEvalPair, senteval_dataset, senteval_protocol_metadata
 
 
 class MRPCClassification(AbsTaskSentEvalPair):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="MRPCClassification",
         description=(
             "Microsoft Research Paraphrase Corpus (Dolan and Brockett, 2005): 4,076 training and "

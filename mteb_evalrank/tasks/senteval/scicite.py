@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._base import SENTEVAL_CITATION, AbsTaskSentEval, senteval_dataset, senteval_protocol_metadata
 
 
 class SciCiteClassification(AbsTaskSentEval):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="SciCiteClassification",
         description=(
             "SciCite citation intent (Cohan et al., 2019): 7,320 / 916 / 1,861 citation contexts from "

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._base import SENTEVAL_CITATION, AbsTaskSentEval, senteval_dataset, senteval_protocol_metadata
 
 
 class SST5Classification(AbsTaskSentEval):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="SST5Classification",
         description=(
             "Stanford Sentiment Treebank, fine-grained (Socher et al., 2013): 8,544 / 1,101 / 2,210 "

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._base import SENTEVAL_CITATION, AbsTaskSentEval, senteval_dataset, senteval_protocol_metadata
 
 
 class TRECClassification(AbsTaskSentEval):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="TRECClassification",
         description=(
             "TREC question classification (Li and Roth, 2002): 5,452 training and 500 test questions, "

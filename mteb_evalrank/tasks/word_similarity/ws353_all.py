@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from mteb.abstasks.sts import AbsTaskSTS
-from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._common import EVALRANK_NOTE, word_similarity_dataset
 
 
 class WordSimWS353All(PluginDatasetLoading, AbsTaskSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="WordSimWS353All",
         description=(
             "WordSim-353, all pairs (Finkelstein et al., 2001): 353 English word pairs rated for "

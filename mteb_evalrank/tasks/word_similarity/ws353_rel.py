@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from mteb.abstasks.sts import AbsTaskSTS
-from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._common import EVALRANK_NOTE, word_similarity_dataset
 
 
 class WordSimWS353Rel(PluginDatasetLoading, AbsTaskSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="WordSimWS353Rel",
         description=(
             "WordSim-353 relatedness subset (Agirre et al., 2009): 252 English word pairs of WS-353 "
