@@ -6,7 +6,7 @@ from mteb.benchmarks.benchmark import Benchmark
 
 from . import _registry
 from .tasks import EvalRankSent, EvalRankWord
-from .tasks._citations import EVALRANK_CITATION
+from .tasks._citations import EVALRANK_CITATION, cite
 
 EVALRANK = Benchmark(
     name="EvalRank",
@@ -61,7 +61,7 @@ EVALRANK_DOWNSTREAM = Benchmark(
         "label, 10 repetitions); main score accuracy."
     ),
     reference="https://aclanthology.org/2022.acl-long.419",
-    citation=SENTEVAL_CITATION + EVALRANK_CITATION,
+    citation=cite(SENTEVAL_CITATION, EVALRANK_CITATION),
 )
 EVALRANK_DOWNSTREAM_SENTEVAL = Benchmark(
     name="EvalRank-Downstream-SentEval",
@@ -73,7 +73,7 @@ EVALRANK_DOWNSTREAM_SENTEVAL = Benchmark(
         "strength chosen by inner cross-validation, z-normalisation as a binary hyper-parameter."
     ),
     reference="https://aclanthology.org/2022.acl-long.419",
-    citation=SENTEVAL_CITATION + EVALRANK_CITATION,
+    citation=cite(SENTEVAL_CITATION, EVALRANK_CITATION),
 )
 BENCHMARKS = (*BENCHMARKS, EVALRANK_DOWNSTREAM, EVALRANK_DOWNSTREAM_SENTEVAL)
 

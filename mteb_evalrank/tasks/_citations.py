@@ -1,4 +1,15 @@
-"""BibTeX entries shared by several task files."""
+"""BibTeX entries shared by several task files, and :func:`cite`, which joins entries."""
+
+
+def cite(*entries: str) -> str:
+    """BibTeX entries as one citation, in the form mteb's citation check requires (the output of
+    its BibTeX formatter): each entry stripped, entries sorted by key, a blank line between."""
+
+    def key(entry: str) -> str:
+        return entry[entry.index("{") + 1 : entry.index(",")].strip()
+
+    return "\n\n".join(sorted((entry.strip() for entry in entries), key=key))
+
 
 EVALRANK_CITATION = r"""@inproceedings{wang2022just,
   author = {Wang, Bin and Kuo, C.-C. Jay and Li, Haizhou},

@@ -16,7 +16,7 @@ from mteb_evalrank.data.registry import STR_2021
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._citations import EVALRANK_CITATION
+from ._citations import EVALRANK_CITATION, cite
 
 
 class STR2021(PluginDatasetLoading, AbsTaskSTS):
@@ -44,7 +44,8 @@ class STR2021(PluginDatasetLoading, AbsTaskSTS):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@misc{abdalla2021makes,
+        bibtex_citation=cite(
+            r"""@misc{abdalla2021makes,
   archiveprefix = {arXiv},
   author = {Abdalla, Mohamed and Vishnubhotla, Krishnapriya and Mohammad, Saif M.},
   eprint = {2110.04845},
@@ -53,8 +54,9 @@ class STR2021(PluginDatasetLoading, AbsTaskSTS):
   year = {2021},
 }
 
-"""
-        + EVALRANK_CITATION,
+""",
+            EVALRANK_CITATION,
+        ),
     )
 
     min_score = 0

@@ -12,7 +12,7 @@ import itertools
 from mteb_evalrank.evaluation.slices import STS_BAND_EDGES, band_name
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._citations import ABE2022_CITATION, STSB_CITATION
+from ._citations import ABE2022_CITATION, STSB_CITATION, cite
 from ._gap import PAPER, STSB_GRANULARITY_DATASET, AbsTaskGapSTS, subsets
 
 
@@ -39,7 +39,7 @@ class STSBenchmarkGranularity(AbsTaskGapSTS):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=STSB_CITATION + "\n\n" + ABE2022_CITATION,
+        bibtex_citation=cite(STSB_CITATION, ABE2022_CITATION),
     )
 
     min_score = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from ._base import (
     EVAL_LANGS_FOLDS,
     SENTEVAL_CITATION,
@@ -38,15 +39,17 @@ class CRClassification(AbsTaskSentEval):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@inproceedings{hu2004mining,
+        bibtex_citation=cite(
+            r"""@inproceedings{hu2004mining,
   author = {Hu, Minqing and Liu, Bing},
   booktitle = {Proceedings of the Tenth ACM SIGKDD International Conference on Knowledge Discovery and Data Mining},
   pages = {168--177},
   title = {Mining and Summarizing Customer Reviews},
   year = {2004},
 }
-"""
-        + SENTEVAL_CITATION,
+""",
+            SENTEVAL_CITATION,
+        ),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from ._base import (
     EVAL_LANGS_FOLDS,
     SENTEVAL_CITATION,
@@ -38,7 +39,8 @@ class MPQAClassification(AbsTaskSentEval):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@article{wiebe2005annotating,
+        bibtex_citation=cite(
+            r"""@article{wiebe2005annotating,
   author = {Wiebe, Janyce and Wilson, Theresa and Cardie, Claire},
   journal = {Language Resources and Evaluation},
   number = {2-3},
@@ -47,8 +49,9 @@ class MPQAClassification(AbsTaskSentEval):
   volume = {39},
   year = {2005},
 }
-"""
-        + SENTEVAL_CITATION,
+""",
+            SENTEVAL_CITATION,
+        ),
     )
 
 

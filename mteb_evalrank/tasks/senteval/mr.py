@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from ._base import (
     EVAL_LANGS_FOLDS,
     SENTEVAL_CITATION,
@@ -38,15 +39,17 @@ class MRClassification(AbsTaskSentEval):
         annotations_creators="derived",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@inproceedings{pang2005seeing,
+        bibtex_citation=cite(
+            r"""@inproceedings{pang2005seeing,
   author = {Pang, Bo and Lee, Lillian},
   booktitle = {Proceedings of the 43rd Annual Meeting of the Association for Computational Linguistics},
   pages = {115--124},
   title = {Seeing Stars: Exploiting Class Relationships for Sentiment Categorization with Respect to Rating Scales},
   year = {2005},
 }
-"""
-        + SENTEVAL_CITATION,
+""",
+            SENTEVAL_CITATION,
+        ),
     )
 
 

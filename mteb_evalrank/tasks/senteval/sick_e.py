@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from .._citations import SICK_CITATION
+from .._citations import SICK_CITATION, cite
 from ._base import SENTEVAL_CITATION, AbsTaskSentEvalPair, senteval_dataset, senteval_protocol_metadata
 
 
@@ -32,7 +32,7 @@ class SICKEClassification(AbsTaskSentEvalPair):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=SICK_CITATION + "\n\n" + SENTEVAL_CITATION,
+        bibtex_citation=cite(SICK_CITATION, SENTEVAL_CITATION),
     )
 
 

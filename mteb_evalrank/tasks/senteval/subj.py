@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from ._base import (
     EVAL_LANGS_FOLDS,
     SENTEVAL_CITATION,
@@ -38,15 +39,17 @@ class SUBJClassification(AbsTaskSentEval):
         annotations_creators="derived",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@inproceedings{pang2004sentimental,
+        bibtex_citation=cite(
+            r"""@inproceedings{pang2004sentimental,
   author = {Pang, Bo and Lee, Lillian},
   booktitle = {Proceedings of the 42nd Annual Meeting of the Association for Computational Linguistics},
   pages = {271--278},
   title = {A Sentimental Education: Sentiment Analysis Using Subjectivity Summarization Based on Minimum Cuts},
   year = {2004},
 }
-"""
-        + SENTEVAL_CITATION,
+""",
+            SENTEVAL_CITATION,
+        ),
     )
 
 

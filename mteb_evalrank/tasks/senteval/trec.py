@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from ._base import SENTEVAL_CITATION, AbsTaskSentEval, senteval_dataset, senteval_protocol_metadata
 
 
@@ -31,14 +32,16 @@ class TRECClassification(AbsTaskSentEval):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@inproceedings{li2002learning,
+        bibtex_citation=cite(
+            r"""@inproceedings{li2002learning,
   author = {Li, Xin and Roth, Dan},
   booktitle = {COLING 2002: The 19th International Conference on Computational Linguistics},
   title = {Learning Question Classifiers},
   year = {2002},
 }
-"""
-        + SENTEVAL_CITATION,
+""",
+            SENTEVAL_CITATION,
+        ),
     )
 
 

@@ -36,7 +36,7 @@ class WordSimMTurk771(PluginDatasetLoading, AbsTaskSTS):
         bibtex_citation=r"""@inproceedings{halawi2012large,
   author = {Halawi, Guy and Dror, Gideon and Gabrilovich, Evgeniy and Koren, Yehuda},
   booktitle = {Proceedings of the 18th ACM SIGKDD International Conference on Knowledge Discovery and
-    Data Mining},
+Data Mining},
   title = {Large-Scale Learning of Word Relatedness with Constraints},
   year = {2012},
 }""",

@@ -36,7 +36,7 @@ class WordSimVerb143(PluginDatasetLoading, AbsTaskSTS):
         bibtex_citation=r"""@inproceedings{baker2014unsupervised,
   author = {Baker, Simon and Reichart, Roi and Korhonen, Anna},
   booktitle = {Proceedings of the 2014 Conference on Empirical Methods in Natural Language Processing
-    (EMNLP)},
+(EMNLP)},
   title = {An Unsupervised Model for Instance Level Subcategorization Acquisition},
   url = {https://aclanthology.org/D14-1034},
   year = {2014},

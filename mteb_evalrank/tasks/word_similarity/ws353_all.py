@@ -35,7 +35,7 @@ class WordSimWS353All(PluginDatasetLoading, AbsTaskSTS):
         sample_creation="created",
         bibtex_citation=r"""@inproceedings{finkelstein2001placing,
   author = {Finkelstein, Lev and Gabrilovich, Evgeniy and Matias, Yossi and Rivlin, Ehud and Solan, Zach
-    and Wolfman, Gadi and Ruppin, Eytan},
+and Wolfman, Gadi and Ruppin, Eytan},
   booktitle = {Proceedings of the 10th International Conference on World Wide Web},
   title = {Placing Search in Context: The Concept Revisited},
   year = {2001},
