@@ -30,6 +30,7 @@ from mteb_evalrank.tasks._metadata import (
     PluginTaskMetadata,
     normalised,
     regenerate_descriptive_stats,
+    remove_stale_stats,
 )
 
 mteb_evalrank.register()
@@ -96,6 +97,19 @@ def test_shipped_statistics_are_exactly_the_plugin_tasks() -> None:
     expected = {Path(cls.metadata.type) / f"{cls.metadata.name}.json" for cls in TASKS}
     assert shipped == expected
     assert DESCRIPTIVE_STATS_DIR.parent == Path(mteb_evalrank.__file__).resolve().parent
+
+
+def test_stale_statistics_files_are_removed(tmp_path: Path) -> None:
+    kept = tmp_path / "STS" / "Kept.json"
+    stale = [tmp_path / "STS" / "Old.json", tmp_path / "Retrieval" / "Split.json"]
+    for path in (kept, *stale):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("{}", encoding="utf-8")
+    assert remove_stale_stats(tmp_path, {kept}) == sorted(stale)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == [
+        Path("STS"),
+        Path("STS/Kept.json"),
+    ]
 
 
 @pytest.mark.slow

@@ -63,6 +63,8 @@ def regenerate_descriptive_stats(
 
     Each task's data are loaded (built first from ``$MTEB_EVALRANK_SOURCE`` if not installed),
     described by mteb's ``calculate_descriptive_statistics(overwrite_results=True)`` and unloaded.
+    For all tasks (``tasks`` is ``None``), files of tasks that no longer exist (renamed, split, or
+    of another type) are removed (:func:`remove_stale_stats`).
 
     Args:
         tasks: task classes (default: every registered plugin task, ``mteb_evalrank.tasks.TASKS``).
@@ -82,4 +84,19 @@ def regenerate_descriptive_stats(
             written[task.metadata.name] = task.metadata.descriptive_stat_path
             if progress is not None:
                 progress(f"{task.metadata.name}: {task.metadata.descriptive_stat_path}")
+        if tasks is None:
+            for stale in remove_stale_stats(_stats_dir, set(written.values())):
+                if progress is not None:
+                    progress(f"removed {stale} (no such plugin task)")
     return written
+
+
+def remove_stale_stats(stats_dir: Path, keep: set[Path]) -> list[Path]:
+    """Delete the ``*.json`` files under ``stats_dir`` not in ``keep`` (and emptied folders)."""
+    keep = {path.resolve() for path in keep}
+    stale = sorted(path for path in stats_dir.rglob("*.json") if path.resolve() not in keep)
+    for path in stale:
+        path.unlink()
+        if not any(path.parent.iterdir()):
+            path.parent.rmdir()
+    return stale
