@@ -100,6 +100,24 @@ def create_dataloader(dataset: Any, **kwargs: Any) -> Any:
     return factory(dataset, **kwargs)
 
 
+# --- descriptive statistics -------------------------------------------------------------------
+
+
+def pair_statistics(column1: list[str], column2: list[str]) -> dict[str, Any]:
+    """``mteb.abstasks._statistics_calculation.calculate_pair_modality_statistics`` on two text
+    columns: ``text1_statistics``, ``text2_statistics`` (and ``None`` for the other modalities),
+    ``unique_pairs``; the statistics mteb's STS and PairClassification tasks report."""
+    calculate = _attribute("mteb.abstasks._statistics_calculation", "calculate_pair_modality_statistics")
+    columns = {"sentence1": column1, "sentence2": column2}
+    return dict(calculate({"sentence1": "text"}, {"sentence2": "text"}, columns.__getitem__, len(column1)))
+
+
+def label_statistics(labels: list[int]) -> dict[str, Any]:
+    """``mteb.abstasks._statistics_calculation.calculate_label_statistics``: label counts."""
+    calculate = _attribute("mteb.abstasks._statistics_calculation", "calculate_label_statistics")
+    return dict(calculate(labels))
+
+
 # --- private task hooks the plugin's task classes override or call ----------------------------
 
 #: (module, class, method, parameters the plugin passes or receives by name)
@@ -146,5 +164,7 @@ def check() -> None:
     benchmark_registries()
     model_registry()
     _attribute("mteb._create_dataloaders", "create_dataloader")
+    _attribute("mteb.abstasks._statistics_calculation", "calculate_pair_modality_statistics")
+    _attribute("mteb.abstasks._statistics_calculation", "calculate_label_statistics")
     for hook in TASK_HOOKS:
         check_task_hook(*hook)

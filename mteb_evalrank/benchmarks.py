@@ -7,7 +7,7 @@ from mteb.benchmarks.benchmark import Benchmark
 
 from . import _registry
 from .tasks import STR2021, AccSent, EvalRankSent, EvalRankWord
-from .tasks._citations import EVALRANK_CITATION
+from .tasks._citations import EVALRANK_CITATION, cite
 from .tasks.senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS
 from .tasks.senteval._base import SENTEVAL_CITATION
 from .tasks.word_similarity import WORD_SIMILARITY_TASKS
@@ -55,7 +55,7 @@ EVALRANK_DOWNSTREAM = Benchmark(
         "label, 10 repetitions); main score accuracy."
     ),
     reference="https://aclanthology.org/2022.acl-long.419",
-    citation=SENTEVAL_CITATION + EVALRANK_CITATION,
+    citation=cite(SENTEVAL_CITATION, EVALRANK_CITATION),
 )
 EVALRANK_DOWNSTREAM_SENTEVAL = Benchmark(
     name="EvalRank-Downstream-SentEval",
@@ -67,7 +67,7 @@ EVALRANK_DOWNSTREAM_SENTEVAL = Benchmark(
         "strength chosen by inner cross-validation, z-normalisation as a binary hyper-parameter."
     ),
     reference="https://aclanthology.org/2022.acl-long.419",
-    citation=SENTEVAL_CITATION + EVALRANK_CITATION,
+    citation=cite(SENTEVAL_CITATION, EVALRANK_CITATION),
 )
 
 #: mteb's own STS tasks (``datasets build --sts-mirrors`` installs offline mirrors of their datasets)

@@ -86,6 +86,23 @@ def _remove_mirrors(args: argparse.Namespace) -> None:
         print("no mteb-evalrank STS mirror is installed; nothing removed")
 
 
+def _describe_datasets(args: argparse.Namespace) -> None:
+    import time
+
+    from .tasks import TASKS
+    from .tasks._metadata import regenerate_descriptive_stats
+
+    by_name = {cls.metadata.name: cls for cls in TASKS}
+    unknown = sorted(set(args.tasks or ()) - set(by_name))
+    if unknown:
+        raise SystemExit(f"unknown plugin task(s): {', '.join(unknown)}; known: {', '.join(sorted(by_name))}")
+    start = time.perf_counter()
+    written = regenerate_descriptive_stats(
+        [by_name[name] for name in args.tasks] if args.tasks else None, out_dir=args.out, progress=print
+    )
+    print(f"descriptive statistics of {len(written)} task(s) written in {time.perf_counter() - start:.0f} s")
+
+
 def _install_models(args: argparse.Namespace) -> None:
     from .models.offline import install_offline_models
 
@@ -276,6 +293,16 @@ def build_parser() -> argparse.ArgumentParser:
         "remove-sts-mirrors", help="remove the STS mirrors this plugin installed (never a real copy)"
     )
     remove.set_defaults(func=_remove_mirrors)
+    describe = datasets_commands.add_parser(
+        "describe",
+        help="recompute the tasks' descriptive statistics (mteb's calculate_descriptive_statistics) "
+        "from the built datasets, into the package's descriptive_stats/ folder",
+    )
+    describe.add_argument("--tasks", nargs="+", metavar="NAME", help="only these plugin tasks (default: all)")
+    describe.add_argument(
+        "--out", help="statistics folder (default: the package's mteb_evalrank/descriptive_stats)"
+    )
+    describe.set_defaults(func=_describe_datasets)
 
     models = commands.add_parser("models", help="offline model set-up")
     models_commands = models.add_subparsers(dest="action", required=True)

@@ -202,6 +202,8 @@ def test_every_mteb_internal_the_plugin_uses_is_present() -> None:
         ("mteb.benchmarks.get_benchmark", "_build_aliases_registry"),
         ("mteb.models.model_implementations", "MODEL_REGISTRY"),
         ("mteb._create_dataloaders", "create_dataloader"),
+        ("mteb.abstasks._statistics_calculation", "calculate_pair_modality_statistics"),
+        ("mteb.abstasks._statistics_calculation", "calculate_label_statistics"),
     ],
 )
 def test_a_missing_mteb_internal_is_named(monkeypatch: pytest.MonkeyPatch, module: str, name: str) -> None:

@@ -26,13 +26,13 @@ from scipy.stats import kendalltau
 from mteb_evalrank.data.registry import STSB_GRANULARITY, WMT17_DA
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
-from ._citations import ABE2022_CITATION, WMT17_METRICS_CITATION
+from ._citations import ABE2022_CITATION, WMT17_METRICS_CITATION, cite
 
 ENGLISH = ["eng-Latn"]
 WMT17_LANGUAGE_PAIRS = ("cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en")
 WMT17_DATASET = WMT17_DA.mteb_dataset()
 STSB_GRANULARITY_DATASET = STSB_GRANULARITY.mteb_dataset()
-WMT17_CITATION = WMT17_METRICS_CITATION + "\n\n" + ABE2022_CITATION
+WMT17_CITATION = cite(WMT17_METRICS_CITATION, ABE2022_CITATION)
 PAPER = "https://aclanthology.org/2022.eval4nlp-1.8"
 
 #: ``TaskMetadata`` fields shared by the four WMT17 DA tasks.

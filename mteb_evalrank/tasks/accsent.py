@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from mteb.abstasks.task_metadata import TaskMetadata
-
 from mteb_evalrank.data.registry import ACCSENT
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._triplet import AbsTaskTriplet
 
@@ -29,7 +28,7 @@ from ._triplet import AbsTaskTriplet
 class AccSent(AbsTaskTriplet):
     breakdown_columns: ClassVar[tuple[str, ...]] = ("length_bucket", "source", "category", "keyword")
 
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="AccSent",
         description=(
             "AccSent-style triplets (X, X', Y): X' a human paraphrase of X (MRPC paraphrase pairs, "

@@ -1,15 +1,14 @@
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
-
 from mteb_evalrank.data.registry import EVALRANK_SENT
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._citations import EVALRANK_CITATION
 from ._evalrank import AbsTaskEvalRank
 
 
 class EvalRankSent(AbsTaskEvalRank):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="EvalRankSent",
         description=(
             "Sentence-level EvalRank (Wang et al., 2022): each of 6,989 highly similar sentence "

@@ -1,15 +1,14 @@
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
-
 from mteb_evalrank.data.registry import EVALRANK_WORD
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._citations import EVALRANK_CITATION
 from ._evalrank import AbsTaskEvalRank
 
 
 class EvalRankWord(AbsTaskEvalRank):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="EvalRankWord",
         description=(
             "Word-level EvalRank (Wang et al., 2022): each of 5,514 highly similar word pairs "

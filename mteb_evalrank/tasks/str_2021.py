@@ -11,16 +11,16 @@ SemEval-2024 Task 1 test splits in 14 languages), and a bare ``STR`` would be am
 from __future__ import annotations
 
 from mteb.abstasks.sts import AbsTaskSTS
-from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.registry import STR_2021
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._citations import EVALRANK_CITATION
+from ._citations import EVALRANK_CITATION, cite
 
 
 class STR2021(PluginDatasetLoading, AbsTaskSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="STR2021",
         description=(
             "Semantic Textual Relatedness 2021 (Abdalla et al., 2021): 5,500 English sentence pairs "
@@ -44,7 +44,8 @@ class STR2021(PluginDatasetLoading, AbsTaskSTS):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@misc{abdalla2021makes,
+        bibtex_citation=cite(
+            r"""@misc{abdalla2021makes,
   archiveprefix = {arXiv},
   author = {Abdalla, Mohamed and Vishnubhotla, Krishnapriya and Mohammad, Saif M.},
   eprint = {2110.04845},
@@ -53,8 +54,9 @@ class STR2021(PluginDatasetLoading, AbsTaskSTS):
   year = {2021},
 }
 
-"""
-        + EVALRANK_CITATION,
+""",
+            EVALRANK_CITATION,
+        ),
     )
 
     min_score = 0

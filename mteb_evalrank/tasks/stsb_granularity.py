@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import itertools
 
-from mteb.abstasks.task_metadata import TaskMetadata
-
 from mteb_evalrank.evaluation.slices import STS_BAND_EDGES, band_name
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._citations import ABE2022_CITATION
+from ._citations import ABE2022_CITATION, STSB_CITATION, cite
 from ._gap import PAPER, STSB_GRANULARITY_DATASET, AbsTaskGapSTS, subsets
 
 
 class STSBenchmarkGranularity(AbsTaskGapSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="STSBenchmarkGranularity",
         description=(
             "STS Benchmark test pairs split by gold similarity into [0, 1], (1, 2], (2, 3], (3, 4] "
@@ -40,17 +39,7 @@ class STSBenchmarkGranularity(AbsTaskGapSTS):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@inproceedings{cer2017semeval,
-  author = {Cer, Daniel and Diab, Mona and Agirre, Eneko and Lopez-Gazpio, I{\~n}igo and Specia, Lucia},
-  booktitle = {Proceedings of the 11th International Workshop on Semantic Evaluation (SemEval-2017)},
-  pages = {1--14},
-  title = {{S}em{E}val-2017 Task 1: Semantic Textual Similarity
-    Multilingual and Crosslingual Focused Evaluation},
-  year = {2017},
-}
-
-"""
-        + ABE2022_CITATION,
+        bibtex_citation=cite(STSB_CITATION, ABE2022_CITATION),
     )
 
     min_score = 0

@@ -7,13 +7,13 @@ scores and conventions.
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._gap import WMT17_LANGUAGE_PAIRS, WMT17_METADATA, WMT17_SOURCE, AbsTaskGapSTS, subsets
 
 
 class WMT17DA(AbsTaskGapSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="WMT17DA",
         description=(
             "WMT17 segment-level direct assessment, to-English (7 language pairs and all of them "

@@ -6,15 +6,14 @@ hf_subsets ``gold-low`` [min, Q1], ``gold-midlow`` (Q1, Q2], ``gold-midhigh`` (Q
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
-
 from mteb_evalrank.evaluation.slices import QUARTILE_NAMES
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._gap import WMT17_METADATA, WMT17_SOURCE, AbsTaskGapSTS, subsets
 
 
 class WMT17DAGranularity(AbsTaskGapSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="WMT17DAGranularity",
         description=(
             "WMT17 DA (to-English) subsets by quartile of the gold DA z-score, Sim-Low to Sim-High "

@@ -7,15 +7,14 @@ tokens, seed 0; ``mteb_evalrank.evaluation.slices.sample_length_window``).
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
-
 from mteb_evalrank.evaluation.slices import PAPER_LENGTH_WINDOWS, window_name
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._gap import WMT17_METADATA, WMT17_SOURCE, AbsTaskGapSTS, subsets
 
 
 class WMT17DALength(AbsTaskGapSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="WMT17DALength",
         description=(
             "WMT17 DA (to-English) subsets by mean sentence length of the pair, windows [0, 40) to "

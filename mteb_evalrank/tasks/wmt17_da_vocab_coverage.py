@@ -7,13 +7,13 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._gap import WMT17_METADATA, WMT17_SOURCE, AbsTaskGapSTS, subsets
 
 
 class WMT17DAVocabCoverage(AbsTaskGapSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="WMT17DAVocabCoverage",
         description=(
             "WMT17 DA (to-English) subsets by the share of the pair's lower-cased tokens that occur "

@@ -234,6 +234,39 @@ class AbsTaskSentEvalPair(AbsTaskSentEval):
     text_columns: ClassVar[tuple[str, ...]] = ("sentence1", "sentence2")
     input_column_name = ("sentence1", "sentence2")  # type: ignore[assignment]
 
+    def _calculate_descriptive_statistics_from_split(
+        self,
+        split: str,
+        *,
+        hf_subset: str | None = None,
+        compute_overall: bool = False,
+        num_proc: int | None = None,
+    ) -> dict[str, Any]:
+        """mteb's classification statistics for a pair dataset (mteb's own assume one input column).
+
+        Keys: ``num_samples``; ``samples_in_train``, the number of distinct test pairs
+        (sentence1, sentence2) that also occur in the training split (``None`` for the training
+        split itself, as in mteb); mteb's pair statistics (``text1_statistics``,
+        ``text2_statistics``, ``unique_pairs``, as for its STS / PairClassification tasks) and
+        ``label_statistics``.
+        """
+        from mteb_evalrank import _mteb_adapter as adapter
+
+        subset: Any = self.dataset[hf_subset] if hf_subset else self.dataset
+        data = subset[split]
+        first, second = as_list(data["sentence1"]), as_list(data["sentence2"])
+        in_train = None
+        if split != self.train_split:
+            train = subset[self.train_split]
+            train_pairs = set(zip(as_list(train["sentence1"]), as_list(train["sentence2"]), strict=True))
+            in_train = len(set(zip(first, second, strict=True)) & train_pairs)
+        return {
+            "num_samples": len(first),
+            "samples_in_train": in_train,
+            **adapter.pair_statistics(first, second),
+            "label_statistics": adapter.label_statistics(as_list(data[self.label_column_name])),
+        }
+
 
 def senteval_protocol_metadata(metadata: TaskMetadata, name: str) -> TaskMetadata:
     """The metadata of a dataset's ``senteval``-protocol task, derived from its ``mteb`` one."""

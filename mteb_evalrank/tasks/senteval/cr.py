@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from ._base import (
     EVAL_LANGS_FOLDS,
     SENTEVAL_CITATION,
@@ -15,7 +16,7 @@ from ._base import (
 
 class CRClassification(AbsTaskSentEval):
     cross_validated = True
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="CRClassification",
         description=(
             "Customer-review sentence polarity (Hu and Liu, 2004): 3,771 product-review sentences, "
@@ -38,15 +39,17 @@ class CRClassification(AbsTaskSentEval):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@inproceedings{hu2004mining,
+        bibtex_citation=cite(
+            r"""@inproceedings{hu2004mining,
   author = {Hu, Minqing and Liu, Bing},
   booktitle = {Proceedings of the Tenth ACM SIGKDD International Conference on Knowledge Discovery and Data Mining},
   pages = {168--177},
   title = {Mining and Summarizing Customer Reviews},
   year = {2004},
 }
-"""
-        + SENTEVAL_CITATION,
+""",
+            SENTEVAL_CITATION,
+        ),
     )
 
 

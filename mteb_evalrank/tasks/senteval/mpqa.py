@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from ._base import (
     EVAL_LANGS_FOLDS,
     SENTEVAL_CITATION,
@@ -15,7 +16,7 @@ from ._base import (
 
 class MPQAClassification(AbsTaskSentEval):
     cross_validated = True
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="MPQAClassification",
         description=(
             "MPQA opinion polarity (Wiebe et al., 2005): 10,603 short news phrases, positive or "
@@ -38,7 +39,8 @@ class MPQAClassification(AbsTaskSentEval):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@article{wiebe2005annotating,
+        bibtex_citation=cite(
+            r"""@article{wiebe2005annotating,
   author = {Wiebe, Janyce and Wilson, Theresa and Cardie, Claire},
   journal = {Language Resources and Evaluation},
   number = {2-3},
@@ -47,8 +49,9 @@ class MPQAClassification(AbsTaskSentEval):
   volume = {39},
   year = {2005},
 }
-"""
-        + SENTEVAL_CITATION,
+""",
+            SENTEVAL_CITATION,
+        ),
     )
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from ._base import (
     EVAL_LANGS_FOLDS,
     SENTEVAL_CITATION,
@@ -15,7 +16,7 @@ from ._base import (
 
 class MRClassification(AbsTaskSentEval):
     cross_validated = True
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="MRClassification",
         description=(
             "Movie-review snippet polarity (Pang and Lee, 2005): 10,662 Rotten Tomatoes snippets, "
@@ -38,15 +39,17 @@ class MRClassification(AbsTaskSentEval):
         annotations_creators="derived",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@inproceedings{pang2005seeing,
+        bibtex_citation=cite(
+            r"""@inproceedings{pang2005seeing,
   author = {Pang, Bo and Lee, Lillian},
   booktitle = {Proceedings of the 43rd Annual Meeting of the Association for Computational Linguistics},
   pages = {115--124},
   title = {Seeing Stars: Exploiting Class Relationships for Sentiment Categorization with Respect to Rating Scales},
   year = {2005},
 }
-"""
-        + SENTEVAL_CITATION,
+""",
+            SENTEVAL_CITATION,
+        ),
     )
 
 

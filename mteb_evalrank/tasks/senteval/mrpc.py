@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from ._base import SENTEVAL_CITATION, AbsTaskSentEvalPair, senteval_dataset, senteval_protocol_metadata
 
 
 class MRPCClassification(AbsTaskSentEvalPair):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="MRPCClassification",
         description=(
             "Microsoft Research Paraphrase Corpus (Dolan and Brockett, 2005): 4,076 training and "
@@ -32,14 +33,16 @@ class MRPCClassification(AbsTaskSentEvalPair):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@inproceedings{dolan2005automatically,
+        bibtex_citation=cite(
+            r"""@inproceedings{dolan2005automatically,
   author = {Dolan, William B. and Brockett, Chris},
   booktitle = {Proceedings of the Third International Workshop on Paraphrasing (IWP2005)},
   title = {Automatically Constructing a Corpus of Sentential Paraphrases},
   year = {2005},
 }
-"""
-        + SENTEVAL_CITATION,
+""",
+            SENTEVAL_CITATION,
+        ),
     )
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from ._base import SENTEVAL_CITATION, AbsTaskSentEval, senteval_dataset, senteval_protocol_metadata
 
 
 class SciCiteClassification(AbsTaskSentEval):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="SciCiteClassification",
         description=(
             "SciCite citation intent (Cohan et al., 2019): 7,320 / 916 / 1,861 citation contexts from "
@@ -31,15 +32,17 @@ class SciCiteClassification(AbsTaskSentEval):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@inproceedings{cohan2019structural,
+        bibtex_citation=cite(
+            r"""@inproceedings{cohan2019structural,
   author = {Cohan, Arman and Ammar, Waleed and van Zuylen, Madeleine and Cady, Field},
   booktitle = {Proceedings of NAACL-HLT 2019},
   pages = {3586--3596},
   title = {Structural Scaffolds for Citation Intent Classification in Scientific Publications},
   year = {2019},
 }
-"""
-        + SENTEVAL_CITATION,
+""",
+            SENTEVAL_CITATION,
+        ),
     )
 
 

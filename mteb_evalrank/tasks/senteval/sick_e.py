@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import SICK_CITATION, cite
 from ._base import SENTEVAL_CITATION, AbsTaskSentEvalPair, senteval_dataset, senteval_protocol_metadata
 
 
 class SICKEClassification(AbsTaskSentEvalPair):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="SICKEClassification",
         description=(
             "SICK entailment (Marelli et al., 2014): 4,500 / 500 / 4,927 sentence pairs, entailment, "
@@ -31,15 +32,7 @@ class SICKEClassification(AbsTaskSentEvalPair):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@inproceedings{marelli2014sick,
-  author = {Marelli, Marco and Menini, Stefano and Bentivogli, Luisa and Bernardi, Raffaella and Dinu, Georgiana and Zamparelli, Roberto},
-  booktitle = {Proceedings of the Ninth International Conference on Language Resources and Evaluation (LREC'14)},
-  pages = {216--223},
-  title = {A {SICK} cure for the evaluation of compositional distributional semantic models},
-  year = {2014},
-}
-"""
-        + SENTEVAL_CITATION,
+        bibtex_citation=cite(SICK_CITATION, SENTEVAL_CITATION),
     )
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from ._base import SENTEVAL_CITATION, AbsTaskSentEval, senteval_dataset, senteval_protocol_metadata
 
 
 class SST2Classification(AbsTaskSentEval):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="SST2Classification",
         description=(
             "Stanford Sentiment Treebank, binary (Socher et al., 2013): 67,349 training phrases, 872 "
@@ -31,15 +32,17 @@ class SST2Classification(AbsTaskSentEval):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@inproceedings{socher2013recursive,
+        bibtex_citation=cite(
+            r"""@inproceedings{socher2013recursive,
   author = {Socher, Richard and Perelygin, Alex and Wu, Jean and Chuang, Jason and Manning, Christopher D. and Ng, Andrew and Potts, Christopher},
   booktitle = {Proceedings of the 2013 Conference on Empirical Methods in Natural Language Processing},
   pages = {1631--1642},
   title = {Recursive Deep Models for Semantic Compositionality Over a Sentiment Treebank},
   year = {2013},
 }
-"""
-        + SENTEVAL_CITATION,
+""",
+            SENTEVAL_CITATION,
+        ),
     )
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from ._base import (
     EVAL_LANGS_FOLDS,
     SENTEVAL_CITATION,
@@ -15,7 +16,7 @@ from ._base import (
 
 class SUBJClassification(AbsTaskSentEval):
     cross_validated = True
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="SUBJClassification",
         description=(
             "Subjectivity (Pang and Lee, 2004): 10,000 movie sentences, objective (plot summaries) or "
@@ -38,15 +39,17 @@ class SUBJClassification(AbsTaskSentEval):
         annotations_creators="derived",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@inproceedings{pang2004sentimental,
+        bibtex_citation=cite(
+            r"""@inproceedings{pang2004sentimental,
   author = {Pang, Bo and Lee, Lillian},
   booktitle = {Proceedings of the 42nd Annual Meeting of the Association for Computational Linguistics},
   pages = {271--278},
   title = {A Sentimental Education: Sentiment Analysis Using Subjectivity Summarization Based on Minimum Cuts},
   year = {2004},
 }
-"""
-        + SENTEVAL_CITATION,
+""",
+            SENTEVAL_CITATION,
+        ),
     )
 
 

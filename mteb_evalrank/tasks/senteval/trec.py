@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from ._base import SENTEVAL_CITATION, AbsTaskSentEval, senteval_dataset, senteval_protocol_metadata
 
 
 class TRECClassification(AbsTaskSentEval):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="TRECClassification",
         description=(
             "TREC question classification (Li and Roth, 2002): 5,452 training and 500 test questions, "
@@ -31,14 +32,16 @@ class TRECClassification(AbsTaskSentEval):
         annotations_creators="human-annotated",
         dialect=[],
         sample_creation="found",
-        bibtex_citation=r"""@inproceedings{li2002learning,
+        bibtex_citation=cite(
+            r"""@inproceedings{li2002learning,
   author = {Li, Xin and Roth, Dan},
   booktitle = {COLING 2002: The 19th International Conference on Computational Linguistics},
   title = {Learning Question Classifiers},
   year = {2002},
 }
-"""
-        + SENTEVAL_CITATION,
+""",
+            SENTEVAL_CITATION,
+        ),
     )
 
 

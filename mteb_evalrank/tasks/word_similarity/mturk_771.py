@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from mteb.abstasks.sts import AbsTaskSTS
-from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._common import EVALRANK_NOTE, word_similarity_dataset
 
 
 class WordSimMTurk771(PluginDatasetLoading, AbsTaskSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="WordSimMTurk771",
         description=(
             "MTurk-771 (Halawi et al., 2012): 771 English word pairs rated for relatedness by "
@@ -36,7 +36,7 @@ class WordSimMTurk771(PluginDatasetLoading, AbsTaskSTS):
         bibtex_citation=r"""@inproceedings{halawi2012large,
   author = {Halawi, Guy and Dror, Gideon and Gabrilovich, Evgeniy and Koren, Yehuda},
   booktitle = {Proceedings of the 18th ACM SIGKDD International Conference on Knowledge Discovery and
-    Data Mining},
+Data Mining},
   title = {Large-Scale Learning of Word Relatedness with Constraints},
   year = {2012},
 }""",

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from mteb.abstasks.sts import AbsTaskSTS
-from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._common import EVALRANK_NOTE, word_similarity_dataset
 
 
 class WordSimVerb143(PluginDatasetLoading, AbsTaskSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="WordSimVerb143",
         description=(
             "Verb-143 (Baker et al., 2014): English verb pairs (144 in the distributed file) rated for "
@@ -36,7 +36,7 @@ class WordSimVerb143(PluginDatasetLoading, AbsTaskSTS):
         bibtex_citation=r"""@inproceedings{baker2014unsupervised,
   author = {Baker, Simon and Reichart, Roi and Korhonen, Anna},
   booktitle = {Proceedings of the 2014 Conference on Empirical Methods in Natural Language Processing
-    (EMNLP)},
+(EMNLP)},
   title = {An Unsupervised Model for Instance Level Subcategorization Acquisition},
   url = {https://aclanthology.org/D14-1034},
   year = {2014},

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from mteb.abstasks.sts import AbsTaskSTS
-from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._common import EVALRANK_NOTE, word_similarity_dataset
 
 
 class WordSimWS353All(PluginDatasetLoading, AbsTaskSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="WordSimWS353All",
         description=(
             "WordSim-353, all pairs (Finkelstein et al., 2001): 353 English word pairs rated for "
@@ -35,7 +35,7 @@ class WordSimWS353All(PluginDatasetLoading, AbsTaskSTS):
         sample_creation="created",
         bibtex_citation=r"""@inproceedings{finkelstein2001placing,
   author = {Finkelstein, Lev and Gabrilovich, Evgeniy and Matias, Yossi and Rivlin, Ehud and Solan, Zach
-    and Wolfman, Gadi and Ruppin, Eytan},
+and Wolfman, Gadi and Ruppin, Eytan},
   booktitle = {Proceedings of the 10th International Conference on World Wide Web},
   title = {Placing Search in Context: The Concept Revisited},
   year = {2001},

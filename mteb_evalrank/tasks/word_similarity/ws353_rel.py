@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from mteb.abstasks.sts import AbsTaskSTS
-from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._common import EVALRANK_NOTE, word_similarity_dataset
 
 
 class WordSimWS353Rel(PluginDatasetLoading, AbsTaskSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="WordSimWS353Rel",
         description=(
             "WordSim-353 relatedness subset (Agirre et al., 2009): 252 English word pairs of WS-353 "
@@ -35,9 +35,9 @@ class WordSimWS353Rel(PluginDatasetLoading, AbsTaskSTS):
         sample_creation="created",
         bibtex_citation=r"""@inproceedings{agirre2009study,
   author = {Agirre, Eneko and Alfonseca, Enrique and Hall, Keith and Kravalova, Jana and Pa{\c{s}}ca,
-    Marius and Soroa, Aitor},
+Marius and Soroa, Aitor},
   booktitle = {Proceedings of Human Language Technologies: The 2009 Annual Conference of the North
-    American Chapter of the Association for Computational Linguistics},
+American Chapter of the Association for Computational Linguistics},
   title = {A Study on Similarity and Relatedness Using Distributional and {WordNet}-based Approaches},
   url = {https://aclanthology.org/N09-1003},
   year = {2009},

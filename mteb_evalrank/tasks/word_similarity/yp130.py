@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 from mteb.abstasks.sts import AbsTaskSTS
-from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._common import EVALRANK_NOTE, word_similarity_dataset
 
 
 class WordSimYP130(PluginDatasetLoading, AbsTaskSTS):
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name="WordSimYP130",
         description=(
             "YP-130 (Yang and Powers, 2006): 130 English verb pairs rated for similarity on a 0-4 "
             "scale." + EVALRANK_NOTE
         ),
+        # The GWC-06 proceedings have no DOI or stable URL: the reference is the EvalRank release
+        # that distributes the set (EN-YP-130.txt), the source of this task's data.
+        reference="https://github.com/BinWang28/EvalRank",
         dataset=word_similarity_dataset("yp-130"),
         type="STS",
         category="t2t",
