@@ -6,7 +6,7 @@ from mteb import get_tasks
 from mteb.benchmarks.benchmark import Benchmark
 
 from . import _registry
-from .tasks import STR2021, AccSent, EvalRankSent, EvalRankWord
+from .tasks import EVALRANK_PART_TASKS, STR2021, AccSent, EvalRankSent, EvalRankWord
 from .tasks._citations import EVALRANK_CITATION, cite
 from .tasks.senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS
 from .tasks.senteval._base import SENTEVAL_CITATION
@@ -81,6 +81,7 @@ EVALRANK_STUDY = Benchmark(
     tasks=[
         EvalRankWord(),
         EvalRankSent(),
+        *(task() for task in EVALRANK_PART_TASKS),
         *(task() for task in WORD_SIMILARITY_TASKS),
         *get_tasks(tasks=list(STUDY_STS_TASKS), eval_splits=["test"]),
         STR2021(),
@@ -89,7 +90,8 @@ EVALRANK_STUDY = Benchmark(
     ],
     description=(
         "The tasks of the EvalRank paper's correlation study (Wang et al., ACL 2022, Tables 3 and 6): "
-        "intrinsic EvalRankWord, EvalRankSent, 13 word-similarity sets, STS12-16, STS-B, SICK-R, "
+        "intrinsic EvalRankWord, EvalRankSent (and their ablations), 13 word-similarity sets, "
+        "STS12-16, STS-B, SICK-R, "
         "STR 2021 and AccSent, and the downstream SentEval-protocol tasks "
         f"({_DOWNSTREAM_SETS}). Run it over many models with `mteb-evalrank study`."
     ),

@@ -19,7 +19,9 @@ from mteb_evalrank.tasks import EvalRankWord
 
 def test_import_registers_tasks_benchmark_and_model() -> None:
     assert isinstance(mteb.get_task("EvalRankSent"), mteb_evalrank.tasks.EvalRankSent)
-    assert mteb.get_task("EvalRankWord").hf_subsets == ["default", "no_wiki"]
+    assert mteb.get_task("EvalRankWord").hf_subsets == ["default"]  # one task, one headline number
+    assert mteb.get_task("EvalRankWordNoWiki").hf_subsets == ["no_wiki"]
+    assert mteb.get_task("EvalRankSentSTSB").hf_subsets == ["stsb"]
     assert {t.metadata.name for t in mteb.get_benchmark("EvalRank").tasks} == {"EvalRankWord", "EvalRankSent"}
     assert mteb.get_model_meta("evalrank/glove.6B.50d").embed_dim == 50
     names = [t.metadata.name for t in mteb.get_tasks(task_types=["Retrieval"], languages=["eng"])]

@@ -11,19 +11,24 @@ from ._evalrank import AbsTaskEvalRank
 from ._triplet import AbsTaskTriplet, read_triplet_jsonl, triplet_task_from_jsonl
 from .accsent import AccSent
 from .evalrank_sent import EvalRankSent
+from .evalrank_sent_str import EvalRankSentSTR
+from .evalrank_sent_stsb import EvalRankSentSTSB
 from .evalrank_word import EvalRankWord
+from .evalrank_word_no_wiki import EvalRankWordNoWiki
 from .senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS
 from .str_2021 import STR2021
 from .stsb_granularity import STSBenchmarkGranularity
 from .wmt17_da import WMT17DA
 from .wmt17_da_granularity import WMT17DAGranularity
 from .wmt17_da_length import WMT17DALength
+from .wmt17_da_pooled import WMT17DAPooled
 from .wmt17_da_vocab_coverage import WMT17DAVocabCoverage
 from .word_similarity import WORD_SIMILARITY_TASKS
 
 #: evaluation-gap diagnostics (Abe et al., 2022), type STS
 GAP_TASKS: tuple[type, ...] = (
     WMT17DA,
+    WMT17DAPooled,
     WMT17DALength,
     WMT17DAVocabCoverage,
     WMT17DAGranularity,
@@ -31,9 +36,13 @@ GAP_TASKS: tuple[type, ...] = (
 )
 
 #: every task the plugin registers with mteb
+#: EvalRank's ablations and parts, each its own task so that every task has one headline number
+EVALRANK_PART_TASKS: tuple[type, ...] = (EvalRankWordNoWiki, EvalRankSentSTSB, EvalRankSentSTR)
+
 TASKS: tuple[type, ...] = (
     EvalRankWord,
     EvalRankSent,
+    *EVALRANK_PART_TASKS,
     *WORD_SIMILARITY_TASKS,
     STR2021,
     *DOWNSTREAM_TASKS,
@@ -44,6 +53,7 @@ TASKS: tuple[type, ...] = (
 
 __all__ = [
     "DOWNSTREAM_TASKS",
+    "EVALRANK_PART_TASKS",
     "GAP_TASKS",
     "SENTEVAL_PROTOCOL_TASKS",
     "STR2021",
@@ -54,10 +64,14 @@ __all__ = [
     "AbsTaskTriplet",
     "AccSent",
     "EvalRankSent",
+    "EvalRankSentSTR",
+    "EvalRankSentSTSB",
     "EvalRankWord",
+    "EvalRankWordNoWiki",
     "STSBenchmarkGranularity",
     "WMT17DAGranularity",
     "WMT17DALength",
+    "WMT17DAPooled",
     "WMT17DAVocabCoverage",
     "read_triplet_jsonl",
     "triplet_task_from_jsonl",

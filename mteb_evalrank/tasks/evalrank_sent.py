@@ -14,8 +14,8 @@ class EvalRankSent(AbsTaskEvalRank):
             "Sentence-level EvalRank (Wang et al., 2022): each of 6,989 highly similar sentence "
             "pairs (top 25% of STS-B and STR, both directions) is scored by the rank of the "
             "second sentence among all 24,957 background sentences for the first, on "
-            "mean-centred embeddings with exact tie handling. Subsets stsb (4,241 pairs) and "
-            "str (2,748 pairs) keep the positives of one source over the same background."
+            "mean-centred embeddings with exact tie handling. The positives of one source over "
+            "the same background are the tasks EvalRankSentSTSB and EvalRankSentSTR."
         ),
         reference="https://aclanthology.org/2022.acl-long.419",
         dataset=EVALRANK_SENT.mteb_dataset(),
@@ -23,7 +23,7 @@ class EvalRankSent(AbsTaskEvalRank):
         category="t2t",
         modalities=["text"],
         eval_splits=["test"],
-        eval_langs={"default": ["eng-Latn"], "stsb": ["eng-Latn"], "str": ["eng-Latn"]},
+        eval_langs={"default": ["eng-Latn"]},
         main_score="cosine_mrr",
         date=("2012-01-01", "2022-05-22"),
         domains=["News", "Web", "Written"],

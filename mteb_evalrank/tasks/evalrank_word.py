@@ -15,8 +15,8 @@ class EvalRankWord(AbsTaskEvalRank):
             "(top 25% of 13 word-similarity sets, both directions) is scored by the rank of the "
             "second word among all 22,207 background words (similarity-set vocabulary plus the "
             "20,000 most frequent Wikipedia words) for the first word, on mean-centred "
-            "embeddings with exact tie handling. Subset no_wiki: background without the "
-            "Wikipedia words (5,846)."
+            "embeddings with exact tie handling. The no_wiki ablation is the task "
+            "EvalRankWordNoWiki."
         ),
         reference="https://aclanthology.org/2022.acl-long.419",
         dataset=EVALRANK_WORD.mteb_dataset(),
@@ -24,7 +24,7 @@ class EvalRankWord(AbsTaskEvalRank):
         category="t2t",
         modalities=["text"],
         eval_splits=["test"],
-        eval_langs={"default": ["eng-Latn"], "no_wiki": ["eng-Latn"]},
+        eval_langs={"default": ["eng-Latn"]},
         main_score="cosine_mrr",
         date=("2001-01-01", "2022-05-22"),
         domains=["Written", "Encyclopaedic"],
