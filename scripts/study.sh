@@ -42,7 +42,7 @@ WORD_SIM=(WordSimWS353All WordSimWS353Rel WordSimWS353Sim WordSimRWStanford Word
 # 2. word level (Table 3): word similarity and EvalRankWord vs the 10 downstream tasks
 "${CLI[@]}" correlate "$(source_of word)" --out "$DOCS/word" --control-dim \
     --intrinsic "${WORD_SIM[@]}" EvalRankWord:default EvalRankWord:default:cosine_hits_at_1 \
-    EvalRankWord:default:cosine_hits_at_3 EvalRankWord:no_wiki \
+    EvalRankWord:default:cosine_hits_at_3 EvalRankWordNoWiki \
     --extrinsic "${DOWNSTREAM_SENT[@]}" "${PAIR_TASKS[@]}" \
     --scatter EvalRankWord:default SentEvalMR --scatter WordSimSimLex999 SentEvalMR \
     --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN \
@@ -52,7 +52,7 @@ WORD_SIM=(WordSimWS353All WordSimWS353Rel WordSimWS353Sim WordSimRWStanford Word
 "${CLI[@]}" correlate "$(source_of sentence)" --out "$DOCS/sentence" --control-dim \
     --intrinsic STS12 STS13 STS14 STS15 STS16 STSBenchmark SICK-R STR2021 AccSent \
     AccSent::paraphrase_accuracy EvalRankSent:default EvalRankSent:default:cosine_hits_at_1 \
-    EvalRankSent:default:cosine_hits_at_3 EvalRankSent:stsb EvalRankSent:str \
+    EvalRankSent:default:cosine_hits_at_3 EvalRankSentSTSB EvalRankSentSTR \
     --extrinsic "${DOWNSTREAM_SENT[@]}" \
     --scatter EvalRankSent:default SentEvalMR --scatter STSBenchmark SentEvalMR \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R \
@@ -62,7 +62,7 @@ WORD_SIM=(WordSimWS353All WordSimWS353Rel WordSimWS353Sim WordSimRWStanford Word
 #    truncation, post-processing), where base model and embedding family cannot drive the ranking
 "${CLI[@]}" correlate "$(source_of sentence-minilm)" --out "$DOCS/sentence-minilm" --model-regex "MiniLM" \
     --intrinsic STS12 STS13 STS14 STS15 STS16 STSBenchmark SICK-R STR2021 AccSent \
-    AccSent::paraphrase_accuracy EvalRankSent:default EvalRankSent:stsb EvalRankSent:str \
+    AccSent::paraphrase_accuracy EvalRankSent:default EvalRankSentSTSB EvalRankSentSTR \
     --extrinsic "${DOWNSTREAM_SENT[@]}" \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
 echo "tables: $DOCS/word/report.md, $DOCS/sentence/report.md, $DOCS/sentence-minilm/report.md"
