@@ -64,7 +64,8 @@ EVALRANK_DOWNSTREAM_SENTEVAL = Benchmark(
     description=(
         f"The SentEval transfer tasks of EvalRank-Downstream ({_DOWNSTREAM_SETS}) under the SentEval "
         "protocol: whole training split, logistic regression (main score) and MLP with the L2 "
-        "strength chosen by inner cross-validation, z-normalisation as a binary hyper-parameter."
+        "strength chosen as SentEval does (on the validation split where there is one, otherwise by "
+        "cross-validation on the training split), z-normalisation as a binary hyper-parameter."
     ),
     reference="https://aclanthology.org/2022.acl-long.419",
     citation=cite(SENTEVAL_CITATION, EVALRANK_CITATION),

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from mteb.models.abs_encoder import AbsEncoder
 from scipy.optimize import minimize
-from scipy.special import expit
+from scipy.special import expit, log_softmax
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import StratifiedKFold
@@ -27,6 +27,7 @@ from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.evaluation.classifiers import (
     INNER_FOLDS,
     L2_GRID,
+    MLP_BATCH,
     make_classifier,
     pair_features,
     senteval_scores,
@@ -104,6 +105,37 @@ def _lr_protocol(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y
     return out
 
 
+def split_lr_protocol(
+    train: tuple[np.ndarray, np.ndarray],
+    valid: tuple[np.ndarray, np.ndarray],
+    test: tuple[np.ndarray, np.ndarray],
+) -> dict:
+    """SentEval's ``SplitClassifier`` for the logistic regression, written out.
+
+    Each lambda: fit on the whole training split (``C = 1/(n lambda)``), accuracy on the
+    validation split; the best fit (earliest on a tie) is scored on the test split.
+    """
+    (x_train, y_train), (x_valid, y_valid), (x_test, y_test) = (
+        (np.asarray(x, np.float64), y) for x, y in (train, valid, test)
+    )
+    out = {}
+    with threadpool_limits(limits=1):
+        for name, znorm in (("raw", False), ("znorm", True)):
+            a, b, c = x_train, x_valid, x_test
+            if znorm:
+                scaler = StandardScaler().fit(a)
+                a, b, c = scaler.transform(a), scaler.transform(b), scaler.transform(c)
+            best = (-1.0, None, None)
+            for l2 in L2_GRID:
+                model = LogisticRegression(C=1 / (len(y_train) * l2), max_iter=2000, random_state=SEED)
+                model.fit(a, y_train)
+                accuracy = accuracy_score(y_valid, model.predict(b))
+                if accuracy > best[0]:
+                    best = (accuracy, l2, accuracy_score(y_test, model.predict(c)))
+            out[name] = best
+    return out
+
+
 # ---------------------------------------------------------------------------- maths
 def test_pair_features_by_hand() -> None:
     u, v = np.array([[1.0, -2.0]]), np.array([[3.0, 0.5]])
@@ -129,9 +161,67 @@ def test_l2_grid_maps_to_the_senteval_objective() -> None:
     fitted = classifier.fit(x, y)["model"]
     assert fitted.coef_[0] == pytest.approx(expected[:3], abs=1e-4)
     assert fitted.intercept_[0] == pytest.approx(expected[3], abs=1e-4)
-    mlp = make_classifier("mlp", l2, len(y), znorm=True, seed=0)
-    assert mlp["model"].alpha == pytest.approx(len(y) * l2)
-    assert isinstance(mlp["scale"], StandardScaler)
+    assert isinstance(make_classifier("mlp", l2, len(y), znorm=True, seed=0)["scale"], StandardScaler)
+
+
+def senteval_mlp_objective(params: list[np.ndarray], x: np.ndarray, y: np.ndarray, l2: float) -> float:
+    """SentEval's MLP objective on one batch, by hand (``senteval/tools/classifier.py``).
+
+    Linear -> Sigmoid -> Linear, batch-mean cross-entropy (``nn.CrossEntropyLoss``), and
+    PyTorch Adam's ``weight_decay = l2``, i.e. ``(l2/2) * ||theta||^2`` over all parameters
+    (biases included).
+    """
+    w1, b1, w2, b2 = params
+    logits = expit(x @ w1 + b1) @ w2 + b2
+    loss = -np.mean(log_softmax(logits, axis=1)[np.arange(len(y)), y])
+    return float(loss + l2 / 2 * sum(np.sum(p**2) for p in params))
+
+
+def numerical_gradient(f: Any, params: list[np.ndarray], h: float = 1e-6) -> list[np.ndarray]:
+    """Central finite differences of ``f(params)`` with respect to every entry."""
+    grads = []
+    for k, p in enumerate(params):
+        g = np.zeros_like(p)
+        for index in np.ndindex(p.shape):
+            shifted = [q.copy() for q in params]
+            shifted[k][index] += h
+            up = f(shifted)
+            shifted[k][index] -= 2 * h
+            g[index] = (up - f(shifted)) / (2 * h)
+        grads.append(g)
+    return grads
+
+
+@pytest.mark.parametrize("rows", [MLP_BATCH, 10])
+@pytest.mark.filterwarnings("ignore:Got `batch_size` less than 1:UserWarning")
+def test_mlp_step_follows_the_senteval_objective(rows: int) -> None:
+    """One minibatch step of the protocol's MLP against the gradient of SentEval's objective.
+
+    The MLP of ``make_classifier`` (fitted on 3,200 rows) is switched to plain SGD with a
+    known learning rate ``eta``, so one ``partial_fit`` on one batch moves the parameters by
+    ``-eta * gradient``; the gradient sklearn used is compared with the finite-difference
+    gradient of SentEval's objective at the same parameters. A full batch (64 rows) follows
+    it with SentEval's lambda; a short last batch of ``b`` rows gets ``(64 / b) lambda``
+    (documented). sklearn does not decay the biases, PyTorch's weight decay does.
+    """
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(rows, 4)), np.arange(rows) % 3  # three classes: softmax output, as SentEval
+    l2, eta = 1e-2, 1e-3
+    mlp = make_classifier("mlp", l2, 3200, znorm=False, seed=0)["model"]
+    mlp.set_params(solver="sgd", momentum=0.0, nesterovs_momentum=False, learning_rate_init=eta)
+    mlp.set_params(early_stopping=False, shuffle=False)
+    mlp.partial_fit(x, y, classes=[0, 1, 2])  # initialises the parameters (and takes one step)
+    before = [p.copy() for p in (mlp.coefs_[0], mlp.intercepts_[0], mlp.coefs_[1], mlp.intercepts_[1])]
+    mlp.partial_fit(x, y)  # exactly one step: the batch is the whole input
+    after = (mlp.coefs_[0], mlp.intercepts_[0], mlp.coefs_[1], mlp.intercepts_[1])
+    sklearn_gradient = [(b - a) / eta for b, a in zip(before, after, strict=True)]
+    effective = l2 * MLP_BATCH / rows  # SentEval's lambda on a full batch
+    senteval = numerical_gradient(lambda p: senteval_mlp_objective(p, x, y, effective), before)
+    for k in (0, 2):  # weights
+        assert sklearn_gradient[k] == pytest.approx(senteval[k], abs=1e-8)
+    for k in (1, 3):  # biases: SentEval's gradient less its weight decay
+        assert sklearn_gradient[k] == pytest.approx(senteval[k] - effective * before[k], abs=1e-8)
+    assert np.max(np.abs(l2 * before[0])) > 1e-4  # the penalty is large enough to be seen
 
 
 def test_senteval_scores_match_explicit_loops() -> None:
@@ -148,6 +238,24 @@ def test_senteval_scores_match_explicit_loops() -> None:
     assert scores["lr_znorm"] == float(chosen == "znorm")
     assert {"mlp_accuracy", "mlp_accuracy_raw", "mlp_accuracy_znorm", "n_train", "n_test"} <= scores.keys()
     assert (scores["n_train"], scores["n_test"]) == (200, 100)
+
+
+def test_senteval_scores_select_on_the_validation_split() -> None:
+    """With a validation split the L2 strength is chosen on it (SentEval's SplitClassifier)."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(400, 6)) * [1, 10, 0.1, 1, 3, 0.5]
+    y = (x @ [1, 0.1, 5, 0, 0.2, 1] + 2 * rng.normal(size=400) > 0).astype(int)
+    train, valid, test = (x[:150], y[:150]), (x[150:250], y[150:250]), (x[250:], y[250:])
+    scores = senteval_scores(*train, *test, x_valid=valid[0], y_valid=valid[1], seed=SEED, kinds=("lr",))
+    expected = split_lr_protocol(train, valid, test)
+    for name in ("raw", "znorm"):
+        assert scores[f"lr_l2_{name}"] == expected[name][1]
+        assert scores[f"lr_accuracy_{name}"] == pytest.approx(expected[name][2])
+    chosen = "znorm" if expected["znorm"][0] > expected["raw"][0] else "raw"
+    assert scores["lr_accuracy"] == scores[f"lr_accuracy_{chosen}"]
+    assert (scores["n_train"], scores["n_validation"], scores["n_test"]) == (150, 100, 150)
+    with pytest.raises(ValueError, match="both"):
+        senteval_scores(*train, *test, x_valid=valid[0])
 
 
 def test_degenerate_features_do_not_learn() -> None:
@@ -229,6 +337,30 @@ def test_senteval_protocol_equals_explicit_loops_on_trec() -> None:
     assert {k: v for k, v in lr_only.items() if k.startswith("lr_")} == {
         k: v for k, v in scores.items() if k.startswith("lr_")
     }
+
+
+@pytest.mark.usefixtures("built")
+def test_senteval_protocol_selects_on_the_validation_split_of_scicite() -> None:
+    """SciCite has a validation split: SentEval selects on it, so does the task.
+
+    (With GloVe, 5-fold CV on the training split picks another lambda for the z-normalised
+    features, so this fails on the old protocol.)
+    """
+    glove = mteb.get_model(GLOVE)
+    task = mteb.get_task("SentEvalSciCite")
+    task.classifiers = ("lr",)
+    result = mteb.evaluate(glove, task, cache=None, overwrite_strategy="always", show_progress_bar=False)
+    (scores,) = result.task_results[0].scores["test"]
+
+    def split(name: str) -> tuple[np.ndarray, np.ndarray]:
+        rows = load("scicite", name)
+        return glove.embed(rows["text"]), np.asarray(rows["label"])
+
+    expected = split_lr_protocol(split("train"), split("validation"), split("test"))
+    for name in ("raw", "znorm"):
+        assert scores[f"lr_l2_{name}"] == expected[name][1]
+        assert scores[f"lr_accuracy_{name}"] == pytest.approx(expected[name][2], abs=1e-9)
+    assert scores["n_validation"] == 916
 
 
 class _Counting(StaticWordEmbeddings):

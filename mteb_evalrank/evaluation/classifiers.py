@@ -9,25 +9,44 @@ recommendations of Eger et al., 2019) trains on the **whole** training split and
   training split) as a binary hyper-parameter, selected like the L2 strength, and both of
   its settings reported.
 
-L2 strength. SentEval's grid is the weight decay ``lambda in {1e-5, 1e-4, 1e-3, 1e-2}`` of
-the objective ``(1/n) sum_i loss_i + (lambda/2) ||W||^2``. scikit-learn's estimators
-parametrise the same objective differently, so the grid is mapped exactly:
+L2 strength. SentEval's grid is the weight decay ``lambda in {1e-5, 1e-4, 1e-3, 1e-2}``.
+scikit-learn's estimators parametrise the penalty differently, so the grid is mapped:
 
-* ``LogisticRegression`` minimises ``C sum_i loss_i + (1/2) ||w||^2``, hence
-  ``C = 1 / (n lambda)``;
-* ``MLPClassifier`` minimises ``(1/n) sum_i loss_i + (alpha / (2n)) ||W||^2``, hence
-  ``alpha = n lambda``;
+* ``LogisticRegression`` (full batch, L-BFGS) minimises ``C sum_i loss_i + (1/2) ||w||^2``
+  over the ``n`` rows it is fitted on; SentEval's objective ``(1/n) sum_i loss_i +
+  (lambda/2) ||w||^2`` is the same up to the factor ``C n``, hence ``C = 1 / (n lambda)``
+  (exact; ``n`` is an inner-fold training set during cross-validated selection, the whole
+  training split otherwise).
+* ``MLPClassifier`` (Adam, minibatches of ``MLP_BATCH`` = 64 rows, SentEval's batch size)
+  steps along the gradient of ``(1/b) sum_{i in batch} loss_i + (alpha / (2b)) ||W||^2`` on
+  each batch of ``b`` rows (scikit-learn divides the penalty by the rows *of the batch*,
+  ``_compute_loss_grad``), while SentEval's MLP (PyTorch Adam with ``weight_decay =
+  lambda``, batch 64, batch-mean cross-entropy) steps along that of ``(1/b) sum_{i in batch}
+  loss_i + (lambda/2) ||W||^2``. Hence ``alpha = MLP_BATCH * lambda``, whatever the number
+  of rows. Exact for every full batch; the last batch of an epoch holds ``b = m mod 64``
+  rows when the ``m`` training rows are not a multiple of 64, and on that one step
+  scikit-learn's penalty is ``alpha / b = (64 / b) lambda`` (SentEval's stays ``lambda``).
+  Remaining differences: scikit-learn does not penalise the biases (PyTorch's weight decay
+  does), and SentEval's code sets ``size_average = False`` on its loss after construction,
+  which current PyTorch ignores (batch mean, as assumed here; PyTorch versions that read
+  the attribute at each call summed over the batch, a 64 times weaker penalty).
 
-with ``n`` the number of rows the estimator is fitted on (an inner-fold training set
-during selection, the whole training split for the final fit).
+Selection, as SentEval per dataset (``senteval/tools/validation.py``):
 
-Selection. Logistic regression: stratified ``INNER_FOLDS``-fold cross-validation on the
-training split (SentEval's ``KFoldClassifier``), mean accuracy. MLP: one stratified
-hold-out of ``MLP_HOLDOUT`` of the training split (an MLP fit costs ~10-50 LR fits; a
-single split keeps the protocol affordable on a CPU). The grid is scanned in increasing
-``lambda`` and a tie keeps the earlier point; between raw and z-normalised embeddings a
-tie keeps raw. The selected configuration is refitted on the whole training split and
-scored once on the test rows.
+* a dataset with a validation split (SST2, SST5, SciCite, SICK-E; SentEval's
+  ``SplitClassifier``): each grid point is fitted on the whole training split and scored on
+  the validation split; the best one is that fit, scored once on the test split;
+* a dataset without one: cross-validation on the training split (SentEval's
+  ``KFoldClassifier`` for TREC and MRPC; MR, CR, SUBJ and MPQA run it inside each outer
+  fold, SentEval's ``InnerKFoldClassifier``), then the selected point is refitted on the
+  whole training split and scored once on the test split. Logistic regression: stratified
+  ``INNER_FOLDS``-fold cross-validation, mean accuracy. MLP: one stratified hold-out of
+  ``MLP_HOLDOUT`` of the training split instead (a deviation: an MLP fit costs ~10-50 LR
+  fits and a single split keeps the protocol affordable on a CPU).
+
+The grid is scanned in increasing ``lambda`` and a tie keeps the earlier point; between raw
+and z-normalised embeddings a tie keeps raw. The MLP stops early on ``MLP_HOLDOUT`` of the
+rows it is fitted on (SentEval stops on the validation split, or on 5% of the rows).
 
 Pair tasks use SentEval's features ``[u, v, |u - v|, u * v]`` of the two sentence
 embeddings ``u``, ``v``.
@@ -59,6 +78,8 @@ INNER_FOLDS = 5
 MLP_HOLDOUT = 0.1
 #: Hidden units of the MLP (SentEval's ``nhid`` in its MLP experiments).
 MLP_HIDDEN = 50
+#: Minibatch size of the MLP (SentEval's ``batch_size``); the L2 mapping depends on it.
+MLP_BATCH = 64
 
 Kind = Literal["lr", "mlp"]
 
@@ -73,7 +94,11 @@ def pair_features(u: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
 
 
 def make_classifier(kind: Kind, l2: float, n: int, *, znorm: bool, seed: int) -> Pipeline:
-    """The estimator for one grid point, fitted later on ``n`` rows (see module doc for the mapping)."""
+    """The estimator for one grid point ``l2`` (SentEval's lambda), fitted later on ``n`` rows.
+
+    Logistic regression: ``C = 1 / (n l2)``; MLP: ``alpha = MLP_BATCH * l2`` (``n`` unused);
+    see the module doc for the mapping.
+    """
     if n < 1 or l2 <= 0:
         raise ValueError(f"need n >= 1 and l2 > 0, got n={n}, l2={l2}")
     if kind == "lr":
@@ -82,9 +107,10 @@ def make_classifier(kind: Kind, l2: float, n: int, *, znorm: bool, seed: int) ->
         model = MLPClassifier(
             hidden_layer_sizes=(MLP_HIDDEN,),
             activation="logistic",  # SentEval's MLP: Linear -> Sigmoid -> Linear
-            alpha=n * l2,
-            batch_size=64,
-            early_stopping=True,  # on 10% of the rows it is fitted on
+            alpha=MLP_BATCH * l2,  # the penalty is divided by the batch's rows, not n
+            batch_size=MLP_BATCH,
+            early_stopping=True,
+            validation_fraction=MLP_HOLDOUT,  # early stopping on 10% of the rows it is fitted on
             n_iter_no_change=5,  # SentEval's "tenacity"
             max_iter=200,
             random_state=seed,
@@ -112,6 +138,26 @@ def _splitter(kind: Kind, seed: int) -> StratifiedKFold | StratifiedShuffleSplit
     return StratifiedShuffleSplit(n_splits=1, test_size=MLP_HOLDOUT, random_state=seed)
 
 
+def _scored(
+    kind: Kind,
+    selected: float,
+    validation_accuracy: float,
+    final: Pipeline,
+    x_test: NDArray[np.floating],
+    y_test: NDArray[np.integer],
+    znorm: bool,
+) -> Selection:
+    predicted = final.predict(x_test)
+    return Selection(
+        kind=kind,
+        znorm=znorm,
+        l2=selected,
+        validation_accuracy=validation_accuracy,
+        test_accuracy=float(accuracy_score(y_test, predicted)),
+        test_f1=float(f1_score(y_test, predicted, average="macro")),
+    )
+
+
 def select_and_test(
     kind: Kind,
     x_train: NDArray[np.floating],
@@ -122,26 +168,38 @@ def select_and_test(
     znorm: bool,
     seed: int,
     grid: Sequence[float] = L2_GRID,
+    validation: tuple[NDArray[np.floating], NDArray[np.integer]] | None = None,
 ) -> Selection:
-    """Select the L2 strength of ``kind`` on the training rows, refit on all of them, score the test rows."""
+    """Select the L2 strength of ``kind``, fit on all training rows, score the test rows.
+
+    With ``validation = (x_valid, y_valid)`` (SentEval's ``SplitClassifier``): each grid
+    point is fitted on the whole training split and scored on the validation rows; the
+    best fit is the final model. Without (``KFoldClassifier``): cross-validation on the
+    training rows (see ``_splitter``), then a refit of the selected point on all of them.
+    ``validation_accuracy`` is the selection score (accuracy in [0, 1]).
+    """
+    best_l2, best_score = grid[0], -np.inf
+    if validation is not None:
+        x_valid, y_valid = validation
+        best_fit: Pipeline | None = None
+        for l2 in grid:
+            fitted = clone(make_classifier(kind, l2, len(y_train), znorm=znorm, seed=seed)).fit(
+                x_train, y_train
+            )
+            score = float(accuracy_score(y_valid, fitted.predict(x_valid)))
+            if score > best_score:
+                best_l2, best_score, best_fit = l2, score, fitted
+        assert best_fit is not None  # the grid is not empty
+        return _scored(kind, best_l2, best_score, best_fit, x_test, y_test, znorm)
     splitter = _splitter(kind, seed)
     n_inner = len(y_train) - len(next(splitter.split(x_train, y_train))[1])
-    best_l2, best_score = grid[0], -np.inf
     for l2 in grid:
         estimator = make_classifier(kind, l2, n_inner, znorm=znorm, seed=seed)
         score = float(np.mean(cross_val_score(estimator, x_train, y_train, cv=splitter, scoring="accuracy")))
         if score > best_score:
             best_l2, best_score = l2, score
     final = clone(make_classifier(kind, best_l2, len(y_train), znorm=znorm, seed=seed)).fit(x_train, y_train)
-    predicted = final.predict(x_test)
-    return Selection(
-        kind=kind,
-        znorm=znorm,
-        l2=best_l2,
-        validation_accuracy=best_score,
-        test_accuracy=float(accuracy_score(y_test, predicted)),
-        test_f1=float(f1_score(y_test, predicted, average="macro")),
-    )
+    return _scored(kind, best_l2, best_score, final, x_test, y_test, znorm)
 
 
 def senteval_scores(
@@ -153,15 +211,21 @@ def senteval_scores(
     seed: int = 1111,
     kinds: Sequence[Kind] = ("lr", "mlp"),
     grid: Sequence[float] = L2_GRID,
+    x_valid: ArrayLike | None = None,
+    y_valid: ArrayLike | None = None,
 ) -> dict[str, Any]:
     """Scores of the ``senteval`` protocol for one train/test split.
+
+    With ``x_valid``/``y_valid`` (a dataset's validation split) the hyper-parameters are
+    selected on it, otherwise by cross-validation on the training rows (module doc).
 
     For each classifier ``k`` in ``kinds`` (``lr``, ``mlp``) and each normalisation
     ``z in {raw, znorm}``: ``{k}_accuracy_{z}``, ``{k}_f1_{z}`` (macro F1) and
     ``{k}_l2_{z}`` (the selected L2 strength). ``{k}_accuracy`` / ``{k}_f1`` are those of
     the normalisation with the better selection score (``{k}_znorm`` = 1.0 if that is
     z-normalisation; raw wins ties), i.e. normalisation treated as a hyper-parameter.
-    Accuracies are fractions in [0, 1]. Also ``n_train``, ``n_test``.
+    Accuracies are fractions in [0, 1]. Also ``n_train``, ``n_test`` and, with a validation
+    split, ``n_validation``.
 
     Raises:
         NonFiniteEmbeddingsError: when an embedding holds NaN or infinity.
@@ -174,9 +238,25 @@ def senteval_scores(
     if len(np.unique(y_train)) < 2:
         raise ValueError("the training rows hold fewer than two classes; nothing to learn")
     scores: dict[str, Any] = {"n_train": len(y_train), "n_test": len(y_test)}
+    validation = None
+    if (x_valid is None) != (y_valid is None):
+        raise ValueError("give both x_valid and y_valid, or neither")
+    if x_valid is not None:
+        validation = (check_embeddings(x_valid, where="validation features"), np.asarray(y_valid))
+        scores["n_validation"] = len(validation[1])
     for kind in kinds:
         results = {
-            name: select_and_test(kind, x_train, y_train, x_test, y_test, znorm=znorm, seed=seed, grid=grid)
+            name: select_and_test(
+                kind,
+                x_train,
+                y_train,
+                x_test,
+                y_test,
+                znorm=znorm,
+                seed=seed,
+                grid=grid,
+                validation=validation,
+            )
             for name, znorm in (("raw", False), ("znorm", True))
         }
         for name, result in results.items():

@@ -7,15 +7,18 @@ Every dataset has two mteb tasks defined in its file:
   regressions (``max_iter=100``), each trained on ``samples_per_label`` (8) rows per label
   drawn from the training split, scored on the test split; main score ``accuracy``.
 * ``SentEval<Name>`` — protocol ``senteval``: the whole training split, logistic regression
-  and an MLP with the L2 strength selected by inner cross-validation, z-normalisation as a
-  binary hyper-parameter (``mteb_evalrank.evaluation.classifiers.senteval_scores``); main
-  score ``lr_accuracy``.
+  and an MLP with the L2 strength selected as SentEval does for that dataset (on the
+  validation split where there is one, otherwise by cross-validation on the training
+  split), z-normalisation as a binary hyper-parameter
+  (``mteb_evalrank.evaluation.classifiers.senteval_scores``); main score ``lr_accuracy``.
 
 Different task names keep the two protocols' results apart in a ``ResultCache``.
 
-Splits. Datasets with official splits use them (subset ``default``; the validation split,
-where there is one, is not used: selection is by inner cross-validation on ``train``).
-MR, CR, SUBJ and MPQA have none: their rows carry a fixed stratified fold (0-9, see
+Splits. Datasets with official splits use them (subset ``default``). Protocol ``senteval``
+selects the hyper-parameters on the ``validation`` split where the dataset has one (SST2,
+SST5, SciCite, SICK-E: SentEval's ``SplitClassifier``) and by cross-validation on ``train``
+where it has none (TREC, MRPC: SentEval's ``KFoldClassifier``; the fold subsets below:
+``InnerKFoldClassifier``); protocol ``mteb`` never uses it. MR, CR, SUBJ and MPQA have none: their rows carry a fixed stratified fold (0-9, see
 ``mteb_evalrank.data.folds``) and each fold is an hf_subset ``fold-k`` whose ``test`` split
 is fold ``k`` and whose ``train`` split is the nine other folds; mteb's task score is the
 mean over the ten subsets, i.e. 10-fold cross-validation accuracy. Every text is encoded
@@ -72,6 +75,8 @@ class AbsTaskSentEval(PluginDatasetLoading, AbsTaskClassification):
     """True for datasets without an official split (rows carry a ``fold`` column)."""
     text_columns: ClassVar[tuple[str, ...]] = ("text",)
     input_column_name = "text"
+    validation_split: ClassVar[str] = "validation"
+    """Protocol ``senteval``: the split the hyper-parameters are selected on, where a subset has it."""
     classifiers: tuple[Kind, ...] = ("lr", "mlp")
     """Protocol ``senteval``: the classifiers fitted. ``("lr",)`` (the EvalRank paper's
     logistic regression only) drops the ``mlp_*`` scores and ~80% of the cost; the ``lr_*``
@@ -173,12 +178,25 @@ class AbsTaskSentEval(PluginDatasetLoading, AbsTaskClassification):
         y_test = np.asarray(as_list(test[self.label_column_name]))
         # The classifiers fit small dense problems: BLAS/OpenMP threads only add spin-waiting,
         # and on a busy machine they make each fit tens of times slower; one thread is fastest.
+        if self.protocol != "senteval":
+            with timer("Scoring", split=hf_split, subset=hf_subset), threadpool_limits(limits=1):
+                return self._mteb_experiments(train, test, x_train, x_test, timer)
+        x_valid = y_valid = None
+        if self.validation_split in data_split and self.validation_split not in (self.train_split, hf_split):
+            valid = data_split[self.validation_split]
+            x_valid = self._features(model, valid, **encode)
+            y_valid = np.asarray(as_list(valid[self.label_column_name]))
         with timer("Scoring", split=hf_split, subset=hf_subset), threadpool_limits(limits=1):
-            if self.protocol == "senteval":
-                return senteval_scores(
-                    x_train, y_train, x_test, y_test, seed=self.seed, kinds=self.classifiers
-                )
-            return self._mteb_experiments(train, test, x_train, x_test, timer)
+            return senteval_scores(
+                x_train,
+                y_train,
+                x_test,
+                y_test,
+                x_valid=x_valid,
+                y_valid=y_valid,
+                seed=self.seed,
+                kinds=self.classifiers,
+            )
 
     def _mteb_experiments(
         self,
@@ -275,7 +293,8 @@ def senteval_protocol_metadata(metadata: TaskMetadata, name: str) -> TaskMetadat
             "name": name,
             "description": metadata.description
             + " Protocol 'senteval': whole training split, logistic regression (main score) and MLP "
-            "with L2 strength chosen by inner cross-validation, z-normalisation as a hyper-parameter.",
+            "with L2 strength chosen as SentEval does (on the validation split where there is one, "
+            "otherwise by cross-validation on the training split), z-normalisation as a hyper-parameter.",
             "main_score": "lr_accuracy",
         }
     )
