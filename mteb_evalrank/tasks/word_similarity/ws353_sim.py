@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.sts import AbsTaskSTS
 from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 
-from ._common import EVALRANK_NOTE, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
 
 
-class WordSimWS353Sim(AbsTaskSTS):
+class WordSimWS353Sim(WordSimilarityTask):
     metadata = TaskMetadata(
         name="WordSimWS353Sim",
         description=(
