@@ -18,7 +18,9 @@ Conventions of every ``WordSim*`` task:
   with similarity 0 (every model is scored on the same pairs; a model is not rewarded for
   what it does not know), and the share of covered pairs is reported as ``coverage``.
   ``covered_cosine_spearman`` is the other convention of the literature (score only the
-  covered pairs; NaN when fewer than two pairs are covered).
+  covered pairs; NaN when fewer than two pairs are covered). EvalRankWord keeps the EvalRank
+  protocol instead: it centres the background first, so unknown words share the vector
+  ``-mean(E)`` and tie with each other (see ``evaluation.ranking``).
 """
 
 from __future__ import annotations
