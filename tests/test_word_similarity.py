@@ -111,6 +111,7 @@ def test_every_non_empty_line_is_a_lower_cased_row(built: dict[str, BuiltDataset
     # WS-353 is the only set with capitals; they are lower-cased, not dropped
     rel = data.configs["ws-353-rel"]["test"]
     assert ("jerusalem", "israel") in zip(rel["sentence1"], rel["sentence2"], strict=True)
+    # snapshot: copied from the code's output at 03f244d; guards against regressions, not correctness
     assert data.stats["ws-353-all"]["n_lines_lowercased"] == 18
     # repeated and identical-word pairs are kept
     assert data.stats["ws-353-all"]["n_repeated_pairs"] == 1
@@ -316,6 +317,7 @@ def test_glove_on_every_set_matches_numpy_and_scipy() -> None:
         assert scores["coverage"] == pytest.approx(len(known) / len(rows), abs=1e-12)
         covered, _ = independent_spearman(glove, rows.select(known), zero_cosine)
         assert scores["covered_cosine_spearman"] == pytest.approx(covered, abs=tolerance)
+    # snapshot: this test's brute-force value at 03f244d; guards against data regressions
     assert {name: n for name, n in n_unknown.items() if n} == {"rw-stanford": 252, "simverb-3500": 2}
     assert sum(t == 1e-9 for t in tolerances.values()) >= 10  # exact agreement is the rule
 
