@@ -141,6 +141,8 @@ TASK_HOOKS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("mteb.abstasks.classification", "AbsTaskClassification", "_calculate_scores", ("y_test", "y_pred")),
     ("mteb.abstasks.classification", "AbsTaskClassification", "_calculate_avg_scores", ("scores",)),
     ("mteb.abstasks.sts", "AbsTaskSTS", "_calculate_scores", ("scores", "normalized_scores")),
+    ("mteb.abstasks.sts", "AbsTaskSTS", "_evaluate_subset", ("model", "data_split")),
+    ("mteb.abstasks.sts", "AbsTaskSTS", "_normalize", ("x",)),
 )
 
 

@@ -161,10 +161,12 @@ def test_slices_of_the_build_brute_force(built: dict[str, BuiltDataset], source:
     assert {
         raw.index(by_pair[k]) for k in zip(low["lp"], low["sentence1"], low["sentence2"], strict=True)
     } == expected_low
+    # snapshot: this test's brute-force value at 03f244d; guards against data regressions
     assert np.mean([c for c, _ in cov]) == pytest.approx(0.8665, abs=1e-4)  # paper (own tokeniser): 0.882
 
     scores = sorted(r["score"] for r in raw)
     q1, q2, q3 = np.quantile(scores, [0.25, 0.5, 0.75])
+    # snapshot: this test's brute-force value at 03f244d; guards against data regressions
     assert (round(q1, 2), round(q2, 2), round(q3, 2)) == (-0.47, -0.03, 0.43)  # paper: -0.47, -0.03, 0.42
     bands = {
         "gold-low": (-np.inf, q1),
@@ -194,6 +196,8 @@ def test_slices_of_the_build_brute_force(built: dict[str, BuiltDataset], source:
         counts = np.histogram(lengths, edges)[0]
         assert np.all(np.abs(counts - len(rows) * share) < len(share)), lo  # floor(N p_j) per bin
         assert len(set(zip(rows["lp"], rows["pair_id"], strict=True))) == len(rows)  # no row twice
+    # snapshot: copied from the code's output at 03f244d; guards against regressions, not correctness
+    # (the loop above checks each window against the reference histogram, to floor(N p_j) per bin)
     assert [len(configs[f"length-{lo}-{lo + 40}"]["test"]) for lo in range(0, 35, 5)] == [
         560, 556, 1230, 1490, 1116, 694, 468,
     ]  # paper's Table 4: 481, 481, 1225, 1484, 1112, 715, 465  # fmt: skip

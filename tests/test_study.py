@@ -11,6 +11,7 @@ from __future__ import annotations
 import _thread
 import csv
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -171,8 +172,12 @@ def test_report_correlates_intrinsic_with_downstream(study: tuple[Path, Any, lis
     assert "3 models: too few to resample" in (out / "report" / "report.md").read_text(encoding="utf-8")
 
 
-def test_rerun_skips_everything_without_encoding(study: tuple[Path, Any, list]) -> None:
-    out, summary, _ = study
+def test_rerun_skips_everything_without_encoding(study: tuple[Path, Any, list], tmp_path: Path) -> None:
+    """Resuming a finished study, on a copy of it: the shared ``study`` folder stays as the first
+    run left it, so the other tests hold in any order."""
+    original, summary, _ = study
+    out = tmp_path / "study"
+    shutil.copytree(original, out)
     shards = sorted((out / "embeddings").rglob("shard-*.npz"))
     again = run_study(MODELS, TASKS, out=out, workers=2, downstream=DOWNSTREAM, progress=False)
     assert again.count("skipped") == len(MODELS) * len(TASKS) and again.ok

@@ -9,6 +9,7 @@ import json
 import math
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import datasets
@@ -59,7 +60,20 @@ def mteb_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return cos
 
 
-def independent_spearman(model: StaticWordEmbeddings, rows: datasets.Dataset) -> tuple[float, float]:
+def zero_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine in float64; 0 when either side is the zero vector (word-similarity tasks)."""
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    cos = np.zeros(len(a))
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        nx, ny = math.sqrt(float(x @ x)), math.sqrt(float(y @ y))
+        if nx > 0 and ny > 0:
+            cos[i] = float(x @ y) / (nx * ny)
+    return cos
+
+
+def independent_spearman(
+    model: StaticWordEmbeddings, rows: datasets.Dataset, cosine: Callable[..., np.ndarray] = mteb_cosine
+) -> tuple[float, float]:
     """Spearman of float64 cosines with the scores, and the tolerance to compare it with mteb's.
 
     mteb computes the cosines of float32 embeddings in float32 (resolution ~1e-7). When two
@@ -67,7 +81,7 @@ def independent_spearman(model: StaticWordEmbeddings, rows: datasets.Dataset) ->
     Spearman may move by up to ~12/n^2 per swap: tolerance 1e-6. Otherwise the rankings, hence
     the correlations, must agree: tolerance 1e-9.
     """
-    cos = mteb_cosine(model.embed(rows["sentence1"]), model.embed(rows["sentence2"]))
+    cos = cosine(model.embed(rows["sentence1"]), model.embed(rows["sentence2"]))
     gaps = np.diff(np.sort(cos))
     near_ties = bool(np.any((gaps > 0) & (gaps < 1e-6)))
     return float(spearmanr(cos, list(rows["score"])).statistic), 1e-6 if near_ties else 1e-9
@@ -97,6 +111,7 @@ def test_every_non_empty_line_is_a_lower_cased_row(built: dict[str, BuiltDataset
     # WS-353 is the only set with capitals; they are lower-cased, not dropped
     rel = data.configs["ws-353-rel"]["test"]
     assert ("jerusalem", "israel") in zip(rel["sentence1"], rel["sentence2"], strict=True)
+    # snapshot: copied from the code's output at 03f244d; guards against regressions, not correctness
     assert data.stats["ws-353-all"]["n_lines_lowercased"] == 18
     # repeated and identical-word pairs are kept
     assert data.stats["ws-353-all"]["n_repeated_pairs"] == 1
@@ -236,22 +251,55 @@ def test_hand_computed_spearman_on_five_pairs() -> None:
     scores = evaluate(model, task)
     assert scores["cosine_spearman"] == pytest.approx(expected, abs=1e-12)
     assert scores["main_score"] == scores["cosine_spearman"]
-    # An unknown word gets the zero vector and mteb's cosine then scores the pair 0.5:
-    # cosines 0.6, 1, 0, 0.8, 0.5 -> ranks 3, 5, 1, 4, 2 -> rho = 1 / sqrt(95)
-    del vectors["shore"]
+    assert scores["coverage"] == 1.0
+
+
+@pytest.mark.usefixtures("built")
+def test_unknown_words_have_cosine_zero_and_are_counted() -> None:
+    """A zero (unknown-word) embedding has cosine 0 with everything, another zero included.
+
+    mteb's own STS cosine scores a pair of two unknown words 1.0 (perfect agreement) and a
+    pair with one unknown word 0.5. Hand-worked on the first five pairs of MC-30 with a
+    two-word vocabulary per pair (see ``test_hand_computed_spearman_on_five_pairs``).
+    """
+    task = mteb.get_task("WordSimMC30")
+    task.load_data()
+    task.dataset["test"] = task.dataset["test"].select(range(5))
+    gold = list(task.dataset["test"]["score"])  # 3.92, 3.84, 3.84, 3.76, 3.70
+    vectors = {
+        "car": [1, 0], "automobile": [0.6, 0.8],  # cos 0.6
+        "gem": [0, 1], "jewel": [0, 2],  # cos 1.0
+        "journey": [1, 0], "voyage": [0, 1],  # cos 0.0
+        "boy": [1, 0], "lad": [0.8, 0.6],  # cos 0.8
+    }  # fmt: skip
+    # ("coast", "shore") both unknown: cos 0 (mteb: 1.0)
     model = StaticWordEmbeddings(list(vectors), np.array(list(vectors.values()), dtype=np.float64))
-    assert evaluate(model, task)["cosine_spearman"] == pytest.approx(1 / math.sqrt(95), abs=1e-12)
+    scores = evaluate(model, task)
+    # gold ranks 5, 3.5, 3.5, 2, 1; cosines 0.6, 1, 0, 0.8, 0 -> ranks 3, 5, 1.5, 4, 1.5
+    # centred products 0 + 1 - 0.75 - 1 + 3 = 2.25, squares 9.5 and 9.5: rho = 2.25 / 9.5
+    # (mteb's 1.0 for the last pair would give -5.25 / 9.5)
+    assert float(spearmanr([0.6, 1.0, 0.0, 0.8, 0.0], gold).statistic) == pytest.approx(2.25 / 9.5)
+    assert scores["cosine_spearman"] == pytest.approx(2.25 / 9.5, abs=1e-12)
+    assert scores["main_score"] == scores["cosine_spearman"]
+    assert scores["coverage"] == pytest.approx(4 / 5)
+    covered = float(spearmanr([0.6, 1.0, 0.0, 0.8], gold[:4]).statistic)
+    assert scores["covered_cosine_spearman"] == pytest.approx(covered, abs=1e-12)
+    # one unknown side ("shore"): cosine 0 as well (mteb: 0.5), the same rho
+    vectors["coast"] = [1, 0]
+    model = StaticWordEmbeddings(list(vectors), np.array(list(vectors.values()), dtype=np.float64))
+    scores = evaluate(model, task)
+    assert scores["cosine_spearman"] == pytest.approx(2.25 / 9.5, abs=1e-12)
+    assert scores["coverage"] == pytest.approx(4 / 5)
 
 
 @pytest.mark.usefixtures("built")
 def test_glove_on_every_set_matches_numpy_and_scipy() -> None:
-    """mteb's ``cosine_spearman`` equals numpy cosines + ``scipy.stats.spearmanr``.
+    """The task's ``cosine_spearman`` equals numpy cosines + ``scipy.stats.spearmanr``.
 
-    1e-9, or 1e-6 where float32 near-ties exist (see ``independent_spearman``).
-
-    Compared on the pairs whose two words glove knows: every pair except 252 of RW and 2 of
-    SimVerb-3500. An unknown word is a zero vector, whose mteb cosine is 0.5 only up to
-    float32 rounding, so the order among such pairs is not reproducible independently.
+    On every pair, an unknown word's pair having cosine 0 (``zero_cosine``); 1e-9, or 1e-6
+    where float32 near-ties exist (see ``independent_spearman``). glove.6B.50d knows both
+    words of every pair except 252 of RW and 2 of SimVerb-3500 (counted here from its
+    vocabulary), which is the task's ``coverage``.
     """
     glove = mteb.get_model(GLOVE)
     n_unknown, tolerances = {}, {}
@@ -262,11 +310,14 @@ def test_glove_on_every_set_matches_numpy_and_scipy() -> None:
         known = [i for i, pair in enumerate(zip(rows["sentence1"], rows["sentence2"], strict=True))
                  if all(word in glove.index for word in pair)]  # fmt: skip
         n_unknown[task_cls.metadata.dataset["name"]] = len(rows) - len(known)
-        task.dataset["test"] = rows.select(known)
-        expected, tolerance = independent_spearman(glove, task.dataset["test"])
+        expected, tolerance = independent_spearman(glove, rows, zero_cosine)
         tolerances[task_cls.metadata.dataset["name"]] = tolerance
-        got = evaluate(glove, task)["cosine_spearman"]
-        assert got == pytest.approx(expected, abs=tolerance), task_cls.metadata.name
+        scores = evaluate(glove, task)
+        assert scores["cosine_spearman"] == pytest.approx(expected, abs=tolerance), task_cls.metadata.name
+        assert scores["coverage"] == pytest.approx(len(known) / len(rows), abs=1e-12)
+        covered, _ = independent_spearman(glove, rows.select(known), zero_cosine)
+        assert scores["covered_cosine_spearman"] == pytest.approx(covered, abs=tolerance)
+    # snapshot: this test's brute-force value at 03f244d; guards against data regressions
     assert {name: n for name, n in n_unknown.items() if n} == {"rw-stanford": 252, "simverb-3500": 2}
     assert sum(t == 1e-9 for t in tolerances.values()) >= 10  # exact agreement is the rule
 
@@ -322,6 +373,7 @@ def test_mteb_cli_word_set_and_str(built: dict[str, BuiltDataset], tmp_path: Pat
         scores = json.loads(files[0].read_text())["scores"]["test"][0]
         assert scores["main_score"] == scores["cosine_spearman"]
         # the result file holds 6 decimals
-        expected, tolerance = independent_spearman(glove, rows)
+        cosine = zero_cosine if task.startswith("WordSim") else mteb_cosine
+        expected, tolerance = independent_spearman(glove, rows, cosine)
         assert scores["main_score"] == pytest.approx(expected, abs=tolerance + 5e-7), task
         assert scores["main_score"] == round(scores["main_score"], 6)

@@ -11,6 +11,13 @@ texts or answers. Fit corpora of the zoo (``FitCorpus``):
   config ``all``, column ``sentence1``), de-duplicated, in file order (2,787 sentences).
   They carry no label of any task; WMT17DA itself scores (reference, MT output) pairs, so
   for that task the fit is transductive on its reference side (texts only, no scores).
+
+A zero row of the wrapped encoder stays zero: it is how an encoder says it knows nothing
+about a text (a static encoder with no known token), and an affine post-processing would
+otherwise turn it into ``-mean @ matrix``, one shared non-zero vector for every unknown
+text, which then scores cosine 1 against every other unknown text. With zero kept, the
+word-similarity convention (a zero vector has cosine 0 with everything, see
+``tasks.word_similarity._common``) and the coverage count hold after post-processing too.
 """
 
 from __future__ import annotations
@@ -140,7 +147,7 @@ class PostProcessedEncoder(AbsEncoder):
         prompt_type: PromptType | None = None,
         **kwargs: Any,
     ) -> Array:
-        """The wrapped encoder's embeddings of ``inputs``, post-processed.
+        """The wrapped encoder's embeddings of ``inputs``, post-processed; zero rows stay zero.
 
         The first call fits the transform; the fit corpus is encoded with this call's
         ``task_metadata`` (the zoo's encoders ignore it) and no prompt type.
@@ -154,4 +161,7 @@ class PostProcessedEncoder(AbsEncoder):
             prompt_type=prompt_type,
             **kwargs,
         )
-        return transform(np.asarray(embeddings))
+        base = np.asarray(embeddings)
+        out = transform(base)
+        out[~base.any(axis=1)] = 0.0
+        return out

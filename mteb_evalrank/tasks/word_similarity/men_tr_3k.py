@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from mteb.abstasks.sts import AbsTaskSTS
-
 from mteb_evalrank.data.registry import WORD_SIMILARITY
-from mteb_evalrank.tasks._loading import PluginDatasetLoading
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._common import EVALRANK_NOTE, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
 
 
-class WordSimMEN(PluginDatasetLoading, AbsTaskSTS):
+class WordSimMEN(WordSimilarityTask):
     metadata = PluginTaskMetadata(
         name="WordSimMEN",
         description=(
