@@ -313,6 +313,7 @@ def test_pair_task_mteb_protocol_uses_pair_features() -> None:
     assert scores["accuracy"] == pytest.approx(expected, abs=1e-9)
 
 
+@pytest.mark.slow  # 33 s measured (2 shared cores, loaded): -m 'not slow' skips it
 @pytest.mark.usefixtures("built")
 def test_senteval_protocol_equals_explicit_loops_on_trec() -> None:
     glove = mteb.get_model(GLOVE)

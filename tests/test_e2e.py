@@ -75,6 +75,7 @@ def read_scores(out: Path, model: str, task: str) -> dict[str, dict[str, Any]]:
     return {row["hf_subset"]: row for row in json.loads(files[0].read_text())["scores"]["test"]}
 
 
+@pytest.mark.slow  # 61 s measured (2 shared cores, loaded): -m 'not slow' skips it
 @pytest.mark.usefixtures("built")
 def test_mteb_cli_glove_word_task_matches_independent_ranking(tmp_path: Path) -> None:
     run_cli(str(BIN / "mteb"), "run", "-t", "EvalRankWord", "EvalRankWordNoWiki",
@@ -99,6 +100,7 @@ def test_mteb_cli_glove_word_task_matches_independent_ranking(tmp_path: Path) ->
     assert 0.05 < scores["default"]["cosine_mrr"] < 0.2
 
 
+@pytest.mark.slow  # 23 s measured (2 shared cores, loaded): -m 'not slow' skips it
 @pytest.mark.usefixtures("built")
 def test_mteb_cli_benchmark_and_plugin_cli(tmp_path: Path) -> None:
     run_cli(str(BIN / "mteb"), "run", "-b", "EvalRank", "-m", "evalrank/glove.6B.50d",
@@ -160,6 +162,7 @@ class _Degenerate(AbsEncoder):
         return out
 
 
+@pytest.mark.slow  # 15-35 s measured (2 shared cores, loaded): -m 'not slow' skips it
 @pytest.mark.usefixtures("built")
 @pytest.mark.parametrize("value", [0.0, 1.0])
 def test_constant_and_zero_encoders_score_near_zero(value: float) -> None:
@@ -182,6 +185,7 @@ def test_nan_embeddings_stop_the_task_with_a_count() -> None:
                       show_progress_bar=False)  # fmt: skip
 
 
+@pytest.mark.slow  # 82 s measured (2 shared cores, loaded): -m 'not slow' skips it
 def test_static_model_from_toy_file_runs_through_mteb_evaluate(built: dict, source: Path) -> None:
     model = StaticWordEmbeddings.from_file(source / "evalrank" / "word_emb" / "toy_emb.txt")
     task = mteb.get_task("EvalRankWord", hf_subsets=["default"])

@@ -184,6 +184,7 @@ def our_main_score(out: Path, task: str) -> float:
     return row["main_score"]
 
 
+@pytest.mark.slow  # 54 s measured (2 shared cores, loaded): -m 'not slow' skips it
 @pytest.mark.usefixtures("mirrors", "offline_models")
 def test_mteb_cli_minilm_reproduces_published_stsbenchmark(source: Path, tmp_path: Path) -> None:
     # fmt: off
