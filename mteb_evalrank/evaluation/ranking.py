@@ -145,6 +145,55 @@ def _chunks(n: int, size: int) -> Iterator[slice]:
         yield slice(start, min(start + size, n))
 
 
+#: odd 64-bit multipliers of the row hash (fixed: the grouping must not depend on a seed)
+_HASH_SEED = 0x5EED_E7A1_2A4C
+
+
+def _hash_multipliers(size: int) -> NDArray[np.uint64]:
+    """``size`` fixed random odd 64-bit multipliers for the row hash of :func:`unique_rows`."""
+    rng = np.random.default_rng(_HASH_SEED)
+    return rng.integers(0, 2**63, size=size, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+
+
+def unique_rows(x: NDArray[np.float64]) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]:
+    """Group identical rows: ``(first, inverse, counts)`` with ``x[first][inverse] == x``.
+
+    ``first[j]`` is one row of group ``j``, ``inverse[i]`` the group of row ``i`` and
+    ``counts[j]`` the size of group ``j``. Groups with ``counts > 1`` come first. Rows are
+    grouped by a 64-bit multilinear hash of their 32-bit words (``sum_i w_i m_i mod 2^64``,
+    ``m_i`` fixed random odd numbers), then every row is checked against its group's
+    representative with ``==``; on a hash collision (never seen in practice) the exact, slow
+    ``np.unique`` of the rows' bytes is used instead. ``0.0`` and ``-0.0`` hash apart; such
+    rows may stay in separate groups, which changes nothing downstream (every group is
+    ranked with its multiplicity). Cost: one pass over ``x`` plus a sort of ``n`` integers,
+    against ``O(n d log n)`` comparisons for ``np.unique(x, axis=0)``.
+    """
+    n, dim = x.shape
+    x = np.ascontiguousarray(x)
+    words = x.view(np.uint32)  # 2 dim words of 32 bits per row
+    mult = _hash_multipliers(2 * dim)
+    keys = np.empty(n, dtype=np.uint64)
+    step = 1024  # small blocks: the uint64 copy of the words stays in cache
+    for part in _chunks(n, step):
+        keys[part] = words[part] @ mult  # sum_i w_i m_i mod 2^64, m_i random odd
+    _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    if first.size < n:
+        for part in _chunks(n, 16 * step):
+            if not np.array_equal(x[part], x[first[inverse[part]]]):
+                rows = x.view(np.dtype((np.void, 8 * dim))).reshape(-1)
+                _, first, inverse, counts = np.unique(
+                    rows, return_index=True, return_inverse=True, return_counts=True
+                )
+                inverse = inverse.reshape(-1)
+                break
+    # groups with several rows first (their counts are summed with weights, the others counted)
+    order = np.argsort(counts == 1, kind="stable")
+    position = np.empty_like(order)
+    position[order] = np.arange(order.size)
+    return first[order].astype(np.intp), position[inverse].astype(np.intp), counts[order].astype(np.int64)
+
+
 def rank_counts(
     embeddings: ArrayLike,
     queries: Sequence[int] | NDArray[np.intp],
@@ -178,8 +227,16 @@ def rank_counts_all(
     are the same background item get ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)``
     (absolute on the cosine, relative on the euclidean distance; see the module docstring).
 
-    How: the centred rows are first multiplied by a power of two ``2^-e`` that brings the
-    largest norm into ``[1/2, 1)``; that is exact in floating point and changes no count
+    How: identical embeddings have identical similarities, so the centred rows are grouped
+    (:func:`unique_rows`) and the pass below runs against the ``m`` distinct rows, each
+    competitor group counted with its multiplicity; the query's own group counts its other
+    items (the query excluded once; the positive too if it shares the group) and the
+    positive's group its other items, both classified by the rule in float64. Other items
+    with the same embedding as ``q`` or ``p`` are competitors, as every other item. A
+    constant, low-coverage, quantised or duplicated-text encoder therefore costs no more
+    than any other (less: ``m < n``). The distinct rows are then multiplied by a power of
+    two ``2^-e`` that brings the largest norm into ``[1/2, 1)``; that is exact in floating
+    point and changes no count
     (every rule is scale-invariant), and it keeps the float32 pass below from overflowing
     for any input scale. For a chunk of pairs, the dot products ``D = x_q . x_u`` of the
     query rows with every background row are one float32 matrix product (fast), shared by
@@ -211,9 +268,10 @@ def rank_counts_all(
     competitor whose float32 stand-in lies above ``hi + margin`` is counted better, below
     ``lo - margin`` worse; the few in between are recomputed in float64 from their definition
     and classified by the rule itself, with ``s(q,p)`` or ``d(q,p)`` always computed in
-    float64. ``u = q`` and ``u = p`` are set to
-    NaN in the pass, so they fall in neither count nor the band. Peak extra memory: about
-    ``chunk_bytes`` plus a float64 and a float32 copy of the embeddings.
+    float64. The groups of ``q`` and ``p`` are set to NaN in the pass, so they fall in
+    neither count nor the band (they are refined with their multiplicities, see above).
+    Peak extra memory: about ``chunk_bytes`` plus a float64 copy of the embeddings and a
+    float64 and a float32 copy of the distinct rows.
     """
     if not 0.0 <= tol < 1.0:
         raise ValueError(f"tol must lie in [0, 1), got {tol}.")
@@ -229,6 +287,17 @@ def rank_counts_all(
         if similarity not in SIMILARITIES:
             raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}.")
 
+    # identical rows have identical similarities: rank against the distinct rows, each
+    # competitor counted with its multiplicity (ties cost nothing, however many)
+    first, group, weight = unique_rows(x)
+    if first.size < n:
+        x = x[first]
+    else:  # no duplicates: keep the rows in place
+        group = first = np.arange(n, dtype=np.intp)
+        weight = np.ones(n, dtype=np.int64)
+    m = first.size
+    n_multi = int(np.count_nonzero(weight > 1))  # the groups with several rows come first
+    weight64 = weight[:n_multi].astype(np.float64)
     # exact rescaling by 2^-e, largest row norm in [1/2, 1) (max |x_ij| avoids overflow in the norm)
     largest = float(np.abs(x).max())
     if largest > 0:
@@ -242,18 +311,24 @@ def rank_counts_all(
     underflow = 4 * (dim + 4) * 2.0**-149
     max_sq = float(sq.max())
     counts = {s: (np.zeros(q.size, np.int64), np.zeros(q.size, np.int64)) for s in similarities}
-    rows = _chunk_rows(n, chunk_bytes)
+    rows = _chunk_rows(m, chunk_bytes)
     # buffers reused by every chunk (fresh large arrays would page-fault on each chunk)
     size = min(rows, max(q.size, 1))
-    dots_buf = np.empty((size, n), dtype=np.float32)
-    value_buf = np.empty((size, n), dtype=np.float32)
-    above_buf = np.empty((size, n), dtype=bool)
-    band_buf = np.empty((size, n), dtype=bool)
+    dots_buf = np.empty((size, m), dtype=np.float32)
+    # (at least 2 columns' worth: `_weighted_count` reuses it for float64 scratch)
+    value_buf = np.empty(size * max(m, 2), dtype=np.float32)
+    above_buf = np.empty((size, m), dtype=bool)
+    band_buf = np.empty((size, m), dtype=bool)
     for part in _chunks(q.size, rows):
-        qc, pc = q[part], p[part]
+        # qc, pc index the distinct rows from here on (x[qc] is the query's row)
+        qc, pc = group[q[part]], group[p[part]]
         local = np.arange(qc.size)
+        # the other items of q's and p's own groups (q and p excluded once each) are ranked
+        # in the refinement with these multiplicities; the pass sees neither group
+        own_weight = weight[qc] - 1 - (qc == pc)
+        pos_weight = np.where(qc == pc, 0, weight[pc] - 1)
         dots = np.matmul(x32[qc], x32.T, out=dots_buf[: qc.size])
-        value = value_buf[: qc.size]
+        value = value_buf[: qc.size * m].reshape(qc.size, m)
         for similarity in similarities:
             if similarity == "cosine":
                 # value = D / |x_u| = cos(q, u) |x_q|  (a zero row has cosine 0)
@@ -275,20 +350,40 @@ def rank_counts_all(
             margin = margin + underflow
             lo32 = (lo - margin)[:, None].astype(np.float32)
             hi32 = (hi + margin)[:, None].astype(np.float32)
-            # u = q and u = p are not competitors: NaN compares false, so neither above nor in the band
+            # q's and p's groups are ranked in the refinement: NaN compares false, so neither
+            # above nor in the band
             value[local, qc] = np.nan
             value[local, pc] = np.nan
             above = np.greater(value, hi32, out=above_buf[: qc.size])
-            g = np.count_nonzero(above, axis=1)
             band = np.greater_equal(value, lo32, out=band_buf[: qc.size])
             band ^= above  # lo <= value <= hi  (value > hi implies value >= lo)
+            # better: the singleton groups counted, the others summed with their multiplicities
+            g = np.count_nonzero(above[:, n_multi:], axis=1)
+            g += _weighted_count(above[:, :n_multi], weight64, value_buf, max(1, m // 2))
             # np.nonzero is slow per element scanned; the band is sparse, so scan only its rows
             with_band = np.flatnonzero(band.any(axis=1))
             sub_rows, band_cols = np.nonzero(band[with_band])
             band_rows = with_band[sub_rows]
+            refine_rows = np.concatenate([band_rows, local, local])
+            refine_cols = np.concatenate([band_cols, qc, pc])
+            refine_weights = np.concatenate([weight[band_cols], own_weight, pos_weight])
+            keep = refine_weights > 0
             t = np.zeros(qc.size, dtype=np.int64)
-            _refine(x, inv, qc, pc, band_rows, band_cols, target, tol, similarity, g, t, chunk_bytes)
-            same = qc == pc
+            _refine(
+                x,
+                inv,
+                qc,
+                refine_rows[keep],
+                refine_cols[keep],
+                refine_weights[keep],
+                target,
+                tol,
+                similarity,
+                g,
+                t,
+                chunk_bytes,
+            )
+            same = q[part] == p[part]
             g[same] = 0
             t[same] = 0
             counts[similarity][0][part] = g
@@ -296,13 +391,31 @@ def rank_counts_all(
     return {s: RankCounts(better, tied) for s, (better, tied) in counts.items()}
 
 
+def _weighted_count(
+    above: NDArray[np.bool_], weights: NDArray[np.float64], buffer: NDArray[np.float32], cols: int
+) -> NDArray[np.int64]:
+    """``above @ weights`` for a boolean matrix, exact (float64 sums of integers below ``2^53``).
+
+    ``buffer`` is scratch space of at least ``above.shape[0] * 2 * cols`` float32; the columns
+    go through it ``cols`` at a time as float64.
+    """
+    total = np.zeros(above.shape[0], dtype=np.float64)
+    flat = buffer.reshape(-1)
+    for part in _chunks(above.shape[1], cols):
+        block = above[:, part]
+        scratch = flat[: 2 * block.size].view(np.float64).reshape(block.shape)
+        np.copyto(scratch, block)
+        total += scratch @ weights[part]
+    return total.astype(np.int64)
+
+
 def _refine(
     x: NDArray[np.float64],
     inv: NDArray[np.float64],
     qc: NDArray[np.intp],
-    pc: NDArray[np.intp],
     band_rows: NDArray[np.intp],
     band_cols: NDArray[np.intp],
+    band_weights: NDArray[np.int64],
     target: NDArray[np.float64],
     tol: float,
     similarity: Similarity,
@@ -312,14 +425,15 @@ def _refine(
 ) -> None:
     """Classify the competitors near the decision band by the rule, in float64.
 
-    ``target`` is ``s(q,p)`` (cosine) or ``d(q,p)`` (euclidean); the comparisons are the
-    module docstring's formulas verbatim. ``u = q`` and ``u = p`` are dropped here too.
+    ``x`` holds the distinct rows; ``(band_rows[i], band_cols[i])`` is a pair of the chunk
+    (``qc`` indexes its query row) against distinct row ``band_cols[i]``, which stands for
+    ``band_weights[i]`` competitors (its multiplicity, less ``q`` and ``p`` themselves in
+    their own rows). ``target`` is ``s(q,p)`` (cosine) or ``d(q,p)`` (euclidean); the
+    comparisons are the module docstring's formulas verbatim.
     """
     step = max(1, chunk_bytes // (x.shape[1] * 16))
     for part in _chunks(band_rows.size, step):
-        r, c = band_rows[part], band_cols[part]
-        keep = (c != qc[r]) & (c != pc[r])
-        r, c = r[keep], c[keep]
+        r, c, w = band_rows[part], band_cols[part], band_weights[part]
         a, b = x[qc[r]], x[c]
         reference = target[r]
         if similarity == "cosine":
@@ -331,8 +445,8 @@ def _refine(
             bound = tol * reference
             is_better = -gap > bound
             is_tied = np.abs(gap) <= bound
-        np.add.at(better, r, is_better)
-        np.add.at(tied, r, is_tied)
+        better += np.bincount(r, weights=w * is_better, minlength=better.size).astype(np.int64)
+        tied += np.bincount(r, weights=w * is_tied, minlength=tied.size).astype(np.int64)
 
 
 def reciprocal_ranks(counts: RankCounts, tie_policy: TiePolicy = "expected") -> NDArray[np.float64]:
