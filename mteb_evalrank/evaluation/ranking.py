@@ -275,7 +275,12 @@ def rank_counts_all(
     """
     if not 0.0 <= tol < 1.0:
         raise ValueError(f"tol must lie in [0, 1), got {tol}.")
-    x = centre(check_embeddings(embeddings))
+    x = check_embeddings(embeddings)
+    # centre (E - mean(E), as `centre`) in place when check_embeddings made a copy
+    if isinstance(embeddings, np.ndarray) and np.shares_memory(x, embeddings):
+        x = centre(x)
+    else:
+        x -= x.mean(axis=0, keepdims=True)
     q = np.asarray(queries, dtype=np.intp)
     p = np.asarray(positives, dtype=np.intp)
     n, dim = x.shape
@@ -299,10 +304,11 @@ def rank_counts_all(
     n_multi = int(np.count_nonzero(weight > 1))  # the groups with several rows come first
     weight64 = weight[:n_multi].astype(np.float64)
     # exact rescaling by 2^-e, largest row norm in [1/2, 1) (max |x_ij| avoids overflow in the norm)
-    largest = float(np.abs(x).max())
+    # (in place: x is a copy by now; no temporary of the size of x)
+    largest = max(float(x.max()), -float(x.min()))
     if largest > 0:
-        x = np.ldexp(x, -np.frexp(largest)[1])
-        x = np.ldexp(x, -np.frexp(float(np.linalg.norm(x, axis=1).max()))[1])
+        np.ldexp(x, -np.frexp(largest)[1], out=x)
+        np.ldexp(x, -np.frexp(float(np.sqrt(np.einsum("ij,ij->i", x, x).max())))[1], out=x)
     sq = np.einsum("ij,ij->i", x, x)
     norms = np.sqrt(sq)
     inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
