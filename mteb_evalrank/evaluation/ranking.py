@@ -131,13 +131,14 @@ def centre(embeddings: NDArray[np.float64]) -> NDArray[np.float64]:
 
 #: unit roundoff of float32
 _U32 = 2.0**-24
-#: bytes per element of a chunk: float32 dot products and work buffer (8), two boolean masks (2),
-#: the copied rows of the band mask (at most 1)
-_BYTES_PER_ELEMENT = 11
+#: bytes per element of a sub-tile: float32 values (4), two boolean masks (2), the float64
+#: copy of the mask's rows of repeated background rows (at most 8)
+_BYTES_PER_ELEMENT = 14
 
 
 def _chunk_rows(n_background: int, chunk_bytes: int) -> int:
-    return max(1, chunk_bytes // (n_background * _BYTES_PER_ELEMENT))
+    """Query rows per tile against a background of ``n_background`` rows (many pairs)."""
+    return _tile_shape(2**62, n_background, chunk_bytes)[0]
 
 
 def _chunks(n: int, size: int) -> Iterator[slice]:
@@ -317,28 +318,28 @@ def rank_counts_all(
     underflow = 4 * (dim + 4) * 2.0**-149
     max_sq = float(sq.max())
     counts = {s: (np.zeros(q.size, np.int64), np.zeros(q.size, np.int64)) for s in similarities}
-    rows = _chunk_rows(m, chunk_bytes)
-    # buffers reused by every chunk (fresh large arrays would page-fault on each chunk)
-    size = min(rows, max(q.size, 1))
-    dots_buf = np.empty((size, m), dtype=np.float32)
-    # (at least 2 columns' worth: `_weighted_count` reuses it for float64 scratch)
-    value_buf = np.empty(size * max(m, 2), dtype=np.float32)
-    above_buf = np.empty((size, m), dtype=bool)
-    band_buf = np.empty((size, m), dtype=bool)
+    rows, cols, sub = _tile_shape(q.size, m, chunk_bytes)
+    # buffers reused throughout: the products of a tile (background rows by pairs, large
+    # enough for an efficient GEMM) and the passes over a sub-tile of it (small, in cache)
+    dots_buf = np.empty(rows * cols, dtype=np.float32)
+    value_buf = np.empty(rows * sub, dtype=np.float32)
+    above_buf = np.empty(rows * sub, dtype=bool)
+    band_buf = np.empty(rows * sub, dtype=bool)
+    # band entries are refined once this many have gathered (the refinement's own chunk)
+    flush_at = max(1, chunk_bytes // (dim * 16))
     for part in _chunks(q.size, rows):
         # qc, pc index the distinct rows from here on (x[qc] is the query's row)
         qc, pc = group[q[part]], group[p[part]]
-        local = np.arange(qc.size)
+        r = qc.size
+        local = np.arange(r)
+        left = np.ascontiguousarray(x32[qc].T)  # dim x r
         # the other items of q's and p's own groups (q and p excluded once each) are ranked
         # in the refinement with these multiplicities; the pass sees neither group
         own_weight = weight[qc] - 1 - (qc == pc)
         pos_weight = np.where(qc == pc, 0, weight[pc] - 1)
-        dots = np.matmul(x32[qc], x32.T, out=dots_buf[: qc.size])
-        value = value_buf[: qc.size * m].reshape(qc.size, m)
+        state = {}
         for similarity in similarities:
             if similarity == "cosine":
-                # value = D / |x_u| = cos(q, u) |x_q|  (a zero row has cosine 0)
-                np.multiply(dots, inv32[None, :], out=value)
                 target = np.einsum("ij,ij->i", x[qc], x[pc]) * inv[qc] * inv[pc]
                 scale = norms[qc]
                 lo = (target - tol) * scale
@@ -346,50 +347,65 @@ def rank_counts_all(
                 # |fl32(value) - c |x_q|| <= (gamma + 3u) |x_q|, |c| <= 1; thresholds rounded to float32
                 margin = (2 * gamma + 8 * _U32) * scale + 2 * _U32 * np.maximum(abs(lo), abs(hi))
             else:
-                # value = v(q,u) = D - |x_u|^2 / 2 = (|x_q|^2 - d(q,u)^2) / 2; target = d(q,p)
-                np.subtract(dots, half_sq32[None, :], out=value)
                 target = np.linalg.norm(x[qc] - x[pc], axis=1)
                 hi = (sq[qc] - (target * (1.0 - tol)) ** 2) / 2  # v > hi  <=>  d(q,u) < d_p (1 - tol)
                 lo = (sq[qc] - (target * (1.0 + tol)) ** 2) / 2  # v < lo  <=>  d(q,u) > d_p (1 + tol)
                 # |fl32(value) - v| <= (gamma + 2u)(|x_q|^2 / 2 + 3/2 max |x_u|^2); thresholds to float32
                 margin = (gamma + 6 * _U32) * (sq[qc] + 2 * max_sq) + 2 * _U32 * (abs(lo) + abs(hi))
             margin = margin + underflow
-            lo32 = (lo - margin)[:, None].astype(np.float32)
-            hi32 = (hi + margin)[:, None].astype(np.float32)
-            # q's and p's groups are ranked in the refinement: NaN compares false, so neither
-            # above nor in the band
-            value[local, qc] = np.nan
-            value[local, pc] = np.nan
-            above = np.greater(value, hi32, out=above_buf[: qc.size])
-            band = np.greater_equal(value, lo32, out=band_buf[: qc.size])
-            band ^= above  # lo <= value <= hi  (value > hi implies value >= lo)
-            # better: the singleton groups counted, the others summed with their multiplicities
-            g = np.count_nonzero(above[:, n_multi:], axis=1)
-            g += _weighted_count(above[:, :n_multi], weight64, value_buf, max(1, m // 2))
-            # np.nonzero is slow per element scanned; the band is sparse, so scan only its rows
-            with_band = np.flatnonzero(band.any(axis=1))
-            sub_rows, band_cols = np.nonzero(band[with_band])
-            band_rows = with_band[sub_rows]
-            refine_rows = np.concatenate([band_rows, local, local])
-            refine_cols = np.concatenate([band_cols, qc, pc])
-            refine_weights = np.concatenate([weight[band_cols], own_weight, pos_weight])
-            keep = refine_weights > 0
-            t = np.zeros(qc.size, dtype=np.int64)
-            _refine(
-                x,
-                inv,
-                qc,
-                refine_rows[keep],
-                refine_cols[keep],
-                refine_weights[keep],
-                target,
-                tol,
-                similarity,
-                g,
-                t,
-                chunk_bytes,
-            )
-            same = q[part] == p[part]
+            lo32 = (lo - margin)[None, :].astype(np.float32)
+            hi32 = (hi + margin)[None, :].astype(np.float32)
+            # q's and p's groups go to the refinement with their remaining multiplicities
+            keep = own_weight > 0
+            pending = [(local[keep], qc[keep], own_weight[keep])]
+            keep = pos_weight > 0
+            pending.append((local[keep], pc[keep], pos_weight[keep]))
+            g = np.zeros(r, dtype=np.int64)
+            t = np.zeros(r, dtype=np.int64)
+            state[similarity] = (target, lo32, hi32, g, t, pending, [0])
+        for c0 in range(0, m, cols):
+            c1 = min(c0 + cols, m)
+            # tile: dots[u - c0, i] = x_u . x_q(i) for background rows u in [c0, c1)
+            tile = np.matmul(x32[c0:c1], left, out=dots_buf[: (c1 - c0) * r].reshape(c1 - c0, r))
+            for s0 in range(c0, c1, sub):
+                s1 = min(s0 + sub, c1)
+                height = s1 - s0
+                dots = tile[s0 - c0 : s1 - c0]
+                value = value_buf[: height * r].reshape(height, r)
+                # q's and p's own groups are refined apart: NaN compares false, so neither
+                # above nor in the band
+                own = local[(qc >= s0) & (qc < s1)]
+                partner = local[(pc >= s0) & (pc < s1)]
+                n_weighted = max(0, min(n_multi, s1) - s0)  # rows of groups of several items
+                for similarity in similarities:
+                    target, lo32, hi32, g, t, pending, size = state[similarity]
+                    if similarity == "cosine":
+                        # value = D / |x_u| = cos(q, u) |x_q|  (a zero row has cosine 0)
+                        np.multiply(dots, inv32[s0:s1, None], out=value)
+                    else:
+                        # value = v(q,u) = D - |x_u|^2 / 2 = (|x_q|^2 - d(q,u)^2) / 2
+                        np.subtract(dots, half_sq32[s0:s1, None], out=value)
+                    value[qc[own] - s0, own] = np.nan
+                    value[pc[partner] - s0, partner] = np.nan
+                    above = np.greater(value, hi32, out=above_buf[: height * r].reshape(height, r))
+                    band = np.greater_equal(value, lo32, out=band_buf[: height * r].reshape(height, r))
+                    band ^= above  # lo <= value <= hi  (value > hi implies value >= lo)
+                    # better: singleton groups counted, the others summed with their multiplicities
+                    g += np.count_nonzero(above[n_weighted:], axis=0)
+                    if n_weighted:
+                        g += (weight64[s0 : s0 + n_weighted] @ above[:n_weighted]).astype(np.int64)
+                    flat = _sparse_flatnonzero(band_buf[: height * r])
+                    if flat.size:
+                        band_cols = flat // r + s0
+                        pending.append((flat % r, band_cols, weight[band_cols]))
+                        size[0] += flat.size
+                        if size[0] >= flush_at:
+                            _refine_pending(x, inv, qc, pending, target, tol, similarity, g, t, chunk_bytes)
+                            size[0] = 0
+        same = q[part] == p[part]
+        for similarity in similarities:
+            target, _, _, g, t, pending, _ = state[similarity]
+            _refine_pending(x, inv, qc, pending, target, tol, similarity, g, t, chunk_bytes)
             g[same] = 0
             t[same] = 0
             counts[similarity][0][part] = g
@@ -397,22 +413,55 @@ def rank_counts_all(
     return {s: RankCounts(better, tied) for s, (better, tied) in counts.items()}
 
 
-def _weighted_count(
-    above: NDArray[np.bool_], weights: NDArray[np.float64], buffer: NDArray[np.float32], cols: int
-) -> NDArray[np.int64]:
-    """``above @ weights`` for a boolean matrix, exact (float64 sums of integers below ``2^53``).
+#: products per tile (one GEMM: large enough to run at the machine's full speed)
+_TILE_ELEMENTS = 2**23
+#: pairs per tile
+_TILE_ROWS = 1024
+#: elements of a sub-tile, over which the comparisons run (its buffers stay in cache)
+_SUB_TILE_ELEMENTS = 2**19
 
-    ``buffer`` is scratch space of at least ``above.shape[0] * 2 * cols`` float32; the columns
-    go through it ``cols`` at a time as float64.
+
+def _tile_shape(n_pairs: int, m: int, chunk_bytes: int) -> tuple[int, int, int]:
+    """``(pairs, background rows, background rows of a sub-tile)`` of a tile within ``chunk_bytes``.
+
+    Memory: ``4`` bytes per tile element (its float32 products) and ``_BYTES_PER_ELEMENT``
+    per sub-tile element.
     """
-    total = np.zeros(above.shape[0], dtype=np.float64)
-    flat = buffer.reshape(-1)
-    for part in _chunks(above.shape[1], cols):
-        block = above[:, part]
-        scratch = flat[: 2 * block.size].view(np.float64).reshape(block.shape)
-        np.copyto(scratch, block)
-        total += scratch @ weights[part]
-    return total.astype(np.int64)
+    budget = max(1, chunk_bytes // 2)
+    rows = max(1, min(n_pairs, _TILE_ROWS, budget // (4 + _BYTES_PER_ELEMENT)))
+    sub = max(1, min(m, _SUB_TILE_ELEMENTS // rows, budget // (_BYTES_PER_ELEMENT * rows)))
+    cols = max(sub, min(m, _TILE_ELEMENTS // rows, budget // (4 * rows)) // sub * sub)
+    return rows, cols, sub
+
+
+def _sparse_flatnonzero(mask: NDArray[np.bool_]) -> NDArray[np.intp]:
+    """``np.flatnonzero`` of a sparse contiguous boolean vector, scanning 8 bytes at a time."""
+    whole = mask.size - mask.size % 8
+    words = np.flatnonzero(mask[:whole].view(np.uint64))
+    found = (words[:, None] * 8 + np.arange(8)).reshape(-1)
+    found = found[mask[found]]
+    if whole < mask.size:
+        found = np.concatenate([found, whole + np.flatnonzero(mask[whole:])])
+    return found
+
+
+def _refine_pending(
+    x: NDArray[np.float64],
+    inv: NDArray[np.float64],
+    qc: NDArray[np.intp],
+    pending: list[tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]],
+    target: NDArray[np.float64],
+    tol: float,
+    similarity: Similarity,
+    better: NDArray[np.int64],
+    tied: NDArray[np.int64],
+    chunk_bytes: int,
+) -> None:
+    """Refine the gathered ``(rows, cols, weights)`` entries and empty ``pending``."""
+    if pending:
+        rows, cols, weights = (np.concatenate(a) for a in zip(*pending, strict=True))
+        pending.clear()
+        _refine(x, inv, qc, rows, cols, weights, target, tol, similarity, better, tied, chunk_bytes)
 
 
 def _refine(
@@ -437,7 +486,8 @@ def _refine(
     their own rows). ``target`` is ``s(q,p)`` (cosine) or ``d(q,p)`` (euclidean); the
     comparisons are the module docstring's formulas verbatim.
     """
-    step = max(1, chunk_bytes // (x.shape[1] * 16))
+    # small blocks: the gathered float64 rows stay in cache
+    step = max(1, min(4096, chunk_bytes // (x.shape[1] * 16)))
     for part in _chunks(band_rows.size, step):
         r, c, w = band_rows[part], band_cols[part], band_weights[part]
         a, b = x[qc[r]], x[c]
