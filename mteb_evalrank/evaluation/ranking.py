@@ -327,6 +327,7 @@ def rank_counts_all(
     band_buf = np.empty(rows * sub, dtype=bool)
     # band entries are refined once this many have gathered (the refinement's own chunk)
     flush_at = max(1, chunk_bytes // (dim * 16))
+    count_dtype = np.uint16 if sub < 2**16 else np.int64
     for part in _chunks(q.size, rows):
         # qc, pc index the distinct rows from here on (x[qc] is the query's row)
         qc, pc = group[q[part]], group[p[part]]
@@ -347,7 +348,7 @@ def rank_counts_all(
                 # |fl32(value) - c |x_q|| <= (gamma + 3u) |x_q|, |c| <= 1; thresholds rounded to float32
                 margin = (2 * gamma + 8 * _U32) * scale + 2 * _U32 * np.maximum(abs(lo), abs(hi))
             else:
-                target = np.linalg.norm(x[qc] - x[pc], axis=1)
+                target = _distances(x[qc], x[pc])
                 hi = (sq[qc] - (target * (1.0 - tol)) ** 2) / 2  # v > hi  <=>  d(q,u) < d_p (1 - tol)
                 lo = (sq[qc] - (target * (1.0 + tol)) ** 2) / 2  # v < lo  <=>  d(q,u) > d_p (1 + tol)
                 # |fl32(value) - v| <= (gamma + 2u)(|x_q|^2 / 2 + 3/2 max |x_u|^2); thresholds to float32
@@ -363,6 +364,7 @@ def rank_counts_all(
             g = np.zeros(r, dtype=np.int64)
             t = np.zeros(r, dtype=np.int64)
             state[similarity] = (target, lo32, hi32, g, t, pending, [0])
+        xq, inv_q = x[qc], inv[qc]  # the queries' float64 rows, for the refinement
         for c0 in range(0, m, cols):
             c1 = min(c0 + cols, m)
             # tile: dots[u - c0, i] = x_u . x_q(i) for background rows u in [c0, c1)
@@ -391,7 +393,8 @@ def rank_counts_all(
                     band = np.greater_equal(value, lo32, out=band_buf[: height * r].reshape(height, r))
                     band ^= above  # lo <= value <= hi  (value > hi implies value >= lo)
                     # better: singleton groups counted, the others summed with their multiplicities
-                    g += np.count_nonzero(above[n_weighted:], axis=0)
+                    # (summing bytes into a narrow integer is several times faster than count_nonzero)
+                    g += np.add.reduce(above[n_weighted:].view(np.uint8), axis=0, dtype=count_dtype)
                     if n_weighted:
                         g += (weight64[s0 : s0 + n_weighted] @ above[:n_weighted]).astype(np.int64)
                     flat = _sparse_flatnonzero(band_buf[: height * r])
@@ -400,12 +403,12 @@ def rank_counts_all(
                         pending.append((flat % r, band_cols, weight[band_cols]))
                         size[0] += flat.size
                         if size[0] >= flush_at:
-                            _refine_pending(x, inv, qc, pending, target, tol, similarity, g, t, chunk_bytes)
+                            _refine_pending(x, inv, xq, inv_q, pending, target, tol, similarity, g, t)
                             size[0] = 0
         same = q[part] == p[part]
         for similarity in similarities:
             target, _, _, g, t, pending, _ = state[similarity]
-            _refine_pending(x, inv, qc, pending, target, tol, similarity, g, t, chunk_bytes)
+            _refine_pending(x, inv, xq, inv_q, pending, target, tol, similarity, g, t)
             g[same] = 0
             t[same] = 0
             counts[similarity][0][part] = g
@@ -437,7 +440,7 @@ def _tile_shape(n_pairs: int, m: int, chunk_bytes: int) -> tuple[int, int, int]:
 def _sparse_flatnonzero(mask: NDArray[np.bool_]) -> NDArray[np.intp]:
     """``np.flatnonzero`` of a sparse contiguous boolean vector, scanning 8 bytes at a time."""
     whole = mask.size - mask.size % 8
-    words = np.flatnonzero(mask[:whole].view(np.uint64))
+    words = np.flatnonzero(mask[:whole].view(np.uint64) != 0)  # (faster than on the words)
     found = (words[:, None] * 8 + np.arange(8)).reshape(-1)
     found = found[mask[found]]
     if whole < mask.size:
@@ -448,26 +451,33 @@ def _sparse_flatnonzero(mask: NDArray[np.bool_]) -> NDArray[np.intp]:
 def _refine_pending(
     x: NDArray[np.float64],
     inv: NDArray[np.float64],
-    qc: NDArray[np.intp],
+    xq: NDArray[np.float64],
+    inv_q: NDArray[np.float64],
     pending: list[tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]],
     target: NDArray[np.float64],
     tol: float,
     similarity: Similarity,
     better: NDArray[np.int64],
     tied: NDArray[np.int64],
-    chunk_bytes: int,
 ) -> None:
     """Refine the gathered ``(rows, cols, weights)`` entries and empty ``pending``."""
     if pending:
         rows, cols, weights = (np.concatenate(a) for a in zip(*pending, strict=True))
         pending.clear()
-        _refine(x, inv, qc, rows, cols, weights, target, tol, similarity, better, tied, chunk_bytes)
+        _refine(x, inv, xq, inv_q, rows, cols, weights, target, tol, similarity, better, tied)
+
+
+def _distances(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Row-wise euclidean distances ``||a_i - b_i||`` (the one formula for ``d`` used here)."""
+    diff = a - b
+    return np.sqrt(np.einsum("ij,ij->i", diff, diff))
 
 
 def _refine(
     x: NDArray[np.float64],
     inv: NDArray[np.float64],
-    qc: NDArray[np.intp],
+    xq: NDArray[np.float64],
+    inv_q: NDArray[np.float64],
     band_rows: NDArray[np.intp],
     band_cols: NDArray[np.intp],
     band_weights: NDArray[np.int64],
@@ -476,28 +486,27 @@ def _refine(
     similarity: Similarity,
     better: NDArray[np.int64],
     tied: NDArray[np.int64],
-    chunk_bytes: int,
 ) -> None:
     """Classify the competitors near the decision band by the rule, in float64.
 
-    ``x`` holds the distinct rows; ``(band_rows[i], band_cols[i])`` is a pair of the chunk
-    (``qc`` indexes its query row) against distinct row ``band_cols[i]``, which stands for
+    ``x`` holds the distinct rows and ``inv`` their inverse norms, ``xq`` and ``inv_q`` the
+    same for the chunk's queries; ``(band_rows[i], band_cols[i])`` is a pair of the chunk
+    against distinct row ``band_cols[i]``, which stands for
     ``band_weights[i]`` competitors (its multiplicity, less ``q`` and ``p`` themselves in
     their own rows). ``target`` is ``s(q,p)`` (cosine) or ``d(q,p)`` (euclidean); the
     comparisons are the module docstring's formulas verbatim.
     """
     # small blocks: the gathered float64 rows stay in cache
-    step = max(1, min(4096, chunk_bytes // (x.shape[1] * 16)))
-    for part in _chunks(band_rows.size, step):
+    for part in _chunks(band_rows.size, 2048):
         r, c, w = band_rows[part], band_cols[part], band_weights[part]
-        a, b = x[qc[r]], x[c]
+        a, b = xq[r], x[c]
         reference = target[r]
         if similarity == "cosine":
-            values = np.einsum("ij,ij->i", a, b) * inv[qc[r]] * inv[c]
+            values = np.einsum("ij,ij->i", a, b) * inv_q[r] * inv[c]
             is_better = values > reference + tol
             is_tied = np.abs(values - reference) <= tol
         else:
-            gap = np.linalg.norm(a - b, axis=1) - reference  # d(q,u) - d(q,p)
+            gap = _distances(a, b) - reference  # d(q,u) - d(q,p)
             bound = tol * reference
             is_better = -gap > bound
             is_tied = np.abs(gap) <= bound
