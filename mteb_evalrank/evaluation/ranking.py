@@ -239,8 +239,10 @@ def rank_counts_all(
     two ``2^-e`` that brings the largest norm into ``[1/2, 1)``; that is exact in floating
     point and changes no count
     (every rule is scale-invariant), and it keeps the float32 pass below from overflowing
-    for any input scale. For a chunk of pairs, the dot products ``D = x_q . x_u`` of the
-    query rows with every background row are one float32 matrix product (fast), shared by
+    for any input scale. The pairs are taken up to 1,024 at a time and the background in
+    tiles of a few thousand rows: the dot products ``D = x_q . x_u`` of a tile are one
+    float32 matrix product (fast, ``_TILE_ELEMENTS`` products), and the comparisons below
+    run over cache-sized sub-tiles of it; the products are shared by
     both similarities. Each similarity is then compared through a monotone stand-in that
     costs one pass over ``D``, the per-query factors being folded into per-query thresholds:
 
@@ -271,8 +273,9 @@ def rank_counts_all(
     and classified by the rule itself, with ``s(q,p)`` or ``d(q,p)`` always computed in
     float64. The groups of ``q`` and ``p`` are set to NaN in the pass, so they fall in
     neither count nor the band (they are refined with their multiplicities, see above).
-    Peak extra memory: about ``chunk_bytes`` plus a float64 copy of the embeddings and a
-    float64 and a float32 copy of the distinct rows.
+    Peak extra memory: a float64 copy of the embeddings, a float64 and a float32 copy of
+    the distinct rows, and at most ``chunk_bytes`` (about 40 MiB used by default) for the tile
+    buffers and the band entries awaiting refinement, whatever the background size.
     """
     if not 0.0 <= tol < 1.0:
         raise ValueError(f"tol must lie in [0, 1), got {tol}.")
@@ -417,7 +420,7 @@ def rank_counts_all(
 
 
 #: products per tile (one GEMM: large enough to run at the machine's full speed)
-_TILE_ELEMENTS = 2**23
+_TILE_ELEMENTS = 2**22
 #: pairs per tile
 _TILE_ROWS = 1024
 #: elements of a sub-tile, over which the comparisons run (its buffers stay in cache)
