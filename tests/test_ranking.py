@@ -402,3 +402,36 @@ def test_unique_rows_groups_exactly_and_falls_back_on_hash_collisions(
         assert len(first) == len(reference)
         several = group_counts > 1
         assert several[: several.sum()].all()  # groups with several rows come first
+
+
+def test_torch_pass_gives_the_numpy_counts() -> None:
+    """The device path (torch on the CPU here; no GPU on the test machine) counts the same."""
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    structured = structured_background(0)
+    cases = [(structured, rng.integers(0, len(structured), (2, 400)))]
+    cases += [(emb, duplicate_heavy_pairs(emb, rng)) for emb in heavy_duplicate_backgrounds().values()]
+    for emb, (q, p) in cases:
+        for chunk in (4096, 1 << 24):
+            expected = rank_counts_all(emb, q, p, chunk_bytes=chunk, device="numpy")
+            got = rank_counts_all(emb, q, p, chunk_bytes=chunk, device="cpu")
+            for similarity in ("cosine", "euclidean"):
+                assert np.array_equal(got[similarity].better, expected[similarity].better)
+                assert np.array_equal(got[similarity].tied, expected[similarity].tied)
+                assert (got[similarity].better.tolist(), got[similarity].tied.tolist()) == oracle_counts(
+                    emb, q, p, similarity
+                )
+
+
+def test_importing_the_ranking_module_imports_neither_torch_nor_mteb() -> None:
+    import subprocess
+    import sys
+
+    # (the package itself may register with mteb; the ranking module adds neither import)
+    code = (
+        "import sys, mteb_evalrank; before = set(sys.modules); import mteb_evalrank.evaluation.ranking; "
+        "new = {m.split('.')[0] for m in set(sys.modules) - before}; "
+        "print('torch' in sys.modules, bool(new & {'torch', 'mteb'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]

@@ -61,9 +61,10 @@ tie policy, so the counting is done here, in memory-bounded chunks.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -203,13 +204,20 @@ def rank_counts(
     similarity: Similarity = "cosine",
     tol: float = DEFAULT_TOL,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    device: str | None = None,
 ) -> RankCounts:
     """Count, for each pair ``(queries[i], positives[i])``, the better and tied competitors.
 
     See :func:`rank_counts_all`, which computes several similarities from one pass.
     """
     return rank_counts_all(
-        embeddings, queries, positives, similarities=(similarity,), tol=tol, chunk_bytes=chunk_bytes
+        embeddings,
+        queries,
+        positives,
+        similarities=(similarity,),
+        tol=tol,
+        chunk_bytes=chunk_bytes,
+        device=device,
     )[similarity]
 
 
@@ -221,12 +229,21 @@ def rank_counts_all(
     similarities: Sequence[Similarity] = SIMILARITIES,
     tol: float = DEFAULT_TOL,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    device: str | None = None,
 ) -> dict[Similarity, RankCounts]:
     """Rank counts of every pair under each similarity, exact to float64 arithmetic.
 
     ``embeddings`` are the raw background embeddings (centred here). Pairs whose two sides
     are the same background item get ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)``
     (absolute on the cosine, relative on the euclidean distance; see the module docstring).
+
+    ``device``: where the float32 pass runs. ``None`` (default): on a CUDA GPU when torch is
+    already imported (never imported here just to look) and sees one, else numpy on the
+    CPU; ``"numpy"``: numpy; any torch device name (``"cuda"``, ``"cuda:1"``, ``"cpu"``):
+    torch on that device. On torch the products and comparisons of a tile run on the
+    device (float32, TF32 off) and only the counts and the band entries come back to the
+    host, where the refinement runs in numpy float64 as always; the counts are the same
+    as numpy's (tested with torch on the CPU; *untested on a real GPU*).
 
     How: identical embeddings have identical similarities, so the centred rows are grouped
     (:func:`unique_rows`) and the pass below runs against the ``m`` distinct rows, each
@@ -322,6 +339,7 @@ def rank_counts_all(
     max_sq = float(sq.max())
     counts = {s: (np.zeros(q.size, np.int64), np.zeros(q.size, np.int64)) for s in similarities}
     rows, cols, sub = _tile_shape(q.size, m, chunk_bytes)
+    gpu = _TorchPass(device, x32, inv32, half_sq32, weight64, cols) if _torch_wanted(device) else None
     # buffers reused throughout: the products of a tile (background rows by pairs, large
     # enough for an efficient GEMM) and the passes over a sub-tile of it (small, in cache)
     dots_buf = np.empty(rows * cols, dtype=np.float32)
@@ -368,7 +386,18 @@ def rank_counts_all(
             t = np.zeros(r, dtype=np.int64)
             state[similarity] = (target, lo32, hi32, g, t, pending, [0])
         xq, inv_q = x[qc], inv[qc]  # the queries' float64 rows, for the refinement
-        for c0 in range(0, m, cols):
+        if gpu is not None:
+            thresholds = {sim: (state[sim][1], state[sim][2]) for sim in similarities}
+            for similarity, band_rows, band_cols in gpu.band_entries(qc, pc, thresholds):
+                target, _, _, g, t, pending, size = state[similarity]
+                pending.append((band_rows, band_cols, weight[band_cols]))
+                size[0] += band_rows.size
+                if size[0] >= flush_at:
+                    _refine_pending(x, inv, xq, inv_q, pending, target, tol, similarity, g, t)
+                    size[0] = 0
+            for similarity, better in gpu.better.items():
+                state[similarity][3][:] += better
+        for c0 in range(0, m if gpu is None else 0, cols):
             c1 = min(c0 + cols, m)
             # tile: dots[u - c0, i] = x_u . x_q(i) for background rows u in [c0, c1)
             tile = np.matmul(x32[c0:c1], left, out=dots_buf[: (c1 - c0) * r].reshape(c1 - c0, r))
@@ -468,6 +497,97 @@ def _refine_pending(
         rows, cols, weights = (np.concatenate(a) for a in zip(*pending, strict=True))
         pending.clear()
         _refine(x, inv, xq, inv_q, rows, cols, weights, target, tol, similarity, better, tied)
+
+
+def _torch_wanted(device: str | None) -> bool:
+    """Whether the float32 pass runs on torch (see ``rank_counts_all``'s ``device``)."""
+    if device == "numpy":
+        return False
+    if device is not None:
+        return True
+    torch: Any = sys.modules.get("torch")  # not imported here just to look for a GPU
+    return torch is not None and bool(torch.cuda.is_available())
+
+
+class _TorchPass:
+    """The float32 pass of ``rank_counts_all`` on a torch device (a GPU), tile by tile.
+
+    Same arithmetic as the numpy pass: float32 products (TF32 disabled), float32
+    ``value`` and thresholds, the pair's own groups set to NaN; only the band entries
+    (per tile) and the better-counts (per chunk of pairs) go back to the host.
+    """
+
+    def __init__(
+        self,
+        device: str | None,
+        x32: NDArray[np.float32],
+        inv32: NDArray[np.float32],
+        half_sq32: NDArray[np.float32],
+        weight64: NDArray[np.float64],
+        cols: int,
+    ) -> None:
+        import torch  # only on this path: the module itself never imports torch
+
+        self.torch = torch
+        self.device = torch.device(device if device is not None else "cuda")
+        self.x32 = torch.from_numpy(x32).to(self.device)
+        self.inv32 = torch.from_numpy(inv32).to(self.device)
+        self.half_sq32 = torch.from_numpy(half_sq32).to(self.device)
+        self.weight64 = torch.from_numpy(weight64).to(self.device)
+        self.cols = cols
+        self.better: dict[Similarity, NDArray[np.int64]] = {}
+
+    def band_entries(
+        self,
+        qc: NDArray[np.intp],
+        pc: NDArray[np.intp],
+        thresholds: dict[Similarity, tuple[NDArray[np.float32], NDArray[np.float32]]],
+    ) -> Iterator[tuple[Similarity, NDArray[np.intp], NDArray[np.intp]]]:
+        """Yield ``(similarity, pair rows, background rows)`` of each tile's band; then
+        ``self.better`` holds the chunk's better-counts (host arrays)."""
+        torch, dev = self.torch, self.device
+        r, m, n_multi = qc.size, self.x32.shape[0], self.weight64.shape[0]
+        qc_t = torch.from_numpy(np.asarray(qc, dtype=np.int64)).to(dev)
+        pc_t = torch.from_numpy(np.asarray(pc, dtype=np.int64)).to(dev)
+        local = torch.arange(r, device=dev)
+        left = self.x32[qc_t].T.contiguous()  # dim x r
+        limits = {
+            s: (torch.from_numpy(lo).to(dev), torch.from_numpy(hi).to(dev))
+            for s, (lo, hi) in thresholds.items()
+        }
+        better = {s: torch.zeros(r, dtype=torch.int64, device=dev) for s in thresholds}
+        tf32 = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = False  # the error bounds assume float32 products
+        try:
+            for c0 in range(0, m, self.cols):
+                c1 = min(c0 + self.cols, m)
+                dots = self.x32[c0:c1] @ left  # dots[u - c0, i] = x_u . x_q(i)
+                own = (qc_t >= c0) & (qc_t < c1)
+                partner = (pc_t >= c0) & (pc_t < c1)
+                n_weighted = max(0, min(n_multi, c1) - c0)
+                for similarity, (lo, hi) in limits.items():
+                    if similarity == "cosine":
+                        value = dots * self.inv32[c0:c1, None]
+                    else:
+                        value = dots - self.half_sq32[c0:c1, None]
+                    value[qc_t[own] - c0, local[own]] = float("nan")
+                    value[pc_t[partner] - c0, local[partner]] = float("nan")
+                    above = value > hi
+                    band = (value >= lo) & ~above
+                    better[similarity] += above[n_weighted:].sum(dim=0)
+                    if n_weighted:
+                        weighted = self.weight64[c0 : c0 + n_weighted] @ above[:n_weighted].double()
+                        better[similarity] += weighted.round().long()
+                    u, i = band.nonzero(as_tuple=True)
+                    if u.numel():
+                        yield (
+                            similarity,
+                            i.cpu().numpy().astype(np.intp),
+                            (u + c0).cpu().numpy().astype(np.intp),
+                        )
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+        self.better = {s: b.cpu().numpy() for s, b in better.items()}
 
 
 def _distances(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
