@@ -19,8 +19,9 @@ blocks so that no float64 copy exists) and ``--pairs`` random pairs ``(q, p)``, 
 
 Peak memory: the process's resident-set high-water mark (``VmHWM``) is reset
 (``/proc/self/clear_refs``) after the data are built; the peak extra memory of the ranking
-is ``VmHWM - VmRSS`` before it, reported next to the embedding copies the ranking makes
-(a float64 and a float32 copy of the distinct rows: ``m d 12`` bytes) and the chunk budget.
+is ``VmHWM - VmRSS`` before it, reported next to the copies the ranking makes of the
+embeddings (see ``embedding_copies``: they grow with the background) and what remains
+beyond them (the tiles, band entries and refinement blocks: bounded by the chunk budget).
 
 Cases: ``random`` (all rows distinct) and ``ties`` (a low-coverage word model: 76 % of the
 rows are one vector, as the EvalRank release's toy GloVe, whose unknown words share one
@@ -100,6 +101,17 @@ def gemm_floor(x: np.ndarray, q: np.ndarray, chunk_bytes: int) -> float:
     return time.perf_counter() - start
 
 
+def embedding_copies(n: int, distinct: int, dim: int) -> int:
+    """Peak bytes of the copies ``rank_counts_all`` makes of the embeddings.
+
+    A float64 copy of the input with a boolean finiteness mask (``9 n d``); with repeated
+    rows, the float64 distinct rows while that copy is alive (``8 (n + m) d``); then the
+    float64 and float32 distinct rows (``12 m d``).
+    """
+    both = 8 * (n + distinct) * dim if distinct < n else 0
+    return max(9 * n * dim, both, 12 * distinct * dim)
+
+
 def worker(spec: dict[str, Any]) -> dict[str, Any]:
     from mteb_evalrank.evaluation.ranking import rank_counts_all
 
@@ -115,7 +127,7 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
     peak = _status("VmHWM")
     floor_2 = gemm_floor(x, q, chunk_bytes)
     floor = (floor_1 + floor_2) / 2
-    copies = distinct * dim * 12
+    copies = embedding_copies(n, distinct, dim)
     return {
         **spec,
         "distinct_rows": distinct,
@@ -166,9 +178,20 @@ def main() -> int:
     parser.add_argument("--cases", nargs="+", default=["random", "ties"], choices=["random", "ties"])
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--report-only", action="store_true", help="rewrite the markdown from the JSON")
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
+        return 0
+    if args.report_only:  # e.g. after a change of the derived columns
+        report = json.loads((args.out / "ranking_scale.json").read_text())
+        for r in report["results"]:
+            copies = embedding_copies(r["n"], r["distinct_rows"], r["dim"])
+            r["embedding_copies_mib"] = round(copies / 2**20, 1)
+            r["beyond_copies_mib"] = round(r["peak_extra_mib"] - copies / 2**20, 1)
+        (args.out / "ranking_scale.json").write_text(json.dumps(report, indent=2) + "\n")
+        (args.out / "ranking_scale.md").write_text(markdown(report))
+        print(markdown(report))
         return 0
     results = []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
