@@ -324,3 +324,114 @@ def test_tolerance_must_lie_in_zero_one() -> None:
     for bad in (-1e-6, 1.0):
         with pytest.raises(ValueError, match="tol"):
             rank_counts(emb, [0], [1], tol=bad)
+
+
+def heavy_duplicate_backgrounds() -> dict[str, np.ndarray]:
+    """Encoders whose rows repeat: the ranking runs on distinct rows with multiplicities."""
+    rng = np.random.default_rng(11)
+    n, dim = 400, 8
+    # a constant encoder with a few different rows (76 % one vector, as a 24 %-coverage
+    # word model that maps every unknown word to the same vector)
+    coverage = rng.normal(size=(n, dim))
+    coverage[rng.permutation(n)[: int(0.76 * n)]] = 0.0
+    # duplicated texts: 120 distinct rows, each 1..6 times, shuffled
+    distinct = rng.normal(size=(120, dim))
+    duplicated = distinct[rng.permutation(np.repeat(np.arange(120), rng.integers(1, 7, size=120)))]
+    # a quantised encoder: 3 levels per coordinate in 3 dims, so every row repeats often
+    quantised = rng.integers(-1, 2, size=(n, 3)).astype(float)
+    constant = np.full((50, dim), 0.25)
+    constant[7] = 1.0  # one different row
+    return {"coverage": coverage, "duplicated": duplicated, "quantised": quantised, "constant": constant}
+
+
+def duplicate_heavy_pairs(emb: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Random pairs plus, for the largest group of identical rows, pairs inside it and across it."""
+    n = len(emb)
+    _, inverse, counts = np.unique(emb, axis=0, return_inverse=True, return_counts=True)
+    big = np.flatnonzero(inverse.reshape(-1) == np.argmax(counts))
+    other = np.flatnonzero(inverse.reshape(-1) != np.argmax(counts))
+    q = [rng.integers(0, n, 150), big[:5], big[:5], big[:3], other[:5]]
+    p = [rng.integers(0, n, 150), big[1:6], other[:5], big[:3], big[:5]]  # big[:3]: q == p
+    return np.concatenate(q), np.concatenate(p)
+
+
+@pytest.mark.parametrize("name", ["coverage", "duplicated", "quantised", "constant"])
+@pytest.mark.parametrize("chunk", [1, 4096, 1 << 24])
+def test_duplicated_rows_are_ranked_with_their_multiplicities(name: str, chunk: int) -> None:
+    emb = heavy_duplicate_backgrounds()[name]
+    q, p = duplicate_heavy_pairs(emb, np.random.default_rng(3))
+    got = rank_counts_all(emb, q, p, chunk_bytes=chunk)
+    n = len(emb)
+    for similarity in ("cosine", "euclidean"):
+        expected = oracle_counts(emb, q, p, similarity)
+        assert (got[similarity].better.tolist(), got[similarity].tied.tolist()) == expected, similarity
+        # every competitor of a pair with q != p is counted once: g + t <= n - 2
+        assert np.all(got[similarity].better + got[similarity].tied <= n - 2)
+    assert sum(oracle_counts(emb, q, p, "euclidean")[1]) > 2 * len(q)  # the case is tie-heavy
+
+
+@pytest.mark.parametrize("similarity", ["cosine", "euclidean"])
+def test_duplicates_of_the_query_and_positive_are_competitors(similarity: str) -> None:
+    # rows: 0, 1, 2 are the same vector A; 3, 4 the same vector B; 5 and 6 different
+    a, b = [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]
+    emb = np.array([a, a, a, b, b, [0.0, 0.0, 1.0], [1.0, 1.0, 1.0]])
+    q = np.array([0, 0, 3, 0, 1])
+    p = np.array([3, 1, 0, 0, 3])
+    got = rank_counts(emb, q, p, similarity=similarity)  # type: ignore[arg-type]
+    expected = [brute_force_counts(emb, int(i), int(j), similarity) for i, j in zip(q, p, strict=True)]
+    assert list(zip(got.better.tolist(), got.tied.tolist(), strict=True)) == expected
+    # q = 0, p = 3 (B): rows 1, 2 (A, like the query) are better, row 4 (B) ties
+    assert expected[0][0] >= 2 and expected[0][1] >= 1
+
+
+def test_unique_rows_groups_exactly_and_falls_back_on_hash_collisions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mteb_evalrank.evaluation import ranking
+
+    emb = heavy_duplicate_backgrounds()["duplicated"]
+    emb = np.vstack([emb, -emb[:10], np.zeros((3, emb.shape[1]))])
+    reference, counts = np.unique(emb, axis=0, return_counts=True)
+    for patched in (False, True):
+        if patched:  # every row hashes to 0: the exact fallback must group them
+            monkeypatch.setattr(ranking, "_hash_multipliers", lambda size: np.zeros(size, dtype=np.uint64))
+        first, inverse, group_counts = ranking.unique_rows(emb)
+        assert np.array_equal(emb[first][inverse], emb)
+        assert np.array_equal(np.bincount(inverse), group_counts)
+        assert sorted(group_counts.tolist()) == sorted(counts.tolist())
+        assert len(first) == len(reference)
+        several = group_counts > 1
+        assert several[: several.sum()].all()  # groups with several rows come first
+
+
+def test_torch_pass_gives_the_numpy_counts() -> None:
+    """The device path (torch on the CPU here; no GPU on the test machine) counts the same."""
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    structured = structured_background(0)
+    cases = [(structured, rng.integers(0, len(structured), (2, 400)))]
+    cases += [(emb, duplicate_heavy_pairs(emb, rng)) for emb in heavy_duplicate_backgrounds().values()]
+    for emb, (q, p) in cases:
+        for chunk in (4096, 1 << 24):
+            expected = rank_counts_all(emb, q, p, chunk_bytes=chunk, device="numpy")
+            got = rank_counts_all(emb, q, p, chunk_bytes=chunk, device="cpu")
+            for similarity in ("cosine", "euclidean"):
+                assert np.array_equal(got[similarity].better, expected[similarity].better)
+                assert np.array_equal(got[similarity].tied, expected[similarity].tied)
+                assert (got[similarity].better.tolist(), got[similarity].tied.tolist()) == oracle_counts(
+                    emb, q, p, similarity
+                )
+
+
+def test_importing_the_ranking_module_imports_neither_torch_nor_mteb() -> None:
+    import subprocess
+    import sys
+
+    # (the package itself may register with mteb; the ranking module adds neither import)
+    code = (
+        "import sys, mteb_evalrank; before = set(sys.modules); import mteb_evalrank.evaluation.ranking; "
+        "new = {m.split('.')[0] for m in set(sys.modules) - before}; "
+        "print('torch' in sys.modules, bool(new & {'torch', 'mteb'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]

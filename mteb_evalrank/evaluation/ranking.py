@@ -61,9 +61,10 @@ tie policy, so the counting is done here, in memory-bounded chunks.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -131,18 +132,68 @@ def centre(embeddings: NDArray[np.float64]) -> NDArray[np.float64]:
 
 #: unit roundoff of float32
 _U32 = 2.0**-24
-#: bytes per element of a chunk: float32 dot products and work buffer (8), two boolean masks (2),
-#: the copied rows of the band mask (at most 1)
-_BYTES_PER_ELEMENT = 11
+#: bytes per element of a sub-tile: float32 values (4), two boolean masks (2), the float64
+#: copy of the mask's rows of repeated background rows (at most 8)
+_BYTES_PER_ELEMENT = 14
 
 
 def _chunk_rows(n_background: int, chunk_bytes: int) -> int:
-    return max(1, chunk_bytes // (n_background * _BYTES_PER_ELEMENT))
+    """Query rows per tile against a background of ``n_background`` rows (many pairs)."""
+    return _tile_shape(2**62, n_background, chunk_bytes)[0]
 
 
 def _chunks(n: int, size: int) -> Iterator[slice]:
     for start in range(0, n, size):
         yield slice(start, min(start + size, n))
+
+
+#: odd 64-bit multipliers of the row hash (fixed: the grouping must not depend on a seed)
+_HASH_SEED = 0x5EED_E7A1_2A4C
+
+
+def _hash_multipliers(size: int) -> NDArray[np.uint64]:
+    """``size`` fixed random odd 64-bit multipliers for the row hash of :func:`unique_rows`."""
+    rng = np.random.default_rng(_HASH_SEED)
+    return rng.integers(0, 2**63, size=size, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+
+
+def unique_rows(x: NDArray[np.float64]) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]:
+    """Group identical rows: ``(first, inverse, counts)`` with ``x[first][inverse] == x``.
+
+    ``first[j]`` is one row of group ``j``, ``inverse[i]`` the group of row ``i`` and
+    ``counts[j]`` the size of group ``j``. Groups with ``counts > 1`` come first. Rows are
+    grouped by a 64-bit multilinear hash of their 32-bit words (``sum_i w_i m_i mod 2^64``,
+    ``m_i`` fixed random odd numbers), then every row is checked against its group's
+    representative with ``==``; on a hash collision (never seen in practice) the exact, slow
+    ``np.unique`` of the rows' bytes is used instead. ``0.0`` and ``-0.0`` hash apart; such
+    rows may stay in separate groups, which changes nothing downstream (every group is
+    ranked with its multiplicity). Cost: one pass over ``x`` plus a sort of ``n`` integers,
+    against ``O(n d log n)`` comparisons for ``np.unique(x, axis=0)``.
+    """
+    n, dim = x.shape
+    x = np.ascontiguousarray(x)
+    words = x.view(np.uint32)  # 2 dim words of 32 bits per row
+    mult = _hash_multipliers(2 * dim)
+    keys = np.empty(n, dtype=np.uint64)
+    step = 1024  # small blocks: the uint64 copy of the words stays in cache
+    for part in _chunks(n, step):
+        keys[part] = words[part] @ mult  # sum_i w_i m_i mod 2^64, m_i random odd
+    _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    if first.size < n:
+        for part in _chunks(n, 16 * step):
+            if not np.array_equal(x[part], x[first[inverse[part]]]):
+                rows = x.view(np.dtype((np.void, 8 * dim))).reshape(-1)
+                _, first, inverse, counts = np.unique(
+                    rows, return_index=True, return_inverse=True, return_counts=True
+                )
+                inverse = inverse.reshape(-1)
+                break
+    # groups with several rows first (their counts are summed with weights, the others counted)
+    order = np.argsort(counts == 1, kind="stable")
+    position = np.empty_like(order)
+    position[order] = np.arange(order.size)
+    return first[order].astype(np.intp), position[inverse].astype(np.intp), counts[order].astype(np.int64)
 
 
 def rank_counts(
@@ -153,13 +204,20 @@ def rank_counts(
     similarity: Similarity = "cosine",
     tol: float = DEFAULT_TOL,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    device: str | None = None,
 ) -> RankCounts:
     """Count, for each pair ``(queries[i], positives[i])``, the better and tied competitors.
 
     See :func:`rank_counts_all`, which computes several similarities from one pass.
     """
     return rank_counts_all(
-        embeddings, queries, positives, similarities=(similarity,), tol=tol, chunk_bytes=chunk_bytes
+        embeddings,
+        queries,
+        positives,
+        similarities=(similarity,),
+        tol=tol,
+        chunk_bytes=chunk_bytes,
+        device=device,
     )[similarity]
 
 
@@ -171,6 +229,7 @@ def rank_counts_all(
     similarities: Sequence[Similarity] = SIMILARITIES,
     tol: float = DEFAULT_TOL,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    device: str | None = None,
 ) -> dict[Similarity, RankCounts]:
     """Rank counts of every pair under each similarity, exact to float64 arithmetic.
 
@@ -178,11 +237,29 @@ def rank_counts_all(
     are the same background item get ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)``
     (absolute on the cosine, relative on the euclidean distance; see the module docstring).
 
-    How: the centred rows are first multiplied by a power of two ``2^-e`` that brings the
-    largest norm into ``[1/2, 1)``; that is exact in floating point and changes no count
+    ``device``: where the float32 pass runs. ``None`` (default): on a CUDA GPU when torch is
+    already imported (never imported here just to look) and sees one, else numpy on the
+    CPU; ``"numpy"``: numpy; any torch device name (``"cuda"``, ``"cuda:1"``, ``"cpu"``):
+    torch on that device. On torch the products and comparisons of a tile run on the
+    device (float32, TF32 off) and only the counts and the band entries come back to the
+    host, where the refinement runs in numpy float64 as always; the counts are the same
+    as numpy's (tested with torch on the CPU; *untested on a real GPU*).
+
+    How: identical embeddings have identical similarities, so the centred rows are grouped
+    (:func:`unique_rows`) and the pass below runs against the ``m`` distinct rows, each
+    competitor group counted with its multiplicity; the query's own group counts its other
+    items (the query excluded once; the positive too if it shares the group) and the
+    positive's group its other items, both classified by the rule in float64. Other items
+    with the same embedding as ``q`` or ``p`` are competitors, as every other item. A
+    constant, low-coverage, quantised or duplicated-text encoder therefore costs no more
+    than any other (less: ``m < n``). The distinct rows are then multiplied by a power of
+    two ``2^-e`` that brings the largest norm into ``[1/2, 1)``; that is exact in floating
+    point and changes no count
     (every rule is scale-invariant), and it keeps the float32 pass below from overflowing
-    for any input scale. For a chunk of pairs, the dot products ``D = x_q . x_u`` of the
-    query rows with every background row are one float32 matrix product (fast), shared by
+    for any input scale. The pairs are taken up to 1,024 at a time and the background in
+    tiles of a few thousand rows: the dot products ``D = x_q . x_u`` of a tile are one
+    float32 matrix product (fast, ``_TILE_ELEMENTS`` products), and the comparisons below
+    run over cache-sized sub-tiles of it; the products are shared by
     both similarities. Each similarity is then compared through a monotone stand-in that
     costs one pass over ``D``, the per-query factors being folded into per-query thresholds:
 
@@ -211,13 +288,20 @@ def rank_counts_all(
     competitor whose float32 stand-in lies above ``hi + margin`` is counted better, below
     ``lo - margin`` worse; the few in between are recomputed in float64 from their definition
     and classified by the rule itself, with ``s(q,p)`` or ``d(q,p)`` always computed in
-    float64. ``u = q`` and ``u = p`` are set to
-    NaN in the pass, so they fall in neither count nor the band. Peak extra memory: about
-    ``chunk_bytes`` plus a float64 and a float32 copy of the embeddings.
+    float64. The groups of ``q`` and ``p`` are set to NaN in the pass, so they fall in
+    neither count nor the band (they are refined with their multiplicities, see above).
+    Peak extra memory: a float64 copy of the embeddings, a float64 and a float32 copy of
+    the distinct rows, and at most ``chunk_bytes`` (about 40 MiB used by default) for the tile
+    buffers and the band entries awaiting refinement, whatever the background size.
     """
     if not 0.0 <= tol < 1.0:
         raise ValueError(f"tol must lie in [0, 1), got {tol}.")
-    x = centre(check_embeddings(embeddings))
+    x = check_embeddings(embeddings)
+    # centre (E - mean(E), as `centre`) in place when check_embeddings made a copy
+    if isinstance(embeddings, np.ndarray) and np.shares_memory(x, embeddings):
+        x = centre(x)
+    else:
+        x -= x.mean(axis=0, keepdims=True)
     q = np.asarray(queries, dtype=np.intp)
     p = np.asarray(positives, dtype=np.intp)
     n, dim = x.shape
@@ -229,11 +313,23 @@ def rank_counts_all(
         if similarity not in SIMILARITIES:
             raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}.")
 
+    # identical rows have identical similarities: rank against the distinct rows, each
+    # competitor counted with its multiplicity (ties cost nothing, however many)
+    first, group, weight = unique_rows(x)
+    if first.size < n:
+        x = x[first]
+    else:  # no duplicates: keep the rows in place
+        group = first = np.arange(n, dtype=np.intp)
+        weight = np.ones(n, dtype=np.int64)
+    m = first.size
+    n_multi = int(np.count_nonzero(weight > 1))  # the groups with several rows come first
+    weight64 = weight[:n_multi].astype(np.float64)
     # exact rescaling by 2^-e, largest row norm in [1/2, 1) (max |x_ij| avoids overflow in the norm)
-    largest = float(np.abs(x).max())
+    # (in place: x is a copy by now; no temporary of the size of x)
+    largest = max(float(x.max()), -float(x.min()))
     if largest > 0:
-        x = np.ldexp(x, -np.frexp(largest)[1])
-        x = np.ldexp(x, -np.frexp(float(np.linalg.norm(x, axis=1).max()))[1])
+        np.ldexp(x, -np.frexp(largest)[1], out=x)
+        np.ldexp(x, -np.frexp(float(np.sqrt(np.einsum("ij,ij->i", x, x).max())))[1], out=x)
     sq = np.einsum("ij,ij->i", x, x)
     norms = np.sqrt(sq)
     inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
@@ -242,22 +338,30 @@ def rank_counts_all(
     underflow = 4 * (dim + 4) * 2.0**-149
     max_sq = float(sq.max())
     counts = {s: (np.zeros(q.size, np.int64), np.zeros(q.size, np.int64)) for s in similarities}
-    rows = _chunk_rows(n, chunk_bytes)
-    # buffers reused by every chunk (fresh large arrays would page-fault on each chunk)
-    size = min(rows, max(q.size, 1))
-    dots_buf = np.empty((size, n), dtype=np.float32)
-    value_buf = np.empty((size, n), dtype=np.float32)
-    above_buf = np.empty((size, n), dtype=bool)
-    band_buf = np.empty((size, n), dtype=bool)
+    rows, cols, sub = _tile_shape(q.size, m, chunk_bytes)
+    gpu = _TorchPass(device, x32, inv32, half_sq32, weight64, cols) if _torch_wanted(device) else None
+    # buffers reused throughout: the products of a tile (background rows by pairs, large
+    # enough for an efficient GEMM) and the passes over a sub-tile of it (small, in cache)
+    dots_buf = np.empty(rows * cols, dtype=np.float32)
+    value_buf = np.empty(rows * sub, dtype=np.float32)
+    above_buf = np.empty(rows * sub, dtype=bool)
+    band_buf = np.empty(rows * sub, dtype=bool)
+    # band entries are refined once this many have gathered (the refinement's own chunk)
+    flush_at = max(1, chunk_bytes // (dim * 16))
+    count_dtype = np.uint16 if sub < 2**16 else np.int64
     for part in _chunks(q.size, rows):
-        qc, pc = q[part], p[part]
-        local = np.arange(qc.size)
-        dots = np.matmul(x32[qc], x32.T, out=dots_buf[: qc.size])
-        value = value_buf[: qc.size]
+        # qc, pc index the distinct rows from here on (x[qc] is the query's row)
+        qc, pc = group[q[part]], group[p[part]]
+        r = qc.size
+        local = np.arange(r)
+        left = np.ascontiguousarray(x32[qc].T)  # dim x r
+        # the other items of q's and p's own groups (q and p excluded once each) are ranked
+        # in the refinement with these multiplicities; the pass sees neither group
+        own_weight = weight[qc] - 1 - (qc == pc)
+        pos_weight = np.where(qc == pc, 0, weight[pc] - 1)
+        state = {}
         for similarity in similarities:
             if similarity == "cosine":
-                # value = D / |x_u| = cos(q, u) |x_q|  (a zero row has cosine 0)
-                np.multiply(dots, inv32[None, :], out=value)
                 target = np.einsum("ij,ij->i", x[qc], x[pc]) * inv[qc] * inv[pc]
                 scale = norms[qc]
                 lo = (target - tol) * scale
@@ -265,30 +369,78 @@ def rank_counts_all(
                 # |fl32(value) - c |x_q|| <= (gamma + 3u) |x_q|, |c| <= 1; thresholds rounded to float32
                 margin = (2 * gamma + 8 * _U32) * scale + 2 * _U32 * np.maximum(abs(lo), abs(hi))
             else:
-                # value = v(q,u) = D - |x_u|^2 / 2 = (|x_q|^2 - d(q,u)^2) / 2; target = d(q,p)
-                np.subtract(dots, half_sq32[None, :], out=value)
-                target = np.linalg.norm(x[qc] - x[pc], axis=1)
+                target = _distances(x[qc], x[pc])
                 hi = (sq[qc] - (target * (1.0 - tol)) ** 2) / 2  # v > hi  <=>  d(q,u) < d_p (1 - tol)
                 lo = (sq[qc] - (target * (1.0 + tol)) ** 2) / 2  # v < lo  <=>  d(q,u) > d_p (1 + tol)
                 # |fl32(value) - v| <= (gamma + 2u)(|x_q|^2 / 2 + 3/2 max |x_u|^2); thresholds to float32
                 margin = (gamma + 6 * _U32) * (sq[qc] + 2 * max_sq) + 2 * _U32 * (abs(lo) + abs(hi))
             margin = margin + underflow
-            lo32 = (lo - margin)[:, None].astype(np.float32)
-            hi32 = (hi + margin)[:, None].astype(np.float32)
-            # u = q and u = p are not competitors: NaN compares false, so neither above nor in the band
-            value[local, qc] = np.nan
-            value[local, pc] = np.nan
-            above = np.greater(value, hi32, out=above_buf[: qc.size])
-            g = np.count_nonzero(above, axis=1)
-            band = np.greater_equal(value, lo32, out=band_buf[: qc.size])
-            band ^= above  # lo <= value <= hi  (value > hi implies value >= lo)
-            # np.nonzero is slow per element scanned; the band is sparse, so scan only its rows
-            with_band = np.flatnonzero(band.any(axis=1))
-            sub_rows, band_cols = np.nonzero(band[with_band])
-            band_rows = with_band[sub_rows]
-            t = np.zeros(qc.size, dtype=np.int64)
-            _refine(x, inv, qc, pc, band_rows, band_cols, target, tol, similarity, g, t, chunk_bytes)
-            same = qc == pc
+            lo32 = (lo - margin)[None, :].astype(np.float32)
+            hi32 = (hi + margin)[None, :].astype(np.float32)
+            # q's and p's groups go to the refinement with their remaining multiplicities
+            keep = own_weight > 0
+            pending = [(local[keep], qc[keep], own_weight[keep])]
+            keep = pos_weight > 0
+            pending.append((local[keep], pc[keep], pos_weight[keep]))
+            g = np.zeros(r, dtype=np.int64)
+            t = np.zeros(r, dtype=np.int64)
+            state[similarity] = (target, lo32, hi32, g, t, pending, [0])
+        xq, inv_q = x[qc], inv[qc]  # the queries' float64 rows, for the refinement
+        if gpu is not None:
+            thresholds = {sim: (state[sim][1], state[sim][2]) for sim in similarities}
+            for similarity, band_rows, band_cols in gpu.band_entries(qc, pc, thresholds):
+                target, _, _, g, t, pending, size = state[similarity]
+                pending.append((band_rows, band_cols, weight[band_cols]))
+                size[0] += band_rows.size
+                if size[0] >= flush_at:
+                    _refine_pending(x, inv, xq, inv_q, pending, target, tol, similarity, g, t)
+                    size[0] = 0
+            for similarity, better in gpu.better.items():
+                state[similarity][3][:] += better
+        for c0 in range(0, m if gpu is None else 0, cols):
+            c1 = min(c0 + cols, m)
+            # tile: dots[u - c0, i] = x_u . x_q(i) for background rows u in [c0, c1)
+            tile = np.matmul(x32[c0:c1], left, out=dots_buf[: (c1 - c0) * r].reshape(c1 - c0, r))
+            for s0 in range(c0, c1, sub):
+                s1 = min(s0 + sub, c1)
+                height = s1 - s0
+                dots = tile[s0 - c0 : s1 - c0]
+                value = value_buf[: height * r].reshape(height, r)
+                # q's and p's own groups are refined apart: NaN compares false, so neither
+                # above nor in the band
+                own = local[(qc >= s0) & (qc < s1)]
+                partner = local[(pc >= s0) & (pc < s1)]
+                n_weighted = max(0, min(n_multi, s1) - s0)  # rows of groups of several items
+                for similarity in similarities:
+                    target, lo32, hi32, g, t, pending, size = state[similarity]
+                    if similarity == "cosine":
+                        # value = D / |x_u| = cos(q, u) |x_q|  (a zero row has cosine 0)
+                        np.multiply(dots, inv32[s0:s1, None], out=value)
+                    else:
+                        # value = v(q,u) = D - |x_u|^2 / 2 = (|x_q|^2 - d(q,u)^2) / 2
+                        np.subtract(dots, half_sq32[s0:s1, None], out=value)
+                    value[qc[own] - s0, own] = np.nan
+                    value[pc[partner] - s0, partner] = np.nan
+                    above = np.greater(value, hi32, out=above_buf[: height * r].reshape(height, r))
+                    band = np.greater_equal(value, lo32, out=band_buf[: height * r].reshape(height, r))
+                    band ^= above  # lo <= value <= hi  (value > hi implies value >= lo)
+                    # better: singleton groups counted, the others summed with their multiplicities
+                    # (summing bytes into a narrow integer is several times faster than count_nonzero)
+                    g += np.add.reduce(above[n_weighted:].view(np.uint8), axis=0, dtype=count_dtype)
+                    if n_weighted:
+                        g += (weight64[s0 : s0 + n_weighted] @ above[:n_weighted]).astype(np.int64)
+                    flat = _sparse_flatnonzero(band_buf[: height * r])
+                    if flat.size:
+                        band_cols = flat // r + s0
+                        pending.append((flat % r, band_cols, weight[band_cols]))
+                        size[0] += flat.size
+                        if size[0] >= flush_at:
+                            _refine_pending(x, inv, xq, inv_q, pending, target, tol, similarity, g, t)
+                            size[0] = 0
+        same = q[part] == p[part]
+        for similarity in similarities:
+            target, _, _, g, t, pending, _ = state[similarity]
+            _refine_pending(x, inv, xq, inv_q, pending, target, tol, similarity, g, t)
             g[same] = 0
             t[same] = 0
             counts[similarity][0][part] = g
@@ -296,43 +448,193 @@ def rank_counts_all(
     return {s: RankCounts(better, tied) for s, (better, tied) in counts.items()}
 
 
-def _refine(
+#: products per tile (one GEMM: large enough to run at the machine's full speed)
+_TILE_ELEMENTS = 2**22
+#: pairs per tile
+_TILE_ROWS = 1024
+#: elements of a sub-tile, over which the comparisons run (its buffers stay in cache)
+_SUB_TILE_ELEMENTS = 2**19
+
+
+def _tile_shape(n_pairs: int, m: int, chunk_bytes: int) -> tuple[int, int, int]:
+    """``(pairs, background rows, background rows of a sub-tile)`` of a tile within ``chunk_bytes``.
+
+    Memory: ``4`` bytes per tile element (its float32 products) and ``_BYTES_PER_ELEMENT``
+    per sub-tile element.
+    """
+    budget = max(1, chunk_bytes // 2)
+    rows = max(1, min(n_pairs, _TILE_ROWS, budget // (4 + _BYTES_PER_ELEMENT)))
+    sub = max(1, min(m, _SUB_TILE_ELEMENTS // rows, budget // (_BYTES_PER_ELEMENT * rows)))
+    cols = max(sub, min(m, _TILE_ELEMENTS // rows, budget // (4 * rows)) // sub * sub)
+    return rows, cols, sub
+
+
+def _sparse_flatnonzero(mask: NDArray[np.bool_]) -> NDArray[np.intp]:
+    """``np.flatnonzero`` of a sparse contiguous boolean vector, scanning 8 bytes at a time."""
+    whole = mask.size - mask.size % 8
+    words = np.flatnonzero(mask[:whole].view(np.uint64) != 0)  # (faster than on the words)
+    found = (words[:, None] * 8 + np.arange(8)).reshape(-1)
+    found = found[mask[found]]
+    if whole < mask.size:
+        found = np.concatenate([found, whole + np.flatnonzero(mask[whole:])])
+    return found
+
+
+def _refine_pending(
     x: NDArray[np.float64],
     inv: NDArray[np.float64],
-    qc: NDArray[np.intp],
-    pc: NDArray[np.intp],
-    band_rows: NDArray[np.intp],
-    band_cols: NDArray[np.intp],
+    xq: NDArray[np.float64],
+    inv_q: NDArray[np.float64],
+    pending: list[tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]],
     target: NDArray[np.float64],
     tol: float,
     similarity: Similarity,
     better: NDArray[np.int64],
     tied: NDArray[np.int64],
-    chunk_bytes: int,
+) -> None:
+    """Refine the gathered ``(rows, cols, weights)`` entries and empty ``pending``."""
+    if pending:
+        rows, cols, weights = (np.concatenate(a) for a in zip(*pending, strict=True))
+        pending.clear()
+        _refine(x, inv, xq, inv_q, rows, cols, weights, target, tol, similarity, better, tied)
+
+
+def _torch_wanted(device: str | None) -> bool:
+    """Whether the float32 pass runs on torch (see ``rank_counts_all``'s ``device``)."""
+    if device == "numpy":
+        return False
+    if device is not None:
+        return True
+    torch: Any = sys.modules.get("torch")  # not imported here just to look for a GPU
+    return torch is not None and bool(torch.cuda.is_available())
+
+
+class _TorchPass:
+    """The float32 pass of ``rank_counts_all`` on a torch device (a GPU), tile by tile.
+
+    Same arithmetic as the numpy pass: float32 products (TF32 disabled), float32
+    ``value`` and thresholds, the pair's own groups set to NaN; only the band entries
+    (per tile) and the better-counts (per chunk of pairs) go back to the host.
+    """
+
+    def __init__(
+        self,
+        device: str | None,
+        x32: NDArray[np.float32],
+        inv32: NDArray[np.float32],
+        half_sq32: NDArray[np.float32],
+        weight64: NDArray[np.float64],
+        cols: int,
+    ) -> None:
+        import torch  # only on this path: the module itself never imports torch
+
+        self.torch = torch
+        self.device = torch.device(device if device is not None else "cuda")
+        self.x32 = torch.from_numpy(x32).to(self.device)
+        self.inv32 = torch.from_numpy(inv32).to(self.device)
+        self.half_sq32 = torch.from_numpy(half_sq32).to(self.device)
+        self.weight64 = torch.from_numpy(weight64).to(self.device)
+        self.cols = cols
+        self.better: dict[Similarity, NDArray[np.int64]] = {}
+
+    def band_entries(
+        self,
+        qc: NDArray[np.intp],
+        pc: NDArray[np.intp],
+        thresholds: dict[Similarity, tuple[NDArray[np.float32], NDArray[np.float32]]],
+    ) -> Iterator[tuple[Similarity, NDArray[np.intp], NDArray[np.intp]]]:
+        """Yield ``(similarity, pair rows, background rows)`` of each tile's band; then
+        ``self.better`` holds the chunk's better-counts (host arrays)."""
+        torch, dev = self.torch, self.device
+        r, m, n_multi = qc.size, self.x32.shape[0], self.weight64.shape[0]
+        qc_t = torch.from_numpy(np.asarray(qc, dtype=np.int64)).to(dev)
+        pc_t = torch.from_numpy(np.asarray(pc, dtype=np.int64)).to(dev)
+        local = torch.arange(r, device=dev)
+        left = self.x32[qc_t].T.contiguous()  # dim x r
+        limits = {
+            s: (torch.from_numpy(lo).to(dev), torch.from_numpy(hi).to(dev))
+            for s, (lo, hi) in thresholds.items()
+        }
+        better = {s: torch.zeros(r, dtype=torch.int64, device=dev) for s in thresholds}
+        tf32 = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = False  # the error bounds assume float32 products
+        try:
+            for c0 in range(0, m, self.cols):
+                c1 = min(c0 + self.cols, m)
+                dots = self.x32[c0:c1] @ left  # dots[u - c0, i] = x_u . x_q(i)
+                own = (qc_t >= c0) & (qc_t < c1)
+                partner = (pc_t >= c0) & (pc_t < c1)
+                n_weighted = max(0, min(n_multi, c1) - c0)
+                for similarity, (lo, hi) in limits.items():
+                    if similarity == "cosine":
+                        value = dots * self.inv32[c0:c1, None]
+                    else:
+                        value = dots - self.half_sq32[c0:c1, None]
+                    value[qc_t[own] - c0, local[own]] = float("nan")
+                    value[pc_t[partner] - c0, local[partner]] = float("nan")
+                    above = value > hi
+                    band = (value >= lo) & ~above
+                    better[similarity] += above[n_weighted:].sum(dim=0)
+                    if n_weighted:
+                        weighted = self.weight64[c0 : c0 + n_weighted] @ above[:n_weighted].double()
+                        better[similarity] += weighted.round().long()
+                    u, i = band.nonzero(as_tuple=True)
+                    if u.numel():
+                        yield (
+                            similarity,
+                            i.cpu().numpy().astype(np.intp),
+                            (u + c0).cpu().numpy().astype(np.intp),
+                        )
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+        self.better = {s: b.cpu().numpy() for s, b in better.items()}
+
+
+def _distances(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Row-wise euclidean distances ``||a_i - b_i||`` (the one formula for ``d`` used here)."""
+    diff = a - b
+    return np.sqrt(np.einsum("ij,ij->i", diff, diff))
+
+
+def _refine(
+    x: NDArray[np.float64],
+    inv: NDArray[np.float64],
+    xq: NDArray[np.float64],
+    inv_q: NDArray[np.float64],
+    band_rows: NDArray[np.intp],
+    band_cols: NDArray[np.intp],
+    band_weights: NDArray[np.int64],
+    target: NDArray[np.float64],
+    tol: float,
+    similarity: Similarity,
+    better: NDArray[np.int64],
+    tied: NDArray[np.int64],
 ) -> None:
     """Classify the competitors near the decision band by the rule, in float64.
 
-    ``target`` is ``s(q,p)`` (cosine) or ``d(q,p)`` (euclidean); the comparisons are the
-    module docstring's formulas verbatim. ``u = q`` and ``u = p`` are dropped here too.
+    ``x`` holds the distinct rows and ``inv`` their inverse norms, ``xq`` and ``inv_q`` the
+    same for the chunk's queries; ``(band_rows[i], band_cols[i])`` is a pair of the chunk
+    against distinct row ``band_cols[i]``, which stands for
+    ``band_weights[i]`` competitors (its multiplicity, less ``q`` and ``p`` themselves in
+    their own rows). ``target`` is ``s(q,p)`` (cosine) or ``d(q,p)`` (euclidean); the
+    comparisons are the module docstring's formulas verbatim.
     """
-    step = max(1, chunk_bytes // (x.shape[1] * 16))
-    for part in _chunks(band_rows.size, step):
-        r, c = band_rows[part], band_cols[part]
-        keep = (c != qc[r]) & (c != pc[r])
-        r, c = r[keep], c[keep]
-        a, b = x[qc[r]], x[c]
+    # small blocks: the gathered float64 rows stay in cache
+    for part in _chunks(band_rows.size, 2048):
+        r, c, w = band_rows[part], band_cols[part], band_weights[part]
+        a, b = xq[r], x[c]
         reference = target[r]
         if similarity == "cosine":
-            values = np.einsum("ij,ij->i", a, b) * inv[qc[r]] * inv[c]
+            values = np.einsum("ij,ij->i", a, b) * inv_q[r] * inv[c]
             is_better = values > reference + tol
             is_tied = np.abs(values - reference) <= tol
         else:
-            gap = np.linalg.norm(a - b, axis=1) - reference  # d(q,u) - d(q,p)
+            gap = _distances(a, b) - reference  # d(q,u) - d(q,p)
             bound = tol * reference
             is_better = -gap > bound
             is_tied = np.abs(gap) <= bound
-        np.add.at(better, r, is_better)
-        np.add.at(tied, r, is_tied)
+        better += np.bincount(r, weights=w * is_better, minlength=better.size).astype(np.int64)
+        tied += np.bincount(r, weights=w * is_tied, minlength=tied.size).astype(np.int64)
 
 
 def reciprocal_ranks(counts: RankCounts, tie_policy: TiePolicy = "expected") -> NDArray[np.float64]:
