@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 from datasets import DatasetDict, load_dataset
 from mteb.abstasks.classification import AbsTaskClassification
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb.abstasks.task_metadata import MetadataDatasetDict, TaskMetadata
 from threadpoolctl import threadpool_limits
 
 from mteb_evalrank.data.registry import SENTEVAL
@@ -300,6 +300,6 @@ def senteval_protocol_metadata(metadata: TaskMetadata, name: str) -> TaskMetadat
     )
 
 
-def senteval_dataset(config: str) -> dict[str, str]:
+def senteval_dataset(config: str) -> MetadataDatasetDict:
     """The ``dataset`` field of a task's metadata: Hub id, revision and config ``name``."""
-    return {**SENTEVAL.mteb_dataset(), "name": config}
+    return SENTEVAL.mteb_dataset(config)

@@ -37,16 +37,17 @@ from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
 if TYPE_CHECKING:
     from datasets import Dataset
+    from mteb.abstasks.task_metadata import MetadataDatasetDict
     from mteb.models import MTEBModels
 
 
-def word_similarity_dataset(config: str) -> dict[str, str]:
+def word_similarity_dataset(config: str) -> MetadataDatasetDict:
     """The ``dataset`` field of a task's metadata: Hub id, revision and config ``name``.
 
     mteb loads a monolingual task with ``datasets.load_dataset(**metadata.dataset)``, so the
     ``name`` key selects the set's config.
     """
-    return {**WORD_SIMILARITY.mteb_dataset(), "name": config}
+    return WORD_SIMILARITY.mteb_dataset(config)
 
 
 EVALRANK_NOTE = (
