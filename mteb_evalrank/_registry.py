@@ -73,6 +73,7 @@ def register() -> None:
 
     models = adapter.model_registry()
     for meta in MODEL_METAS:
+        assert meta.name is not None, "every plugin ModelMeta is named"  # mteb types the name Optional
         _add(models, meta.name, meta, "model", clashes)
 
     if clashes:
