@@ -161,6 +161,7 @@ class _RegisterAfterImport(importlib.abc.MetaPathFinder):
             original_exec(module)
             _register_or_postpone()
 
+        # wrap the loader's method on this one instance (mypy forbids assigning to a method)
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 
