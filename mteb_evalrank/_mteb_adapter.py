@@ -64,7 +64,7 @@ def task_registry() -> dict[str, type]:
 
 def append_task_list(classes: tuple[type, ...]) -> None:
     """Append to ``mteb.get_tasks.TASK_LIST`` (the tuple ``mteb.get_tasks()`` filters)."""
-    module = importlib.import_module("mteb.get_tasks")  # the package attribute is the function
+    module: Any = importlib.import_module("mteb.get_tasks")  # the package attribute is the function
     current = _attribute("mteb.get_tasks", "TASK_LIST")
     if not isinstance(current, tuple | list):
         raise MtebInternalsChanged("mteb.get_tasks.TASK_LIST", "is no longer a sequence of task classes")

@@ -73,6 +73,7 @@ def register() -> None:
 
     models = adapter.model_registry()
     for meta in MODEL_METAS:
+        assert meta.name is not None, "every plugin ModelMeta is named"  # mteb types the name Optional
         _add(models, meta.name, meta, "model", clashes)
 
     if clashes:
@@ -160,6 +161,7 @@ class _RegisterAfterImport(importlib.abc.MetaPathFinder):
             original_exec(module)
             _register_or_postpone()
 
+        # wrap the loader's method on this one instance (mypy forbids assigning to a method)
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 

@@ -26,5 +26,6 @@ def install_excepthook() -> None:
             return
         previous(kind, value, traceback)
 
+    # a marker on the function object (mypy does not model attributes set on functions)
     excepthook._mteb_evalrank = True  # type: ignore[attr-defined]
     sys.excepthook = excepthook

@@ -31,7 +31,8 @@ def mean_over_folds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     the mean over folds (what mteb reports as the task's score too). The row's
     ``hf_subset`` reads ``mean of N folds``; numeric scores are averaged, others dropped.
     """
-    kept, groups = [], {}
+    kept: list[dict[str, Any]] = []
+    groups: dict[tuple[Any, Any, Any, Any], list[dict[str, Any]]] = {}
     for row in rows:
         if _FOLD.fullmatch(str(row.get("hf_subset", ""))):
             groups.setdefault((row["model"], row["revision"], row["task"], row["split"]), []).append(row)

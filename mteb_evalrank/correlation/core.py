@@ -403,6 +403,10 @@ def correlate(
             revision_policy=revision_policy,
         )
     )
+    band: tuple[int, int] | None = None
+    if dim_band:
+        lo, hi = dim_band  # a list (JSON, the command line) becomes the (lo, hi) tuple
+        band = (lo, hi)
     settings = Settings(
         results=loaded.folders,
         split=split,
@@ -412,7 +416,7 @@ def correlate(
         seed=seed,
         complete=complete,
         control_dim=control_dim,
-        dim_band=tuple(dim_band) if dim_band else None,  # type: ignore[arg-type]
+        dim_band=band,
         gap=gap,
         families="none",  # replaced below
         p_adjust=p_adjust,
@@ -427,7 +431,7 @@ def correlate(
     dims = {name: m.embed_dim for name, m in loaded.models.items()}
     if dim_band is not None:
         lo, hi = dim_band
-        keep = [name for name in frame.index if dims[name] is not None and lo <= dims[name] <= hi]  # type: ignore[operator]
+        keep = [name for name in frame.index if (dim := dims[name]) is not None and lo <= dim <= hi]
         notes.append(f"size-matched view: {len(keep)} of {len(frame)} models with {lo} <= embed_dim <= {hi}")
         frame = frame.loc[keep]
     if complete:

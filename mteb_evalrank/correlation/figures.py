@@ -14,10 +14,12 @@ import numpy as np
 from scipy import stats
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from .core import CorrelationResult
 
 
-def _pyplot():  # returns the matplotlib.pyplot module, on the Agg backend
+def _pyplot() -> ModuleType:  # the matplotlib.pyplot module, on the Agg backend
     import matplotlib
 
     matplotlib.use("Agg")

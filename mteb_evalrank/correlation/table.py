@@ -206,7 +206,8 @@ def load_results(
         if not loaded.model_results:
             raise CorrelationInputError(f"{folder}/results holds no task results (no <Task>.json files)")
         for model in loaded.model_results:
-            key = (model.model_name, model.model_revision)
+            # mteb names the folder of a result without a model revision "no_revision_available"
+            key = (model.model_name, model.model_revision or "no_revision_available")
             tasks = merged.setdefault(key, {})
             for task in model.task_results:
                 if task.task_name in tasks:
@@ -234,7 +235,7 @@ def load_results(
 
     chosen: dict[str, ModelScores] = {}
     for name, revs in sorted(by_model.items()):
-        ordered = sorted(revs, key=lambda r, n=name: _revision_key(merged[(n, r)], r), reverse=True)
+        ordered = sorted(revs, key=lambda r: _revision_key(merged[(name, r)], r), reverse=True)
         if name in revisions:
             if revisions[name] not in revs:
                 raise CorrelationInputError(
@@ -243,16 +244,16 @@ def load_results(
                 )
             ordered = [revisions[name]]
         if revision_policy == "merge" and len(ordered) > 1:
-            tasks: dict[str, TaskResult] = {}
+            combined: dict[str, TaskResult] = {}
             for revision in reversed(ordered):  # newest last, so it wins
-                tasks.update(merged[(name, revision)])
+                combined.update(merged[(name, revision)])
             dim, source = next(
                 (d for r in ordered if (d := _embed_dim(name, metas.get((name, r))))[0] is not None),
                 (None, "unknown"),
             )
             label = "+".join(ordered)
             notes.append(f"{name}: revisions merged per task, newest first: {', '.join(ordered)}")
-            chosen[name] = ModelScores(name, label, tasks, dim, source)
+            chosen[name] = ModelScores(name, label, combined, dim, source)
             continue
         revision = ordered[0]
         if len(revs) > 1:
@@ -329,7 +330,7 @@ def _closest(name: str, options: Iterable[str]) -> str:
     return f" Did you mean: {', '.join(close)}?" if close else ""
 
 
-def _split_entries(loaded: LoadedResults, task: str, split: str) -> dict[str, list[dict[str, Any]]]:
+def _split_entries(loaded: LoadedResults, task: str, split: str) -> dict[str, list[Mapping[str, Any]]]:
     """Per model: the score dicts of ``task`` in ``split``; errors if no model has the task or the split."""
     having = {name: m.tasks[task] for name, m in loaded.models.items() if task in m.tasks}
     if not having:
@@ -407,7 +408,7 @@ def column_scores(loaded: LoadedResults, column: ColumnSpec, split: str) -> tupl
         by_subset = {e["hf_subset"]: e.get(metric) for e in rows}
         values = [by_subset.get(subset) for subset in use]
         if all(isinstance(v, (int, float)) and np.isfinite(v) for v in values):
-            scores[name] = float(np.mean(values))  # type: ignore[arg-type]
+            scores[name] = float(np.mean(values))
     what = "main score" if column.metric is None else f"metric {metric}"
     where = f"subset {column.subset}" if column.subset else f"mean over subsets {', '.join(use)}"
     return scores, f"{what}, {where}, split {split}"

@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # mteb is heavy to import; the annotation alone needs it
+    from mteb.abstasks.task_metadata import MetadataDatasetDict
 
 #: Hugging Face organisation that hosts the plugin's datasets.
 HUB_ORG = "mteb-evalrank"
@@ -55,9 +59,13 @@ class DatasetSpec:
     def card_path(self) -> Path:
         return self.folder / "README.md"
 
-    def mteb_dataset(self) -> dict[str, str]:
-        """The ``dataset`` field of an mteb ``TaskMetadata``."""
-        return {"path": self.hub_id, "revision": self.revision}
+    def mteb_dataset(self, name: str | None = None) -> MetadataDatasetDict:
+        """The ``dataset`` field of an mteb ``TaskMetadata``: Hub id, revision and, if given, the
+        config ``name`` (mteb loads a monolingual task with ``load_dataset(**metadata.dataset)``)."""
+        dataset: MetadataDatasetDict = {"path": self.hub_id, "revision": self.revision}
+        if name is not None:
+            dataset["name"] = name
+        return dataset
 
     def recipe(self) -> ModuleType:
         """The family's ``recipe.py``, imported from its file."""

@@ -42,7 +42,7 @@ class TripletOutcomes:
 
 def _as_vector(values: ArrayLike) -> NDArray[np.float64]:
     if hasattr(values, "detach"):  # torch tensor
-        values = values.detach().cpu().double().numpy()  # type: ignore[union-attr]
+        values = values.detach().cpu().double().numpy()
     return np.asarray(values, dtype=np.float64).reshape(-1)
 
 

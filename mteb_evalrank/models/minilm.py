@@ -157,5 +157,5 @@ class MiniLMLayerPooling(TextEmbedder):
         if self.pooling == "mean-last":
             return feats[:, N_LAYERS].copy()
         if self.pooling == "first-last-avg":
-            return (feats[:, 1] + feats[:, N_LAYERS]) / 2
+            return (feats[:, 1] + feats[:, N_LAYERS]) / np.float32(2)
         return feats[:, int(self.pooling.rsplit("-", 1)[1])].copy()

@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
-    from mteb.types import PromptType
+    from mteb.types import BatchedInput, PromptType
     from torch.utils.data import DataLoader
 
 DIGEST_SIZE = 16
@@ -158,7 +158,9 @@ class StudyEmbeddingCache(CachedEmbeddingWrapper):
             raise AttributeError(name)
         return getattr(self._model, name)
 
-    def context(self, task_metadata: TaskMetadata, prompt_type: PromptType | None, kwargs: dict) -> str:
+    def context(
+        self, task_metadata: TaskMetadata, prompt_type: PromptType | None, kwargs: dict[str, Any]
+    ) -> str:
         """The folder name of the encoding context: what, besides the text, changes the embedding."""
         parts = [prompt_type.value if prompt_type is not None else "none"]
         get_prompt_name = getattr(self._model, "get_prompt_name", None)
@@ -178,7 +180,7 @@ class StudyEmbeddingCache(CachedEmbeddingWrapper):
             self._stores[context] = ShardStore(self.cache_path / context)
         return self._stores[context]
 
-    def _encode_model(self, inputs: DataLoader, **kwargs: Any) -> NDArray[Any]:
+    def _encode_model(self, inputs: DataLoader[BatchedInput], **kwargs: Any) -> NDArray[Any]:
         start = time.perf_counter()
         try:
             return _as_numpy(self._model.encode(inputs, **kwargs))
@@ -188,7 +190,7 @@ class StudyEmbeddingCache(CachedEmbeddingWrapper):
 
     def encode(
         self,
-        inputs: DataLoader,
+        inputs: DataLoader[BatchedInput],
         *,
         task_metadata: TaskMetadata,
         hf_split: str,

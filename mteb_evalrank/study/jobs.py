@@ -61,7 +61,8 @@ def plan(out: Path, models: Sequence[str], tasks: Sequence[str]) -> tuple[list[C
     families: dict[str, list[str]] = {}
     for model in dict.fromkeys(models):
         families.setdefault(family_of(model), []).append(model)
-    chains, skipped = [], []
+    chains: list[Chain] = []
+    skipped: list[Job] = []
     for family, members in families.items():
         chain = Chain(family)
         for task in dict.fromkeys(tasks):

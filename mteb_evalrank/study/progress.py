@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from .runner import JobOutcome
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 class StudyProgress:
@@ -15,8 +19,8 @@ class StudyProgress:
         self.total = total
         self.enabled = enabled
         self.counts = {"done": 0, "skipped": 0, "failed": 0}
-        self._progress = None
-        self._task = None
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
 
     def _description(self) -> str:
         c = self.counts
@@ -40,7 +44,7 @@ class StudyProgress:
 
     def update(self, outcome: JobOutcome) -> None:
         self.counts[outcome.status] = self.counts.get(outcome.status, 0) + 1
-        if self._progress is None:
+        if self._progress is None or self._task is None:  # both set together by __enter__
             return
         if outcome.status == "failed":
             first = (outcome.error or "").splitlines()[0] if outcome.error else ""

@@ -22,12 +22,17 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import mteb_evalrank  # noqa: F401  (registers the plugin in worker processes once they import mteb)
 
 from .embedding_cache import EncodeStats, StudyEmbeddingCache
 from .jobs import Chain, Job
+
+if TYPE_CHECKING:
+    from mteb.types import EncodeKwargs
+
+    from mteb_evalrank.evaluation.classifiers import Kind
 
 STAGING = ".staging"
 EMBEDDINGS = "embeddings"
@@ -98,7 +103,8 @@ def run_job(
 
     task = mteb.get_task(job.task)
     if senteval_classifiers is not None and isinstance(task, AbsTaskSentEval):
-        task.classifiers = tuple(senteval_classifiers)  # type: ignore[assignment]
+        # the names were checked against ("lr", "mlp") by run_study
+        task.classifiers = cast("tuple[Kind, ...]", tuple(senteval_classifiers))
     staging = out / STAGING / uuid.uuid4().hex
     try:
         mteb.evaluate(
@@ -106,7 +112,7 @@ def run_job(
             task,
             cache=ResultCache(staging),
             overwrite_strategy="always",
-            encode_kwargs=dict(encode_kwargs),
+            encode_kwargs=cast("EncodeKwargs", dict(encode_kwargs)),
             co2_tracker=False,
             show_progress_bar=False,
             raise_error=True,

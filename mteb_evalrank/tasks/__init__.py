@@ -6,6 +6,8 @@ under the ``mteb`` and ``senteval`` protocols, the evaluation-gap diagnostics (W
 its slices, the STS-B gold bands) and AccSent triplets.
 """
 
+from mteb.abstasks.abstask import AbsTask
+
 from .. import _registry
 from ._evalrank import AbsTaskEvalRank
 from ._triplet import AbsTaskTriplet, read_triplet_jsonl, triplet_task_from_jsonl
@@ -26,7 +28,7 @@ from .wmt17_da_vocab_coverage import WMT17DAVocabCoverage
 from .word_similarity import WORD_SIMILARITY_TASKS
 
 #: evaluation-gap diagnostics (Abe et al., 2022), type STS
-GAP_TASKS: tuple[type, ...] = (
+GAP_TASKS: tuple[type[AbsTask], ...] = (
     WMT17DA,
     WMT17DAPooled,
     WMT17DALength,
@@ -37,9 +39,9 @@ GAP_TASKS: tuple[type, ...] = (
 
 #: every task the plugin registers with mteb
 #: EvalRank's ablations and parts, each its own task so that every task has one headline number
-EVALRANK_PART_TASKS: tuple[type, ...] = (EvalRankWordNoWiki, EvalRankSentSTSB, EvalRankSentSTR)
+EVALRANK_PART_TASKS: tuple[type[AbsTask], ...] = (EvalRankWordNoWiki, EvalRankSentSTSB, EvalRankSentSTR)
 
-TASKS: tuple[type, ...] = (
+TASKS: tuple[type[AbsTask], ...] = (
     EvalRankWord,
     EvalRankSent,
     *EVALRANK_PART_TASKS,

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from mteb.abstasks.retrieval import AbsTaskRetrieval
+from mteb.models import EncoderProtocol
 
 from mteb_evalrank._mteb_adapter import create_dataloader
 from mteb_evalrank.evaluation.ranking import (
@@ -65,8 +66,8 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
     tol: float = DEFAULT_TOL
     ks: tuple[int, ...] = DEFAULT_KS
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
-    _support_cross_encoder: ClassVar[bool] = False
-    _support_search: ClassVar[bool] = False
+    _support_cross_encoder: bool = False
+    _support_search: bool = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -145,7 +146,9 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
             subset=hf_subset,
             log_message=f"EvalRank - encoding {len(corpus)} background items...",
         ):
-            embeddings = model.encode(  # type: ignore[union-attr]
+            if not isinstance(model, EncoderProtocol):  # as mteb's own evaluators check
+                raise TypeError(f"{self.metadata.name}: expected an encoder model (mteb's EncoderProtocol)")
+            embeddings = model.encode(
                 create_dataloader(corpus, task_metadata=self.metadata, num_proc=num_proc, **encode_kwargs),
                 task_metadata=self.metadata,
                 hf_split=hf_split,

@@ -18,15 +18,18 @@ Conventions of ``WMT17DA``, ``WMT17DALength``, ``WMT17DAVocabCoverage``,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.sts import AbsTaskSTS, STSMetrics
 from scipy.stats import kendalltau
 
 from mteb_evalrank.data.registry import STSB_GRANULARITY, WMT17_DA
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
 from ._citations import ABE2022_CITATION, WMT17_METRICS_CITATION, cite
+
+if TYPE_CHECKING:
+    from mteb._evaluators.any_sts_evaluator import STSEvaluatorScores
 
 ENGLISH = ["eng-Latn"]
 WMT17_LANGUAGE_PAIRS = ("cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en")
@@ -66,14 +69,20 @@ def subsets(names: tuple[str, ...] | list[str]) -> dict[str, list[str]]:
     return {name: ENGLISH for name in names}
 
 
+class GapSTSMetrics(STSMetrics):
+    """mteb's STS metrics plus ``cosine_kendall``."""
+
+    cosine_kendall: float
+
+
 class AbsTaskGapSTS(PluginDatasetLoading, AbsTaskSTS):
     """mteb's STS task plus Kendall's tau-b of the cosine similarity (``cosine_kendall``)."""
 
     min_score = -3
     max_score = 3
 
-    def _calculate_scores(self, scores: Any, normalized_scores: list[float]) -> Any:
+    def _calculate_scores(self, scores: STSEvaluatorScores, normalized_scores: list[float]) -> GapSTSMetrics:
         """mteb's metrics and ``cosine_kendall`` = scipy's tau-b(gold, cosine)."""
         metrics = super()._calculate_scores(scores, normalized_scores)
-        metrics["cosine_kendall"] = float(kendalltau(normalized_scores, scores["cosine_scores"]).statistic)
-        return metrics
+        tau = float(kendalltau(normalized_scores, scores["cosine_scores"]).statistic)
+        return GapSTSMetrics(**metrics, cosine_kendall=tau)

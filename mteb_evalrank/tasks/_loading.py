@@ -65,4 +65,5 @@ class PluginDatasetLoading:
 
     def _load_plugin_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         """The loading itself: mteb's ``load_data`` unless a task class overrides this."""
+        # a mixin: mypy sees only ``object`` above it; at run time the next class in the MRO is mteb's task
         super().load_data(num_proc=num_proc, **kwargs)  # type: ignore[misc]

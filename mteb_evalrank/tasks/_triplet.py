@@ -30,6 +30,7 @@ import numpy as np
 from datasets import Dataset, DatasetDict
 from mteb.abstasks.abstask import AbsTask
 from mteb.abstasks.task_metadata import TaskMetadata
+from mteb.models import EncoderProtocol
 
 from mteb_evalrank.data.sources import unique_in_order
 from mteb_evalrank.evaluation.triplets import DEFAULT_TOL, grouped_accuracy_scores, triplet_outcomes
@@ -115,11 +116,13 @@ class AbsTaskTriplet(PluginDatasetLoading, AbsTask):
             name: np.asarray([row[t] for t in column], dtype=np.intp) for name, column in columns.items()
         }
         anchor, positive, negative = (embeddings[index[name]] for name in TEXT_COLUMNS)
+        if not isinstance(model, EncoderProtocol):  # as mteb's own evaluators check
+            raise TypeError(f"{self.metadata.name}: expected an encoder model (mteb's EncoderProtocol)")
         with timer("Scoring", split=hf_split, subset=hf_subset):
             outcomes = triplet_outcomes(
-                model.similarity_pairwise(anchor, positive),  # type: ignore[union-attr]
-                model.similarity_pairwise(anchor, negative),  # type: ignore[union-attr]
-                model.similarity_pairwise(positive, negative),  # type: ignore[union-attr]
+                model.similarity_pairwise(anchor, positive),
+                model.similarity_pairwise(anchor, negative),
+                model.similarity_pairwise(positive, negative),
                 tol=self.tol,
             )
             groups = {c: data_split[c] for c in self.breakdown_columns if c in data_split.column_names}
@@ -127,7 +130,8 @@ class AbsTaskTriplet(PluginDatasetLoading, AbsTask):
         scores["n_unique_texts"] = len(texts)
         return scores
 
-    def _calculate_descriptive_statistics_from_split(
+    # triplet statistics (texts per column, distinct texts), not one of mteb's TypedDicts
+    def _calculate_descriptive_statistics_from_split(  # type: ignore[override]
         self,
         split: str,
         *,
@@ -224,7 +228,7 @@ class JsonlTripletTask(AbsTaskTriplet):
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         if self.data_loaded:
             return
-        self.dataset = DatasetDict({"test": read_triplet_jsonl(self.path)})  # type: ignore[assignment]
+        self.dataset = DatasetDict({"test": read_triplet_jsonl(self.path)})
         self.dataset_transform(num_proc=num_proc)
         self.data_loaded = True
 

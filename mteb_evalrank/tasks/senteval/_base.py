@@ -33,12 +33,12 @@ protocol the features go through mteb's own undersampling and evaluator unchange
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 from datasets import DatasetDict, load_dataset
 from mteb.abstasks.classification import AbsTaskClassification
-from mteb.abstasks.task_metadata import TaskMetadata
+from mteb.abstasks.task_metadata import MetadataDatasetDict, TaskMetadata
 from threadpoolctl import threadpool_limits
 
 from mteb_evalrank.data.registry import SENTEVAL
@@ -47,8 +47,13 @@ from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
 from .._encoding import TextEmbeddingCache, as_list
 
+_Metadata = TypeVar("_Metadata", bound=TaskMetadata)
+
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from mteb.timing import TimingStack
+    from mteb.types import EncodeKwargs
     from numpy.typing import NDArray
 
 Protocol = Literal["mteb", "senteval"]
@@ -112,6 +117,8 @@ class AbsTaskSentEval(PluginDatasetLoading, AbsTaskClassification):
     def _task_texts(self) -> list[str]:
         """Every distinct text of every subset and split, in order (encoded together on first use)."""
         if self._all_texts is None:
+            if self.dataset is None:
+                raise RuntimeError(f"{self.metadata.name}: call load_data() before encoding its texts")
             subsets = [self.dataset] if isinstance(self.dataset, DatasetDict) else self.dataset.values()
             columns = (
                 split[name] for subset in subsets for split in subset.values() for name in self.text_columns
@@ -139,19 +146,20 @@ class AbsTaskSentEval(PluginDatasetLoading, AbsTaskClassification):
         ]
         return columns[0] if len(columns) == 1 else pair_features(*columns)
 
-    def _evaluate_subset(
+    # protocol "senteval" returns its own metrics (lr_accuracy, ...), not mteb's TypedDict
+    def _evaluate_subset(  # type: ignore[override]
         self,
         model: Any,
         data_split: DatasetDict,
         *,
-        encode_kwargs: dict[str, Any],
+        encode_kwargs: EncodeKwargs,
         hf_split: str,
         hf_subset: str,
         prediction_folder: Any = None,
         num_proc: int | None = None,
         timer: TimingStack,
         **kwargs: Any,
-    ) -> dict[str, Any]:
+    ) -> Mapping[str, Any]:
         if self.protocol == "mteb" and self.text_columns == ("text",):
             # mteb's own evaluation, untouched (it encodes only the rows it samples)
             return super()._evaluate_subset(
@@ -224,7 +232,7 @@ class AbsTaskSentEval(PluginDatasetLoading, AbsTaskClassification):
     def _undersample_data(
         self, dataset: Any, experiment_num: int, idxs: list[int] | None = None
     ) -> tuple[Any, list[int], list[int]]:
-        return super()._undersample_data(_ListColumns(dataset), experiment_num, idxs)  # type: ignore[arg-type]
+        return super()._undersample_data(_ListColumns(dataset), experiment_num, idxs)
 
     def _calculate_scores(self, y_test: Any, y_pred: Any) -> Any:
         return super()._calculate_scores(as_list(y_test), y_pred)
@@ -250,9 +258,12 @@ class AbsTaskSentEvalPair(AbsTaskSentEval):
     """A sentence-pair transfer task (columns ``sentence1``, ``sentence2``, ``label``)."""
 
     text_columns: ClassVar[tuple[str, ...]] = ("sentence1", "sentence2")
+    # mteb types it as one text column or a sequence of modalities; the pair tasks read both
+    # columns themselves (text_columns) and keep it only for mteb's descriptions
     input_column_name = ("sentence1", "sentence2")  # type: ignore[assignment]
 
-    def _calculate_descriptive_statistics_from_split(
+    # mteb's ClassificationDescriptiveStatistics describe one input column; these are pair statistics
+    def _calculate_descriptive_statistics_from_split(  # type: ignore[override]
         self,
         split: str,
         *,
@@ -270,6 +281,8 @@ class AbsTaskSentEvalPair(AbsTaskSentEval):
         """
         from mteb_evalrank import _mteb_adapter as adapter
 
+        if self.dataset is None:
+            raise RuntimeError(f"{self.metadata.name}: call load_data() before computing statistics")
         subset: Any = self.dataset[hf_subset] if hf_subset else self.dataset
         data = subset[split]
         first, second = as_list(data["sentence1"]), as_list(data["sentence2"])
@@ -286,7 +299,7 @@ class AbsTaskSentEvalPair(AbsTaskSentEval):
         }
 
 
-def senteval_protocol_metadata(metadata: TaskMetadata, name: str) -> TaskMetadata:
+def senteval_protocol_metadata(metadata: _Metadata, name: str) -> _Metadata:
     """The metadata of a dataset's ``senteval``-protocol task, derived from its ``mteb`` one."""
     return metadata.model_copy(
         update={
@@ -300,6 +313,6 @@ def senteval_protocol_metadata(metadata: TaskMetadata, name: str) -> TaskMetadat
     )
 
 
-def senteval_dataset(config: str) -> dict[str, str]:
+def senteval_dataset(config: str) -> MetadataDatasetDict:
     """The ``dataset`` field of a task's metadata: Hub id, revision and config ``name``."""
-    return {**SENTEVAL.mteb_dataset(), "name": config}
+    return SENTEVAL.mteb_dataset(config)

@@ -1,5 +1,7 @@
 """The 13 word-similarity sets of the EvalRank release as mteb STS tasks, one task per file."""
 
+from mteb.abstasks.abstask import AbsTask
+
 from .mc30 import WordSimMC30
 from .men_tr_3k import WordSimMEN
 from .mturk_287 import WordSimMTurk287
@@ -15,7 +17,7 @@ from .ws353_sim import WordSimWS353Sim
 from .yp130 import WordSimYP130
 
 #: In the order of the EvalRank release (and of the ``word-similarity`` configs).
-WORD_SIMILARITY_TASKS: tuple[type, ...] = (
+WORD_SIMILARITY_TASKS: tuple[type[AbsTask], ...] = (
     WordSimWS353All,
     WordSimWS353Rel,
     WordSimWS353Sim,

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.sts import AbsTaskSTS, STSMetrics
 from numpy.typing import NDArray
 from scipy.stats import pearsonr, spearmanr
 
@@ -37,16 +37,17 @@ from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
 if TYPE_CHECKING:
     from datasets import Dataset
+    from mteb.abstasks.task_metadata import MetadataDatasetDict
     from mteb.models import MTEBModels
 
 
-def word_similarity_dataset(config: str) -> dict[str, str]:
+def word_similarity_dataset(config: str) -> MetadataDatasetDict:
     """The ``dataset`` field of a task's metadata: Hub id, revision and config ``name``.
 
     mteb loads a monolingual task with ``datasets.load_dataset(**metadata.dataset)``, so the
     ``name`` key selects the set's config.
     """
-    return {**WORD_SIMILARITY.mteb_dataset(), "name": config}
+    return WORD_SIMILARITY.mteb_dataset(config)
 
 
 EVALRANK_NOTE = (
@@ -104,6 +105,13 @@ class _EmbeddingRecorder:
         return getattr(self._model, name)
 
 
+class WordSimilarityMetrics(STSMetrics):
+    """mteb's STS metrics (``cosine_*`` recomputed by ``covered_cosine``) plus the coverage scores."""
+
+    coverage: float
+    covered_cosine_spearman: float
+
+
 class WordSimilarityTask(PluginDatasetLoading, AbsTaskSTS):
     """mteb's STS task with the unknown-word convention of this module (see its docstring).
 
@@ -113,19 +121,21 @@ class WordSimilarityTask(PluginDatasetLoading, AbsTaskSTS):
     ``covered_cosine_spearman`` (Spearman on the covered pairs only).
     """
 
-    def _evaluate_subset(  # type: ignore[override]
+    def _evaluate_subset(
         self, model: MTEBModels, data_split: Dataset, **kwargs: Any
-    ) -> dict[str, float]:
+    ) -> WordSimilarityMetrics:
         recorder = _EmbeddingRecorder(model)
-        metrics: dict[str, float] = dict(super()._evaluate_subset(recorder, data_split, **kwargs))  # type: ignore[arg-type]
+        sts = super()._evaluate_subset(recorder, data_split, **kwargs)
         if len(recorder.embeddings) != 2:
             raise RuntimeError(f"expected two encode calls (one per column), got {len(recorder.embeddings)}.")
         cos, covered = covered_cosine(*recorder.embeddings)
         gold = np.array([self._normalize(score) for score in data_split["score"]], dtype=np.float64)
-        metrics["cosine_pearson"] = float(pearsonr(cos, gold).statistic)
-        metrics["cosine_spearman"] = float(spearmanr(cos, gold).statistic)
-        metrics["coverage"] = float(covered.mean())
-        metrics["covered_cosine_spearman"] = (
+        covered_spearman = (
             float(spearmanr(cos[covered], gold[covered]).statistic) if covered.sum() >= 2 else float("nan")
         )
+        metrics = WordSimilarityMetrics(
+            **sts, coverage=float(covered.mean()), covered_cosine_spearman=covered_spearman
+        )
+        metrics["cosine_pearson"] = float(pearsonr(cos, gold).statistic)
+        metrics["cosine_spearman"] = float(spearmanr(cos, gold).statistic)
         return metrics
