@@ -233,7 +233,8 @@ def test_malformed_wmt_row_names_file_and_line(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- mteb tasks
 def test_task_metadata_and_score_range(built: dict[str, BuiltDataset]) -> None:
     assert [t.metadata.name for t in GAP_TASKS] == [
-        "WMT17DA", "WMT17DALength", "WMT17DAVocabCoverage", "WMT17DAGranularity", "STSBenchmarkGranularity",
+        "WMT17DA", "WMT17DAPooled", "WMT17DALength", "WMT17DAVocabCoverage", "WMT17DAGranularity",
+        "STSBenchmarkGranularity",
     ]  # fmt: skip
     for task in GAP_TASKS:
         assert task.metadata.main_score == "cosine_pearson"
