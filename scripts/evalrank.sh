@@ -4,7 +4,8 @@
 # plain mteb CLI and print the score table.
 #   bash scripts/evalrank.sh
 # Environment: VENV (.venv), SOURCE (../shared/data), OUT (results),
-# MODEL (sentence-transformers/all-MiniLM-L6-v2; e.g. evalrank/glove.6B.50d).
+# MODEL (sentence-transformers/all-MiniLM-L6-v2; e.g. evalrank/glove.6B.50d),
+# VERBOSITY (mteb's -v: 1 = progress bars, warnings and the score table; 2 = mteb's INFO log).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -15,5 +16,5 @@ VENV=$VENV bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 "$VENV/bin/mteb-evalrank" datasets build --source "$SOURCE" --out hub
 "$VENV/bin/mteb-evalrank" models install-offline
-"$VENV/bin/mteb" run -b EvalRank -m "$MODEL" --output-folder "$OUT"
+"$VENV/bin/mteb" run -b EvalRank -m "$MODEL" --output-folder "$OUT" --verbosity "${VERBOSITY:-1}"
 "$VENV/bin/mteb-evalrank" scores "$OUT"
