@@ -38,6 +38,24 @@ class PluginTaskMetadata(TaskMetadata):
         return _stats_dir / str(self.type) / f"{self.name}.json"
 
 
+def subset_task_metadata(
+    parent: TaskMetadata, *, name: str, description: str, hf_subset: str
+) -> PluginTaskMetadata:
+    """Metadata of a task that evaluates one hf_subset of ``parent``'s dataset (an ablation or a part).
+
+    Everything is ``parent``'s except ``name``, ``description`` and ``eval_langs``, which becomes
+    ``{hf_subset: <parent's languages>}``: mteb then loads only that subset, so the task's one
+    headline number is that subset's score. Validated like any ``TaskMetadata``.
+    """
+    langs = parent.eval_langs
+    languages = (
+        sorted({lang for group in langs.values() for lang in group}) if isinstance(langs, dict) else langs
+    )
+    fields = parent.model_dump()
+    fields.update(name=name, description=description, eval_langs={hf_subset: languages})
+    return PluginTaskMetadata(**fields)
+
+
 @contextmanager
 def descriptive_stats_dir(path: Path | str) -> Iterator[Path]:
     """Read and write every plugin task's statistics under ``path`` for the block."""
