@@ -251,14 +251,8 @@ def _study(args: argparse.Namespace) -> None:
         raise SystemExit(1)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="mteb-evalrank",
-        description=__doc__.split("\n\n")[0],
-        epilog="Any other command (run, available-tasks, ...) is mteb's CLI with the plugin registered.",
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-
+def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``datasets: build, status, remove-sts-mirrors, describe`` command(s)."""
     datasets = commands.add_parser("datasets", help="build and install the plugin's datasets")
     datasets_commands = datasets.add_subparsers(dest="action", required=True)
     build = datasets_commands.add_parser("build", help="build every dataset from the raw sources")
@@ -304,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     describe.set_defaults(func=_describe_datasets)
 
+
+def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``models: install-offline`` command(s)."""
     models = commands.add_parser("models", help="offline model set-up")
     models_commands = models.add_subparsers(dest="action", required=True)
     offline = models_commands.add_parser(
@@ -312,11 +309,17 @@ def build_parser() -> argparse.ArgumentParser:
     offline.add_argument("--cache-dir", help="hub cache folder (default: huggingface_hub's)")
     offline.set_defaults(func=_install_models)
 
+
+def _add_scores_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``scores`` command(s)."""
     scores = commands.add_parser("scores", help="print the scores of a results folder")
     scores.add_argument("results", help="an mteb --output-folder (ResultCache layout)")
     scores.add_argument("--tasks", nargs="+", help="only these tasks")
     scores.set_defaults(func=_print_scores)
 
+
+def _add_correlate_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``correlate`` command(s)."""
     corr = commands.add_parser(
         "correlate",
         help="rank correlation across models of intrinsic vs extrinsic scores",
@@ -393,6 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
     corr.add_argument("--out", required=True, help="output folder")
     corr.set_defaults(func=_correlate)
 
+
+def _add_diagnose_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``diagnose`` command(s)."""
     diag = commands.add_parser(
         "diagnose", help="sentence-length and vocabulary-coverage histograms (Abe et al. 2022, Fig. 3 and 6)"
     )
@@ -407,6 +413,9 @@ def build_parser() -> argparse.ArgumentParser:
     diag.add_argument("--target", nargs="+", metavar="DATA", help="dataset(s) to diagnose (default WMT17 DA)")
     diag.set_defaults(func=_diagnose)
 
+
+def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``study`` command(s)."""
     study = commands.add_parser(
         "study",
         help="run every (model, task) job into one results folder, then the correlation report",
@@ -456,6 +465,23 @@ def build_parser() -> argparse.ArgumentParser:
     study.add_argument("--seed", type=int, default=0)
     study.add_argument("--no-progress", action="store_true", help="no progress bar")
     study.set_defaults(func=_study)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``mteb-evalrank`` parser: one ``_add_*`` function per command."""
+    parser = argparse.ArgumentParser(
+        prog="mteb-evalrank",
+        description=__doc__.split("\n\n")[0],
+        epilog="Any other command (run, available-tasks, ...) is mteb's CLI with the plugin registered.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    _add_datasets_commands(commands)
+    _add_models_commands(commands)
+    _add_scores_command(commands)
+    _add_correlate_command(commands)
+    _add_diagnose_command(commands)
+    _add_study_command(commands)
     return parser
 
 
