@@ -8,7 +8,7 @@ failure into a warning; importing a submodule that needs neither (e.g.
 ``mteb_evalrank.evaluation.ranking``) imports neither mteb nor torch.
 """
 
-from ._registry import RegistrationError, RegistrationWarning, register, register_when_mteb_is_imported
+from ._registration import RegistrationError, RegistrationWarning, register, register_when_mteb_is_imported
 
 __version__ = "0.1.0"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb import get_tasks
 from mteb.benchmarks.benchmark import Benchmark
 
-from . import _registry
+from . import _registration
 from .tasks import EVALRANK_PART_TASKS, STR2021, AccSent, EvalRankSent, EvalRankWord
 from .tasks._citations import EVALRANK_CITATION, cite
 from .tasks.senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS
@@ -109,4 +109,4 @@ BENCHMARKS: tuple[Benchmark, ...] = (
 )
 
 # completes `import mteb_evalrank`'s registration if mteb was first imported by this module
-_registry.finish_postponed(__name__)
+_registration.finish_postponed(__name__)

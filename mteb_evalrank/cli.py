@@ -111,7 +111,7 @@ def _install_models(args: argparse.Namespace) -> None:
 
 
 def _print_scores(args: argparse.Namespace) -> None:
-    from .reporting import print_scores
+    from .scores_table import print_scores
 
     print_scores(Path(args.results), tasks=args.tasks)
 
@@ -494,7 +494,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if argv and argv[0] not in OWN_COMMANDS and argv[0] not in ("-h", "--help"):
         import mteb.cli
 
-        from mteb_evalrank._registry import register_quietly
+        from mteb_evalrank._registration import register_quietly
 
         register_quietly()  # a clash warns; mteb's own commands still work
 

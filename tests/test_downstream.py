@@ -442,7 +442,7 @@ def test_mteb_cli_minilm_trec_matches_sentence_transformers(tmp_path: Path) -> N
 
 
 def test_score_table_averages_folds() -> None:
-    from mteb_evalrank.reporting import mean_over_folds
+    from mteb_evalrank.scores_table import mean_over_folds
 
     base = {"model": "m", "revision": "r", "task": "SentEvalCR", "split": "test"}
     rows = [

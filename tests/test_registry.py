@@ -81,7 +81,7 @@ def test_hook_registers_in_python_dash_m_mteb() -> None:
 def test_hook_installs_once_however_often_it_runs() -> None:
     code = (
         "import sys; sys.argv = ['mteb']; import _mteb_evalrank_hook as h; h.install(); h.install(); "
-        "from mteb_evalrank._registry import _RegisterAfterImport as F; "
+        "from mteb_evalrank._registration import _RegisterAfterImport as F; "
         "print(sum(isinstance(f, F) for f in sys.meta_path))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -139,7 +139,7 @@ def test_a_broken_plugin_leaves_the_mteb_cli_working(tmp_path: Path) -> None:
 
 def test_a_name_clash_becomes_one_warning_and_the_rest_registers(monkeypatch: pytest.MonkeyPatch) -> None:
     from mteb_evalrank import RegistrationWarning
-    from mteb_evalrank._registry import register_quietly
+    from mteb_evalrank._registration import register_quietly
 
     tasks = dict(importlib.import_module("mteb.get_tasks")._TASKS_REGISTRY)
     foreign = type("FutureMtebTask", (), {})  # a future mteb task that took one of our names
@@ -236,3 +236,12 @@ def test_a_changed_private_task_hook_is_named(monkeypatch: pytest.MonkeyPatch, i
         expected = "does not exist"
     with pytest.raises(MtebInternalsChanged, match=rf"{cls_name}\.{method}.*{expected}"):
         check()
+
+
+def test_the_renamed_reporting_module_still_imports_with_a_deprecation_warning() -> None:
+    code = (
+        "import warnings; warnings.simplefilter('error', DeprecationWarning)\n"
+        "try:\n    import mteb_evalrank.reporting\nexcept DeprecationWarning as w:\n    print(w)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "mteb_evalrank.scores_table" in out.stdout
