@@ -78,6 +78,7 @@ def test_the_source_variable_builds_the_dataset_on_first_use(tmp_path: Path, sou
     assert "Using the latest cached version" not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_the_main_job_is_quiet_about_cached_datasets(tmp_path: Path, built: dict[str, object]) -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     result = run_mteb(env, tmp_path / "out", task="WordSimMC30")

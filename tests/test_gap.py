@@ -246,6 +246,7 @@ def test_task_metadata_and_score_range(built: dict[str, BuiltDataset]) -> None:
         )  # affine map kept increasing
 
 
+@pytest.mark.slow
 def test_mteb_run_glove_all_gap_tasks(built: dict[str, BuiltDataset], tmp_path: Path) -> None:
     names = [t.metadata.name for t in GAP_TASKS]
     command = [str(BIN / "mteb"), "run", "-t", *names, "-m", GLOVE, "--output-folder", str(tmp_path)]

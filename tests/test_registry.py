@@ -106,6 +106,7 @@ def test_the_installed_pth_line_is_the_repository_s() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", INTERPRETER_FLAGS, ids=lambda f: " ".join(f) or "none")
 def test_python_dash_m_mteb_registers_whatever_the_interpreter_flags(flags: list[str]) -> None:
     out = subprocess.run(
@@ -165,6 +166,7 @@ def test_a_name_clash_becomes_one_warning_and_the_rest_registers(monkeypatch: py
         "import mteb; mteb_evalrank = __import__('mteb_evalrank'); mteb_evalrank.register()",
     ],
 )
+@pytest.mark.slow
 def test_every_way_of_importing_registers(statement: str) -> None:
     code = (
         f"{statement}; print(type(mteb.get_task('EvalRankSent')).__name__, "

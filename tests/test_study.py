@@ -270,6 +270,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_ctrl_c_stops_a_local_cluster_study_and_its_workers(data: None, tmp_path: Path) -> None:
     """SIGINT to ``mteb-evalrank study`` on a 2-worker local cluster, while jobs run.

@@ -360,6 +360,7 @@ def run_cli(*args: str) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_mteb_cli_word_set_and_str(built: dict[str, BuiltDataset], tmp_path: Path) -> None:
     run_cli(str(BIN / "mteb"), "run", "-t", "WordSimSimLex999", "STR2021", "-m", GLOVE,
             "--output-folder", str(tmp_path), "--overwrite-strategy", "always")  # fmt: skip
