@@ -130,9 +130,10 @@ def status_report(source: str | Path | None = None) -> str:
         for raw in RAW_SOURCES.values():
             lines.append(f"     raw data {raw.folder}/: {raw.what}, {raw.url} ({raw.license})")
     lines.append("mteb's STS sets (optional offline mirrors):")
-    for state in mirror_states():
+    mirrors = mirror_states()
+    for state in mirrors:
         lines.append(f"  {state.task:<14} {state.hub_id:<24} {state.state}")
-    if any(state.state == "missing" for state in mirror_states()):
+    if any(state.state == "missing" for state in mirrors):
         lines.append(f"  -> optional: {build_command(source)} --sts-mirrors")
     lines.append("Bundled models:")
     for model in model_states():
