@@ -18,7 +18,7 @@ needs and seeds the hub cache with the bundled MiniLM. Then:
    Also the texts each model encoded against the rows it was asked for, and the wall time of
    a rerun (every job skipped).
 2. **Embedding cache at 100k texts**: mteb's ``CachedEmbeddingWrapper`` (``NumpyCache``)
-   against :class:`~mteb_evalrank.study.StudyEmbeddingCache`, wrapping the random encoder
+   against :class:`~mteb_evalrank.embedding_cache.CachedEncoder`, wrapping the random encoder
    (cheap, so the cache's own cost shows): one call with ``--texts`` new texts, the same call
    again (all hits), and ``--calls`` calls of ``texts / calls`` new texts each (the study's
    pattern: many encode calls); seconds net of the encoder's own time, and disk size.
@@ -112,7 +112,7 @@ def _texts(n: int) -> list[str]:
 
 
 def cache_benchmark(root: Path, n_texts: int, n_calls: int) -> dict[str, Any]:
-    """mteb's CachedEmbeddingWrapper (NumpyCache) vs StudyEmbeddingCache on ``n_texts`` texts."""
+    """mteb's CachedEmbeddingWrapper (NumpyCache) vs CachedEncoder (on-disk cache), ``n_texts`` texts."""
     import logging
     import warnings
 
@@ -121,7 +121,8 @@ def cache_benchmark(root: Path, n_texts: int, n_calls: int) -> dict[str, Any]:
     from mteb._create_dataloaders import create_dataloader
     from mteb.models.cache_wrappers import CachedEmbeddingWrapper
 
-    from mteb_evalrank.study import StudyEmbeddingCache
+    from mteb_evalrank.embedding_cache import EmbeddingCache
+    from mteb_evalrank.models.cached import CachedEncoder
 
     logging.getLogger("mteb.models.cache_wrappers").setLevel(logging.ERROR)
     model = mteb.get_model(RANDOM)
@@ -145,7 +146,7 @@ def cache_benchmark(root: Path, n_texts: int, n_calls: int) -> dict[str, Any]:
     result: dict[str, Any] = {"texts": n_texts, "calls": n_calls, "raw_encode_seconds": raw}
     for name, make in (
         ("mteb CachedEmbeddingWrapper (NumpyCache)", lambda path: CachedEmbeddingWrapper(model, path)),
-        ("StudyEmbeddingCache", lambda path: StudyEmbeddingCache(model, path)),
+        ("CachedEncoder", lambda path: CachedEncoder(model, EmbeddingCache(path))),
     ):
         one, many = root / "cache-one", root / "cache-many"
         for path in (one, many):
@@ -221,7 +222,7 @@ def render(report: dict[str, Any]) -> str:
         f"{cache['calls']} calls, all new | disk (MiB) |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for name in ("mteb CachedEmbeddingWrapper (NumpyCache)", "StudyEmbeddingCache"):
+    for name in ("mteb CachedEmbeddingWrapper (NumpyCache)", "CachedEncoder"):
         c = cache[name]
         lines.append(
             f"| {name} | {c['one_call_all_new_seconds']:.1f} | {c['one_call_all_cached_seconds']:.1f} | "

@@ -29,9 +29,11 @@ from scipy.stats import spearmanr
 import mteb_evalrank  # noqa: F401
 from mteb_evalrank.cli import main
 from mteb_evalrank.data.registry import WORD_SIMILARITY
-from mteb_evalrank.study import StudyEmbeddingCache, StudyInputError, default_downstream, run_study
+from mteb_evalrank.embedding_cache import DIGEST_SIZE, EmbeddingCache, VectorStore
+from mteb_evalrank.models.cached import CachedEncoder
+from mteb_evalrank.models.zoo import ZOO_MODELS
+from mteb_evalrank.study import StudyInputError, default_downstream, run_study
 from mteb_evalrank.study.core import intrinsic_columns, with_history
-from mteb_evalrank.study.embedding_cache import DIGEST_SIZE, ShardStore
 from mteb_evalrank.study.jobs import Chain, Job, balance
 from mteb_evalrank.tasks import WMT17DALength
 from mteb_evalrank.tasks.word_similarity import WORD_SIMILARITY_TASKS
@@ -145,7 +147,9 @@ def test_each_unique_text_is_encoded_once_per_model(study: tuple[Path, Any, list
         assert stats["encoded"] + stats["cached"] <= stats["requested"]
         assert stats["encode_seconds"] > 0
         shards = list((out / "embeddings").glob(f"{model.replace('/', '__')}/*/none/shard-*.npz"))
-        assert sum(len(np.load(s)["keys"]) for s in shards) == len(texts)
+        # a zoo model's own output stays in memory (a cheap function of its family's cached base)
+        persisted = 0 if model in ZOO_MODELS else len(texts)
+        assert sum(len(np.load(s)["keys"]) for s in shards) == persisted
     assert timing["texts_encoded"] == len(MODELS) * len(texts)
     assert timing["wall_seconds"] == pytest.approx(summary.wall_seconds)
 
@@ -320,9 +324,9 @@ def test_ctrl_c_stops_a_local_cluster_study_and_its_workers(data: None, tmp_path
 def test_shard_store_round_trip_keeps_every_digest(tmp_path: Path) -> None:
     digests = [bytes([i]) * (DIGEST_SIZE - 1) + b"\x00" for i in range(1, 4)] + [b"\x00" * DIGEST_SIZE]
     vectors = np.arange(8, dtype=np.float64).reshape(4, 2)
-    ShardStore(tmp_path).add(digests[:2], vectors[:2])
-    ShardStore(tmp_path).add(digests[2:], vectors[2:])
-    store = ShardStore(tmp_path)
+    VectorStore(tmp_path).add(digests[:2], vectors[:2])
+    VectorStore(tmp_path).add(digests[2:], vectors[2:])
+    store = VectorStore(tmp_path)
     assert len(store) == 4 and len(list(tmp_path.glob("shard-*.npz"))) == 2
     np.testing.assert_array_equal(store.take(digests[::-1]), vectors[::-1])
     assert store.take(digests).dtype == np.float64
@@ -330,7 +334,7 @@ def test_shard_store_round_trip_keeps_every_digest(tmp_path: Path) -> None:
 
 def test_cached_model_keeps_the_model_identity(data: None, tmp_path: Path) -> None:
     model = mteb.get_model(GLOVE)
-    cached = StudyEmbeddingCache(model, tmp_path)
+    cached = CachedEncoder(model, EmbeddingCache(tmp_path))
     assert cached.mteb_model_meta is model.mteb_model_meta
     assert cached.cache_path == tmp_path / "evalrank__glove.6B.50d" / "1.0.0"
     assert default_downstream(["WordSimMC30", "CRClassification", "SentEvalTREC"]) == [

@@ -15,9 +15,10 @@ from mteb.models.abs_encoder import AbsEncoder
 from sklearn.decomposition import PCA
 
 import mteb_evalrank  # noqa: F401
+from mteb_evalrank.embedding_cache import process_cache
 from mteb_evalrank.evaluation import ranking
 from mteb_evalrank.models import MODEL_METAS, postprocess
-from mteb_evalrank.models.minilm import MEMO, MiniLMLayerPooling, model_path
+from mteb_evalrank.models.minilm import FEATURES_KEY, MiniLMLayerPooling, model_path
 from mteb_evalrank.models.static import StaticWordEmbeddings
 from mteb_evalrank.models.wrappers import (
     PostProcessedEncoder,
@@ -284,7 +285,7 @@ def test_mean_last_equals_the_official_model(sentences: list[str]) -> None:
 
 
 def test_one_forward_pass_serves_every_variant(sentences: list[str]) -> None:
-    MEMO.clear()
+    process_cache().clear()
     texts = sentences[:12]
     first = mteb.get_model(f"{MINILM}cls")
     before = MiniLMLayerPooling.forward_calls
@@ -297,16 +298,7 @@ def test_one_forward_pass_serves_every_variant(sentences: list[str]) -> None:
     assert MiniLMLayerPooling.forward_calls == calls
     mean = encode(mteb.get_model(f"{MINILM}mean-last"), texts)
     np.testing.assert_array_equal(encode(mteb.get_model(f"{MINILM}mean-dim128"), texts), mean[:, :128])
-    assert len(MEMO) == len(set(texts))
-
-
-def test_memo_is_bounded() -> None:
-    from mteb_evalrank.models.minilm import FeatureMemo
-
-    memo = FeatureMemo(2)
-    for text in "abc":
-        memo.put(text, np.zeros((8, 384), dtype=np.float32))
-    assert len(memo) == 2 and memo.get("a") is None and memo.get("c") is not None
+    assert len(process_cache().store(FEATURES_KEY)) == len(set(texts))
 
 
 # ------------------------------------------------------------------ sentence fit corpus

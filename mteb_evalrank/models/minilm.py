@@ -14,18 +14,16 @@ transformer layers) and ``m`` the attention mask of a text:
   first *transformer* layer, as SimCSE's corrected version). Mean pooling is linear, so this
   is ``(mean-layer-1 + mean-layer-6) / 2``.
 
-**Memo.** Every forward pass stores, per text, the 7 layer means and the last-layer CLS
-(``8 x 384`` float32 = 12 KiB) in a process-wide LRU memo keyed by the text, so encoding the
-same texts with another variant in the same process costs no forward pass. Bound:
-``MEMO_MAX_TEXTS`` texts (default 300,000, i.e. at most ~3.7 GB; override with the
-environment variable ``MTEB_EVALRANK_MINILM_MEMO``, 0 disables the memo).
+**One forward pass for every variant.** A forward pass yields, per text, the 7 layer means
+and the last-layer CLS (``8 x 384`` float32 = 12 KiB), stored as one 3,072-d row in the
+process's embedding cache (:func:`mteb_evalrank.embedding_cache.process_cache`, key
+``FEATURES_KEY``); every pooling is a view of it, so encoding the same texts with another
+variant costs no forward pass, and in a study (where the cache is on disk) no forward pass
+in any worker either. The cache's memory bound is ``$MTEB_EVALRANK_CACHE_MIB``.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -33,50 +31,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mteb_evalrank.embedding_cache import EmbeddingCache, StoreKey, process_cache
+
 from .base import TextEmbedder
+from .offline import MINILM_REVISION
 
 N_LAYERS = 6
 DIM = 384
 MAX_SEQ_LENGTH = 256
 CLS_ROW = N_LAYERS + 1
-"""Row of the memo entry holding the last-layer CLS (rows 0..6 are the layer means)."""
-MEMO_MAX_TEXTS = int(os.environ.get("MTEB_EVALRANK_MINILM_MEMO", "300000"))
+"""Row of a text's ``(8, 384)`` features holding the last-layer CLS (rows 0..6: the layer means)."""
+FEATURES_KEY = StoreKey("evalrank/all-MiniLM-L6-v2-features", MINILM_REVISION, "layer-means-and-cls")
+"""Cache key of the per-text features (model: a name of the plugin's own, not a registered model)."""
 POOLINGS = ("cls", "mean-last", "first-last-avg", *(f"mean-layer-{layer}" for layer in range(N_LAYERS + 1)))
-
-
-class FeatureMemo:
-    """A bounded LRU map ``text -> (8, 384) float32`` (least recently used dropped first)."""
-
-    def __init__(self, max_texts: int) -> None:
-        self.max_texts = max_texts
-        self._rows: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def get(self, text: str) -> NDArray[np.float32] | None:
-        with self._lock:
-            row = self._rows.get(text)
-            if row is not None:
-                self._rows.move_to_end(text)
-            return row
-
-    def put(self, text: str, row: NDArray[np.float32]) -> None:
-        if self.max_texts <= 0:
-            return
-        with self._lock:
-            self._rows[text] = row
-            self._rows.move_to_end(text)
-            while len(self._rows) > self.max_texts:
-                self._rows.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._rows.clear()
-
-
-MEMO = FeatureMemo(MEMO_MAX_TEXTS)
 
 
 def model_path() -> str:
@@ -97,19 +64,21 @@ def _load(path: str) -> tuple[Any, Any]:
 
 
 class MiniLMLayerPooling(TextEmbedder):
-    """all-MiniLM-L6-v2 with pooling ``pooling`` (one of ``POOLINGS``), sharing ``MEMO``.
+    """all-MiniLM-L6-v2 with pooling ``pooling`` (one of ``POOLINGS``), features from ``cache``.
 
     ``forward_calls`` (class attribute) counts the model's forward passes in this process.
     """
 
     forward_calls = 0
 
-    def __init__(self, pooling: str = "mean-last", *, batch_size: int = 32, memo: FeatureMemo | None = None):
+    def __init__(
+        self, pooling: str = "mean-last", *, batch_size: int = 32, cache: EmbeddingCache | None = None
+    ):
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; expected one of {', '.join(POOLINGS)}.")
         self.pooling = pooling
         self.batch_size = batch_size
-        self.memo = MEMO if memo is None else memo
+        self.cache = cache if cache is not None else process_cache()
         self.tokenizer, self.model = _load(model_path())
 
     # ------------------------------------------------------------------ features
@@ -129,25 +98,25 @@ class MiniLMLayerPooling(TextEmbedder):
         rows = torch.stack([*means, out.last_hidden_state[:, 0]], dim=1)
         return rows.float().numpy()
 
+    def _forward_all(self, texts: list[str]) -> NDArray[np.float32]:
+        """``(n, 8 * 384)`` features of ``texts``, ``batch_size`` at a time, in order."""
+        if not texts:
+            return np.zeros((0, (CLS_ROW + 1) * DIM), dtype=np.float32)
+        blocks = [
+            self._forward(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)
+        ]
+        return np.concatenate(blocks).reshape(len(texts), -1)
+
     def features(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """``(n, 8, 384)`` per-text features, from the memo or one forward pass per batch of misses."""
-        found: dict[str, NDArray[np.float32]] = {}
-        for text in dict.fromkeys(texts):
-            row = self.memo.get(text)
-            if row is not None:
-                found[text] = row
-        missing = [text for text in dict.fromkeys(texts) if text not in found]
-        # longest first, as sentence-transformers does: less padding per batch
-        missing.sort(key=len, reverse=True)
-        for start in range(0, len(missing), self.batch_size):
-            chunk = missing[start : start + self.batch_size]
-            for text, row in zip(chunk, self._forward(chunk), strict=True):
-                row = row.copy()
-                found[text] = row
-                self.memo.put(text, row)
+        """``(n, 8, 384)`` per-text features: from the cache, or one forward pass per batch of misses.
+
+        The cache passes the texts it lacks longest first, as sentence-transformers does: less
+        padding per batch.
+        """
         if not texts:
             return np.zeros((0, CLS_ROW + 1, DIM), dtype=np.float32)
-        return np.stack([found[text] for text in texts])
+        rows = self.cache.embed(FEATURES_KEY, texts, self._forward_all, where="all-MiniLM-L6-v2 features")
+        return rows.reshape(len(texts), CLS_ROW + 1, DIM)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, 384)`` embeddings of ``texts`` under this variant's pooling."""

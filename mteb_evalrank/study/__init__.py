@@ -5,19 +5,30 @@
 
 Modules: :mod:`.jobs` (the job plan, skipping finished jobs, model families),
 :mod:`.runner` (a chain of jobs in one process, atomic result files),
-:mod:`.embedding_cache` (one disk embedding cache per model across tasks),
 :mod:`.engine` (in-process, local Dask cluster or remote scheduler), :mod:`.core`
-(``run_study``: timing, report). CLI: ``mteb-evalrank study``.
+(``run_study``: timing, report). Embeddings: the plugin's one cache,
+:mod:`mteb_evalrank.embedding_cache`. CLI: ``mteb-evalrank study``.
 """
 
+from typing import Any
+
+from mteb_evalrank.embedding_cache import EncodeStats
+
 from .core import StudyInputError, StudySummary, default_downstream, run_study
-from .embedding_cache import EncodeStats, StudyEmbeddingCache
 from .runner import JobOutcome
+
+
+def __getattr__(name: str) -> Any:
+    if name == "StudyEmbeddingCache":  # deprecated: warns on use, not on import of the package
+        from . import embedding_cache
+
+        return embedding_cache.StudyEmbeddingCache
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "EncodeStats",
     "JobOutcome",
-    "StudyEmbeddingCache",
     "StudyInputError",
     "StudySummary",
     "default_downstream",

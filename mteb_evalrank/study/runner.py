@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import mteb_evalrank  # noqa: F401  (registers the plugin in worker processes once they import mteb)
+from mteb_evalrank.embedding_cache import EmbeddingCache, EncodeStats, process_cache, using_process_cache
+from mteb_evalrank.models.cached import CachedEncoder
 
-from .embedding_cache import EncodeStats, StudyEmbeddingCache
 from .jobs import Chain, Job
 
 if TYPE_CHECKING:
@@ -154,14 +155,16 @@ def run_chain(
 ) -> ChainReport:
     """Run the jobs of ``chain`` in order in this process; never raises for a failing job.
 
-    Models are loaded on first use and wrapped in a :class:`StudyEmbeddingCache` under
-    ``<out>/embeddings``; a job whose result file appeared meanwhile (e.g. a retried chain) is
-    skipped. ``report`` is called after each job; with ``topic`` (Dask) each outcome is also
-    published as a worker event, which the client turns into progress.
+    The process's embedding cache is ``<out>/embeddings`` on disk for the whole chain (so the
+    zoo's family encoders persist their base output there, one forward pass per text and
+    family across workers). Models are loaded on first use and wrapped in a
+    :class:`~mteb_evalrank.models.cached.CachedEncoder`: a zoo model in memory only (its
+    embeddings are a cheap function of its family's cached base), any other model on disk.
+    A job whose result file appeared meanwhile (e.g. a retried chain) is skipped. ``report``
+    is called after each job; with ``topic`` (Dask) each outcome is also published as a
+    worker event, which the client turns into progress.
     """
     import socket
-
-    import mteb
 
     _limit_threads(threads)
     root = Path(out)
@@ -177,7 +180,34 @@ def run_chain(
                 report(outcome)
 
     result = ChainReport(chain.family, host=socket.gethostname())
-    models: dict[str, StudyEmbeddingCache] = {}
+    with using_process_cache(EmbeddingCache(root / EMBEDDINGS, max_bytes=process_cache().max_bytes)):
+        models = _run_jobs(chain, root, result, encode_kwargs or {}, senteval_classifiers, publish)
+    for name, model in models.items():
+        result.encode[name] = model.stats.to_dict()
+    for name in {job.model for job in chain.jobs} - set(models):
+        result.encode.setdefault(name, EncodeStats().to_dict())
+    return result
+
+
+def load_cached(name: str) -> CachedEncoder:
+    """``mteb.get_model(name)`` in a :class:`CachedEncoder` of the process cache (zoo models: memory only)."""
+    import mteb
+
+    from mteb_evalrank.models.zoo import ZOO_MODELS
+
+    return CachedEncoder(mteb.get_model(name), by_instance=name in ZOO_MODELS)
+
+
+def _run_jobs(
+    chain: Chain,
+    root: Path,
+    result: ChainReport,
+    encode_kwargs: dict[str, Any],
+    senteval_classifiers: Sequence[str] | None,
+    publish: Callable[[JobOutcome], None] | None,
+) -> dict[str, CachedEncoder]:
+    """The jobs of ``chain`` in order; outcomes and load times go into ``result``."""
+    models: dict[str, CachedEncoder] = {}
     load_errors: dict[str, str] = {}
     for job in chain.jobs:
         start = time.perf_counter()
@@ -190,12 +220,12 @@ def run_chain(
                 if job.model not in models:
                     tick = time.perf_counter()
                     try:
-                        models[job.model] = StudyEmbeddingCache(mteb.get_model(job.model), root / EMBEDDINGS)
+                        models[job.model] = load_cached(job.model)
                     except Exception as error:
                         load_errors[job.model] = f"loading the model: {type(error).__name__}: {error}"
                         raise
                     result.load_seconds[job.model] = time.perf_counter() - tick
-                final = run_job(models[job.model], job, root, encode_kwargs or {}, senteval_classifiers)
+                final = run_job(models[job.model], job, root, encode_kwargs, senteval_classifiers)
                 outcome = JobOutcome(
                     job.model, job.task, "done", time.perf_counter() - start, result_path=str(final)
                 )
@@ -206,8 +236,4 @@ def run_chain(
         result.outcomes.append(outcome)
         if publish is not None:
             publish(outcome)
-    for name, model in models.items():
-        result.encode[name] = model.stats.to_dict()
-    for name in {job.model for job in chain.jobs} - set(models):
-        result.encode.setdefault(name, EncodeStats().to_dict())
-    return result
+    return models

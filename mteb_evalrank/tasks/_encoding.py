@@ -1,9 +1,13 @@
-"""Encode each unique text once per model, across the hf_subsets of a task.
+"""The tasks' side of the embedding cache: a text encoded once per model across a task's subsets.
 
-mteb evaluates a task one hf_subset at a time; tasks whose subsets share texts (the
-cross-validation folds of the downstream tasks) keep the embeddings here so that a text is
-encoded once per model. mteb has no such cache (its ``CachedEmbeddingWrapper`` wraps a
-*model* and writes to disk); this one lives on the task and is dropped with its data.
+mteb evaluates a task one hf_subset at a time; the subsets of a task often share texts (the
+cross-validation folds of the downstream tasks, the parts of an EvalRank background).
+:class:`TaskEmbeddings` keeps the embeddings of the model being evaluated in an
+:class:`~mteb_evalrank.embedding_cache.EmbeddingCache` of the task's own, keyed by the model
+*object* and dropped with the task's data or when another model comes: a model trained
+between two evaluations is never served stale embeddings. Sharing texts *across* tasks is
+the model's business: wrap it in a :class:`~mteb_evalrank.models.cached.CachedEncoder`
+(the study does; the zoo's family encoders share their base output already).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from datasets import Dataset
 from numpy.typing import NDArray
 
 from mteb_evalrank._mteb_adapter import create_dataloader
+from mteb_evalrank.embedding_cache import EmbeddingCache, StoreKey
 from mteb_evalrank.evaluation.ranking import check_embeddings
 
 if TYPE_CHECKING:
@@ -38,18 +43,16 @@ def model_name(model: object) -> str:
     return getattr(meta, "name", None) or type(model).__name__
 
 
-class TextEmbeddingCache:
-    """``text -> embedding`` of one model; switching to another model empties it."""
+class TaskEmbeddings:
+    """A task's embeddings of one model at a time; switching to another model empties them."""
 
     def __init__(self) -> None:
         self._model: object | None = None
-        self._rows: dict[str, int] = {}
-        self._matrix: NDArray[np.float64] | None = None
+        self._cache = EmbeddingCache()
 
     def clear(self) -> None:
         self._model = None
-        self._rows = {}
-        self._matrix = None
+        self._cache.clear()
 
     def embed(
         self,
@@ -64,10 +67,11 @@ class TextEmbeddingCache:
         timer: TimingStack,
         num_proc: int | None = None,
     ) -> NDArray[np.float64]:
-        """Embeddings of ``texts`` (one row each, in order).
+        """Embeddings of ``texts`` (one row each, in order), validated, as float64.
 
         Texts not seen yet for this model, together with ``encode_first`` (e.g. every text of
-        the task, so that later subsets find theirs), are encoded in one ``model.encode`` call.
+        the task, so that later subsets find theirs), are encoded in one ``model.encode`` call,
+        each distinct text once.
 
         Raises:
             NonFiniteEmbeddingsError: if the encoder returns NaN or infinity (names task and model).
@@ -76,9 +80,9 @@ class TextEmbeddingCache:
         if self._model is not model:
             self.clear()
             self._model = model
-        missing = list(dict.fromkeys(t for t in (*encode_first, *texts) if t not in self._rows))
         where = f"{task_metadata.name} ({hf_subset}), model {model_name(model)}"
-        if missing:
+
+        def encode(missing: list[str]) -> NDArray[np.float64]:
             with timer(
                 "Encoding",
                 split=hf_split,
@@ -105,8 +109,8 @@ class TextEmbeddingCache:
                 raise ValueError(
                     f"{where}: the encoder returned {block.shape[0]} embeddings for {len(missing)} texts."
                 )
-            start = 0 if self._matrix is None else self._matrix.shape[0]
-            self._matrix = block if self._matrix is None else np.vstack([self._matrix, block])
-            self._rows.update({text: start + i for i, text in enumerate(missing)})
-        assert self._matrix is not None
-        return self._matrix[[self._rows[t] for t in texts]]
+            return block
+
+        key = StoreKey(model_name(model), "", "task", instance=id(model))
+        self._cache.ensure(key, [*encode_first, *texts], encode, where=where)
+        return np.asarray(self._cache.embed(key, texts, encode, where=where), dtype=np.float64)

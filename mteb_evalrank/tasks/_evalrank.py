@@ -20,7 +20,6 @@ import numpy as np
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.models import EncoderProtocol
 
-from mteb_evalrank._mteb_adapter import create_dataloader
 from mteb_evalrank.evaluation.ranking import (
     DEFAULT_CHUNK_BYTES,
     DEFAULT_KS,
@@ -29,12 +28,11 @@ from mteb_evalrank.evaluation.ranking import (
     RankCounts,
     Similarity,
     TiePolicy,
-    check_embeddings,
     rank_counts_all,
     rank_metrics,
 )
 
-from ._encoding import as_list, model_name
+from ._encoding import TaskEmbeddings, as_list
 from ._loading import PluginDatasetLoading
 
 if TYPE_CHECKING:
@@ -72,12 +70,14 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._cache_model: object | None = None
+        self._encoder = TaskEmbeddings()
         self._embeddings: dict[str, NDArray[np.float64]] = {}
         self._counts: dict[str, dict[tuple[int, int], dict[Similarity, tuple[int, int]]]] = {}
 
     def clear_embedding_cache(self) -> None:
         """Drop the cached background embeddings and rank counts."""
         self._cache_model = None
+        self._encoder.clear()
         self._embeddings.clear()
         self._counts.clear()
 
@@ -134,36 +134,24 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
         num_proc: int | None,
         timer: TimingStack,
     ) -> NDArray[np.float64]:
-        if self._cache_model is not model:  # embeddings are shared per model, across subsets
+        """The background's embeddings (one row per corpus item), shared by the subsets over it."""
+        if self._cache_model is not model:  # rank counts are per model, across subsets
             self.clear_embedding_cache()
             self._cache_model = model
         if key in self._embeddings:
             return self._embeddings[key]
-        corpus = data_split["corpus"].select_columns(["text"])
-        with timer(
-            "Encoding",
-            split=hf_split,
-            subset=hf_subset,
-            log_message=f"EvalRank - encoding {len(corpus)} background items...",
-        ):
-            if not isinstance(model, EncoderProtocol):  # as mteb's own evaluators check
-                raise TypeError(f"{self.metadata.name}: expected an encoder model (mteb's EncoderProtocol)")
-            embeddings = model.encode(
-                create_dataloader(corpus, task_metadata=self.metadata, num_proc=num_proc, **encode_kwargs),
-                task_metadata=self.metadata,
-                hf_split=hf_split,
-                hf_subset=hf_subset,
-                prompt_type=None,
-                **encode_kwargs,
-            )
-        if hasattr(embeddings, "detach"):  # torch tensor
-            embeddings = embeddings.detach().cpu().float().numpy()
-        where = f"{self.metadata.name} ({hf_subset}), model {model_name(model)}"
-        matrix = check_embeddings(embeddings, where=where)  # NonFiniteEmbeddingsError counts bad rows
-        if matrix.shape[0] != len(corpus):
-            raise ValueError(
-                f"{where}: the encoder returned {matrix.shape[0]} embeddings for {len(corpus)} texts."
-            )
+        if not isinstance(model, EncoderProtocol):  # as mteb's own evaluators check
+            raise TypeError(f"{self.metadata.name}: expected an encoder model (mteb's EncoderProtocol)")
+        matrix = self._encoder.embed(
+            model,
+            as_list(data_split["corpus"]["text"]),
+            task_metadata=self.metadata,
+            encode_kwargs=dict(encode_kwargs),
+            hf_split=hf_split,
+            hf_subset=hf_subset,
+            timer=timer,
+            num_proc=num_proc,
+        )
         self._embeddings[key] = matrix
         return matrix
 

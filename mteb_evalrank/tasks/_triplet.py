@@ -4,7 +4,7 @@ mteb has no task type that scores triplets, so this is a custom ``AbsTask``. Its
 one ``datasets.Dataset`` per split with string columns ``anchor`` (X), ``positive`` (X',
 a paraphrase of X) and ``negative`` (Y, surface-near but different in meaning), plus
 optional label columns (``breakdown_columns``). Every distinct sentence of the split is
-encoded once (``TextEmbeddingCache``; NaN or infinite embeddings stop the task with a
+encoded once (``TaskEmbeddings``; NaN or infinite embeddings stop the task with a
 count, as in every task of the plugin); similarities are the model's own
 (``model.similarity_pairwise``), and the accuracies are those of
 :mod:`mteb_evalrank.evaluation.triplets` (ties and NaN similarities fail).
@@ -36,7 +36,7 @@ from mteb_evalrank.data.sources import unique_in_order
 from mteb_evalrank.evaluation.triplets import DEFAULT_TOL, grouped_accuracy_scores, triplet_outcomes
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
-from ._encoding import TextEmbeddingCache
+from ._encoding import TaskEmbeddings
 
 if TYPE_CHECKING:
     from mteb.models import MTEBModels
@@ -65,7 +65,7 @@ class AbsTaskTriplet(PluginDatasetLoading, AbsTask):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._embedding_cache = TextEmbeddingCache()
+        self._embedding_cache = TaskEmbeddings()
 
     def unload_data(self) -> None:
         """mteb's unload, plus the embeddings (mteb calls it after the last subset)."""

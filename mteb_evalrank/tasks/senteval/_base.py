@@ -22,7 +22,7 @@ where it has none (TREC, MRPC: SentEval's ``KFoldClassifier``; the fold subsets 
 ``mteb_evalrank.data.folds``) and each fold is an hf_subset ``fold-k`` whose ``test`` split
 is fold ``k`` and whose ``train`` split is the nine other folds; mteb's task score is the
 mean over the ten subsets, i.e. 10-fold cross-validation accuracy. Every text is encoded
-once per model (``TextEmbeddingCache``), whatever the number of folds.
+once per model (``TaskEmbeddings``), whatever the number of folds.
 
 Pair tasks (MRPC, SICK-E) are Classification tasks on SentEval's pair features
 ``[u, v, |u - v|, u * v]`` rather than mteb PairClassification: SICK-E has three classes
@@ -45,7 +45,7 @@ from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.evaluation.classifiers import Kind, pair_features, senteval_scores
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
-from .._encoding import TextEmbeddingCache, as_list
+from .._encoding import TaskEmbeddings, as_list
 
 _Metadata = TypeVar("_Metadata", bound=TaskMetadata)
 
@@ -89,7 +89,7 @@ class AbsTaskSentEval(PluginDatasetLoading, AbsTaskClassification):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._embeddings = TextEmbeddingCache()
+        self._embeddings = TaskEmbeddings()
         self._all_texts: list[str] | None = None
 
     # ------------------------------------------------------------------ data
