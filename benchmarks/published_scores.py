@@ -22,9 +22,15 @@ SOURCE = Path(os.environ.get("MTEB_EVALRANK_SOURCE", Path(__file__).resolve().pa
 
 #: our model -> (published mteb name, revision of the published results)
 PUBLISHED = {
-    "evalrank/all-mpnet-base-v2": ("sentence-transformers/all-mpnet-base-v2", "84f2bcc00d77236f9e89c8a360a00fb1139bf47d"),
+    "evalrank/all-mpnet-base-v2": (
+        "sentence-transformers/all-mpnet-base-v2",
+        "84f2bcc00d77236f9e89c8a360a00fb1139bf47d",
+    ),
     "evalrank/bge-small-en-v1.5-int8": ("BAAI/bge-small-en-v1.5", "5c38ec7c405ec4b44b94cc5a9bb96e735b38267a"),
-    "evalrank/multilingual-e5-small-q4": ("intfloat/multilingual-e5-small", "fd1525a9fd15316a2d503bf26ab031a61d056e98"),
+    "evalrank/multilingual-e5-small-q4": (
+        "intfloat/multilingual-e5-small",
+        "fd1525a9fd15316a2d503bf26ab031a61d056e98",
+    ),
     "sentence-transformers/all-MiniLM-L6-v2": (
         "sentence-transformers/all-MiniLM-L6-v2",
         "8b3219a92973c328a8e22fadcfa821b5dc75636a",

@@ -458,7 +458,7 @@ def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     study.add_argument("--models", nargs="+", default=[], metavar="NAME", help="mteb model names")
     study.add_argument(
-        "--zoo", action="store_true", help="add the plugin's model zoo (mteb_evalrank.models.ZOO, 27 models)"
+        "--zoo", action="store_true", help="add the plugin's model zoo (mteb_evalrank.models.ZOO, 56 models)"
     )
     study.add_argument("--tasks", nargs="+", metavar="TASK", help="mteb task names")
     study.add_argument("--benchmark", metavar="NAME", help="add the tasks of this benchmark")

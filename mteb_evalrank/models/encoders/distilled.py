@@ -109,7 +109,7 @@ FAMILY = EncoderFamily(
         "n_parameters": 29_525 * PCA_DIMS,
         "n_embedding_parameters": 29_525 * PCA_DIMS,
         "memory_usage_mb": 29,  # 29,525 tokens x 256 float32
-        "max_tokens": float("inf"),
+        "max_tokens": 512,  # model2vec's tokenizer truncation
         "license": "apache-2.0",
         "reference": "https://github.com/MinishLab/model2vec",
         "framework": ["NumPy", "safetensors"],

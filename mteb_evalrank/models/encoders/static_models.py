@@ -3,10 +3,10 @@
 ``StaticEmbedding.from_model2vec(folder)`` folds a model2vec folder (``embeddings``,
 optionally a token ``mapping`` into a quantised vocabulary and per-token ``weights``) into
 one row per token id, ``E[t] = embeddings[mapping[t]] * weights[t]``; a text is the mean of
-``E`` over its tokens (``tokenizer.encode(text, add_special_tokens=False)``), no
-normalisation (cosine is unaffected by one). model2vec's own ``StaticModel.encode``
-differs in details (it drops unknown tokens, truncates at 512 tokens and L2-normalises),
-so the sentence-transformers route is the reference here.
+``E`` over its first 512 tokens (``tokenizer.encode(text, add_special_tokens=False)``; the
+cap is the truncation model2vec sets on the tokenizer it loads), no normalisation (cosine
+is unaffected by one). model2vec's own ``StaticModel.encode`` differs in details (it
+L2-normalises, among others), so the sentence-transformers route is the reference here.
 
 * **tokenlearn-static-model** (0.1.1): ``static_model/model/`` holds a 276,326-entry
   Unigram tokenizer and 10,000 int8 64-d vectors with a token mapping and weights (a
@@ -101,7 +101,7 @@ TOKENLEARN_FAMILY = EncoderFamily(
         "n_parameters": 916_326,  # 10,000 x 64 vectors + 276,326 token weights
         "n_embedding_parameters": 640_000,
         "memory_usage_mb": 4,
-        "max_tokens": float("inf"),
+        "max_tokens": 512,
         "license": "not specified",
         "reference": "https://pypi.org/project/tokenlearn-static-model/",
         "framework": ["NumPy", "safetensors"],
