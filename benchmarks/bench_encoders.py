@@ -41,7 +41,8 @@ def main() -> None:
             begin = time.perf_counter()
             encoder.embed(texts)
             seconds = time.perf_counter() - begin
-        print(f"| {spec.family} | `{spec.name}` | {loaded - start:.1f} | {len(texts) / seconds:.0f} |", flush=True)
+        rate = len(texts) / seconds
+        print(f"| {spec.family} | `{spec.name}` | {loaded - start:.1f} | {rate:.0f} |", flush=True)
 
 
 if __name__ == "__main__":
