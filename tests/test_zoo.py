@@ -72,7 +72,7 @@ def test_zoo_names_metas_and_families() -> None:
     assert all(name.startswith("evalrank/") for name in ZOO)
     assert [meta.name for meta in MODEL_METAS] == list(ZOO)
     assert ZOO[0] == "evalrank/glove.6B.50d"
-    for name in ZOO:
+    for name in ZOO[:27]:  # issue 7's zoo; the PyPI encoders (issue 15) are tests/test_encoders.py's
         meta, model = ZOO_METAS[name], ZOO_MODELS[name]
         assert meta.embed_dim == model.dims and meta.revision == "1.0.0"
         assert meta.similarity_fn_name == "cosine"

