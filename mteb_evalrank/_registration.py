@@ -55,8 +55,8 @@ def register() -> None:
             registry this plugin needs.
     """
     from . import _mteb_adapter as adapter
-    from .benchmarks import BENCHMARKS
     from .models import MODEL_METAS
+    from .suites import BENCHMARKS
     from .tasks import TASKS
 
     clashes: list[str] = []
@@ -107,7 +107,7 @@ _pending = False
 
 
 #: the modules whose lists :func:`register` reads
-_LIST_MODULES = ("mteb_evalrank.tasks", "mteb_evalrank.models", "mteb_evalrank.benchmarks")
+_LIST_MODULES = ("mteb_evalrank.tasks", "mteb_evalrank.models", "mteb_evalrank.suites")
 
 
 def _own_import_in_progress(finishing: str = "") -> bool:
@@ -131,7 +131,7 @@ def _register_or_postpone(finishing: str = "") -> None:
 
 
 def finish_postponed(module: str) -> None:
-    """Called on the last line of ``mteb_evalrank.tasks``, ``.models`` and ``.benchmarks``
+    """Called on the last line of ``mteb_evalrank.tasks``, ``.models`` and ``.suites``
     (``module`` = its ``__name__``): completes a registration that mteb's import postponed."""
     if _pending:
         _register_or_postpone(finishing=module)
