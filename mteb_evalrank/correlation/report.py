@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from .core import CorrelationResult
+    from .results import CorrelationData
 
 
 def _x100(value: float | None) -> str:
@@ -30,7 +30,7 @@ def _grid(rows: list[str], columns: list[str], cells: list[list[str]], corner: s
     return lines
 
 
-def rho_table(result: CorrelationResult) -> list[str]:
+def rho_table(result: CorrelationData) -> list[str]:
     """The ρ×100 grid with the best per column in bold and the row mean."""
     rho = result.matrix("spearman")
     values = rho.to_numpy(dtype=float)
@@ -48,7 +48,7 @@ def rho_table(result: CorrelationResult) -> list[str]:
     return _grid(list(rho.index), [*rho.columns, "mean"], cells, "intrinsic \\ extrinsic")
 
 
-def rho_ci_table(result: CorrelationResult) -> list[str]:
+def rho_ci_table(result: CorrelationData) -> list[str]:
     """The same grid with each cell ``ρ [CI low, CI high]`` (×100, rounded)."""
     rho, low, high = (result.matrix(v) for v in ("spearman", "spearman_ci_low", "spearman_ci_high"))
 
@@ -73,7 +73,7 @@ def _p(value: float) -> str:
     return "–" if value is None or not np.isfinite(value) else f"{value:.4f}"
 
 
-def _ci_words(result: CorrelationResult) -> str:
+def _ci_words(result: CorrelationData) -> str:
     units = {p.ci_units for p in result.pairs}
     s = result.settings
     what = (
@@ -84,7 +84,7 @@ def _ci_words(result: CorrelationResult) -> str:
     return f"{what}, {s.n_bootstrap} resamples, {100 * s.confidence:.0f}%"
 
 
-def markdown(result: CorrelationResult, figures: dict[str, Path], out: Path) -> str:
+def markdown(result: CorrelationData, figures: dict[str, Path], out: Path) -> str:
     s = result.settings
     frame = result.to_frame()
     adjust = ADJUST_NAMES.get(s.p_adjust, s.p_adjust)
