@@ -92,7 +92,7 @@ def _describe_datasets(args: argparse.Namespace) -> None:
     import time
 
     from .tasks import TASKS
-    from .tasks._metadata import regenerate_descriptive_stats
+    from .tasks._describe import regenerate_descriptive_stats
 
     by_name = {cls.metadata.name: cls for cls in TASKS}
     unknown = sorted(set(args.tasks or ()) - set(by_name))
