@@ -8,7 +8,7 @@ from __future__ import annotations
 from mteb import get_tasks
 from mteb.benchmarks.benchmark import Benchmark
 
-from . import _registration
+from . import _postponed
 from .tasks import EVALRANK_PART_TASKS, STR2021, AccSent, EvalRankSent, EvalRankWord
 from .tasks._citations import EVALRANK_CITATION, cite
 from .tasks.senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS
@@ -112,4 +112,4 @@ BENCHMARKS: tuple[Benchmark, ...] = (
 )
 
 # completes `import mteb_evalrank`'s registration if mteb was first imported by this module
-_registration.finish_postponed(__name__)
+_postponed.finish_postponed(__name__)
