@@ -839,23 +839,8 @@ def step1_encoding_vs_task(
     """Step 1: encoding passes interleaved with whole-task runs (E T E T E ...); the report's
     ``step1`` and the model's embeddings of the background."""
     load_before = load_average()
-    log("step 1: warm-up encode (256 texts, not timed)")
-    encode_texts(model, task, texts[:256], batch)
-    log(f"step 1: encoding {len(texts):,} background texts once")
-    emb_native, first_encode, first_cpu = encode_background(model, task, batch)
-    # E T E T E ...: every task run is bracketed by two encoding passes; medians damp the
-    # machine's noise (a shared VM drifts by several % between identical passes)
-    encodes, encode_cpus, wholes = [first_encode], [first_cpu], []
-    deterministic = True
-    for repeat in range(repeats):
-        log(f"step 1: encoded in {encodes[-1]:.1f}s; mteb.evaluate run {repeat + 1}/{repeats}")
-        wholes.append(run_whole_task(model, batch))
-        log(f"step 1: task {wholes[-1]['seconds']:.1f}s; encoding once more")
-        emb_again, seconds, cpu = encode_background(model, task, batch)
-        encodes.append(seconds)
-        encode_cpus.append(cpu)
-        deterministic &= bool(np.array_equal(emb_native, emb_again))
-        del emb_again
+    runs = _interleaved_runs(model, task, texts, batch, repeats)
+    emb_native, encodes, encode_cpus, wholes, deterministic = runs
     load_after = load_average()
     encode_seconds = float(np.median(encodes))
     encode_cpu = float(np.median(encode_cpus))
@@ -911,6 +896,31 @@ def step1_encoding_vs_task(
         "timing_plot": whole["timing_plot"],
     }
     return step1, emb_native
+
+
+def _interleaved_runs(
+    model: Any, task: Any, texts: list[str], batch: int, repeats: int
+) -> tuple[NDArray[Any], list[float], list[float], list[dict[str, Any]], bool]:
+    """A warm-up, then E T E T E ...: the embeddings of the first pass, every pass's wall and CPU
+    seconds, every task run, and whether all passes gave identical embeddings."""
+    log("step 1: warm-up encode (256 texts, not timed)")
+    encode_texts(model, task, texts[:256], batch)
+    log(f"step 1: encoding {len(texts):,} background texts once")
+    emb_native, first_encode, first_cpu = encode_background(model, task, batch)
+    # E T E T E ...: every task run is bracketed by two encoding passes; medians damp the
+    # machine's noise (a shared VM drifts by several % between identical passes)
+    encodes, encode_cpus, wholes = [first_encode], [first_cpu], []
+    deterministic = True
+    for repeat in range(repeats):
+        log(f"step 1: encoded in {encodes[-1]:.1f}s; mteb.evaluate run {repeat + 1}/{repeats}")
+        wholes.append(run_whole_task(model, batch))
+        log(f"step 1: task {wholes[-1]['seconds']:.1f}s; encoding once more")
+        emb_again, seconds, cpu = encode_background(model, task, batch)
+        encodes.append(seconds)
+        encode_cpus.append(cpu)
+        deterministic &= bool(np.array_equal(emb_native, emb_again))
+        del emb_again
+    return emb_native, encodes, encode_cpus, wholes, deterministic
 
 
 def step2_ours_vs_stock(
