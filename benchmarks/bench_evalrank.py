@@ -422,7 +422,11 @@ def brute_force_counts(
     similarity: str,
     tol: float,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Straightforward float64 reference: one pair at a time, one similarity row per pair."""
+    """Straightforward float64 reference: one pair at a time, one similarity row per pair.
+
+    The rule of ``mteb_evalrank.evaluation.ranking`` (its module doc): cosine ties within an
+    absolute ``tol`` of ``s(q, p)``, euclidean within a relative ``tol`` of ``d(q, p)``.
+    """
     centred = embeddings - embeddings.mean(axis=0)
     if similarity == "cosine":
         norms = np.sqrt((centred * centred).sum(axis=1))
@@ -436,16 +440,18 @@ def brute_force_counts(
             better.append(0)
             tied.append(0)
             continue
-        if similarity == "cosine":
-            sims = prepared @ prepared[q]
-        else:
-            sims = 1.0 / (1.0 + np.sqrt(((prepared - prepared[q]) ** 2).sum(axis=1)))
-        target = sims[p]
-        keep = np.ones(len(sims), dtype=bool)
+        keep = np.ones(len(prepared), dtype=bool)
         keep[[q, p]] = False
-        others = sims[keep]
-        better.append(int(np.count_nonzero(others > target + tol)))
-        tied.append(int(np.count_nonzero(np.abs(others - target) <= tol)))
+        if similarity == "cosine":  # absolute tolerance on the cosine
+            sims = prepared @ prepared[q]
+            target, others = sims[p], sims[keep]
+            better.append(int(np.count_nonzero(others > target + tol)))
+            tied.append(int(np.count_nonzero(np.abs(others - target) <= tol)))
+        else:  # relative tolerance on the distance d(q, u) (ranking.py's module doc)
+            distances = np.sqrt(((prepared - prepared[q]) ** 2).sum(axis=1))
+            target, others = distances[p], distances[keep]
+            better.append(int(np.count_nonzero(target - others > tol * target)))
+            tied.append(int(np.count_nonzero(np.abs(others - target) <= tol * target)))
     return np.asarray(better, dtype=np.int64), np.asarray(tied, dtype=np.int64)
 
 
