@@ -25,6 +25,7 @@ from threadpoolctl import threadpool_limits
 import mteb_evalrank  # noqa: F401
 from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.evaluation.classifiers import (
+    FIT_DTYPE,
     INNER_FOLDS,
     L2_GRID,
     MLP_BATCH,
@@ -71,7 +72,8 @@ def mteb_protocol(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, 
 
 def lr_protocol(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray) -> dict:
     """The senteval protocol's logistic regression written out with explicit loops."""
-    x_train, x_test = np.asarray(x_train, np.float64), np.asarray(x_test, np.float64)  # as the task
+    # as the task: validated in float64, fitted in float32 (FIT_DTYPE)
+    x_train, x_test = (np.asarray(x, np.float64).astype(FIT_DTYPE) for x in (x_train, x_test))
     with threadpool_limits(limits=1):  # small fits; BLAS threads only slow them down
         return _lr_protocol(x_train, y_train, x_test, y_test)
 
@@ -116,7 +118,7 @@ def split_lr_protocol(
     validation split; the best fit (earliest on a tie) is scored on the test split.
     """
     (x_train, y_train), (x_valid, y_valid), (x_test, y_test) = (
-        (np.asarray(x, np.float64), y) for x, y in (train, valid, test)
+        (np.asarray(x, np.float64).astype(FIT_DTYPE), y) for x, y in (train, valid, test)
     )
     out = {}
     with threadpool_limits(limits=1):

@@ -50,6 +50,14 @@ rows it is fitted on (SentEval stops on the validation split, or on 5% of the ro
 
 Pair tasks use SentEval's features ``[u, v, |u - v|, u * v]`` of the two sentence
 embeddings ``u``, ``v``.
+
+Precision and speed. The features are validated in float64 and the classifiers fitted in
+float32 (``FIT_DTYPE``), as SentEval's PyTorch classifiers are; scikit-learn keeps float32
+through both estimators. On MR (all-MiniLM-L6-v2, one outer fold) this selects the same L2
+strengths with the same accuracies as float64, 3-5 times faster for the logistic regression.
+The MLPs of one selection (every grid point, raw and z-normalised) are trained side by side
+by :func:`mteb_evalrank.evaluation.mlp.fit_lockstep`, each identical to scikit-learn's
+``MLPClassifier`` fit (bit for bit; tested), without its per-fit overhead.
 """
 
 from __future__ import annotations
@@ -68,6 +76,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
+from .mlp import FittedMLP, MLPSettings, fit_lockstep
 from .ranking import check_embeddings
 
 #: SentEval's L2 (weight decay) grid.
@@ -80,6 +89,12 @@ MLP_HOLDOUT = 0.1
 MLP_HIDDEN = 50
 #: Minibatch size of the MLP (SentEval's ``batch_size``); the L2 mapping depends on it.
 MLP_BATCH = 64
+#: Epochs without improvement before the MLP stops (SentEval's ``tenacity``).
+MLP_PATIENCE = 5
+#: Most epochs of one MLP fit.
+MLP_MAX_EPOCHS = 200
+#: The dtype the classifiers are fitted in (SentEval's PyTorch classifiers: float32).
+FIT_DTYPE = np.float32
 
 Kind = Literal["lr", "mlp"]
 
@@ -111,8 +126,8 @@ def make_classifier(kind: Kind, l2: float, n: int, *, znorm: bool, seed: int) ->
             batch_size=MLP_BATCH,
             early_stopping=True,
             validation_fraction=MLP_HOLDOUT,  # early stopping on 10% of the rows it is fitted on
-            n_iter_no_change=5,  # SentEval's "tenacity"
-            max_iter=200,
+            n_iter_no_change=MLP_PATIENCE,  # SentEval's "tenacity"
+            max_iter=MLP_MAX_EPOCHS,
             random_state=seed,
         )
     else:
@@ -147,7 +162,17 @@ def _scored(
     y_test: NDArray[np.integer],
     znorm: bool,
 ) -> Selection:
-    predicted = final.predict(x_test)
+    return _scored_predictions(kind, selected, validation_accuracy, final.predict(x_test), y_test, znorm)
+
+
+def _scored_predictions(
+    kind: Kind,
+    selected: float,
+    validation_accuracy: float,
+    predicted: NDArray[np.generic],
+    y_test: NDArray[np.integer],
+    znorm: bool,
+) -> Selection:
     return Selection(
         kind=kind,
         znorm=znorm,
@@ -202,6 +227,91 @@ def select_and_test(
     return _scored(kind, best_l2, best_score, final, x_test, y_test, znorm)
 
 
+def _mlp_settings(seed: int) -> MLPSettings:
+    return MLPSettings(
+        hidden=MLP_HIDDEN,
+        batch_size=MLP_BATCH,
+        validation_fraction=MLP_HOLDOUT,
+        n_iter_no_change=MLP_PATIENCE,
+        max_iter=MLP_MAX_EPOCHS,
+        seed=seed,
+    )
+
+
+def _normalisations(
+    x_fit: NDArray[np.floating], *others: NDArray[np.floating]
+) -> list[list[NDArray[np.floating]]]:
+    """``[[x_fit, *others] raw, [the same z-normalised]]``, the scaler fitted on ``x_fit``."""
+    scaler = StandardScaler().fit(x_fit)
+    return [[x_fit, *others], [scaler.transform(x) for x in (x_fit, *others)]]
+
+
+def select_and_test_mlp(
+    x_train: NDArray[np.floating],
+    y_train: NDArray[np.integer],
+    x_test: NDArray[np.floating],
+    y_test: NDArray[np.integer],
+    *,
+    seed: int,
+    grid: Sequence[float] = L2_GRID,
+    validation: tuple[NDArray[np.floating], NDArray[np.integer]] | None = None,
+) -> dict[str, Selection]:
+    """``{"raw": ..., "znorm": ...}``: :func:`select_and_test` of the MLP for both normalisations.
+
+    The same selections and scores as ``select_and_test("mlp", ..., znorm=z)`` for
+    ``z`` in (False, True) (tested), with the networks of one step (every grid point and
+    both normalisations, then the two refits) trained side by side by
+    :func:`~mteb_evalrank.evaluation.mlp.fit_lockstep`.
+    """
+    settings = _mlp_settings(seed)
+    nets = [(norm, MLP_BATCH * l2) for norm in (0, 1) for l2 in grid]
+    if validation is not None:  # SplitClassifier: the best grid fit is the final model
+        inputs = _normalisations(x_train, validation[0], x_test)
+        fits = fit_lockstep([inputs[0][0], inputs[1][0]], y_train, nets, settings)
+        best = _best_grid_points(fits, [inputs[0][1], inputs[1][1]], validation[1], len(grid))
+        finals = [fits[norm * len(grid) + best[norm][0]] for norm in (0, 1)]
+    else:  # one stratified hold-out, then a refit of the selected point on all rows
+        inner_train, inner_test = next(_splitter("mlp", seed).split(x_train, y_train))
+        inputs = _normalisations(x_train[inner_train], x_train[inner_test])
+        fits = fit_lockstep([inputs[0][0], inputs[1][0]], y_train[inner_train], nets, settings)
+        best = _best_grid_points(fits, [inputs[0][1], inputs[1][1]], y_train[inner_test], len(grid))
+        inputs = _normalisations(x_train, x_test)
+        refits = [(norm, MLP_BATCH * grid[best[norm][0]]) for norm in (0, 1)]
+        finals = fit_lockstep([inputs[0][0], inputs[1][0]], y_train, refits, settings)
+    return {
+        name: _scored_predictions(
+            "mlp", grid[index], accuracy, finals[norm].predict(inputs[norm][-1]), y_test, norm == 1
+        )
+        for norm, (name, (index, accuracy)) in enumerate(zip(("raw", "znorm"), best, strict=True))
+    }
+
+
+def _best_grid_points(
+    fits: Sequence[FittedMLP],
+    x_eval: Sequence[NDArray[np.floating]],
+    y_eval: NDArray[np.integer],
+    n_grid: int,
+) -> list[tuple[int, float]]:
+    """Per normalisation ``(index, accuracy)`` of the best grid point; the first of equal ones."""
+    best = []
+    for norm, x in enumerate(x_eval):
+        scores = [float(accuracy_score(y_eval, fits[norm * n_grid + i].predict(x))) for i in range(n_grid)]
+        best.append((int(np.argmax(scores)), max(scores)))
+    return best
+
+
+def _fit_dtype(x: NDArray[np.float64], where: str) -> NDArray[np.floating]:
+    """``x`` rounded to ``FIT_DTYPE``; an error names ``where`` if a value overflows it."""
+    with np.errstate(over="ignore"):  # an overflow is reported below, with its place
+        rounded = x.astype(FIT_DTYPE)
+    if not np.isfinite(rounded).all():
+        raise ValueError(
+            f"{where}: values beyond the float{8 * np.dtype(FIT_DTYPE).itemsize} range "
+            f"(largest magnitude {np.abs(x).max():.3g}); the encoder's output is out of scale"
+        )
+    return rounded
+
+
 def senteval_scores(
     x_train: ArrayLike,
     y_train: ArrayLike,
@@ -231,8 +341,8 @@ def senteval_scores(
         NonFiniteEmbeddingsError: when an embedding holds NaN or infinity.
         ValueError: when the training rows have fewer than two classes.
     """
-    x_train = check_embeddings(x_train, where="training features")
-    x_test = check_embeddings(x_test, where="test features")
+    x_train = _fit_dtype(check_embeddings(x_train, where="training features"), "training features")
+    x_test = _fit_dtype(check_embeddings(x_test, where="test features"), "test features")
     y_train = np.asarray(y_train)
     y_test = np.asarray(y_test)
     if len(np.unique(y_train)) < 2:
@@ -242,23 +352,29 @@ def senteval_scores(
     if (x_valid is None) != (y_valid is None):
         raise ValueError("give both x_valid and y_valid, or neither")
     if x_valid is not None:
-        validation = (check_embeddings(x_valid, where="validation features"), np.asarray(y_valid))
+        x_valid = _fit_dtype(check_embeddings(x_valid, where="validation features"), "validation features")
+        validation = (x_valid, np.asarray(y_valid))
         scores["n_validation"] = len(validation[1])
     for kind in kinds:
-        results = {
-            name: select_and_test(
-                kind,
-                x_train,
-                y_train,
-                x_test,
-                y_test,
-                znorm=znorm,
-                seed=seed,
-                grid=grid,
-                validation=validation,
+        if kind == "mlp":
+            results = select_and_test_mlp(
+                x_train, y_train, x_test, y_test, seed=seed, grid=grid, validation=validation
             )
-            for name, znorm in (("raw", False), ("znorm", True))
-        }
+        else:
+            results = {
+                name: select_and_test(
+                    kind,
+                    x_train,
+                    y_train,
+                    x_test,
+                    y_test,
+                    znorm=znorm,
+                    seed=seed,
+                    grid=grid,
+                    validation=validation,
+                )
+                for name, znorm in (("raw", False), ("znorm", True))
+            }
         for name, result in results.items():
             scores[f"{kind}_accuracy_{name}"] = result.test_accuracy
             scores[f"{kind}_f1_{name}"] = result.test_f1
