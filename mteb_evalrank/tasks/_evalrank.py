@@ -71,14 +71,12 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
         super().__init__(*args, **kwargs)
         self._cache_model: object | None = None
         self._encoder = TaskEmbeddings()
-        self._embeddings: dict[str, NDArray[np.float64]] = {}
         self._counts: dict[str, dict[tuple[int, int], dict[Similarity, tuple[int, int]]]] = {}
 
     def clear_embedding_cache(self) -> None:
         """Drop the cached background embeddings and rank counts."""
         self._cache_model = None
         self._encoder.clear()
-        self._embeddings.clear()
         self._counts.clear()
 
     def unload_data(self) -> None:
@@ -127,22 +125,20 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
         model: MTEBModels,
         data_split: RetrievalSplitData,
         *,
-        key: str,
         encode_kwargs: EncodeKwargs,
         hf_split: str,
         hf_subset: str,
         num_proc: int | None,
         timer: TimingStack,
     ) -> NDArray[np.float64]:
-        """The background's embeddings (one row per corpus item), shared by the subsets over it."""
+        """The background's embeddings (one row per corpus item); the subsets over one background
+        find its rows in the task's ``TaskEmbeddings`` (each text is encoded once per model)."""
         if self._cache_model is not model:  # rank counts are per model, across subsets
             self.clear_embedding_cache()
             self._cache_model = model
-        if key in self._embeddings:
-            return self._embeddings[key]
         if not isinstance(model, EncoderProtocol):  # as mteb's own evaluators check
             raise TypeError(f"{self.metadata.name}: expected an encoder model (mteb's EncoderProtocol)")
-        matrix = self._encoder.embed(
+        return self._encoder.embed(
             model,
             as_list(data_split["corpus"]["text"]),
             task_metadata=self.metadata,
@@ -152,8 +148,6 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
             timer=timer,
             num_proc=num_proc,
         )
-        self._embeddings[key] = matrix
-        return matrix
 
     def _counts_for(
         self,
@@ -204,7 +198,6 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
         embeddings = self._encode_background(
             model,
             data_split,
-            key=key,
             encode_kwargs=encode_kwargs,
             hf_split=hf_split,
             hf_subset=hf_subset,
