@@ -475,10 +475,31 @@ def _add_diagnose_command(commands: argparse._SubParsersAction[argparse.Argument
     diag.set_defaults(func=_diagnose)
 
 
+#: stands for the number of models of the zoo in help texts, filled in by :class:`_ZooSizeHelpFormatter`
+#: (one word, so that line wrapping never splits it; the number is shorter)
+ZOO_SIZE = "{zoo_size}"
+
+
+class _ZooSizeHelpFormatter(argparse.HelpFormatter):
+    """Puts the zoo's size in place of :data:`ZOO_SIZE` in the formatted help.
+
+    Counting the zoo imports mteb (seconds): done when the help is shown, not when the parser is built.
+    """
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if ZOO_SIZE in text:
+            from .models.zoo import ZOO
+
+            text = text.replace(ZOO_SIZE, str(len(ZOO)))
+        return text
+
+
 def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``study`` command(s)."""
     study = commands.add_parser(
         "study",
+        formatter_class=_ZooSizeHelpFormatter,
         help="run every (model, task) job into one results folder, then the correlation report",
         description="Resumable: jobs whose result file exists are skipped; an interrupted job leaves no "
         "result. Jobs of a model family run in one worker, families in parallel (Dask). Writes "
@@ -487,7 +508,9 @@ def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     study.add_argument("--models", nargs="+", default=[], metavar="NAME", help="mteb model names")
     study.add_argument(
-        "--zoo", action="store_true", help="add the plugin's model zoo (mteb_evalrank.models.ZOO, 56 models)"
+        "--zoo",
+        action="store_true",
+        help=f"add the plugin's model zoo (mteb_evalrank.models.ZOO, {ZOO_SIZE} models)",
     )
     study.add_argument("--tasks", nargs="+", metavar="TASK", help="mteb task names")
     study.add_argument("--benchmark", metavar="NAME", help="add the tasks of this benchmark")

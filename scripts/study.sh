@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's offline study (issue 7): the 27-model zoo on the EvalRank-Study benchmark, then
+# The project's offline study (issue 7): the model zoo on the EvalRank-Study benchmark, then
 # the word-level and sentence-level correlation tables of docs/study/ (EvalRank paper, Tables 3
 # and 6) and the sentence-level table within the MiniLM family. Resumable: rerun the same
 # command after an interruption; finished jobs are skipped.

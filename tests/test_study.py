@@ -33,8 +33,9 @@ from mteb_evalrank.embedding_cache import DIGEST_SIZE, EmbeddingCache, VectorSto
 from mteb_evalrank.models.cached import CachedEncoder
 from mteb_evalrank.models.zoo import ZOO_MODELS
 from mteb_evalrank.study import StudyInputError, default_downstream, run_study
-from mteb_evalrank.study.core import intrinsic_columns, with_history
 from mteb_evalrank.study.jobs import Chain, Job, balance
+from mteb_evalrank.study.summary import intrinsic_columns
+from mteb_evalrank.study.timing import with_history
 from mteb_evalrank.tasks import WMT17DALength
 from mteb_evalrank.tasks.word_similarity import WORD_SIMILARITY_TASKS
 
@@ -319,6 +320,89 @@ def test_ctrl_c_stops_a_local_cluster_study_and_its_workers(data: None, tmp_path
     assert len(finished) < 2 * len(tasks)
     for path in finished:
         assert json.loads(path.read_text())["task_name"] in tasks  # complete, parseable
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_an_in_process_study(data: None, tmp_path: Path) -> None:
+    """SIGINT to ``mteb-evalrank study --workers 1`` (jobs run in the command's own process).
+
+    Sent as soon as the first job's staging folder exists: the command must stop within the
+    liveness bound, exit as interrupted (130, or killed by SIGINT: also 130 to a shell), leave
+    no staging folder and no partial result (every result file present is complete: all the
+    task's subsets and splits).
+    """
+    out = tmp_path / "study"
+    tasks = [task.metadata.name for task in WORD_SIMILARITY_TASKS]
+    command = [sys.executable, "-m", "mteb_evalrank.cli", "study", "--models", GLOVE, "--tasks", *tasks]
+    command += ["--workers", "1", "--out", str(out), "--no-progress"]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as in a terminal
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not any((out / ".staging").glob("*")) and process.poll() is None:
+            assert time.monotonic() < deadline, "no job started within 300 s"
+            time.sleep(0.01)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)  # seconds, a liveness bound, not a speed target
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode in (130, -signal.SIGINT), stderr[-2000:]
+    assert "interrupted" in stderr and "rerun the same command to resume" in stderr
+    assert not list((out / ".staging").glob("*"))
+    finished = list((out / "results").glob("*/*/WordSim*.json"))
+    assert len(finished) < len(tasks)
+    for path in finished:
+        result = json.loads(path.read_text())
+        task = mteb.get_task(result["task_name"])
+        assert set(result["scores"]) == set(task.eval_splits)
+        assert {row["hf_subset"] for row in result["scores"][task.eval_splits[0]]} == set(task.hf_subsets)
+
+
+def test_study_help_gives_the_size_of_the_zoo(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as shown:
+        main(["study", "--help"])
+    assert shown.value.code == 0
+    # counted independently of the CLI: the plugin's model metas in mteb's registry
+    registered = [meta for meta in mteb.get_model_metas() if meta.name and meta.name.startswith("evalrank/")]
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"(mteb_evalrank.models.ZOO, {len(registered)} models)" in help_text
+    assert len(registered) == 56  # the zoo of issue 15: update with the zoo
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "names"),
+    [
+        ("core", "api", ["run_study", "StudyInputError", "default_downstream", "resolve_tasks"]),
+        ("core", "summary", ["StudySummary", "write_report", "intrinsic_columns"]),
+        ("core", "timing", ["with_history"]),
+        ("engine", "dispatch", ["run_chains", "default_workers", "worker_env", "POLL_SECONDS"]),
+        ("runner", "chain_execution", ["run_chain", "run_job", "JobOutcome", "ChainReport", "clear_staging"]),
+    ],
+)
+def test_renamed_study_modules_still_import_with_a_deprecation_warning(
+    old: str, new: str, names: list[str]
+) -> None:
+    code = (
+        "import warnings\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always', DeprecationWarning)\n"
+        f"    import mteb_evalrank.study.{old} as old\n"
+        f"import mteb_evalrank.study.{new} as new\n"
+        f"print(all(getattr(old, name) is getattr(new, name) for name in {names!r}))\n"
+        "print([str(w.message) for w in caught if w.category is DeprecationWarning"
+        f" and 'mteb_evalrank.study.{old}' in str(w.message)])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    same, messages = out.stdout.strip().splitlines()
+    assert same == "True"
+    assert f"mteb_evalrank.study.{new}" in messages
 
 
 def test_shard_store_round_trip_keeps_every_digest(tmp_path: Path) -> None:

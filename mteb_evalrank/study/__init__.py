@@ -4,18 +4,22 @@
 >>> summary = run_study(["evalrank/glove.6B.50d"], ["WordSimMC30"], out="study")  # doctest: +SKIP
 
 Modules: :mod:`.jobs` (the job plan, skipping finished jobs, model families),
-:mod:`.runner` (a chain of jobs in one process, atomic result files),
-:mod:`.engine` (in-process, local Dask cluster or remote scheduler), :mod:`.core`
-(``run_study``: timing, report). Embeddings: the plugin's one cache,
-:mod:`mteb_evalrank.embedding_cache`. CLI: ``mteb-evalrank study``.
+:mod:`.chain_execution` (a chain of jobs in one process, atomic result files),
+:mod:`.dispatch` (the chains in this process, on a local Dask cluster or a remote scheduler),
+:mod:`.api` (``run_study``: check, plan, dispatch, record), :mod:`.timing`
+(``study_timing.json``), :mod:`.summary` (``StudySummary``, the report), :mod:`.progress`
+(the progress bar). Embeddings: the plugin's one cache, :mod:`mteb_evalrank.embedding_cache`.
+CLI: ``mteb-evalrank study``. ``core``, ``engine``, ``runner`` and ``embedding_cache`` are
+deprecated aliases.
 """
 
 from typing import Any
 
 from mteb_evalrank.embedding_cache import EncodeStats
 
-from .core import StudyInputError, StudySummary, default_downstream, run_study
-from .runner import JobOutcome
+from .api import StudyInputError, default_downstream, run_study
+from .chain_execution import JobOutcome
+from .summary import StudySummary
 
 
 def __getattr__(name: str) -> Any:

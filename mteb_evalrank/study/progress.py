@@ -6,7 +6,7 @@ import sys
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from .runner import JobOutcome
+from .chain_execution import JobOutcome
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID

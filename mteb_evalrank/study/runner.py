@@ -1,239 +1,34 @@
-"""Worker side of a study: run one chain of jobs in this process, each result written atomically.
-
-mteb's ``evaluate`` saves an intermediate result file after *every* hf_subset (so that a rerun
-with ``overwrite_strategy="only-missing"`` resumes) and writes it in place. A study treats an
-existing result file as a finished job, so an interrupted run would leave a file that looks
-finished but lacks subsets (or is truncated mid-write). Each job therefore evaluates into its
-own staging ``ResultCache`` (``<out>/.staging/<job-id>/``, on the same file system as the
-results) and, only once ``mteb.evaluate`` returned, moves the file into
-``<out>/results/...`` with ``os.replace`` — atomic on POSIX: the final path holds either
-nothing or the complete result. Staging folders left by a killed process are removed by the
-next study (:func:`clear_staging`).
-
-A failing job is recorded (model, task, error) and the chain goes on with the next job.
-"""
+"""Deprecated alias of :mod:`mteb_evalrank.study.chain_execution` (one chain of jobs in one
+process, each result written atomically); it will be removed in a later release."""
 
 from __future__ import annotations
 
-import shutil
-import time
-import traceback
-import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+import warnings
 
-import mteb_evalrank  # noqa: F401  (registers the plugin in worker processes once they import mteb)
-from mteb_evalrank.embedding_cache import EmbeddingCache, EncodeStats, process_cache, using_process_cache
-from mteb_evalrank.models.cached import CachedEncoder
+from .chain_execution import (
+    EMBEDDINGS,
+    STAGING,
+    ChainReport,
+    JobOutcome,
+    clear_staging,
+    load_cached,
+    run_chain,
+    run_job,
+)
 
-from .jobs import Chain, Job
+warnings.warn(
+    "mteb_evalrank.study.runner is renamed mteb_evalrank.study.chain_execution; import from there.",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
-if TYPE_CHECKING:
-    from mteb.types import EncodeKwargs
-
-    from mteb_evalrank.evaluation.classifiers import Kind
-
-STAGING = ".staging"
-EMBEDDINGS = "embeddings"
-
-
-@dataclass
-class JobOutcome:
-    """What happened to one job: ``done``, ``skipped`` (result existed) or ``failed``."""
-
-    model: str
-    task: str
-    status: str
-    seconds: float = 0.0
-    error: str | None = None
-    result_path: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class ChainReport:
-    """The outcomes of a chain and, per model, the embedding cache counters and load time."""
-
-    family: str
-    outcomes: list[JobOutcome] = field(default_factory=list)
-    encode: dict[str, dict[str, Any]] = field(default_factory=dict)
-    load_seconds: dict[str, float] = field(default_factory=dict)
-    host: str = ""
-
-
-def clear_staging(out: Path) -> None:
-    """Remove what interrupted jobs left behind (call when no study is running on ``out``)."""
-    shutil.rmtree(out / STAGING, ignore_errors=True)
-
-
-def _merge_run_settings(staged: Path, final: Path) -> None:
-    if not staged.is_file():
-        return
-    try:
-        import json
-
-        from mteb.cache.result_cache import _write_and_merge_keyed_json
-
-        rows = [json.loads(line) for line in staged.read_text(encoding="utf-8").splitlines() if line.strip()]
-        _write_and_merge_keyed_json(final, rows)
-    except ImportError:  # mteb moved its helper: keep the settings of this run beside the result
-        with final.open("a", encoding="utf-8") as handle:
-            handle.write(staged.read_text(encoding="utf-8"))
-
-
-def run_job(
-    model: Any,
-    job: Job,
-    out: Path,
-    encode_kwargs: dict[str, Any],
-    senteval_classifiers: Sequence[str] | None = None,
-) -> Path:
-    """Evaluate ``model`` on ``job.task`` into a staging cache, then move the result into place.
-
-    ``senteval_classifiers`` (e.g. ``("lr",)``) sets the classifiers of SentEval-protocol tasks
-    (``AbsTaskSentEval.classifiers``); other tasks ignore it.
-    """
-    import mteb
-    from mteb.cache import ResultCache
-
-    from mteb_evalrank.tasks.senteval._base import AbsTaskSentEval
-
-    task = mteb.get_task(job.task)
-    if senteval_classifiers is not None and isinstance(task, AbsTaskSentEval):
-        # the names were checked against ("lr", "mlp") by run_study
-        task.classifiers = cast("tuple[Kind, ...]", tuple(senteval_classifiers))
-    staging = out / STAGING / uuid.uuid4().hex
-    try:
-        mteb.evaluate(
-            model,
-            task,
-            cache=ResultCache(staging),
-            overwrite_strategy="always",
-            encode_kwargs=cast("EncodeKwargs", dict(encode_kwargs)),
-            co2_tracker=False,
-            show_progress_bar=False,
-            raise_error=True,
-        )
-        meta = model.mteb_model_meta
-        staged = ResultCache(staging).get_task_result_path(job.task, meta)
-        final = ResultCache(out).get_task_result_path(job.task, meta)
-        if not staged.is_file():
-            raise RuntimeError(f"mteb.evaluate wrote no result for {job.label} (expected {staged})")
-        final.parent.mkdir(parents=True, exist_ok=True)
-        if (staged.parent / "model_meta.json").is_file():
-            (staged.parent / "model_meta.json").replace(final.parent / "model_meta.json")
-        _merge_run_settings(staged.parent / "run_settings.jsonl", final.parent / "run_settings.jsonl")
-        staged.replace(final)  # os.replace, atomic on POSIX: the commit point of the job
-        return final
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def _limit_threads(threads: int | None) -> None:
-    if not threads:
-        return
-    import torch
-    from threadpoolctl import threadpool_limits
-
-    torch.set_num_threads(threads)
-    threadpool_limits(limits=threads)
-
-
-def run_chain(
-    chain: Chain,
-    out: str,
-    *,
-    encode_kwargs: dict[str, Any] | None = None,
-    report: Callable[[JobOutcome], None] | None = None,
-    topic: str | None = None,
-    threads: int | None = None,
-    senteval_classifiers: Sequence[str] | None = None,
-) -> ChainReport:
-    """Run the jobs of ``chain`` in order in this process; never raises for a failing job.
-
-    The process's embedding cache is ``<out>/embeddings`` on disk for the whole chain (so the
-    zoo's family encoders persist their base output there, one forward pass per text and
-    family across workers). Models are loaded on first use and wrapped in a
-    :class:`~mteb_evalrank.models.cached.CachedEncoder`: a zoo model in memory only (its
-    embeddings are a cheap function of its family's cached base), any other model on disk.
-    A job whose result file appeared meanwhile (e.g. a retried chain) is skipped. ``report``
-    is called after each job; with ``topic`` (Dask) each outcome is also published as a
-    worker event, which the client turns into progress.
-    """
-    import socket
-
-    _limit_threads(threads)
-    root = Path(out)
-    publish = report
-    if topic is not None:
-        from distributed import get_worker
-
-        worker = get_worker()
-
-        def publish(outcome: JobOutcome) -> None:
-            worker.log_event(topic, outcome.to_dict())
-            if report is not None:
-                report(outcome)
-
-    result = ChainReport(chain.family, host=socket.gethostname())
-    with using_process_cache(EmbeddingCache(root / EMBEDDINGS, max_bytes=process_cache().max_bytes)):
-        models = _run_jobs(chain, root, result, encode_kwargs or {}, senteval_classifiers, publish)
-    for name, model in models.items():
-        result.encode[name] = model.stats.to_dict()
-    for name in {job.model for job in chain.jobs} - set(models):
-        result.encode.setdefault(name, EncodeStats().to_dict())
-    return result
-
-
-def load_cached(name: str) -> CachedEncoder:
-    """``mteb.get_model(name)`` in a :class:`CachedEncoder` of the process cache (zoo models: memory only)."""
-    import mteb
-
-    from mteb_evalrank.models.zoo import ZOO_MODELS
-
-    return CachedEncoder(mteb.get_model(name), by_instance=name in ZOO_MODELS)
-
-
-def _run_jobs(
-    chain: Chain,
-    root: Path,
-    result: ChainReport,
-    encode_kwargs: dict[str, Any],
-    senteval_classifiers: Sequence[str] | None,
-    publish: Callable[[JobOutcome], None] | None,
-) -> dict[str, CachedEncoder]:
-    """The jobs of ``chain`` in order; outcomes and load times go into ``result``."""
-    models: dict[str, CachedEncoder] = {}
-    load_errors: dict[str, str] = {}
-    for job in chain.jobs:
-        start = time.perf_counter()
-        if Path(job.result_path).is_file():
-            outcome = JobOutcome(job.model, job.task, "skipped", result_path=job.result_path)
-        elif job.model in load_errors:
-            outcome = JobOutcome(job.model, job.task, "failed", error=load_errors[job.model])
-        else:
-            try:
-                if job.model not in models:
-                    tick = time.perf_counter()
-                    try:
-                        models[job.model] = load_cached(job.model)
-                    except Exception as error:
-                        load_errors[job.model] = f"loading the model: {type(error).__name__}: {error}"
-                        raise
-                    result.load_seconds[job.model] = time.perf_counter() - tick
-                final = run_job(models[job.model], job, root, encode_kwargs, senteval_classifiers)
-                outcome = JobOutcome(
-                    job.model, job.task, "done", time.perf_counter() - start, result_path=str(final)
-                )
-            except Exception as error:
-                message = load_errors.get(job.model) or f"{type(error).__name__}: {error}"
-                outcome = JobOutcome(job.model, job.task, "failed", time.perf_counter() - start, message)
-                outcome.error = f"{message}\n{traceback.format_exc(limit=-3)}".strip()
-        result.outcomes.append(outcome)
-        if publish is not None:
-            publish(outcome)
-    return models
+__all__ = [
+    "EMBEDDINGS",
+    "STAGING",
+    "ChainReport",
+    "JobOutcome",
+    "clear_staging",
+    "load_cached",
+    "run_chain",
+    "run_job",
+]

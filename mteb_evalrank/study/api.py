@@ -1,0 +1,271 @@
+"""``run_study``, the entry point of a study (``mteb-evalrank study`` calls it): check what was
+asked, plan the jobs, dispatch them, then write the timing, the report and the outcomes.
+
+Layout of ``<out>``::
+
+    results/<org__model>/<revision>/<Task>.json   mteb's ResultCache (one file = one finished job)
+    embeddings/<org__model>/<revision>/<context>/  the cross-task embedding cache
+    study_timing.json                              wall time, encoding time and cache counters
+    study.json                                     the outcome of every job of the last run
+    report/                                        correlation report (report.md, CSV/JSON, figures)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .chain_execution import ChainReport, JobOutcome, clear_staging
+from .dispatch import default_workers, run_chains
+from .jobs import Chain, balance, plan
+from .summary import OUTCOMES, StudySummary, write_report
+from .timing import record_run
+
+#: the classifiers of the SentEval-protocol tasks
+SENTEVAL_CLASSIFIERS = ("lr", "mlp")
+
+
+class StudyInputError(ValueError):
+    """Unknown model or task names, or contradictory options: the message says which."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The models and tasks of a study, its tasks split into intrinsic (rows) and downstream (columns)."""
+
+    models: list[str]
+    tasks: list[str]
+    intrinsic: list[str]
+    downstream: list[str]
+
+
+@dataclass
+class Work:
+    """The chains still to run, the outcomes of the jobs skipped (result existed), the local workers."""
+
+    chains: list[Chain]
+    skipped: list[JobOutcome]
+    workers: int
+
+    @property
+    def total(self) -> int:
+        return len(self.skipped) + sum(len(chain.jobs) for chain in self.chains)
+
+
+def resolve_tasks(tasks: Sequence[str] | None, benchmark: str | None) -> list[str]:
+    """Task names from ``tasks`` and/or a benchmark; unknown names raise :class:`StudyInputError`."""
+    import mteb
+
+    import mteb_evalrank
+
+    mteb_evalrank.register()
+    names = list(tasks or [])
+    if benchmark is not None:
+        try:
+            names += [task.metadata.name for task in mteb.get_benchmark(benchmark).tasks]
+        except (KeyError, ValueError) as error:
+            raise StudyInputError(f"unknown benchmark {benchmark!r}: {error}") from None
+    if not names:
+        raise StudyInputError("give --tasks and/or --benchmark")
+    unknown = []
+    for name in names:
+        try:
+            mteb.get_task(name)
+        except KeyError:
+            unknown.append(name)
+    if unknown:
+        raise StudyInputError(f"unknown task(s) {unknown}: see `mteb-evalrank available-tasks`")
+    return list(dict.fromkeys(names))
+
+
+def _check_models(models: Sequence[str]) -> None:
+    import mteb
+
+    unknown = []
+    for name in models:
+        try:
+            mteb.get_model_meta(name)
+        except (KeyError, ValueError):
+            unknown.append(name)
+    if unknown:
+        raise StudyInputError(
+            f"unknown model(s) {unknown}: give mteb model names (e.g. evalrank/glove.6B.50d)"
+        )
+
+
+def default_downstream(tasks: Sequence[str]) -> list[str]:
+    """The downstream tasks of a study by default: those of mteb type Classification."""
+    import mteb
+
+    return [name for name in tasks if mteb.get_task(name).metadata.type == "Classification"]
+
+
+def run_study(
+    models: Sequence[str],
+    tasks: Sequence[str] | None = None,
+    *,
+    out: str | Path,
+    benchmark: str | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    downstream: Sequence[str] | None = None,
+    batch_size: int = 32,
+    n_bootstrap: int = 2000,
+    n_permutations: int = 10000,
+    seed: int = 0,
+    progress: bool | Callable[[JobOutcome], None] = True,
+    senteval_classifiers: Sequence[str] | None = None,
+) -> StudySummary:
+    """Run every (model, task) job not finished yet, then write timing and the report.
+
+    Args:
+        models: mteb model names (``evalrank/...`` or registry names resolvable offline).
+        tasks: mteb task names (added to those of ``benchmark``).
+        out: the study folder (see the module docstring); a rerun skips finished jobs.
+        workers: local worker processes; ``None`` = :func:`~.dispatch.default_workers`, 1 = run
+            in this process. Ignored with ``scheduler``.
+        scheduler: a Dask scheduler address (``tcp://host:8786``); ``out`` must then be on a file
+            system shared by the workers.
+        downstream: the downstream (column) tasks; default: the selected Classification tasks.
+            The other tasks are the intrinsic (row) tasks.
+        progress: a progress bar on stderr (True), none (False) or a callback per job outcome.
+        senteval_classifiers: the classifiers of the SentEval-protocol tasks (``lr``, ``mlp``);
+            default both. ``["lr"]`` is the EvalRank paper's setting and ~5x cheaper; the
+            ``lr_*`` scores do not depend on it. A finished job is not rerun when it changes.
+
+    Returns:
+        The summary; ``summary.ok`` is False when a job failed (the others still ran).
+    """
+    out = Path(out).resolve()
+    selection = select(models, tasks, benchmark, downstream)
+    check_options(workers, senteval_classifiers)
+    out.mkdir(parents=True, exist_ok=True)
+    clear_staging(out)
+    work = plan_work(out, selection, workers, scheduler)
+    start = time.perf_counter()
+    reports = _run_with_progress(
+        work,
+        out,
+        scheduler=scheduler,
+        encode_kwargs={"batch_size": batch_size},
+        progress=progress,
+        senteval_classifiers=senteval_classifiers,
+    )
+    wall = time.perf_counter() - start
+    outcomes = _in_study_order(
+        [*work.skipped, *(o for report in reports for o in report.outcomes)], selection
+    )
+    classifiers = list(senteval_classifiers) if senteval_classifiers else list(SENTEVAL_CLASSIFIERS)
+    timing = record_run(out, reports, outcomes, wall, work.workers, scheduler, classifiers)
+    summary = StudySummary(
+        out,
+        selection.models,
+        selection.tasks,
+        selection.intrinsic,
+        selection.downstream,
+        outcomes,
+        wall,
+        work.workers,
+        scheduler,
+        timing,
+    )
+    summary.report, summary.report_note = write_report(
+        summary, n_bootstrap=n_bootstrap, n_permutations=n_permutations, seed=seed
+    )
+    (out / OUTCOMES).write_text(json.dumps(summary.to_json(), indent=1) + "\n", encoding="utf-8")
+    return summary
+
+
+def select(
+    models: Sequence[str],
+    tasks: Sequence[str] | None,
+    benchmark: str | None,
+    downstream: Sequence[str] | None,
+) -> Selection:
+    """The study's models and tasks (duplicates dropped, order kept); unknown names raise.
+
+    Raises:
+        StudyInputError: no model, an unknown model or task, or a downstream task not among the tasks.
+    """
+    task_names = resolve_tasks(tasks, benchmark)
+    models = list(dict.fromkeys(models))
+    if not models:
+        raise StudyInputError("give at least one model")
+    _check_models(models)
+    down = list(downstream) if downstream is not None else default_downstream(task_names)
+    stray = [t for t in down if t not in task_names]
+    if stray:
+        raise StudyInputError(f"--downstream {stray} are not among the study's tasks {task_names}")
+    return Selection(models, task_names, [t for t in task_names if t not in down], down)
+
+
+def check_options(workers: int | None, senteval_classifiers: Sequence[str] | None) -> None:
+    """Raise :class:`StudyInputError` for ``workers < 1`` or classifiers other than ``lr`` / ``mlp``."""
+    if senteval_classifiers is not None:
+        unknown = sorted(set(senteval_classifiers) - set(SENTEVAL_CLASSIFIERS))
+        if unknown or not senteval_classifiers:
+            given = list(senteval_classifiers)
+            raise StudyInputError(f"--senteval-classifiers takes lr and/or mlp, got {given}")
+    if workers is not None and workers < 1:
+        raise StudyInputError(f"--workers must be at least 1, got {workers}")
+
+
+def plan_work(out: Path, selection: Selection, workers: int | None, scheduler: str | None) -> Work:
+    """The jobs without a result, in chains (balanced over the local workers), and the skipped ones.
+
+    Local workers: ``workers`` (default :func:`~.dispatch.default_workers`), at most one per
+    chain; 1 with a ``scheduler`` (the client's process).
+    """
+    chains, skipped = plan(out, selection.models, selection.tasks)
+    if scheduler is None:
+        chains = balance(chains, workers or default_workers(sum(len(c.jobs) for c in chains)))
+    n_workers = (
+        1 if scheduler is not None else min(workers or default_workers(len(chains)), max(1, len(chains)))
+    )
+    skipped_outcomes = [JobOutcome(j.model, j.task, "skipped", result_path=j.result_path) for j in skipped]
+    return Work(chains, skipped_outcomes, n_workers)
+
+
+def _run_with_progress(
+    work: Work,
+    out: Path,
+    *,
+    scheduler: str | None,
+    encode_kwargs: dict[str, int],
+    progress: bool | Callable[[JobOutcome], None],
+    senteval_classifiers: Sequence[str] | None,
+) -> list[ChainReport]:
+    """Dispatch the chains; every outcome (the skipped jobs first) goes to the bar and the callback."""
+    from .progress import StudyProgress
+
+    with StudyProgress(work.total, enabled=progress is True) as bar:
+        for outcome in work.skipped:
+            bar.update(outcome)
+        callback = progress if callable(progress) else None
+
+        def on_outcome(outcome: JobOutcome) -> None:
+            bar.update(outcome)
+            if callback is not None:
+                callback(outcome)
+
+        return run_chains(
+            work.chains,
+            out,
+            workers=work.workers,
+            scheduler=scheduler,
+            encode_kwargs=encode_kwargs,
+            on_outcome=on_outcome,
+            senteval_classifiers=senteval_classifiers,
+        )
+
+
+def _in_study_order(outcomes: Sequence[JobOutcome], selection: Selection) -> list[JobOutcome]:
+    """Task-major, models in the given order within a task."""
+    order = {(m, t): i for i, (t, m) in enumerate((t, m) for t in selection.tasks for m in selection.models)}
+    return sorted(outcomes, key=lambda o: order.get((o.model, o.task), 0))
+
+
+__all__ = ["StudyInputError", "StudySummary", "default_downstream", "run_study"]

@@ -1,0 +1,125 @@
+"""The timing record of a study, ``<out>/study_timing.json``, and its history across resumed runs.
+
+Per model: the embedding cache counters (texts requested, from the cache, encoded; encoding
+seconds and calls), the load time, the host and the seconds of its jobs; per job: status and
+seconds; for the run: wall time, workers and ``wall_over_encode`` = wall seconds / the sum of
+the models' encoding seconds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .chain_execution import ChainReport, JobOutcome
+
+TIMING = "study_timing.json"
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object from ``path``; None when the file is missing or unreadable (e.g. truncated)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def timing_record(
+    reports: Sequence[ChainReport], outcomes: Sequence[JobOutcome], wall: float, workers: int
+) -> dict[str, Any]:
+    """One run's timing: per model (cache counters, load and job seconds, host), per job, and in total."""
+    models: dict[str, dict[str, Any]] = {}
+    for report in reports:
+        for name, stats in report.encode.items():
+            models[name] = {**stats, "load_seconds": report.load_seconds.get(name, 0.0), "host": report.host}
+    for outcome in outcomes:
+        entry = models.setdefault(outcome.model, {})
+        entry["job_seconds"] = entry.get("job_seconds", 0.0) + outcome.seconds
+    encode_sum = sum(m.get("encode_seconds", 0.0) for m in models.values())
+    return {
+        "wall_seconds": wall,
+        "workers": workers,
+        "sum_encode_seconds": encode_sum,
+        "wall_over_encode": wall / encode_sum if encode_sum > 0 else None,
+        "texts_encoded": sum(m.get("encoded", 0) for m in models.values()),
+        "texts_from_cache": sum(m.get("cached", 0) for m in models.values()),
+        "models": models,
+        "jobs": [
+            {"model": o.model, "task": o.task, "status": o.status, "seconds": o.seconds} for o in outcomes
+        ],
+    }
+
+
+def _run_entry(timing: dict[str, Any], jobs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One run's line in ``runs``: when it ended, its wall and encoding time, the jobs it did or failed."""
+    return {
+        "finished": timing.get("finished"),
+        "wall_seconds": timing.get("wall_seconds", 0.0),
+        "workers": timing.get("workers"),
+        "scheduler": timing.get("scheduler"),
+        "sum_encode_seconds": timing.get("sum_encode_seconds", 0.0),
+        **{status: sum(1 for j in jobs if j.get("status") == status) for status in ("done", "failed")},
+    }
+
+
+def with_history(timing: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
+    """``timing`` of this run plus the runs of the same study folder before it (a resumed study).
+
+    Adds ``runs`` (one entry per run, oldest first; a ``previous`` file without ``runs``, as
+    written before this history existed, counts as one run) and ``total``:
+    ``wall_seconds`` = sum of the runs' wall times; ``job_seconds`` = sum, over the jobs that
+    finished, of the seconds of the run that did them (worker time); ``sum_encode_seconds`` =
+    sum over runs. In ``jobs`` each entry gets ``run``, its index in ``runs``; a job skipped now
+    because an earlier run finished it keeps that run's entry (seconds included).
+    """
+    previous = previous or {}
+    if "runs" in previous:
+        runs, earlier_jobs = list(previous["runs"]), previous.get("jobs", [])
+    elif previous.get("jobs"):
+        earlier_jobs = [{**j, "run": 0} for j in previous["jobs"]]
+        runs = [_run_entry(previous, earlier_jobs)]
+    else:
+        runs, earlier_jobs = [], []
+    earlier = {(j["model"], j["task"]): j for j in earlier_jobs if j.get("status") == "done"}
+    this = len(runs)
+    jobs = [
+        earlier.get((j["model"], j["task"]), {**j, "run": this})
+        if j["status"] == "skipped"
+        else {**j, "run": this}
+        for j in timing["jobs"]
+    ]
+    runs.append(_run_entry(timing, [j for j in jobs if j["run"] == this]))
+    return {
+        **timing,
+        "jobs": jobs,
+        "runs": runs,
+        "total": {
+            "runs": len(runs),
+            "wall_seconds": sum(r.get("wall_seconds") or 0.0 for r in runs),
+            "job_seconds": sum(j.get("seconds", 0.0) for j in jobs if j["status"] == "done"),
+            "sum_encode_seconds": sum(r.get("sum_encode_seconds") or 0.0 for r in runs),
+        },
+    }
+
+
+def record_run(
+    out: Path,
+    reports: Sequence[ChainReport],
+    outcomes: Sequence[JobOutcome],
+    wall: float,
+    workers: int,
+    scheduler: str | None,
+    senteval_classifiers: Sequence[str],
+) -> dict[str, Any]:
+    """Write ``<out>/study_timing.json``: this run's timing with the history of the runs before it."""
+    timing = timing_record(reports, outcomes, wall, workers)
+    timing["scheduler"] = scheduler
+    timing["senteval_classifiers"] = list(senteval_classifiers)
+    timing["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    timing = with_history(timing, read_json(out / TIMING))
+    (out / TIMING).write_text(json.dumps(timing, indent=1) + "\n", encoding="utf-8")
+    return timing
