@@ -8,6 +8,10 @@ task's unique texts. Run in a private ``HF_HOME`` (the mirrors are installed the
 
     HF_HOME=/tmp/hf-published HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 \\
         python benchmarks/published_scores.py [--tasks STS12 ...] [--models evalrank/... ...]
+
+or, without running anything, from results already computed (the study's)::
+
+    python benchmarks/published_scores.py --from-results docs/study/run/results
 """
 
 from __future__ import annotations
@@ -35,6 +39,11 @@ PUBLISHED = {
         "sentence-transformers/all-MiniLM-L6-v2",
         "8b3219a92973c328a8e22fadcfa821b5dc75636a",
     ),
+    # the zoo's official pooling without the final L2 normalisation, which no cosine score sees
+    "evalrank/all-MiniLM-L6-v2-mean-last": (
+        "sentence-transformers/all-MiniLM-L6-v2",
+        "8b3219a92973c328a8e22fadcfa821b5dc75636a",
+    ),
 }
 TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R")
 
@@ -54,7 +63,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS))
     parser.add_argument("--models", nargs="+", default=list(PUBLISHED))
+    parser.add_argument(
+        "--from-results",
+        type=Path,
+        metavar="DIR",
+        help="read our scores from an mteb results folder (e.g. the study's docs/study/run/results) "
+        "instead of running the tasks",
+    )
     args = parser.parse_args()
+    if args.from_results:
+        compare_results(args.from_results, args.models, args.tasks)
+        return
 
     import mteb
 
@@ -80,6 +99,21 @@ def main() -> None:
             diff = "" if published is None else f"{ours - published:+.4f}"
             shown = "—" if published is None else f"{published:.4f}"
             print(f"| `{name}` | {task} | {ours:.4f} | {shown} | {diff} | {seconds:.0f} |", flush=True)
+
+
+def compare_results(results: Path, models: list[str], tasks: list[str]) -> None:
+    """The table of ``main``, with our scores read from ``results/<org__model>/<revision>/<task>.json``."""
+    print("| model | task | ours | published | ours - published |")
+    print("|---|---|---:|---:|---:|")
+    for name in models:
+        for task in tasks:
+            paths = sorted((results / name.replace("/", "__")).glob(f"*/{task}.json"))
+            published = published_score(name, task)
+            if not paths or published is None:
+                continue
+            (row,) = json.loads(paths[-1].read_text())["scores"]["test"]
+            ours = float(row["main_score"])
+            print(f"| `{name}` | {task} | {ours:.4f} | {published:.4f} | {ours - published:+.4f} |")
 
 
 if __name__ == "__main__":

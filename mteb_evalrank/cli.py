@@ -125,6 +125,20 @@ def _install_encoders(args: argparse.Namespace) -> None:
     print(f"model2vec static model distilled from all-MiniLM-L6-v2 -> {distilled_dir(root)}")
 
 
+def _print_zoo(args: argparse.Namespace) -> None:
+    from .models.zoo import ZOO, family_bases, model_family
+
+    families = list(family_bases())
+    if unknown := set(args.family or ()) - set(families):
+        raise SystemExit(f"mteb-evalrank models zoo: unknown families {sorted(unknown)}; known: {families}")
+    wanted = set(args.family or families)
+    if args.families:
+        print("\n".join(f for f in families if f in wanted))
+        return
+    names = family_bases().values() if args.bases else ZOO
+    print("\n".join(name for name in names if model_family(name) in wanted))
+
+
 def _remove_encoders(args: argparse.Namespace) -> None:
     from .models.encoders.install import remove_encoder_folders
 
@@ -327,7 +341,7 @@ def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.Argumen
 
 
 def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``models: install-offline, install-encoders, remove-encoders`` command(s)."""
+    """The ``models: install-offline, install-encoders, remove-encoders, zoo`` command(s)."""
     models = commands.add_parser("models", help="offline model set-up")
     models_commands = models.add_subparsers(dest="action", required=True)
     offline = models_commands.add_parser(
@@ -349,6 +363,13 @@ def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
         "--home", help="the plugin's folder (default: $MTEB_EVALRANK_HOME or ~/.cache/mteb-evalrank)"
     )
     remove.set_defaults(func=_remove_encoders)
+    zoo = models_commands.add_parser(
+        "zoo", help="print the zoo's model names, one per line (for scripts: --family, --bases)"
+    )
+    zoo.add_argument("--family", nargs="+", metavar="FAMILY", help="only the models of these families")
+    zoo.add_argument("--bases", action="store_true", help="only each family's base model")
+    zoo.add_argument("--families", action="store_true", help="print the family names instead")
+    zoo.set_defaults(func=_print_zoo)
 
 
 def _add_scores_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

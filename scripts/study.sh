@@ -1,69 +1,83 @@
 #!/usr/bin/env bash
-# The project's offline study (issue 7): the model zoo on the EvalRank-Study benchmark, then
-# the word-level and sentence-level correlation tables of docs/study/ (EvalRank paper, Tables 3
-# and 6) and the sentence-level table within the MiniLM family. Resumable: rerun the same
-# command after an interruption; finished jobs are skipped.
-#   bash scripts/study.sh [STUDY_DIR]      (default: study-run, outside version control)
-#   TABLES_FROM_SCORES=1 bash scripts/study.sh   (no study folder: the tables of docs/study/ again
-#                                                 from their committed scores.csv, which is not rewritten)
-# Environment: WORKERS (local Dask workers, default 2), VENV (default .venv), DOCS (default docs/study),
-# TABLES_ONLY=1 (skip the jobs: tables from the results already in STUDY_DIR), TABLES_FROM_SCORES=1,
-# DOWNSTREAM, PAIRS, SKIP_SETUP=1 (use the environment as it is), MTEB_EVALRANK (the command, default
-# $VENV/bin/mteb-evalrank).
+# The ten-family study (issue 15): the model zoo (`mteb-evalrank models zoo`: 56 models, 10
+# families) on the EvalRank-Study benchmark (27 intrinsic tasks; 10 SentEval-protocol downstream
+# tasks with logistic regression and the MLP), then the correlation tables of docs/study/families/
+# (EvalRank paper, Tables 3 and 6, with family-clustered CIs and adjusted p-values).
+#   bash scripts/study.sh                  run the jobs not done yet, then the tables. Resumable: the
+#                                          results are committed in docs/study/run/results, so this
+#                                          continues on any machine; rerun after an interruption
+#   TABLES_ONLY=1 bash scripts/study.sh    only the tables, from the committed results (no encoding)
+# Environment: FAMILIES (the families whose jobs to run, default all; `mteb-evalrank models zoo
+# --families` lists them), WORKERS (families in parallel, one per worker; default 2), VENV (default
+# .venv), RUN (default docs/study/run), DOCS (default docs/study/families), SKIP_SETUP=1.
+# Compute per family: docs/study/README.md ("The ten-family study").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=${1:-study-run}
 VENV=${VENV:-.venv}
-DOCS=${DOCS:-docs/study}
+RUN=${RUN:-docs/study/run}
+DOCS=${DOCS:-docs/study/families}
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 export MTEB_EVALRANK_SOURCE=${MTEB_EVALRANK_SOURCE:-$(cd ../shared/data && pwd)}
 [ "${SKIP_SETUP:-0}" = 1 ] || VENV=$VENV bash scripts/setup.sh
-read -ra CLI <<<"${MTEB_EVALRANK:-$VENV/bin/mteb-evalrank}"
-FROM_SCORES=${TABLES_FROM_SCORES:-0}
-# the input of each table: the study folder, or the table's own committed scores.csv
-source_of() { if [ "$FROM_SCORES" = 1 ]; then echo "$DOCS/$1/scores.csv"; else echo "$OUT"; fi; }
+CLI=("$VENV/bin/mteb-evalrank")
 
-# 1. every (model, task) job; the study's own report goes to $OUT/report
-if [ "${TABLES_ONLY:-0}" != 1 ] && [ "$FROM_SCORES" != 1 ]; then
+# 1. every (model, task) job not done yet; each family's jobs in one worker (one forward pass per text)
+if [ "${TABLES_ONLY:-0}" != 1 ]; then
     "${CLI[@]}" datasets build --source "$MTEB_EVALRANK_SOURCE" --out hub --sts-mirrors
     "${CLI[@]}" models install-offline
-    "${CLI[@]}" study --zoo --benchmark EvalRank-Study --senteval-classifiers lr \
-        --workers "${WORKERS:-2}" --out "$OUT" || echo "study: some jobs failed (listed above); tables use the rest"
+    # shellcheck disable=SC2086
+    mapfile -t MODELS < <("${CLI[@]}" models zoo ${FAMILIES:+--family $FAMILIES})
+    "${CLI[@]}" study --models "${MODELS[@]}" --benchmark EvalRank-Study --senteval-classifiers lr mlp \
+        --workers "${WORKERS:-2}" --out "$RUN" --no-progress || echo "study: some jobs failed (listed above)"
 fi
 
-# the downstream columns (override to tabulate a partial study, e.g. DOWNSTREAM="SentEvalMR SentEvalCR" PAIRS="")
-# shellcheck disable=SC2206
-DOWNSTREAM_SENT=(${DOWNSTREAM:-SentEvalMR SentEvalCR SentEvalSUBJ SentEvalMPQA SentEvalSST2 SentEvalSST5 SentEvalTREC SentEvalSciCite})
-# shellcheck disable=SC2206
-PAIR_TASKS=(${PAIRS-SentEvalMRPC SentEvalSICKE})
+SENT=(SentEvalMR SentEvalCR SentEvalSUBJ SentEvalMPQA SentEvalSST2 SentEvalSST5 SentEvalTREC SentEvalSciCite)
+PAIRS=(SentEvalMRPC SentEvalSICKE)
 WORD_SIM=(WordSimWS353All WordSimWS353Rel WordSimWS353Sim WordSimRWStanford WordSimMEN WordSimMTurk287
     WordSimMTurk771 WordSimSimLex999 WordSimSimVerb3500 WordSimMC30 WordSimRG65 WordSimYP130 WordSimVerb143)
+STS=(STS12 STS13 STS14 STS15 STS16 STSBenchmark SICK-R STR2021 AccSent)
+EVALRANK_SENT=(EvalRankSent:default EvalRankSent:default:cosine_hits_at_1 EvalRankSent:default:cosine_hits_at_3
+    EvalRankSentSTSB EvalRankSentSTR)
+mapfile -t BASES < <("${CLI[@]}" models zoo --bases)
+mlp() { for task in "$@"; do echo "$task::mlp_accuracy"; done; }
+# a study in progress: tabulate the tasks that have results (a complete study has them all)
+present() { for task in "$@"; do compgen -G "$RUN/results/*/*/${task%%:*}.json" >/dev/null && echo "$task"; done; }
+mapfile -t SENT < <(present "${SENT[@]}")
+mapfile -t PAIRS < <(present "${PAIRS[@]}")
+mapfile -t BASES < <(for model in "${BASES[@]}"; do [ ! -d "$RUN/results/${model//\//__}" ] || echo "$model"; done)
+[ ${#SENT[@]} -gt 0 ] || { echo "no SentEval-protocol results in $RUN yet: no tables"; exit 0; }
+FAILED=()
+# table NAME ARGS...: one correlate run into $DOCS/NAME; a study in progress may lack the models it needs
+table() {
+    local name=$1
+    shift
+    "${CLI[@]}" correlate "$RUN" --out "$DOCS/$name" "$@" || FAILED+=("$name")
+}
 
-# 2. word level (Table 3): word similarity and EvalRankWord vs the 10 downstream tasks
-"${CLI[@]}" correlate "$(source_of word)" --out "$DOCS/word" --control-dim \
+# 2. word level (Table 3): word similarity and EvalRankWord vs the 10 downstream tasks, all models
+table word --control-dim \
     --intrinsic "${WORD_SIM[@]}" EvalRankWord:default EvalRankWord:default:cosine_hits_at_1 \
     EvalRankWord:default:cosine_hits_at_3 EvalRankWordNoWiki \
-    --extrinsic "${DOWNSTREAM_SENT[@]}" "${PAIR_TASKS[@]}" \
+    --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
     --scatter EvalRankWord:default SentEvalMR --scatter WordSimSimLex999 SentEvalMR \
-    --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN \
-    --compare EvalRankWord:default WordSimWS353All
+    --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN
 
-# 3. sentence level (Table 6): STS, STR, AccSent and EvalRankSent vs the 8 single-sentence tasks
-"${CLI[@]}" correlate "$(source_of sentence)" --out "$DOCS/sentence" --control-dim \
-    --intrinsic STS12 STS13 STS14 STS15 STS16 STSBenchmark SICK-R STR2021 AccSent \
-    AccSent::paraphrase_accuracy EvalRankSent:default EvalRankSent:default:cosine_hits_at_1 \
-    EvalRankSent:default:cosine_hits_at_3 EvalRankSentSTSB EvalRankSentSTR \
-    --extrinsic "${DOWNSTREAM_SENT[@]}" \
+# 3. sentence level (Table 6): STS, STR, AccSent and EvalRankSent vs the 8 single-sentence tasks,
+#    (a) all models, (b) the family base models only, (c) with the MLP's accuracy instead (Eger et al.)
+table sentence --control-dim \
+    --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
     --scatter EvalRankSent:default SentEvalMR --scatter STSBenchmark SentEvalMR \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R \
     --compare EvalRankSent:default STR2021
-
-# 4. sentence level within one base model: the 16 all-MiniLM-L6-v2 variants (poolings, layers,
-#    truncation, post-processing), where base model and embedding family cannot drive the ranking
-"${CLI[@]}" correlate "$(source_of sentence-minilm)" --out "$DOCS/sentence-minilm" --model-regex "MiniLM" \
-    --intrinsic STS12 STS13 STS14 STS15 STS16 STSBenchmark SICK-R STR2021 AccSent \
-    AccSent::paraphrase_accuracy EvalRankSent:default EvalRankSentSTSB EvalRankSentSTR \
-    --extrinsic "${DOWNSTREAM_SENT[@]}" \
+table sentence-bases --models "${BASES[@]}" \
+    --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
-echo "tables: $DOCS/word/report.md, $DOCS/sentence/report.md, $DOCS/sentence-minilm/report.md"
-[ "$FROM_SCORES" = 1 ] || echo "timing: $OUT/study_timing.json"
+mapfile -t SENT_MLP < <(mlp "${SENT[@]}")
+table sentence-mlp \
+    --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT_MLP[@]}" \
+    --compare EvalRankSent:default STSBenchmark
+echo "tables: $DOCS/{word,sentence,sentence-bases,sentence-mlp}/report.md; timing: $RUN/study_timing.json"
+if [ ${#FAILED[@]} -gt 0 ]; then
+    echo "tables not written (see above; a study in progress may not have the results yet): ${FAILED[*]}"
+    exit 1
+fi

@@ -330,3 +330,22 @@ def test_sentence_wrapper_fits_on_its_corpus_once(sentences: list[str], wmt17: N
     assert wrapped.transform is fitted
     # PCs are of the fit corpus, not of the encoded texts: the texts' mean is not removed
     assert not math.isclose(float(np.abs(out.mean(0)).max()), 0, abs_tol=1e-3)
+
+
+def test_family_bases_are_one_unmodified_model_per_family(capsys: pytest.CaptureFixture[str]) -> None:
+    from mteb_evalrank.cli import main
+    from mteb_evalrank.models.zoo import ZOO, ZOO_MODELS, family_bases, model_family
+
+    bases = family_bases()
+    assert sorted(bases) == sorted({model_family(name) for name in ZOO})  # every family, once
+    for family, name in bases.items():
+        model = ZOO_MODELS[name]
+        assert (model.family, model.truncate, model.postprocess) == (family, None, None)
+    assert bases["all-MiniLM-L6-v2"] == "evalrank/all-MiniLM-L6-v2-mean-last"  # the official pooling
+    assert bases["all-mpnet-base-v2"] == "evalrank/all-mpnet-base-v2"
+    main(["models", "zoo", "--bases"])
+    assert capsys.readouterr().out.split() == list(bases.values())
+    main(["models", "zoo", "--family", "glove-toy"])
+    assert capsys.readouterr().out.split() == [name for name in ZOO if model_family(name) == "glove-toy"]
+    with pytest.raises(SystemExit, match="unknown families"):
+        main(["models", "zoo", "--family", "no-such-family"])

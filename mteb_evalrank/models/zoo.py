@@ -171,6 +171,23 @@ def model_family(name: str) -> str:
     return name
 
 
+def family_bases() -> dict[str, str]:
+    """``{family: base model}``: each zoo family's encoder as published, in ``ZOO`` order.
+
+    The base is the family's first model without truncation or post-processing, except for
+    all-MiniLM-L6-v2, whose base is the official pooling (``...-mean-last``: mean of the last
+    layer; the official model adds an L2 normalisation, which no cosine score sees). These
+    are the models of the study's "base models only" view: one per family.
+    """
+    bases: dict[str, str] = {}
+    for model in ZOO_MODELS.values():
+        if model.family == MINILM_FAMILY:
+            bases[MINILM_FAMILY] = f"{MINILM_PREFIX}mean-last"
+        elif model.truncate is None and model.postprocess is None:
+            bases.setdefault(model.family, model.name)
+    return bases
+
+
 def fit_corpus(model: ZooModel) -> FitCorpus:
     """The documented fit corpus of a post-processed zoo model."""
     if model.family == GLOVE_FAMILY:
