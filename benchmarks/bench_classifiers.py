@@ -66,54 +66,71 @@ def timed(run: Any) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
-def main() -> None:
+#: the runs, in order: (label, classifier, dtype of the features, lockstep MLPs)
+RUNS = (
+    ("lr, float64, one fit at a time (before)", "lr", "float64", False),
+    ("lr, float32, one fit at a time (after)", "lr", "float32", False),
+    ("mlp, float64, one fit at a time (before)", "mlp", "float64", False),
+    ("mlp, float32, one fit at a time", "mlp", "float32", False),
+    ("mlp, float32, lockstep (after)", "mlp", "float32", True),
+)
+BEFORE = ("lr, float64, one fit at a time (before)", "mlp, float64, one fit at a time (before)")
+AFTER = ("lr, float32, one fit at a time (after)", "mlp, float32, lockstep (after)")
+
+
+def run_all(
+    x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray
+) -> dict[str, Any]:
+    """Each run of ``RUNS`` on one thread: seconds and the selections per normalisation."""
     from threadpoolctl import threadpool_limits
 
-    from mteb_evalrank.evaluation.classifiers import FIT_DTYPE, select_and_test, select_and_test_mlp
+    from mteb_evalrank.evaluation.classifiers import select_and_test, select_and_test_mlp
 
+    seed, rows = 42, {}
+    with threadpool_limits(limits=1):
+        for label, kind, dtype, lockstep in RUNS:
+            a, b = x_train.astype(dtype), x_test.astype(dtype)
+            if lockstep:
+                seconds, result = timed(
+                    lambda a=a, b=b: select_and_test_mlp(a, y_train, b, y_test, seed=seed)
+                )
+            else:
+                seconds, result = timed(
+                    lambda a=a, b=b, kind=kind: {
+                        name: select_and_test(kind, a, y_train, b, y_test, znorm=z, seed=seed)
+                        for name, z in (("raw", False), ("znorm", True))
+                    }
+                )
+            rows[label] = {"seconds": seconds, "selections": {k: vars(v) for k, v in result.items()}}
+            print(f"{label}: {seconds:.1f} s", flush=True)
+    return rows
+
+
+def summarise(rows: dict[str, Any]) -> dict[str, Any]:
+    """Before/after totals, the speed-up and the equality checks of the report."""
+    before = sum(rows[label]["seconds"] for label in BEFORE)
+    after = sum(rows[label]["seconds"] for label in AFTER)
+    selections = {label: row["selections"] for label, row in rows.items()}
+    sklearn_mlp32 = selections["mlp, float32, one fit at a time"]
+    return {
+        "before_seconds": before,
+        "after_seconds": after,
+        "speedup": before / after,
+        "lockstep_equals_sklearn_float32": selections[AFTER[1]]
+        == selections["mlp, float32, one fit at a time"],
+        "float32_changes_lr": selections[BEFORE[0]] != selections[AFTER[0]],
+        "float32_changes_mlp": selections[BEFORE[1]] != sklearn_mlp32,
+    }
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args()
     x_train, y_train, x_test, y_test = mr_fold(args.model)
-    x32_train, x32_test = x_train.astype(FIT_DTYPE), x_test.astype(FIT_DTYPE)
-    seed = 42
     load_before = os.getloadavg()
-    rows: dict[str, dict[str, Any]] = {}
-    with threadpool_limits(limits=1):
-
-        def one_at_a_time(kind: str, a: np.ndarray, b: np.ndarray) -> dict[str, Any]:
-            return {
-                name: select_and_test(kind, a, y_train, b, y_test, znorm=z, seed=seed)  # type: ignore[arg-type]
-                for name, z in (("raw", False), ("znorm", True))
-            }
-
-        for label, run in (
-            ("lr, float64, one fit at a time (before)", lambda: one_at_a_time("lr", x_train, x_test)),
-            ("lr, float32, one fit at a time (after)", lambda: one_at_a_time("lr", x32_train, x32_test)),
-            ("mlp, float64, one fit at a time (before)", lambda: one_at_a_time("mlp", x_train, x_test)),
-            ("mlp, float32, one fit at a time", lambda: one_at_a_time("mlp", x32_train, x32_test)),
-            (
-                "mlp, float32, lockstep (after)",
-                lambda: select_and_test_mlp(x32_train, y_train, x32_test, y_test, seed=seed),
-            ),
-        ):
-            seconds, result = timed(run)
-            rows[label] = {"seconds": seconds, "selections": {k: vars(v) for k, v in result.items()}}
-            print(f"{label}: {seconds:.1f} s", flush=True)
-    load_after = os.getloadavg()
-    before = (
-        rows["lr, float64, one fit at a time (before)"]["seconds"]
-        + rows["mlp, float64, one fit at a time (before)"]["seconds"]
-    )
-    after = (
-        rows["lr, float32, one fit at a time (after)"]["seconds"]
-        + rows["mlp, float32, lockstep (after)"]["seconds"]
-    )
-    lockstep_exact = (
-        rows["mlp, float32, lockstep (after)"]["selections"]
-        == rows["mlp, float32, one fit at a time"]["selections"]
-    )
+    rows = run_all(x_train, y_train, x_test, y_test)
     report = {
         "model": args.model,
         "task": "SentEvalMR fold-0",
@@ -121,16 +138,9 @@ def main() -> None:
         "n_test": int(y_test.size),
         "dim": int(x_train.shape[1]),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, one thread per fit",
-        "load_average_before_after": [load_before, load_after],
+        "load_average_before_after": [load_before, os.getloadavg()],
         "runs": rows,
-        "before_seconds": before,
-        "after_seconds": after,
-        "speedup": before / after,
-        "lockstep_equals_sklearn_float32": lockstep_exact,
-        "float32_changes_lr": rows["lr, float64, one fit at a time (before)"]["selections"]
-        != rows["lr, float32, one fit at a time (after)"]["selections"],
-        "float32_changes_mlp": rows["mlp, float64, one fit at a time (before)"]["selections"]
-        != rows["mlp, float32, one fit at a time"]["selections"],
+        **summarise(rows),
     }
     args.out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     args.out.with_suffix(".md").write_text(render(report), encoding="utf-8")

@@ -43,6 +43,7 @@ own fits on real embeddings.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -240,6 +241,33 @@ class _Group:
             setattr(self, name, [getattr(self, name)[k] for k in keep])
 
 
+def _initial_weights(
+    random_state: np.random.RandomState, units: tuple[int, int, int]
+) -> tuple[list[NDArray[np.floating]], list[NDArray[np.floating]]]:
+    """scikit-learn's Glorot-uniform start for ``units = (d, h, o)``: per layer, coefficients
+    then intercepts, drawn from ``U(-b, b)`` with ``b = sqrt(2 / (fan_in + fan_out))`` (the
+    logistic activation's factor 2)."""
+    coefs: list[NDArray[np.floating]] = []
+    intercepts: list[NDArray[np.floating]] = []
+    for fan_in, fan_out in itertools.pairwise(units):
+        bound = np.sqrt(2.0 / (fan_in + fan_out))
+        coefs.append(random_state.uniform(-bound, bound, (fan_in, fan_out)))
+        intercepts.append(random_state.uniform(-bound, bound, fan_out))
+    return coefs, intercepts
+
+
+def _validation_scores(
+    group: _Group, x_valid: NDArray[np.floating], y_valid: NDArray[np.generic], binarizer: LabelBinarizer
+) -> list[float]:
+    """The accuracy on the early-stopping rows of each network of ``group`` (scikit-learn's ``_score``)."""
+    scores = []
+    for k in range(len(group.members)):
+        out = group.forward(x_valid, k)[1]
+        predicted = binarizer.inverse_transform(out.ravel() if out.shape[1] == 1 else out)
+        scores.append(float(accuracy_score(y_valid, predicted)))
+    return scores
+
+
 def fit_lockstep(
     inputs: Sequence[NDArray[np.floating]],
     y: NDArray[np.generic],
@@ -248,7 +276,7 @@ def fit_lockstep(
 ) -> list[FittedMLP]:
     """Fit one network per ``(input index, alpha)`` of ``nets`` on ``inputs[index]`` and ``y``.
 
-    Every input is an ``n x d`` float64 matrix of the same shape (e.g. raw and z-normalised
+    Every input is an ``n x d`` float32 or float64 matrix of one shape (e.g. raw and z-normalised
     embeddings of the same rows). Each network equals
     ``MLPClassifier(hidden_layer_sizes=(settings.hidden,), activation="logistic",
     alpha=alpha, batch_size=..., early_stopping=True, validation_fraction=...,
@@ -267,11 +295,7 @@ def fit_lockstep(
     # scikit-learn's order of random draws: weights (layer by layer, coefficients then
     # intercepts), the stratified early-stopping split, then one shuffle per epoch
     random_state = check_random_state(settings.seed)
-    coefs, intercepts = [], []
-    for fan_in, fan_out in ((dim, settings.hidden), (settings.hidden, n_out)):
-        bound = np.sqrt(2.0 / (fan_in + fan_out))  # Glorot's bound for the logistic activation
-        coefs.append(random_state.uniform(-bound, bound, (fan_in, fan_out)))
-        intercepts.append(random_state.uniform(-bound, bound, fan_out))
+    coefs, intercepts = _initial_weights(random_state, (dim, settings.hidden, n_out))
     train_rows, valid_rows = train_test_split(
         np.arange(n),
         random_state=random_state,
@@ -311,12 +335,9 @@ def fit_lockstep(
                     group.step(x_train[source][rows], y_batch)
         n_iter += 1
         for source, group in zip(sources, groups, strict=True):
-            epoch_scores = []
-            for k, member in enumerate(group.members):
-                out = group.forward(x_valid[source], k)[1]
-                predicted = binarizer.inverse_transform(out.ravel() if out.shape[1] == 1 else out)
-                epoch_scores.append(float(accuracy_score(y_valid, predicted)))
-                scores[member].append(epoch_scores[-1])
+            epoch_scores = _validation_scores(group, x_valid[source], y_valid, binarizer)
+            for member, score in zip(group.members, epoch_scores, strict=True):
+                scores[member].append(score)
             for member, (best_coefs, best_intercepts) in group.end_epoch(epoch_scores, n_iter, settings):
                 fitted[member] = FittedMLP(best_coefs, best_intercepts, binarizer, n_iter, scores[member])
     return [fitted[i] for i in range(len(nets))]
