@@ -191,6 +191,7 @@ def _correlate(args: argparse.Namespace) -> None:
             family_regex=args.family_regex,
             cluster=not args.no_families,
             p_adjust=args.p_adjust,
+            within_families=args.within_families,
         )
         written = result.write(args.out, scatter=[tuple(pair) for pair in args.scatter or []])
     except CorrelationInputError as error:
@@ -467,6 +468,12 @@ def _add_correlate_statistics(corr: argparse.ArgumentParser) -> None:
     )
     corr.add_argument(
         "--no-families", action="store_true", help="every model its own family (ignores the clustering)"
+    )
+    corr.add_argument(
+        "--within-families",
+        action="store_true",
+        help="the within-family view: pooled within-family Spearman ρ (ranks centred within each family of "
+        ">= 3 models, family effects removed), family-cluster bootstrap CIs and within-family tests",
     )
     corr.add_argument(
         "--p-adjust",

@@ -18,6 +18,15 @@ bootstrap; states that it ignores the clustering). Every cell reports ``n`` mode
 Benjamini-Hochberg ``"fdr_bh"``): the pairs' permutation p-values as one family of tests, the
 ``compare`` swap-test p-values as another; reports call a result significant only by the
 adjusted p (< 0.05).
+
+Within-family view (``within_families=True``, CLI ``--within-families``): every statistic is the
+pooled within-family one of :mod:`.stats` (ρ_W: ranks centred within each family of at least
+:data:`.stats.MIN_FAMILY_SIZE` models, pooled; r_W; the partial ρ_W; Kendall's τ is not computed),
+with the family-cluster bootstrap and the within-family permutation and swap tests over the
+families used. Per pair, the families used are those with at least 3 models having both scores
+(listed in the notes and in ``correlations.json`` under ``within_families``); ``n`` and
+``n_families`` count the models and families used, ``n_missing`` the models without both scores.
+Same files and layout; the reports name the statistic.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -130,8 +139,9 @@ def read_families(path: str | Path) -> dict[str, str]:
     return {row["model"]: row["family"] for row in rows}
 
 
-def _family_note(families: dict[str, str], source: str) -> list[str]:
-    """What the resampling units are, and a plain warning when the families are few."""
+def _family_note(families: dict[str, str], source: str, within: bool = False) -> list[str]:
+    """What the resampling units are, and a plain warning when the families are few (in the
+    within-family view: the families listed, and the warning for the families of >= 3 models)."""
     if source == "none":
         return ["families ignored (--no-families): every model is its own resampling unit, "
                 "which overstates certainty when models are variants of a few base models"]  # fmt: skip
@@ -140,6 +150,10 @@ def _family_note(families: dict[str, str], source: str) -> list[str]:
         sizes[family] = sizes.get(family, 0) + 1
     listed = ", ".join(f"{f} ({k})" for f, k in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))
     g = len(sizes)
+    if within:
+        used = sum(k >= stats.MIN_FAMILY_SIZE for k in sizes.values())
+        notes = [f"families ({source}): {g} families among {len(families)} models: {listed}"]
+        return notes + ([_few_families_warning(used)] if 1 < used < stats.FEW_FAMILIES else [])
     if g == len(families):
         return [f"families ({source}): every model is its own family: the models are the resampling units"]
     notes = [f"families ({source}): {g} families among {len(families)} models: {listed}"]
@@ -148,14 +162,18 @@ def _family_note(families: dict[str, str], source: str) -> list[str]:
             "one family: the models (its variants) are the resampling units, a within-family analysis"
         )
     elif g < len(families) and g < stats.FEW_FAMILIES:
-        notes.append(
-            f"only {g} families: the family-cluster bootstrap has {stats.distinct_resamples(g)} distinct "
-            f"resamples, so the CIs are coarse; the permutation p-values test only the ordering within "
-            f"families; a paired swap test can give no p below {2 / 2**g:.3g}. These tests have little "
-            "power: a non-significant result says little"
-            + (f"; below {stats.MIN_FAMILIES} families no CI is given" if g < stats.MIN_FAMILIES else "")
-        )
+        notes.append(_few_families_warning(g))
     return notes
+
+
+def _few_families_warning(g: int) -> str:
+    return (
+        f"only {g} families: the family-cluster bootstrap has {stats.distinct_resamples(g)} distinct "
+        f"resamples, so the CIs are coarse; the permutation p-values test only the ordering within "
+        f"families; a paired swap test can give no p below {2 / 2**g:.3g}. These tests have little "
+        "power: a non-significant result says little"
+        + (f"; below {stats.MIN_FAMILIES} families no CI is given" if g < stats.MIN_FAMILIES else "")
+    )
 
 
 def _pair(
@@ -178,6 +196,8 @@ def _pair(
     x = both[intrinsic].to_numpy()
     y = both[extrinsic].to_numpy()
     fam = [families[name] for name in both.index]
+    if settings.within_families:
+        return _within_pair(table, both, intrinsic, extrinsic, dims, settings, fam)
     ci = stats.bootstrap_spearman_ci(
         x,
         y,
@@ -220,6 +240,118 @@ def _pair(
     )
 
 
+def _pooling(both: pd.DataFrame, families: Mapping[str, str], what: str) -> stats.Pooling:
+    """The families used by the within-family view on the models of ``both``, or a clear error."""
+    try:
+        return stats.pooling([families[name] for name in both.index], len(both))
+    except stats.TooFewModelsError as error:
+        raise CorrelationInputError(
+            f"{what}: within-family view: {error}, among the {len(both)} models having the scores; "
+            "drop --within-families, or give families (--families FILE, --family-regex RE)"
+        ) from None
+
+
+def _within_pair(
+    table: pd.DataFrame,
+    both: pd.DataFrame,
+    intrinsic: str,
+    extrinsic: str,
+    dims: pd.Series | None,
+    settings: Settings,
+    fam: list[str],
+) -> PairResult:
+    """The pooled within-family statistics of one pair (module docstring)."""
+    pooled = _pooling(both, dict(zip(both.index, fam, strict=True)), f"{intrinsic} vs {extrinsic}")
+    x = both[intrinsic].to_numpy()
+    y = both[extrinsic].to_numpy()
+    ci = stats.bootstrap_within_spearman_ci(
+        x, y, families=fam, n_resamples=settings.n_bootstrap, confidence=settings.confidence,
+        seed=settings.seed,
+    )  # fmt: skip
+    partial = n_partial = None
+    if dims is not None:
+        known = dims.reindex(both.index).dropna()
+        labels = [f for name, f in zip(both.index, fam, strict=True) if name in known.index]
+        sizes = {f: labels.count(f) for f in labels}
+        n_partial = sum(k for k in sizes.values() if k >= stats.MIN_FAMILY_SIZE)
+        partial = (
+            stats.within_partial_spearman(
+                both.loc[known.index, intrinsic].to_numpy(),
+                both.loc[known.index, extrinsic].to_numpy(),
+                known.to_numpy(dtype=float),
+                families=labels,
+            )
+            if n_partial
+            else float("nan")
+        )
+    return PairResult(
+        intrinsic=intrinsic,
+        extrinsic=extrinsic,
+        n=int(pooled.used.sum()),
+        n_missing=len(table) - len(both),
+        spearman=stats.within_spearman(x, y, families=fam),
+        spearman_ci_low=ci.low,
+        spearman_ci_high=ci.high,
+        spearman_p=stats.permutation_p_within_spearman(
+            x, y, families=fam, n_permutations=settings.n_permutations, seed=settings.seed
+        ),
+        spearman_p_adj=float("nan"),  # set over all pairs in correlate()
+        pearson=stats.within_pearson(x, y, families=fam),
+        kendall=float("nan"),  # no pooled within-family τ
+        partial_spearman_dim=partial,
+        n_partial=n_partial,
+        n_families=pooled.count,
+        ci_units=ci.units,
+    )
+
+
+def _poolings(
+    frame: pd.DataFrame, pairs: list[PairResult], families: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Per pair, the families used by the within-family view and those left out (with sizes)."""
+    out: list[dict[str, Any]] = []
+    for p in pairs:
+        pooled = _pooling(
+            frame[[p.intrinsic, p.extrinsic]].dropna(), families, f"{p.intrinsic} vs {p.extrinsic}"
+        )
+        out.append(
+            {
+                "intrinsic": p.intrinsic,
+                "extrinsic": p.extrinsic,
+                "used": pooled.sizes,
+                "excluded": pooled.excluded,
+            }
+        )
+    return out
+
+
+def _sizes(sizes: Mapping[str, int]) -> str:
+    return ", ".join(f"{f} ({k})" for f, k in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))) or "none"
+
+
+def _within_notes(pooled: list[dict[str, Any]]) -> list[str]:
+    """The within-family view's statistic and the families it pools (once, or their range per pair)."""
+    head = (
+        "within-family view: every ρ is the pooled within-family Spearman ρ_W (each model's scores "
+        f"ranked within its family, families of at least {stats.MIN_FAMILY_SIZE} models, the ranks "
+        "centred by the family mean rank and pooled: family effects removed); r is the pooled "
+        "within-family Pearson r, τ is not computed"
+    )
+    kinds = {(json.dumps(p["used"]), json.dumps(p["excluded"])) for p in pooled}
+    if len(kinds) == 1:
+        used, excluded = pooled[0]["used"], pooled[0]["excluded"]
+        return [
+            f"{head}. Families pooled ({len(used)}): {_sizes(used)}; left out (fewer than "
+            f"{stats.MIN_FAMILY_SIZE} models): {_sizes(excluded)}"
+        ]
+    counts = sorted({len(p["used"]) for p in pooled})
+    return [
+        f"{head}. The families pooled differ between pairs (models are dropped per pair; "
+        f"{counts[0]}–{counts[-1]} families): each pair's families and sizes are in "
+        "correlations.json (within_families)"
+    ]
+
+
 def correlate(
     results: Sequence[str | Path] | LoadedResults,
     intrinsic: Sequence[str | ColumnSpec],
@@ -243,6 +375,7 @@ def correlate(
     family_regex: str | None = None,
     cluster: bool = True,
     p_adjust: str = "holm",
+    within_families: bool = False,
 ) -> CorrelationResult:
     """Correlate every intrinsic column with every extrinsic column across the models.
 
@@ -253,12 +386,18 @@ def correlate(
     ρ over the extrinsic columns, its CI and paired swap test (:class:`Comparison`).
     ``results`` may also be one score table (a ``.csv``: :func:`.table.load_score_table`).
     Families, resampling units and the p-value adjustment: see the module docstring.
+    ``within_families=True``: the within-family view (module docstring).
 
     Steps: check the arguments, load the results, build the score table (:func:`_score_table`),
     keep the models of the requested view (:func:`_select_models`), resolve the families, compute
     the pairs (:func:`_pairs`), the comparisons (:func:`_comparisons`) and the row means.
     """
     _check_arguments(intrinsic, extrinsic, gap, p_adjust)
+    if within_families and not cluster:
+        raise CorrelationInputError(
+            "--within-families with --no-families: every model would be its own family; the "
+            "within-family view needs families (the zoo's, --families FILE or --family-regex RE)"
+        )
     loaded = (
         results
         if isinstance(results, LoadedResults)
@@ -288,10 +427,14 @@ def correlate(
         gap=gap,
         families=source,
         p_adjust=p_adjust,
+        within_families=within_families,
     )
-    notes += _family_note(family_of, source)
+    notes += _family_note(family_of, source, within_families)
     dim_series = _known_dims(dims, frame) if control_dim else None
     pairs, pair_notes = _pairs(frame, labels_in, labels_ex, dim_series, settings, family_of)
+    pooled = _poolings(frame, pairs, family_of) if within_families else []
+    if within_families:
+        notes = [*_within_notes(pooled), *notes]
     comparisons = _comparisons(frame, compare, labels_in, labels_ex, settings, family_of)
     row_means = [_row_mean(frame, a, labels_ex, settings, family_of) for a in labels_in] if not gap else []
     return CorrelationResult(
@@ -304,6 +447,7 @@ def correlate(
         comparisons,
         family_of,
         [r for r in row_means if r is not None],
+        pooled,
     )
 
 
@@ -398,7 +542,9 @@ def _pairs(
         raise CorrelationInputError("no (intrinsic, extrinsic) pair of distinct columns")
     adjusted = stats.adjust_pvalues([p.spearman_p for p in pairs], settings.p_adjust)
     pairs = [replace(p, spearman_p_adj=float(q)) for p, q in zip(pairs, adjusted, strict=True)]
-    reasons = sorted({r for r in (_ci_reason(frame, p, families) for p in pairs) if r})
+    reasons = sorted(
+        {r for r in (_ci_reason(frame, p, families, settings.within_families) for p in pairs) if r}
+    )
     notes = [f"no CI or p-value: {r}" if "models" in r else f"no CI: {r}" for r in reasons]
     undefined = [f"{p.intrinsic} vs {p.extrinsic}" for p in pairs if not np.isfinite(p.spearman)]
     if undefined:
@@ -430,6 +576,16 @@ def _row_mean(
     if len(both) < stats.MIN_MODELS or not columns:
         return None
     fam = [families[name] for name in both.index]
+    if settings.within_families:
+        try:
+            pooled = stats.pooling(fam, len(fam))
+        except stats.TooFewModelsError:
+            return None
+        mean, ci = stats.within_mean_spearman_ci(
+            both[a].to_numpy(), both[columns].to_numpy(), families=fam, n_resamples=settings.n_bootstrap,
+            confidence=settings.confidence, seed=settings.seed,
+        )  # fmt: skip
+        return RowMean(a, int(pooled.used.sum()), pooled.count, mean, ci.low, ci.high)
     mean, ci = stats.mean_spearman_ci(
         both[a].to_numpy(),
         both[columns].to_numpy(),
@@ -441,11 +597,12 @@ def _row_mean(
     return RowMean(a, len(both), len(set(fam)), mean, ci.low, ci.high)
 
 
-def _ci_reason(frame: pd.DataFrame, pair: PairResult, families: Mapping[str, str]) -> str:
+def _ci_reason(frame: pd.DataFrame, pair: PairResult, families: Mapping[str, str], within: bool) -> str:
     if np.isfinite(pair.spearman_ci_low) or not np.isfinite(pair.spearman):
         return ""
     names = frame[[pair.intrinsic, pair.extrinsic]].dropna().index
-    u = stats.units([families[n] for n in names], len(names))
+    labels = [families[n] for n in names]
+    u = stats.pooling(labels, len(names)).units() if within else stats.units(labels, len(names))
     return stats.too_few_units(u)
 
 
@@ -465,8 +622,11 @@ def _compare(
             )
     columns = [c for c in extrinsic if c not in (a, b)]
     both = frame[[a, b, *columns]].dropna()
+    difference = (
+        stats.within_mean_spearman_difference if settings.within_families else stats.mean_spearman_difference
+    )
     try:
-        d = stats.mean_spearman_difference(
+        d = difference(
             both[a].to_numpy(),
             both[b].to_numpy(),
             both[columns].to_numpy(),

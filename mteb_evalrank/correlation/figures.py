@@ -2,6 +2,8 @@
 
 The scatter is the EvalRank paper's Figure 4: each model is a point at (its rank by the
 intrinsic score, its rank by the extrinsic score), rank 1 = best (highest score).
+In the within-family view the heatmap shows the pooled within-family ρ and the scatter each
+model's rank within its family (centred: 0 = the family's middle), one colour per family pooled.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from scipy import stats
 
 if TYPE_CHECKING:
     from types import ModuleType
+
+    import pandas as pd
 
     from .results import CorrelationData
 
@@ -50,12 +54,14 @@ def heatmap(result: CorrelationData, path: Path) -> Path:
         for j in range(values.shape[1]):
             if np.isfinite(values[i, j]):
                 ax.text(j, i, f"{100 * values[i, j]:.0f}", ha="center", va="center", fontsize=7)
-    fig.colorbar(image, ax=ax, label="Spearman ρ")
+    within = result.settings.within_families
+    fig.colorbar(image, ax=ax, label="pooled within-family Spearman ρ" if within else "Spearman ρ")
     frame = result.to_frame()
     ns = sorted(set(frame["n"]))
     gs = sorted(set(frame["n_families"]))
+    what = "Pooled within-family Spearman ρ" if within else "Spearman ρ across models"
     ax.set_title(
-        f"Spearman ρ across models (n = {ns[0]}{f'–{ns[-1]}' if len(ns) > 1 else ''}, "
+        f"{what} (n = {ns[0]}{f'–{ns[-1]}' if len(ns) > 1 else ''}, "
         f"{gs[0]}{f'–{gs[-1]}' if len(gs) > 1 else ''} families)",
         fontsize=9,
     )
@@ -72,6 +78,8 @@ def rank_scatter(result: CorrelationData, intrinsic: str, extrinsic: str, path: 
     """Rank by intrinsic score vs rank by extrinsic score, one point per model (1 = best)."""
     plt = _pyplot()
     both = result.table.frame[[intrinsic, extrinsic]].dropna()
+    if result.settings.within_families:
+        return _within_scatter(result, both, intrinsic, extrinsic, path)
     rx = stats.rankdata(-both[intrinsic].to_numpy())
     ry = stats.rankdata(-both[extrinsic].to_numpy())
     pair = result.pair(intrinsic, extrinsic)
@@ -81,6 +89,42 @@ def rank_scatter(result: CorrelationData, intrinsic: str, extrinsic: str, path: 
     ax.set_xlabel(f"rank by {intrinsic}")
     ax.set_ylabel(f"rank by {extrinsic}")
     ax.set_title(f"ρ = {pair.spearman:.2f}, n = {pair.n} ({pair.n_families} families)", fontsize=9)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def _within_scatter(
+    result: CorrelationData, both: pd.DataFrame, intrinsic: str, extrinsic: str, path: Path
+) -> Path:
+    """Centred rank within the family by the intrinsic vs by the extrinsic score (1 = best), per family."""
+    plt = _pyplot()
+    pair = result.pair(intrinsic, extrinsic)
+    (pooled,) = [
+        p for p in result.within_families if (p["intrinsic"], p["extrinsic"]) == (intrinsic, extrinsic)
+    ]
+    fig, ax = plt.subplots(figsize=(4.6, 4.2), layout="constrained")
+    rng = np.random.default_rng(0)  # a small jitter separates coinciding points
+    for family in pooled["used"]:
+        members = both[[result.families.get(name, name) == family for name in both.index]]
+        k = len(members)
+        rx = stats.rankdata(-members[intrinsic].to_numpy()) - (k + 1) / 2
+        ry = stats.rankdata(-members[extrinsic].to_numpy()) - (k + 1) / 2
+        ax.scatter(
+            rx + rng.uniform(-0.12, 0.12, k),
+            ry + rng.uniform(-0.12, 0.12, k),
+            s=14,
+            alpha=0.7,
+            label=f"{family} ({k})",
+        )
+    low, high = ax.get_xlim()
+    ax.plot([low, high], [low, high], color="grey", lw=0.8, ls="--")
+    ax.set_xlabel(f"rank within family by {intrinsic} (centred)")
+    ax.set_ylabel(f"rank within family by {extrinsic} (centred)")
+    ax.legend(fontsize=7)
+    ax.set_title(
+        f"within-family ρ = {pair.spearman:.2f}, n = {pair.n} ({pair.n_families} families)", fontsize=9
+    )
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path

@@ -6,6 +6,10 @@ Below it: n models and n families per cell (once if the same for all), the grid 
 comparisons, the figures, a long table with CIs, raw and adjusted p-values, Pearson, Kendall (and
 the partial ρ), the columns' definitions and the notes (families, what was left out). The word
 "significant" is used only for adjusted p-values (< 0.05).
+
+In the within-family view (``settings.within_families``) the layout is the same; the title, the
+first sentence and the test descriptions name the pooled within-family statistics, and a line
+under the table lists the families pooled.
 """
 
 from __future__ import annotations
@@ -81,6 +85,8 @@ def _ci_words(result: CorrelationData) -> str:
         if "families" in units
         else "percentile bootstrap over models"
     )
+    if s.within_families:
+        what += ", the pooled within-family ρ recomputed on each resample"
     return f"{what}, {s.n_bootstrap} resamples, {100 * s.confidence:.0f}%"
 
 
@@ -110,10 +116,19 @@ def _summary_section(result: CorrelationData) -> list[str]:
     """Title, the ρ table, models (and families) per cell and the table with CIs."""
     s = result.settings
     frame = result.to_frame()
+    title = "# Evaluation gap" if s.gap else "# Intrinsic vs extrinsic rank correlation"
+    statistic = "Spearman's ρ×100 across models"
+    if s.within_families:
+        title += " within families"
+        statistic = (
+            "Pooled within-family Spearman's ρ×100 (each model's scores ranked within its family, "
+            "families of at least 3 models; the ranks centred by the family's mean rank and pooled "
+            "over the families: family effects removed)"
+        )
     lines = [
-        "# Evaluation gap" if s.gap else "# Intrinsic vs extrinsic rank correlation",
+        title,
         "",
-        f"Spearman's ρ×100 across models (results: {', '.join(s.results)}; split `{s.split}`). "
+        f"{statistic} (results: {', '.join(s.results)}; split `{s.split}`). "
         f"Best intrinsic column per extrinsic column in bold; `mean` = mean ρ of the row.",
         "",
         *rho_table(result),
@@ -137,7 +152,29 @@ def _summary_section(result: CorrelationData) -> list[str]:
         ]
         if len(gs) > 1:
             lines.append(f"Families per cell: {int(gs.min())}–{int(gs.max())}.")
+    if s.within_families:
+        lines.append(_families_pooled(result))
     return [*lines, "", f"With confidence intervals ({_ci_words(result)}):", "", *rho_ci_table(result)]
+
+
+def _families_pooled(result: CorrelationData) -> str:
+    """The families pooled (with the models having both scores), once if the same in every cell."""
+
+    def listed(sizes: dict[str, int]) -> str:
+        return ", ".join(f"{f} ({k})" for f, k in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    kinds = {
+        (tuple(sorted(p["used"].items())), tuple(sorted(p["excluded"].items())))
+        for p in result.within_families
+    }
+    if len(kinds) != 1:
+        return (
+            "The families pooled differ between cells: see the notes and correlations.json (within_families)."
+        )
+    used, excluded = result.within_families[0]["used"], result.within_families[0]["excluded"]
+    return f"Families pooled (models): {listed(used)}." + (
+        f" Left out (fewer than 3 models): {listed(excluded)}." if excluded else ""
+    )
 
 
 def _row_means_section(result: CorrelationData) -> list[str]:
@@ -173,7 +210,13 @@ def _comparisons_section(result: CorrelationData) -> list[str]:
         "p: two-sided paired swap test: under the null that the rows are exchangeable, their ranks are "
         "swapped within each unit (a whole family when the units are families, else a model) and Δ "
         "recomputed; exact over all 2^U swap patterns when there are few units (then the smallest "
-        f"attainable p is 2/2^U, column p min). p adj.: {adjust} over the comparisons.",
+        f"attainable p is 2/2^U, column p min). p adj.: {adjust} over the comparisons."
+        + (
+            " Within-family view: ρ is the pooled within-family ρ, and a swap exchanges a family's "
+            "within-family ranks of the two rows."
+            if result.settings.within_families
+            else ""
+        ),
         "",
         "| a | b | n | families | units | mean ρ a | mean ρ b | Δ (a − b) | CI | p (swap test) | p min | "
         "p adj. |",
@@ -198,16 +241,30 @@ def _pairs_section(result: CorrelationData) -> list[str]:
     if partial:
         header += " partial ρ×100 (dim) | n (dim) |"
         rule += "---:|---:|"
+    within = (
+        "Within-family view: ρ, r and the partial ρ are pooled within-family statistics (ranks, "
+        "or for r the values centred by their family mean, pooled over the families of at least 3 "
+        "models); τ is not computed; n and families count the models and families pooled. "
+        if s.within_families
+        else ""
+    )
+    if s.within_families:
+        permuted = (
+            "), the extrinsic scores permuted within each family pooled: it asks whether the intrinsic "
+            "score orders the models within their families. "
+        )
+    elif any(p.ci_units == "families" for p in result.pairs):
+        permuted = (
+            "), the extrinsic scores permuted within each family of two or more models (single models "
+            "pooled): it asks whether the intrinsic score orders the models beyond their family. "
+        )
+    else:
+        permuted = ", models as units). "
     lines = [
         "## All pairs",
         "",
-        f"CI: {_ci_words(result)}. p: two-sided permutation test ({s.n_permutations} permutations"
-        + (
-            "), the extrinsic scores permuted within each family of two or more models (single models "
-            "pooled): it asks whether the intrinsic score orders the models beyond their family. "
-            if any(p.ci_units == "families" for p in result.pairs)
-            else ", models as units). "
-        )
+        f"{within}CI: {_ci_words(result)}. p: two-sided permutation test ({s.n_permutations} permutations"
+        + permuted
         + f"p adj.: {adjust} over the {len(result.pairs)} pairs; seed {s.seed}. "
         f"Significant ({adjust}-adjusted p < {ALPHA}): "
         f"{int((frame['spearman_p_adj'] < ALPHA).sum())} of {len(result.pairs)} pairs.",

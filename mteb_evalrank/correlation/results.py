@@ -58,6 +58,16 @@ class Settings:
     families: str = "zoo"
     """Where the families came from: ``zoo``, ``regex``, ``file`` (combined with ``+``) or ``none``."""
     p_adjust: str = "holm"
+    within_families: bool = False
+    """The within-family view (pooled within-family statistics; :mod:`.core`)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The settings as a dict (``within_families`` only when set, so that across-model outputs
+        are unchanged by its introduction)."""
+        out = asdict(self)
+        if not self.within_families:
+            del out["within_families"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -119,6 +129,9 @@ class CorrelationData:
     comparisons: list[Comparison] = field(default_factory=list)
     families: dict[str, str] = field(default_factory=dict)
     row_means: list[RowMean] = field(default_factory=list)
+    within_families: list[dict[str, Any]] = field(default_factory=list)
+    """Within-family view: per pair, the families pooled (``used``) and left out (``excluded``),
+    each ``{family: number of models having both scores}``."""
 
     def to_frame(self) -> pd.DataFrame:
         """One row per pair (columns as in ``correlations.csv``)."""
@@ -139,7 +152,7 @@ class CorrelationData:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "settings": asdict(self.settings),
+            "settings": self.settings.to_json(),
             "columns": self.table.describe,
             "models": {
                 name: {
@@ -155,7 +168,7 @@ class CorrelationData:
             "pairs": [_json_safe(asdict(p)) for p in self.pairs],
             "comparisons": [_json_safe(asdict(c)) for c in self.comparisons],
             "row_means": [_json_safe(asdict(r)) for r in self.row_means],
-        }
+        } | ({"within_families": self.within_families} if self.settings.within_families else {})
 
 
 def _json_safe(row: dict[str, Any]) -> dict[str, Any]:

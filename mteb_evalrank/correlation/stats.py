@@ -46,6 +46,39 @@ model, and optionally ``families``: one label per model, e.g. the zoo's ``model_
 * Partial Spearman controlling for ``z``: Pearson partial correlation of the ranks,
   ``ρ_xy·z = (ρ_xy − ρ_xz ρ_yz) / sqrt((1 − ρ_xz²)(1 − ρ_yz²))``.
 
+**Within-family view** (the ``within_*`` functions; EvalRank's question asked inside each family,
+with the family effects removed). Only families of at least :data:`MIN_FAMILY_SIZE` models enter
+(:class:`Pooling` lists the families used and those left out); ``F`` = their number. In family
+``g`` (``n_g`` models) rank both variables within the family (average ranks for ties) and centre
+them: ``c^x_gi = rank_g(x_i) − (n_g + 1)/2`` (the mean of the average ranks), likewise ``c^y``.
+The **pooled within-family Spearman** is the Pearson correlation of the concatenated centred
+ranks, which is what is implemented (every family's centred ranks sum to 0, so the pooled mean is
+0)::
+
+    ρ_W = Σ_g Σ_i c^x_gi c^y_gi / sqrt( Σ_g S^x_g · Σ_g S^y_g ),   S^x_g = Σ_i (c^x_gi)²
+
+Equivalently ``ρ_W = Σ_g ρ_g sqrt(S^x_g S^y_g) / sqrt(Σ_g S^x_g Σ_g S^y_g)`` with ``ρ_g`` the
+Spearman ρ within family ``g``: a weighted average of the within-family ρ. Without ties
+``S^x_g = S^y_g = n_g(n_g² − 1)/12``, so the weights are ``n_g(n_g² − 1) / Σ_h n_h(n_h² − 1)``
+(they sum to 1; with ties they sum to at most 1). A family in which one side is constant has no
+ρ_g but still adds its spread of the other side to the denominator: it pulls ρ_W towards 0.
+Adding a constant (or any increasing transformation) to one family's scores leaves ρ_W unchanged;
+family effects cannot create it. With one family ρ_W is that family's Spearman ρ, and every
+function below gives exactly the across-model result on that family's models (models as units).
+The pooled within-family Pearson ``r_W`` is the same formula on the values centred by their
+family mean; the partial ``ρ_W xy·z`` is the partial-correlation formula above with ``ρ_W``.
+
+* CI: the family-cluster bootstrap above over the ``F`` families used; a family drawn ``k`` times
+  contributes its centred ranks ``k`` times (the ranks within a family do not change, so ρ_W of
+  the resample is the weighted Pearson r of the centred ranks). Fewer than :data:`MIN_FAMILIES`
+  families: NaN with a reason.
+* p-value: the within-stratum permutation test above with the families used as strata (``y``
+  permuted within each family); null hypothesis: within every family the intrinsic score orders
+  the models no better than chance.
+* Comparing two rows: ``Δ_W = (1/k) Σ_j ρ_W(a, y_j) − (1/k) Σ_j ρ_W(b, y_j)``, CI by the same
+  bootstrap; paired swap test with the families as units: a family's within-family ranks of
+  ``a`` and ``b`` are exchanged (they are on one scale, 1..n_g; no re-ranking needed).
+
 Each resampling is one (B, n) numpy operation with a fixed seed (``numpy.random.default_rng``),
 so that the hundreds of pairs of an MTEB-scale table take seconds; the tests check them against
 scipy loops and exact enumerations.
@@ -54,7 +87,7 @@ scipy loops and exact enumerations.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import comb
 
 import numpy as np
@@ -66,6 +99,8 @@ MIN_RESAMPLE_MODELS = 5
 """Fewest models, as resampling units, for a bootstrap CI or a permutation test (below: NaN)."""
 MIN_FAMILIES = 3
 """Fewest families for the family-cluster bootstrap (below: NaN with a reason)."""
+MIN_FAMILY_SIZE = 3
+"""Fewest models of a family for it to enter the pooled within-family statistics."""
 FEW_FAMILIES = 10
 """Below this many families the reports say plainly that CIs are coarse and tests weak."""
 CONSTANT_ULPS = 8
@@ -354,6 +389,28 @@ def _mean_rho(rx: np.ndarray, ry: np.ndarray, weights: np.ndarray | None = None)
     return np.mean([_row_pearson(rx, ry[..., j], weights) for j in range(ry.shape[-1])], axis=0)
 
 
+def _swap_patterns(u: Units, n_permutations: int, seed: int) -> tuple[np.ndarray, bool]:
+    """(P, n) swap masks (a unit's models swapped together): all ``2^U`` if ``2^U <= n_permutations``."""
+    exact = 2**u.count <= n_permutations
+    if exact:
+        patterns = (np.arange(2**u.count)[:, None] >> np.arange(u.count)[None, :]) & 1
+    else:
+        patterns = np.random.default_rng(seed).integers(0, 2, size=(n_permutations, u.count))
+    return patterns[:, u.codes].astype(bool), exact
+
+
+def _swap_p(null: np.ndarray, observed: float, exact: bool, n_units: int) -> tuple[float, float]:
+    """Two-sided p of the paired swap test and the smallest p it can give (module docstring)."""
+    extreme = int((np.abs(null) >= abs(observed) - 1e-12).sum()) if np.isfinite(observed) else 0
+    if not np.isfinite(observed):
+        p = float("nan")
+    elif exact:
+        p = extreme / len(null)
+    else:
+        p = (1 + extreme) / (1 + len(null))
+    return p, (2 / 2**n_units if exact else 1 / (1 + len(null)))
+
+
 def mean_spearman_difference(
     a: np.ndarray,
     b: np.ndarray,
@@ -393,23 +450,11 @@ def mean_spearman_difference(
         low, high = _percentile_interval(ok, confidence)
         n_used = len(ok)
 
-    exact = 2**u.count <= n_permutations
-    if exact:
-        patterns = (np.arange(2**u.count)[:, None] >> np.arange(u.count)[None, :]) & 1
-    else:
-        patterns = np.random.default_rng(seed).integers(0, 2, size=(n_permutations, u.count))
-    swap = patterns[:, u.codes].astype(bool)  # (P, n)
+    swap, exact = _swap_patterns(u, n_permutations, seed)
     sa = stats.rankdata(np.where(swap, rb, ra), axis=1)
     sb = stats.rankdata(np.where(swap, ra, rb), axis=1)
     null = _mean_rho(sa, ry[None]) - _mean_rho(sb, ry[None])
-    extreme = int((np.abs(null) >= abs(observed) - 1e-12).sum()) if np.isfinite(observed) else 0
-    if not np.isfinite(observed):
-        p = float("nan")
-    elif exact:
-        p = extreme / len(null)
-    else:
-        p = (1 + extreme) / (1 + len(null))
-    p_min = 2 / 2**u.count if exact else 1 / (1 + n_permutations)
+    p, p_min = _swap_p(null, observed, exact, u.count)
     return Difference(
         mean_a,
         mean_b,
@@ -465,3 +510,256 @@ def partial_spearman(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:
     if not np.isfinite(den) or den <= 1e-12:
         return float("nan")
     return float((rxy - rxz * ryz) / den)
+
+
+# --- within-family view (module docstring) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pooling:
+    """The models that enter a pooled within-family statistic (families of >= MIN_FAMILY_SIZE)."""
+
+    used: np.ndarray
+    """Boolean mask over the input models."""
+    codes: np.ndarray
+    """Family code (0..F-1, order of first appearance) of each used model."""
+    sizes: dict[str, int]
+    """Family -> number of models, for the families used."""
+    excluded: dict[str, int]
+    """Family -> number of models, for the families left out (fewer than MIN_FAMILY_SIZE)."""
+
+    @property
+    def count(self) -> int:
+        """``F``: the number of families used."""
+        return len(self.sizes)
+
+    def units(self) -> Units:
+        """The resampling units: the families used, or the models when there is one family."""
+        m = int(self.used.sum())
+        if self.count == 1:
+            return Units(np.arange(m), m, "models", 1)
+        return Units(self.codes, self.count, "families", self.count)
+
+
+def pooling(families: Sequence[str] | None, n: int) -> Pooling:
+    """Which of ``n`` models enter the within-family view; TooFewModelsError if no family can."""
+    if families is None:
+        raise ValueError("the within-family view needs one family label per model")
+    labels = [str(label) for label in families]
+    if len(labels) != n:
+        raise ValueError(f"{len(labels)} family labels for {n} models")
+    sizes: dict[str, int] = {}
+    for label in labels:
+        sizes[label] = sizes.get(label, 0) + 1
+    used_sizes = {f: k for f, k in sizes.items() if k >= MIN_FAMILY_SIZE}
+    if not used_sizes:
+        listed = ", ".join(f"{f} ({k})" for f, k in sizes.items())
+        raise TooFewModelsError(
+            f"no family has at least {MIN_FAMILY_SIZE} models (families: {listed}); the within-family "
+            "view needs one"
+        )
+    order = {f: i for i, f in enumerate(used_sizes)}
+    used = np.array([label in order for label in labels])
+    codes = np.array([order[label] for label in labels if label in order], dtype=np.int64)
+    excluded = {f: k for f, k in sizes.items() if f not in order}
+    return Pooling(used, codes, used_sizes, excluded)
+
+
+def _centred_ranks(v: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Average ranks within each family minus the family's mean rank ``(n_g + 1)/2``; v (m,) or (m, k).
+
+    The ranks are half-integers, so the centred ranks (and their zero family sums) are exact.
+    """
+    out = np.empty(v.shape)
+    for g in np.unique(codes):
+        members = codes == g
+        out[members] = stats.rankdata(v[members], axis=0) - (members.sum() + 1) / 2
+    return out
+
+
+def _pooled(
+    x: np.ndarray, y: np.ndarray, families: Sequence[str] | None
+) -> tuple[Pooling, np.ndarray, np.ndarray]:
+    """The pooling and the used models' centred within-family ranks of ``x`` and ``y``."""
+    x, y = _check(x, y)
+    p = pooling(families, len(x))
+    return p, _centred_ranks(x[p.used], p.codes), _centred_ranks(y[p.used], p.codes)
+
+
+def within_spearman(x: np.ndarray, y: np.ndarray, *, families: Sequence[str]) -> float:
+    """Pooled within-family Spearman ρ_W (module docstring); NaN if a side is constant in every family."""
+    _, cx, cy = _pooled(x, y, families)
+    return float(_row_pearson(cx, cy))
+
+
+def within_pearson(x: np.ndarray, y: np.ndarray, *, families: Sequence[str]) -> float:
+    """Pooled within-family Pearson r_W: Pearson's r of the values centred by their family mean."""
+    x, y = _check(x, y)
+    p = pooling(families, len(x))
+
+    def centred(v: np.ndarray) -> np.ndarray:
+        out = np.empty(len(p.codes))
+        for g in range(p.count):
+            values = v[p.used][p.codes == g]
+            # a constant family (relative criterion) contributes exact zeros, not rounding noise
+            out[p.codes == g] = 0.0 if _constant(values) else values - values.mean()
+        return out
+
+    return float(_row_pearson(centred(x), centred(y)))
+
+
+def within_partial_spearman(x: np.ndarray, y: np.ndarray, z: np.ndarray, *, families: Sequence[str]) -> float:
+    """ρ_W of ``x`` and ``y`` controlling for ``z``: the partial-correlation formula with ρ_W."""
+    x, y = _check(x, y)
+    _, z = _check(x, z)
+    rxy = within_spearman(x, y, families=families)
+    rxz = within_spearman(x, z, families=families)
+    ryz = within_spearman(y, z, families=families)
+    den = np.sqrt((1 - rxz**2) * (1 - ryz**2))
+    if not np.isfinite(den) or den <= 1e-12:
+        return float("nan")
+    return float((rxy - rxz * ryz) / den)
+
+
+def bootstrap_within_spearman_samples(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    families: Sequence[str],
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> np.ndarray:
+    """The bootstrap replicates of ρ_W (families used resampled; one family: its models)."""
+    p, cx, cy = _pooled(x, y, families)
+    if p.count == 1:
+        return bootstrap_spearman_samples(
+            np.asarray(x)[p.used], np.asarray(y)[p.used], n_resamples=n_resamples, seed=seed
+        )
+    w = _bootstrap_weights(p.units(), n_resamples, seed)
+    return _row_pearson(cx, cy, w)
+
+
+def bootstrap_within_spearman_ci(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    families: Sequence[str],
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """Percentile family-cluster bootstrap CI of ρ_W over the families used (module docstring)."""
+    p, _, _ = _pooled(x, y, families)
+    u = p.units()
+    if reason := too_few_units(u):
+        return Interval(float("nan"), float("nan"), 0, 0, u.kind, reason)
+    rho = bootstrap_within_spearman_samples(x, y, families=families, n_resamples=n_resamples, seed=seed)
+    ok = rho[~np.isnan(rho)]
+    low, high = _percentile_interval(ok, confidence)
+    return Interval(
+        low, high, len(ok), n_resamples - len(ok), u.kind, "" if len(ok) else "ρ undefined on every resample"
+    )
+
+
+def permutation_p_within_spearman(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    families: Sequence[str],
+    n_permutations: int = 10000,
+    seed: int = 0,
+) -> float:
+    """Two-sided permutation p-value of ρ_W, ``y`` permuted within each family used."""
+    p, cx, cy = _pooled(x, y, families)
+    if p.count == 1:
+        return permutation_p_spearman(
+            np.asarray(x)[p.used], np.asarray(y)[p.used], n_permutations=n_permutations, seed=seed
+        )
+    observed = float(_row_pearson(cx, cy))
+    if np.isnan(observed):
+        return float("nan")
+    # permuting the centred ranks within a family permutes y within it (ties kept)
+    null = _row_pearson(cx, _permute_within(cy, p.codes, n_permutations, np.random.default_rng(seed)))
+    return _two_sided(null, observed)
+
+
+def _within_targets(a: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    y = np.asarray(targets, dtype=np.float64)
+    if y.ndim != 2 or y.shape[0] != len(a) or y.shape[1] == 0 or np.isnan(y).any():
+        raise ValueError(f"targets must be (n_models={len(a)}, k>=1) without NaN, got shape {y.shape}")
+    return y
+
+
+def within_mean_spearman_difference(
+    a: np.ndarray,
+    b: np.ndarray,
+    targets: np.ndarray,
+    *,
+    families: Sequence[str],
+    n_resamples: int = 2000,
+    n_permutations: int = 10000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Difference:
+    """``Δ_W``: mean ρ_W of row ``a`` minus that of ``b`` over the columns of ``targets`` (module
+    docstring), with the family-cluster bootstrap CI and the paired swap test over the families
+    used (one family: :func:`mean_spearman_difference` on its models). ``n`` counts the models used.
+    """
+    a, b = _check(a, b)
+    y = _within_targets(a, targets)
+    p = pooling(families, len(a))
+    if p.count == 1:
+        d = mean_spearman_difference(
+            a[p.used], b[p.used], y[p.used], n_resamples=n_resamples, n_permutations=n_permutations,
+            confidence=confidence, seed=seed,
+        )  # fmt: skip
+        return replace(d, n_families=1)
+    ca, cb, cy = (_centred_ranks(v[p.used], p.codes) for v in (a, b, y))
+    mean_a, mean_b = float(_mean_rho(ca, cy)), float(_mean_rho(cb, cy))
+    observed = mean_a - mean_b
+    u = p.units()
+    reason = too_few_units(u)
+    low = high = float("nan")
+    n_used = 0
+    if not reason:
+        w = _bootstrap_weights(u, n_resamples, seed)
+        delta = _mean_rho(ca, cy, w) - _mean_rho(cb, cy, w)
+        ok = delta[~np.isnan(delta)]
+        low, high = _percentile_interval(ok, confidence)
+        n_used = len(ok)
+    swap, exact = _swap_patterns(u, n_permutations, seed)
+    null = _mean_rho(np.where(swap, cb, ca), cy[None]) - _mean_rho(np.where(swap, ca, cb), cy[None])
+    pv, p_min = _swap_p(null, observed, exact, u.count)
+    m = int(p.used.sum())
+    return Difference(
+        mean_a, mean_b, observed, low, high, pv, p_min, exact, m, p.count, u.count, u.kind, n_used, reason
+    )
+
+
+def within_mean_spearman_ci(
+    a: np.ndarray,
+    targets: np.ndarray,
+    *,
+    families: Sequence[str],
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, Interval]:
+    """Mean over the columns of ``targets`` of ρ_W(a, column), and its family-cluster bootstrap CI."""
+    a = np.asarray(a, dtype=np.float64)
+    y = _within_targets(a, targets)
+    a, _ = _check(a, y[:, 0])
+    p = pooling(families, len(a))
+    if p.count == 1:
+        return mean_spearman_ci(
+            a[p.used], y[p.used], n_resamples=n_resamples, confidence=confidence, seed=seed
+        )
+    ca, cy = _centred_ranks(a[p.used], p.codes), _centred_ranks(y[p.used], p.codes)
+    mean = float(_mean_rho(ca, cy))
+    u = p.units()
+    if reason := too_few_units(u):
+        return mean, Interval(float("nan"), float("nan"), 0, 0, u.kind, reason)
+    rho = _mean_rho(ca, cy, _bootstrap_weights(u, n_resamples, seed))
+    ok = rho[~np.isnan(rho)]
+    low, high = _percentile_interval(ok, confidence)
+    return mean, Interval(low, high, len(ok), n_resamples - len(ok), u.kind)
