@@ -2,7 +2,8 @@
 # The ten-family study (issue 15): the model zoo (`mteb-evalrank models zoo`: 56 models, 10
 # families) on the EvalRank-Study benchmark (27 intrinsic tasks; 10 SentEval-protocol downstream
 # tasks with logistic regression and the MLP), then the correlation tables of docs/study/families/
-# (EvalRank paper, Tables 3 and 6, with family-clustered CIs and adjusted p-values).
+# (EvalRank paper, Tables 3 and 6, with family-clustered CIs and adjusted p-values): across all
+# models, across the family base models, within families, and with the MLP.
 #   bash scripts/study.sh                  run the jobs not done yet, then the tables. Resumable: the
 #                                          results are committed in docs/study/run/results, so this
 #                                          continues on any machine; rerun after an interruption
@@ -63,7 +64,8 @@ table word --control-dim \
     --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN
 
 # 3. sentence level (Table 6): STS, STR, AccSent and EvalRankSent vs the 8 single-sentence tasks,
-#    (a) all models, (b) the family base models only, (c) with the MLP's accuracy instead (Eger et al.)
+#    (a) all models, (b) the family base models only, (c) within families (pooled within-family rho),
+#    (d) with the MLP's accuracy instead of the logistic regression's (Eger et al.)
 table sentence --control-dim \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
     --scatter EvalRankSent:default SentEvalMR --scatter STSBenchmark SentEvalMR \
@@ -72,11 +74,14 @@ table sentence --control-dim \
 table sentence-bases --models "${BASES[@]}" \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
+table sentence-within --within-families \
+    --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
+    --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
 mapfile -t SENT_MLP < <(mlp "${SENT[@]}")
 table sentence-mlp \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT_MLP[@]}" \
     --compare EvalRankSent:default STSBenchmark
-echo "tables: $DOCS/{word,sentence,sentence-bases,sentence-mlp}/report.md; timing: $RUN/study_timing.json"
+echo "tables: $DOCS/{word,sentence,sentence-bases,sentence-within,sentence-mlp}/report.md; timing: $RUN/study_timing.json"
 if [ ${#FAILED[@]} -gt 0 ]; then
     echo "tables not written (see above; a study in progress may not have the results yet): ${FAILED[*]}"
     exit 1
