@@ -62,6 +62,7 @@ by :func:`mteb_evalrank.evaluation.mlp.fit_lockstep`, each identical to scikit-l
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -335,7 +336,8 @@ def senteval_scores(
     the normalisation with the better selection score (``{k}_znorm`` = 1.0 if that is
     z-normalisation; raw wins ties), i.e. normalisation treated as a hyper-parameter.
     Accuracies are fractions in [0, 1]. Also ``n_train``, ``n_test`` and, with a validation
-    split, ``n_validation``.
+    split, ``n_validation``; and ``{k}_seconds``, the wall time of ``k``'s selection and test
+    (not a score: the study's cost report reads it).
 
     Raises:
         NonFiniteEmbeddingsError: when an embedding holds NaN or infinity.
@@ -356,6 +358,7 @@ def senteval_scores(
         validation = (x_valid, np.asarray(y_valid))
         scores["n_validation"] = len(validation[1])
     for kind in kinds:
+        start = time.perf_counter()
         if kind == "mlp":
             results = select_and_test_mlp(
                 x_train, y_train, x_test, y_test, seed=seed, grid=grid, validation=validation
@@ -387,4 +390,5 @@ def senteval_scores(
         scores[f"{kind}_accuracy"] = chosen.test_accuracy
         scores[f"{kind}_f1"] = chosen.test_f1
         scores[f"{kind}_znorm"] = float(chosen.znorm)
+        scores[f"{kind}_seconds"] = time.perf_counter() - start
     return scores
