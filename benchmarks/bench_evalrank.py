@@ -519,9 +519,14 @@ def _mib(n_bytes: float) -> str:
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    """The human-readable report."""
+    """The human-readable report: the header and machine, one section per step, the verdict."""
+    sections = (_md_header, _md_step1, _md_step2, _md_step3, _md_step4, _md_verdict)
+    return "\n".join(line for section in sections for line in section(report)) + "\n"
+
+
+def _md_header(report: dict[str, Any]) -> list[str]:
+    """Title, run line and the machine table."""
     m = report["machine"]
-    s1, s2, s3, s4 = report["step1"], report["step2"], report["step3"], report["step4"]
     v = m["versions"]
     lines = [
         f"# EvalRank benchmark — {report['task']} with `{report['model']}`",
@@ -545,6 +550,14 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"| mteb-evalrank | {v['mteb-evalrank']} |",
         f"| setup (build + install datasets, seed models) | {report['setup_seconds']:.1f} s |",
         "",
+    ]
+    return lines
+
+
+def _md_step1(report: dict[str, Any]) -> list[str]:
+    """Step 1: encoding once vs the whole task, its phases and scores."""
+    m, s1, s2 = report["machine"], report["step1"], report["step2"]
+    lines = [
         "## 1. Encoding once vs the whole task",
         "",
         "| measure | value |",
@@ -597,6 +610,14 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"Default subset recomputed from the step-1 embeddings: cosine_mrr {s2['ours']['cosine_mrr']:.6f} "
         f"(|Δ| vs task = {s2['cross_check_abs_diff']:.2e}).",
         "",
+    ]
+    return lines
+
+
+def _md_step2(report: dict[str, Any]) -> list[str]:
+    """Step 2: our ranking vs mteb's stock retrieval evaluation, and why the MRRs differ."""
+    s2 = report["step2"]
+    lines = [
         "## 2. Our ranking vs mteb's stock retrieval evaluation (same embeddings)",
         "",
         "| path | seconds |",
@@ -653,6 +674,14 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"| stock mrr_at_1000 (measured; residual = ties broken by doc id, float32 scores) | "
         f"{s2['stock']['mrr_at_1000']:.4f} |",
         "",
+    ]
+    return lines
+
+
+def _md_step3(report: dict[str, Any]) -> list[str]:
+    """Step 3: exactness against the brute force."""
+    s3 = report["step3"]
+    lines = [
         "## 3. Exactness (brute force, float64, one pair at a time)",
         "",
         "| similarity | pairs agreeing (g and t) |",
@@ -666,6 +695,14 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"subset, seed {s3['seed']}, + {s3['n_self']} q == p pairs; both similarities; tol {s3['tol']:g}; "
         f"{s3['n_with_ties']} sampled pair-similarities have t > 0).",
         "",
+    ]
+    return lines
+
+
+def _md_step4(report: dict[str, Any]) -> list[str]:
+    """Step 4: peak extra memory of ``rank_counts``."""
+    s4 = report["step4"]
+    lines = [
         "## 4. Peak extra memory of `rank_counts` (tracemalloc)",
         "",
         f"Embedding copies = n × d × (8 + 4) = {report['n_background']:,} × {report['dim']} × 12 B = "
@@ -690,11 +727,18 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"(max spread at a fixed budget {_mib(s4['pairs_spread_bytes'])} MiB): {s4['flat_in_pairs']}; "
         f"all within budget: {s4['all_within_budget']}.",
         "",
+    ]
+    return lines
+
+
+def _md_verdict(report: dict[str, Any]) -> list[str]:
+    """The verdict lines."""
+    lines = [
         "## Verdict",
         "",
     ]
     lines += [f"- {line}" for line in report["verdict"]]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 # ---------------------------------------------------------------------------- main
@@ -729,48 +773,74 @@ def main(argv: Sequence[str] | None = None) -> int:
     with stopwatch(setup, "assets"):
         assets = install_assets(args.source.resolve())
     log(f"datasets built and installed, models seeded in {setup['assets']:.1f}s")
-
-    import mteb
-
-    import mteb_evalrank  # noqa: F401  (registers the tasks)
-    from mteb_evalrank.evaluation.ranking import (
-        DEFAULT_TOL,
-        SIMILARITIES,
-        rank_counts,
-        rank_counts_all,
-        rank_metrics,
-    )
-
-    machine = machine_info()
-    model = mteb.get_model(args.model)
-    task = mteb.get_task(TASK_NAME)
-    task.load_data()
-    split = task.dataset["default"][SPLIT]
+    machine, model, task, split = load_model_and_task(args.model)
     texts: list[str] = list(split["corpus"]["text"])
     n_unique = len(set(texts))
     if n_unique != len(texts):
         log(f"warning: {len(texts) - n_unique} duplicate background texts")
-    batch = args.batch_size
 
-    # ------------------------------------------------------------------ step 1
+    step1, emb_native = step1_encoding_vs_task(model, task, texts, args.batch_size, args.repeats)
+    emb = emb_native.astype(np.float64)
+    n, dim = emb.shape
+    queries, positives = pairs_of(split)
+    step2 = step2_ours_vs_stock(
+        emb, emb_native, queries, positives, texts, model, task, args.batch_size, step1["task_scores"]
+    )
+    step3 = step3_exactness(emb, queries, positives, args.sample, args.seed)
+    step4 = step4_memory(emb, queries, positives)
+    verdict, failures = judge(step1, step2, step3, step4)
+
+    report: dict[str, Any] = {
+        "started": started,
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "task": TASK_NAME,
+        "model": args.model,
+        "batch_size": args.batch_size,
+        "hf_home": str(hf_home),
+        "source": str(args.source.resolve()),
+        "setup_seconds": setup["assets"],
+        "assets": assets,
+        "machine": machine,
+        "n_background": n,
+        "n_unique_background_texts": n_unique,
+        "dim": dim,
+        "embedding_dtype_from_model": str(emb_native.dtype),
+        "n_pairs_default": int(queries.size),
+        "step1": step1,
+        "step2": step2,
+        "step3": step3,
+        "step4": step4,
+        "verdict": verdict,
+        "failures": failures,
+    }
+    write_reports(report, out)
+    for failure in failures:
+        print(f"FAILED: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def load_model_and_task(model_name: str) -> tuple[dict[str, Any], Any, Any, dict[str, Any]]:
+    """The machine description, the model, the loaded task and its default test split
+    (mteb is imported here, after :func:`configure_environment`)."""
+    import mteb
+
+    import mteb_evalrank  # noqa: F401  (registers the tasks)
+
+    machine = machine_info()
+    model = mteb.get_model(model_name)
+    task = mteb.get_task(TASK_NAME)
+    task.load_data()
+    return machine, model, task, task.dataset["default"][SPLIT]
+
+
+def step1_encoding_vs_task(
+    model: Any, task: Any, texts: list[str], batch: int, repeats: int
+) -> tuple[dict[str, Any], NDArray[Any]]:
+    """Step 1: encoding passes interleaved with whole-task runs (E T E T E ...); the report's
+    ``step1`` and the model's embeddings of the background."""
     load_before = load_average()
-    log("step 1: warm-up encode (256 texts, not timed)")
-    encode_texts(model, task, texts[:256], batch)
-    log(f"step 1: encoding {len(texts):,} background texts once")
-    emb_native, first_encode, first_cpu = encode_background(model, task, batch)
-    # E T E T E ...: every task run is bracketed by two encoding passes; medians damp the
-    # machine's noise (a shared VM drifts by several % between identical passes)
-    encodes, encode_cpus, wholes = [first_encode], [first_cpu], []
-    deterministic = True
-    for repeat in range(args.repeats):
-        log(f"step 1: encoded in {encodes[-1]:.1f}s; mteb.evaluate run {repeat + 1}/{args.repeats}")
-        wholes.append(run_whole_task(model, batch))
-        log(f"step 1: task {wholes[-1]['seconds']:.1f}s; encoding once more")
-        emb_again, seconds, cpu = encode_background(model, task, batch)
-        encodes.append(seconds)
-        encode_cpus.append(cpu)
-        deterministic &= bool(np.array_equal(emb_native, emb_again))
-        del emb_again
+    runs = _interleaved_runs(model, task, texts, batch, repeats)
+    emb_native, encodes, encode_cpus, wholes, deterministic = runs
     load_after = load_average()
     encode_seconds = float(np.median(encodes))
     encode_cpu = float(np.median(encode_cpus))
@@ -783,11 +853,91 @@ def main(argv: Sequence[str] | None = None) -> int:
     cpu_ratio = float(np.median([w["cpu_seconds"] for w in wholes])) / encode_cpu
     pairs_text = ", ".join(f"{r:.3f}" for r in paired)
     log(f"step 1: ratio {ratio:.3f} (paired {pairs_text}; spread {encode_spread:.1%})")
-    emb = emb_native.astype(np.float64)
-    n, dim = emb.shape
+    ratio_status = "PASS" if ratio <= RATIO_TARGET else "MISS"
+    ratio_reliable = encode_spread <= ENCODE_SPREAD_LIMIT
+    if not ratio_reliable:
+        ratio_status += f" (unreliable: the encoding passes differ by up to {encode_spread:.0%})"
+    totals = whole["phase_totals"]
+    extra_time = {
+        "total": whole["seconds"] - encode_seconds,  # the median run, whose phases follow
+        "extra_encoding": totals.get("Encoding", 0.0) - encode_seconds,
+        "scoring": totals.get("Scoring", 0.0),
+        "data_loading": totals.get("Data loading", 0.0) + totals.get("Dataset transform", 0.0),
+        "outside_phases": whole["unaccounted_seconds"],
+    }
+    step1 = {
+        "n_texts": len(texts),
+        "encode_seconds": encode_seconds,
+        "encode_seconds_before_task": encode_before,
+        "encode_seconds_after_task": encode_after,
+        "encode_seconds_all": encodes,
+        "task_seconds_all": [w["seconds"] for w in wholes],
+        "paired_ratios": paired,
+        "encode_spread": encode_spread,
+        "ratio_reliable": ratio_reliable,
+        "encode_deterministic": deterministic,
+        "encode_cpu_seconds": encode_cpu,
+        "task_seconds": task_seconds,
+        "task_cpu_seconds": whole["cpu_seconds"],
+        "cpu_ratio": cpu_ratio,
+        "load_average_before": load_before,
+        "load_average_after": load_after,
+        "task_evaluation_time_reported": whole["evaluation_time_reported"],
+        "ratio": ratio,
+        "ratio_target": RATIO_TARGET,
+        "ratio_status": ratio_status,
+        "subsets": list(whole["scores"]),
+        "n_encoding_phases": whole["n_encoding_phases"],
+        "phases": whole["phases"],
+        "phase_totals": whole["phase_totals"],
+        "unaccounted_seconds": whole["unaccounted_seconds"],
+        "extra_time": extra_time,
+        "task_scores": whole["scores"],
+        "timing_plot": whole["timing_plot"],
+    }
+    return step1, emb_native
 
-    # ------------------------------------------------------------------ step 2
-    queries, positives = pairs_of(split)
+
+def _interleaved_runs(
+    model: Any, task: Any, texts: list[str], batch: int, repeats: int
+) -> tuple[NDArray[Any], list[float], list[float], list[dict[str, Any]], bool]:
+    """A warm-up, then E T E T E ...: the embeddings of the first pass, every pass's wall and CPU
+    seconds, every task run, and whether all passes gave identical embeddings."""
+    log("step 1: warm-up encode (256 texts, not timed)")
+    encode_texts(model, task, texts[:256], batch)
+    log(f"step 1: encoding {len(texts):,} background texts once")
+    emb_native, first_encode, first_cpu = encode_background(model, task, batch)
+    # E T E T E ...: every task run is bracketed by two encoding passes; medians damp the
+    # machine's noise (a shared VM drifts by several % between identical passes)
+    encodes, encode_cpus, wholes = [first_encode], [first_cpu], []
+    deterministic = True
+    for repeat in range(repeats):
+        log(f"step 1: encoded in {encodes[-1]:.1f}s; mteb.evaluate run {repeat + 1}/{repeats}")
+        wholes.append(run_whole_task(model, batch))
+        log(f"step 1: task {wholes[-1]['seconds']:.1f}s; encoding once more")
+        emb_again, seconds, cpu = encode_background(model, task, batch)
+        encodes.append(seconds)
+        encode_cpus.append(cpu)
+        deterministic &= bool(np.array_equal(emb_native, emb_again))
+        del emb_again
+    return emb_native, encodes, encode_cpus, wholes, deterministic
+
+
+def step2_ours_vs_stock(
+    emb: NDArray[np.float64],
+    emb_native: NDArray[Any],
+    queries: NDArray[np.intp],
+    positives: NDArray[np.intp],
+    texts: list[str],
+    model: Any,
+    task: Any,
+    batch: int,
+    task_scores: dict[str, Any],
+) -> dict[str, Any]:
+    """Step 2: ``rank_counts_all`` + ``rank_metrics`` vs mteb's stock retrieval evaluation on the
+    same embeddings, and the MRR decomposition; the report's ``step2``."""
+    from mteb_evalrank.evaluation.ranking import DEFAULT_TOL, SIMILARITIES, rank_counts_all, rank_metrics
+
     log(f"step 2: rank_counts over {queries.size:,} pairs")
     ours_seconds: dict[str, float] = {}
     with stopwatch(ours_seconds, "ranking"):
@@ -803,12 +953,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"step 2: stock {stock_seconds:.2f}s; MRR decomposition")
     decomposition = mrr_decomposition(emb, queries, positives, tol=DEFAULT_TOL)
     stock_scoring = stock_seconds - encoder.seconds
-    task_default = whole["scores"]["default"]
+    return {
+        "n_pairs": int(queries.size),
+        "n_queries": int(np.unique(queries).size),
+        "pairs_q_equals_p": int((queries == positives).sum()),
+        "ours_seconds": ours_seconds,
+        "ours_total_seconds": ours_total,
+        "ours": ours_scores,
+        "pairs_with_ties": {sim: int((counts[sim].tied > 0).sum()) for sim in SIMILARITIES},
+        "cross_check_abs_diff": abs(ours_scores["cosine_mrr"] - task_scores["default"]["cosine_mrr"]),
+        "stock_seconds": stock_seconds,
+        "stock_lookup_seconds": encoder.seconds,
+        "stock_lookup_texts": encoder.n_texts,
+        "stock_phases": stock_phases,
+        "stock": {k: stock_scores[k] for k in sorted(stock_scores) if isinstance(stock_scores[k], float)},
+        "speedup_total": stock_seconds / ours_total,
+        "speedup_vs_stock_scoring": stock_scoring / ours_seconds["ranking"],
+        "decomposition": decomposition,
+    }
 
-    # ------------------------------------------------------------------ step 3
-    rng = np.random.default_rng(args.seed)
-    sample = np.sort(rng.choice(queries.size, size=min(args.sample, queries.size), replace=False))
-    self_rows = rng.choice(n, size=4, replace=False)
+
+def step3_exactness(
+    emb: NDArray[np.float64], queries: NDArray[np.intp], positives: NDArray[np.intp], n_sample: int, seed: int
+) -> dict[str, Any]:
+    """Step 3: ``rank_counts`` against the float64 brute force on a random sample of pairs and a
+    few q == p pairs; the report's ``step3``."""
+    from mteb_evalrank.evaluation.ranking import DEFAULT_TOL, SIMILARITIES, rank_counts
+
+    rng = np.random.default_rng(seed)
+    sample = np.sort(rng.choice(queries.size, size=min(n_sample, queries.size), replace=False))
+    self_rows = rng.choice(emb.shape[0], size=4, replace=False)
     check_q = np.concatenate([queries[sample], self_rows])
     check_p = np.concatenate([positives[sample], self_rows])
     log(f"step 3: brute force on {check_q.size} pairs")
@@ -832,10 +1006,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for i in np.flatnonzero(~agree)[:20]
             ],
         }
-    n_checked = sum(res["n"] for res in exact.values())
-    n_agree = sum(res["agree"] for res in exact.values())
+    return {
+        "seed": seed,
+        "n_sampled": int(sample.size),
+        "n_self": int(self_rows.size),
+        "tol": DEFAULT_TOL,
+        "n": sum(res["n"] for res in exact.values()),
+        "agree": sum(res["agree"] for res in exact.values()),
+        "n_with_ties": n_with_ties,
+        "results": exact,
+    }
 
-    # ------------------------------------------------------------------ step 4
+
+def step4_memory(
+    emb: NDArray[np.float64], queries: NDArray[np.intp], positives: NDArray[np.intp]
+) -> dict[str, Any]:
+    """Step 4: tracemalloc peaks of ``rank_counts`` for each chunk budget and growing numbers of
+    pairs; the report's ``step4``."""
+    from mteb_evalrank.evaluation.ranking import SIMILARITIES
+
     log("step 4: tracemalloc peaks")
     runs: list[MemoryRun] = []
     for similarity in SIMILARITIES:
@@ -856,16 +1045,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     fixed = [r.peak_bytes for r in runs if r.similarity == "cosine" and r.chunk_bytes == CHUNK_BUDGETS[0]]
     spread = max(fixed) - min(fixed)
-    flat = spread <= MEMORY_SLACK_BYTES
+    n, dim = emb.shape
+    return {
+        "copy_bytes": n * dim * 12,
+        "slack_bytes": MEMORY_SLACK_BYTES,
+        "runs": [r.as_dict() for r in runs],
+        "grows_with_budget": grows,
+        "flat_in_pairs": spread <= MEMORY_SLACK_BYTES,
+        "pairs_spread_bytes": spread,
+        "all_within_budget": all(r.within_budget for r in runs),
+    }
 
-    # ------------------------------------------------------------------ verdict
+
+def judge(
+    step1: dict[str, Any], step2: dict[str, Any], step3: dict[str, Any], step4: dict[str, Any]
+) -> tuple[list[str], list[str]]:
+    """The verdict lines and the hard failures (exactness, our ranking not faster than stock)."""
     failures: list[str] = []
     verdict: list[str] = []
+    n_agree, n_checked = step3["agree"], step3["n"]
     if n_agree != n_checked:
         failures.append(
             f"exactness FAILED: only {n_agree}/{n_checked} pair-similarities agree with brute force"
         )
     verdict.append(f"exactness: {n_agree}/{n_checked} {'PASS' if n_agree == n_checked else 'FAIL'}")
+    ours_total, stock_seconds = step2["ours_total_seconds"], step2["stock_seconds"]
     faster = ours_total < stock_seconds
     if not faster:
         failures.append(
@@ -875,124 +1079,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"speed: ours {ours_total:.2f}s (cosine + euclidean) vs stock {stock_seconds:.2f}s (cosine) — "
         f"{stock_seconds / ours_total:.1f}× {'PASS' if faster else 'FAIL'}"
     )
-    ratio_status = "PASS" if ratio <= RATIO_TARGET else "MISS"
-    ratio_reliable = encode_spread <= ENCODE_SPREAD_LIMIT
-    if not ratio_reliable:
-        ratio_status += f" (unreliable: the encoding passes differ by up to {encode_spread:.0%})"
-    totals = whole["phase_totals"]
-    extra_time = {
-        "total": whole["seconds"] - encode_seconds,  # the median run, whose phases follow
-        "extra_encoding": totals.get("Encoding", 0.0) - encode_seconds,
-        "scoring": totals.get("Scoring", 0.0),
-        "data_loading": totals.get("Data loading", 0.0) + totals.get("Dataset transform", 0.0),
-        "outside_phases": whole["unaccounted_seconds"],
-    }
     verdict.append(
-        f"task/encode ratio {ratio:.3f} (target ≤ {RATIO_TARGET}): {ratio_status}; "
+        f"task/encode ratio {step1['ratio']:.3f} (target ≤ {RATIO_TARGET}): {step1['ratio_status']}; "
         f"task's own Encoding phase / standalone encode = "
-        f"{whole['phase_totals'].get('Encoding', 0.0) / encode_seconds:.3f}; "
-        f"{whole['n_encoding_phases']} background encoding pass(es) in the task run"
+        f"{step1['phase_totals'].get('Encoding', 0.0) / step1['encode_seconds']:.3f}; "
+        f"{step1['n_encoding_phases']} background encoding pass(es) in the task run"
     )
-    all_within = all(r.within_budget for r in runs)
     verdict.append(
         f"memory: peak − copies within budget + {_mib(MEMORY_SLACK_BYTES)} MiB: "
-        f"{'PASS' if all_within else 'MISS'}; grows with budget: {grows}; flat in pairs: {flat}"
+        f"{'PASS' if step4['all_within_budget'] else 'MISS'}; grows with budget: "
+        f"{step4['grows_with_budget']}; flat in pairs: {step4['flat_in_pairs']}"
     )
+    return verdict, failures
 
-    report: dict[str, Any] = {
-        "started": started,
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "task": TASK_NAME,
-        "model": args.model,
-        "batch_size": batch,
-        "hf_home": str(hf_home),
-        "source": str(args.source.resolve()),
-        "setup_seconds": setup["assets"],
-        "assets": assets,
-        "machine": machine,
-        "n_background": n,
-        "n_unique_background_texts": n_unique,
-        "dim": dim,
-        "embedding_dtype_from_model": str(emb_native.dtype),
-        "n_pairs_default": int(queries.size),
-        "step1": {
-            "n_texts": len(texts),
-            "encode_seconds": encode_seconds,
-            "encode_seconds_before_task": encode_before,
-            "encode_seconds_after_task": encode_after,
-            "encode_seconds_all": encodes,
-            "task_seconds_all": [w["seconds"] for w in wholes],
-            "paired_ratios": paired,
-            "encode_spread": encode_spread,
-            "ratio_reliable": ratio_reliable,
-            "encode_deterministic": deterministic,
-            "encode_cpu_seconds": encode_cpu,
-            "task_seconds": task_seconds,
-            "task_cpu_seconds": whole["cpu_seconds"],
-            "cpu_ratio": cpu_ratio,
-            "load_average_before": load_before,
-            "load_average_after": load_after,
-            "task_evaluation_time_reported": whole["evaluation_time_reported"],
-            "ratio": ratio,
-            "ratio_target": RATIO_TARGET,
-            "ratio_status": ratio_status,
-            "subsets": list(whole["scores"]),
-            "n_encoding_phases": whole["n_encoding_phases"],
-            "phases": whole["phases"],
-            "phase_totals": whole["phase_totals"],
-            "unaccounted_seconds": whole["unaccounted_seconds"],
-            "extra_time": extra_time,
-            "task_scores": whole["scores"],
-            "timing_plot": whole["timing_plot"],
-        },
-        "step2": {
-            "n_pairs": int(queries.size),
-            "n_queries": int(np.unique(queries).size),
-            "pairs_q_equals_p": int((queries == positives).sum()),
-            "ours_seconds": ours_seconds,
-            "ours_total_seconds": ours_total,
-            "ours": ours_scores,
-            "pairs_with_ties": {sim: int((counts[sim].tied > 0).sum()) for sim in SIMILARITIES},
-            "cross_check_abs_diff": abs(ours_scores["cosine_mrr"] - task_default["cosine_mrr"]),
-            "stock_seconds": stock_seconds,
-            "stock_lookup_seconds": encoder.seconds,
-            "stock_lookup_texts": encoder.n_texts,
-            "stock_phases": stock_phases,
-            "stock": {k: stock_scores[k] for k in sorted(stock_scores) if isinstance(stock_scores[k], float)},
-            "speedup_total": stock_seconds / ours_total,
-            "speedup_vs_stock_scoring": stock_scoring / ours_seconds["ranking"],
-            "decomposition": decomposition,
-        },
-        "step3": {
-            "seed": args.seed,
-            "n_sampled": int(sample.size),
-            "n_self": int(self_rows.size),
-            "tol": DEFAULT_TOL,
-            "n": n_checked,
-            "agree": n_agree,
-            "n_with_ties": n_with_ties,
-            "results": exact,
-        },
-        "step4": {
-            "copy_bytes": n * dim * 12,
-            "slack_bytes": MEMORY_SLACK_BYTES,
-            "runs": [r.as_dict() for r in runs],
-            "grows_with_budget": grows,
-            "flat_in_pairs": flat,
-            "pairs_spread_bytes": spread,
-            "all_within_budget": all_within,
-        },
-        "verdict": verdict,
-        "failures": failures,
-    }
+
+def write_reports(report: dict[str, Any], out: Path) -> None:
+    """``<out>/evalrank_benchmark.json`` and ``.md``; the markdown is also printed."""
     markdown = render_markdown(report)
     (out / "evalrank_benchmark.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     (out / "evalrank_benchmark.md").write_text(markdown, encoding="utf-8")
     print(markdown)
     log(f"wrote {out / 'evalrank_benchmark.json'} and {out / 'evalrank_benchmark.md'}")
-    for failure in failures:
-        print(f"FAILED: {failure}", file=sys.stderr)
-    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ import warnings
 from types import ModuleType
 from typing import Any
 
+from . import _postponed
+
 
 class RegistrationError(RuntimeError):
     """A plugin name clashes with an mteb task, benchmark or model (the others were registered)."""
@@ -55,8 +57,8 @@ def register() -> None:
             registry this plugin needs.
     """
     from . import _mteb_adapter as adapter
-    from .benchmarks import BENCHMARKS
     from .models import MODEL_METAS
+    from .suites import BENCHMARKS
     from .tasks import TASKS
 
     clashes: list[str] = []
@@ -103,11 +105,8 @@ def register_quietly() -> bool:
     return True
 
 
-_pending = False
-
-
 #: the modules whose lists :func:`register` reads
-_LIST_MODULES = ("mteb_evalrank.tasks", "mteb_evalrank.models", "mteb_evalrank.benchmarks")
+_LIST_MODULES = ("mteb_evalrank.tasks", "mteb_evalrank.models", "mteb_evalrank.suites")
 
 
 def _own_import_in_progress(finishing: str = "") -> bool:
@@ -120,21 +119,13 @@ def _own_import_in_progress(finishing: str = "") -> bool:
 
 
 def _register_or_postpone(finishing: str = "") -> None:
-    """Register now, or, when mteb was imported by our own task/model/benchmark modules (which are
-    then half-executed), when the last of them finishes (:func:`finish_postponed`)."""
-    global _pending
+    """Register now, or, when mteb was imported by our own task/model/suite modules (which are
+    then half-executed), when the last of them finishes (:func:`._postponed.finish_postponed`)."""
     if _own_import_in_progress(finishing):
-        _pending = True
+        _postponed.pending = _register_or_postpone
     else:
-        _pending = False
+        _postponed.pending = None
         register_quietly()
-
-
-def finish_postponed(module: str) -> None:
-    """Called on the last line of ``mteb_evalrank.tasks``, ``.models`` and ``.benchmarks``
-    (``module`` = its ``__name__``): completes a registration that mteb's import postponed."""
-    if _pending:
-        _register_or_postpone(finishing=module)
 
 
 class _RegisterAfterImport(importlib.abc.MetaPathFinder):

@@ -1,112 +1,33 @@
-"""Benchmarks (task collections) registered by the plugin."""
+"""Deprecated alias of :mod:`mteb_evalrank.suites` (the mteb ``Benchmark`` suites; renamed so that it
+is not confused with the speed benchmarks of the top-level ``benchmarks/`` folder); it will be removed
+in a later release."""
 
 from __future__ import annotations
 
-from mteb import get_tasks
-from mteb.benchmarks.benchmark import Benchmark
+import warnings
 
-from . import _registration
-from .tasks import EVALRANK_PART_TASKS, STR2021, AccSent, EvalRankSent, EvalRankWord
-from .tasks._citations import EVALRANK_CITATION, cite
-from .tasks.senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS
-from .tasks.senteval._base import SENTEVAL_CITATION
-from .tasks.word_similarity import WORD_SIMILARITY_TASKS
-
-EVALRANK = Benchmark(
-    name="EvalRank",
-    display_name="EvalRank",
-    tasks=[EvalRankWord(), EvalRankSent()],
-    description=(
-        "EvalRank (Wang et al., ACL 2022): word- and sentence-level retrieval-style intrinsic "
-        "evaluation. Each positive pair is scored by its rank among all background items; "
-        "the paper shows it correlates with downstream performance far better than word or "
-        "sentence similarity."
-    ),
-    reference="https://aclanthology.org/2022.acl-long.419",
-    citation=EVALRANK_CITATION,
-)
-
-EVALRANK_WORD_SIMILARITY = Benchmark(
-    name="EvalRank-WordSimilarity",
-    display_name="EvalRank word similarity",
-    tasks=[task() for task in WORD_SIMILARITY_TASKS],
-    description=(
-        "The 13 word-similarity sets that EvalRank (Wang et al., ACL 2022) uses as baselines "
-        "(WS-353 all/rel/sim, MC-30, RG-65, RW, MEN, MTurk-287/771, YP-130, SimLex-999, "
-        "Verb-143, SimVerb-3500): Spearman correlation of cosine similarity with human ratings, "
-        "one STS task per set."
-    ),
-    reference="https://aclanthology.org/2022.acl-long.419",
-    citation=EVALRANK_CITATION,
-)
-
-_DOWNSTREAM_SETS = (
-    "MR, CR, SUBJ, MPQA (10-fold cross-validation on fixed stratified folds), SST2, SST5, TREC, "
-    "SciCite, and the pair tasks MRPC and SICK-E (on [u, v, |u-v|, u*v] features)"
-)
-EVALRANK_DOWNSTREAM = Benchmark(
-    name="EvalRank-Downstream",
-    display_name="EvalRank downstream (mteb protocol)",
-    tasks=[task() for task in DOWNSTREAM_TASKS],
-    description=(
-        "The SentEval transfer tasks that EvalRank (Wang et al., ACL 2022) correlates with: "
-        f"{_DOWNSTREAM_SETS}. "
-        "Protocol mteb: mteb's classification evaluator (logistic regression on 8 examples per "
-        "label, 10 repetitions); main score accuracy."
-    ),
-    reference="https://aclanthology.org/2022.acl-long.419",
-    citation=cite(SENTEVAL_CITATION, EVALRANK_CITATION),
-)
-EVALRANK_DOWNSTREAM_SENTEVAL = Benchmark(
-    name="EvalRank-Downstream-SentEval",
-    display_name="EvalRank downstream (SentEval protocol)",
-    tasks=[task() for task in SENTEVAL_PROTOCOL_TASKS],
-    description=(
-        f"The SentEval transfer tasks of EvalRank-Downstream ({_DOWNSTREAM_SETS}) under the SentEval "
-        "protocol: whole training split, logistic regression (main score) and MLP with the L2 "
-        "strength chosen as SentEval does (on the validation split where there is one, otherwise by "
-        "cross-validation on the training split), z-normalisation as a binary hyper-parameter."
-    ),
-    reference="https://aclanthology.org/2022.acl-long.419",
-    citation=cite(SENTEVAL_CITATION, EVALRANK_CITATION),
-)
-
-#: mteb's own STS tasks (``datasets build --sts-mirrors`` installs offline mirrors of their datasets)
-STUDY_STS_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R")
-
-#: the offline study: every intrinsic evaluation of the EvalRank paper's Tables 3 and 6 next to
-#: the SentEval-protocol downstream tasks they are correlated with
-EVALRANK_STUDY = Benchmark(
-    name="EvalRank-Study",
-    display_name="EvalRank study (intrinsic vs downstream)",
-    tasks=[
-        EvalRankWord(),
-        EvalRankSent(),
-        *(task() for task in EVALRANK_PART_TASKS),
-        *(task() for task in WORD_SIMILARITY_TASKS),
-        *get_tasks(tasks=list(STUDY_STS_TASKS), eval_splits=["test"]),
-        STR2021(),
-        AccSent(),
-        *(task() for task in SENTEVAL_PROTOCOL_TASKS),
-    ],
-    description=(
-        "The tasks of the EvalRank paper's correlation study (Wang et al., ACL 2022, Tables 3 and 6): "
-        "intrinsic EvalRankWord, EvalRankSent (and their ablations), 13 word-similarity sets, "
-        "STS12-16, STS-B, SICK-R, "
-        "STR 2021 and AccSent, and the downstream SentEval-protocol tasks "
-        f"({_DOWNSTREAM_SETS}). Run it over many models with `mteb-evalrank study`."
-    ),
-    reference="https://aclanthology.org/2022.acl-long.419",
-    citation=EVALRANK_CITATION,
-)
-#: every benchmark the plugin registers with mteb
-BENCHMARKS: tuple[Benchmark, ...] = (
+from .suites import (
+    BENCHMARKS,
     EVALRANK,
-    EVALRANK_WORD_SIMILARITY,
     EVALRANK_DOWNSTREAM,
     EVALRANK_DOWNSTREAM_SENTEVAL,
     EVALRANK_STUDY,
+    EVALRANK_WORD_SIMILARITY,
+    STUDY_STS_TASKS,
 )
 
-# completes `import mteb_evalrank`'s registration if mteb was first imported by this module
-_registration.finish_postponed(__name__)
+warnings.warn(
+    "mteb_evalrank.benchmarks is renamed mteb_evalrank.suites; import from there.",
+    DeprecationWarning,
+    stacklevel=2,
+)
+
+__all__ = [
+    "BENCHMARKS",
+    "EVALRANK",
+    "EVALRANK_DOWNSTREAM",
+    "EVALRANK_DOWNSTREAM_SENTEVAL",
+    "EVALRANK_STUDY",
+    "EVALRANK_WORD_SIMILARITY",
+    "STUDY_STS_TASKS",
+]

@@ -24,6 +24,10 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .correlation import CorrelationResult
 
 OWN_COMMANDS = ("datasets", "models", "scores", "correlate", "diagnose", "study")
 
@@ -92,7 +96,7 @@ def _describe_datasets(args: argparse.Namespace) -> None:
     import time
 
     from .tasks import TASKS
-    from .tasks._metadata import regenerate_descriptive_stats
+    from .tasks._describe import regenerate_descriptive_stats
 
     by_name = {cls.metadata.name: cls for cls in TASKS}
     unknown = sorted(set(args.tasks or ()) - set(by_name))
@@ -177,6 +181,11 @@ def _correlate(args: argparse.Namespace) -> None:
         written = result.write(args.out, scatter=[tuple(pair) for pair in args.scatter or []])
     except CorrelationInputError as error:
         raise SystemExit(f"mteb-evalrank correlate: {error}") from None
+    _print_correlation_summary(result, written)
+
+
+def _print_correlation_summary(result: CorrelationResult, written: dict[str, Path]) -> None:
+    """The ρ table, n per cell, the comparisons, the first notes and the files written."""
     from .correlation.report import rho_table
 
     print("\n".join(rho_table(result)))
@@ -358,6 +367,16 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
         description="Columns: Task (main score, mean over subsets), Task:subset, Task:subset:metric, "
         "Task::metric, Task:* (one column per subset). One revision per model (newest unless --revision).",
     )
+    _add_correlate_columns(corr)
+    _add_correlate_model_selection(corr)
+    _add_correlate_layout(corr)
+    _add_correlate_statistics(corr)
+    corr.add_argument("--out", required=True, help="output folder")
+    corr.set_defaults(func=_correlate)
+
+
+def _add_correlate_columns(corr: argparse.ArgumentParser) -> None:
+    """``correlate``: the result folders and the columns."""
     corr.add_argument(
         "results",
         nargs="+",
@@ -376,6 +395,10 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
         "--language", metavar="ISO", help="with --*-type: only tasks in this language (e.g. eng)"
     )
     corr.add_argument("--split", default="test", help="evaluation split (default: test)")
+
+
+def _add_correlate_model_selection(corr: argparse.ArgumentParser) -> None:
+    """``correlate``: which models and revisions (the dimension views)."""
     corr.add_argument("--models", nargs="+", metavar="NAME", help="only these models")
     corr.add_argument("--model-regex", metavar="RE", help="only models whose name matches (re.search)")
     corr.add_argument("--revision", action="append", metavar="MODEL=REV", help="use this revision of a model")
@@ -392,10 +415,18 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
     corr.add_argument(
         "--dim-band", nargs=2, type=int, metavar=("LO", "HI"), help="only models with LO<=dim<=HI"
     )
+
+
+def _add_correlate_layout(corr: argparse.ArgumentParser) -> None:
+    """``correlate``: the evaluation-gap layout and rank plots."""
     corr.add_argument("--gap", action="store_true", help="evaluation-gap layout: one --intrinsic reference")
     corr.add_argument(
         "--scatter", nargs=2, action="append", metavar=("INTRINSIC", "EXTRINSIC"), help="rank plot"
     )
+
+
+def _add_correlate_statistics(corr: argparse.ArgumentParser) -> None:
+    """``correlate``: comparisons, families, p-value adjustment, resampling."""
     corr.add_argument(
         "--compare",
         nargs=2,
@@ -425,8 +456,6 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
     corr.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
     corr.add_argument("--permutations", type=int, default=10000, help="permutations (default 10000)")
     corr.add_argument("--seed", type=int, default=0)
-    corr.add_argument("--out", required=True, help="output folder")
-    corr.set_defaults(func=_correlate)
 
 
 def _add_diagnose_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

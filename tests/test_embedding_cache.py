@@ -180,3 +180,20 @@ def test_minilm_variants_share_one_forward_pass_across_processes_caches(tmp_path
     direct = MiniLMLayerPooling("mean-last", cache=EmbeddingCache())  # no cache to read from
     np.testing.assert_allclose(mean, direct.embed(texts[::-1]), rtol=0, atol=1e-6)
     np.testing.assert_array_equal(again, cls)
+
+
+def test_instance_stores_die_with_their_wrapper_after_a_process_cache_swap(
+    toy: StaticWordEmbeddings,
+) -> None:
+    """A by-instance wrapper keeps the cache it was built with: its finalizer drops from there."""
+    from mteb_evalrank.models.cached import CachedEncoder
+
+    wrapper = CachedEncoder(toy, by_instance=True)  # the process cache at construction
+    built_with = process_cache()
+    with using_process_cache(EmbeddingCache()) as swapped:
+        assert wrapper.cache is built_with
+        key = StoreKey(wrapper.name, wrapper.revision, "none", wrapper.instance)
+        wrapper.cache.embed(key, ["a dog"], toy.embed)
+        del wrapper
+        gc.collect()
+        assert key not in built_with._stores and key not in swapped._stores

@@ -22,16 +22,11 @@ import pytest
 from mteb.abstasks import AbsTaskClassification, AbsTaskRetrieval
 
 import mteb_evalrank
-from mteb_evalrank.benchmarks import BENCHMARKS
 from mteb_evalrank.models import MODEL_METAS
+from mteb_evalrank.suites import BENCHMARKS
 from mteb_evalrank.tasks import TASKS
-from mteb_evalrank.tasks._metadata import (
-    DESCRIPTIVE_STATS_DIR,
-    PluginTaskMetadata,
-    normalised,
-    regenerate_descriptive_stats,
-    remove_stale_stats,
-)
+from mteb_evalrank.tasks._describe import regenerate_descriptive_stats, remove_stale_stats
+from mteb_evalrank.tasks._metadata import DESCRIPTIVE_STATS_DIR, PluginTaskMetadata, normalised
 
 mteb_evalrank.register()
 

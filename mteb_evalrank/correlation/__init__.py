@@ -9,11 +9,13 @@ See :func:`correlate` (and ``mteb-evalrank correlate --help``), the column synta
 :mod:`.table` and the statistics in :mod:`.stats`.
 """
 
-from .core import CorrelationResult, PairResult, Settings, correlate
+from .core import CorrelationResult, correlate
+from .results import CorrelationData, PairResult, Settings
 from .table import ColumnSpec, CorrelationInputError, load_results, tasks_of_type
 
 __all__ = [
     "ColumnSpec",
+    "CorrelationData",
     "CorrelationInputError",
     "CorrelationResult",
     "PairResult",

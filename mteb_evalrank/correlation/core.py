@@ -26,13 +26,14 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import stats
+from .results import Comparison, CorrelationData, PairResult, RowMean, Settings
 from .table import (
     ColumnSpec,
     CorrelationInputError,
@@ -49,137 +50,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class PairResult:
-    """The statistics of one (intrinsic, extrinsic) pair; ``spearman_p`` is the permutation p-value."""
-
-    intrinsic: str
-    extrinsic: str
-    n: int
-    n_missing: int
-    spearman: float
-    spearman_ci_low: float
-    spearman_ci_high: float
-    spearman_p: float
-    spearman_p_adj: float
-    pearson: float
-    kendall: float
-    partial_spearman_dim: float | None = None
-    n_partial: int | None = None
-    n_families: int = 0
-    ci_units: str = "models"
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How the numbers were computed (written with every output)."""
-
-    results: list[str]
-    split: str
-    n_bootstrap: int
-    n_permutations: int
-    confidence: float
-    seed: int
-    complete: bool
-    control_dim: bool
-    dim_band: tuple[int, int] | None
-    gap: bool
-    families: str = "zoo"
-    """Where the families came from: ``zoo``, ``regex``, ``file`` (combined with ``+``) or ``none``."""
-    p_adjust: str = "holm"
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Does intrinsic row ``a`` predict the extrinsic columns better than row ``b``?
-
-    ``difference`` = mean ρ(a) − mean ρ(b) over the extrinsic columns, on the ``n`` models
-    that have both rows and every extrinsic column: (family-cluster) bootstrap CI and the
-    two-sided p of the paired swap test (``p_swap``; ``p_swap_adj`` adjusted over the
-    comparisons; ``p_min`` = the smallest p the test can give with ``n_units`` units):
-    :func:`mteb_evalrank.correlation.stats.mean_spearman_difference`.
-    """
-
-    a: str
-    b: str
-    n: int
-    n_families: int
-    units: str
-    n_units: int
-    mean_a: float
-    mean_b: float
-    difference: float
-    ci_low: float
-    ci_high: float
-    p_swap: float
-    p_swap_adj: float
-    p_min: float
-    exact: bool
-
-
-@dataclass(frozen=True)
-class RowMean:
-    """Mean ρ of one intrinsic row over the extrinsic columns, on the ``n`` models having all of them,
-    with its (family-cluster) bootstrap CI (:func:`mteb_evalrank.correlation.stats.mean_spearman_ci`)."""
-
-    intrinsic: str
-    n: int
-    n_families: int
-    mean: float
-    ci_low: float
-    ci_high: float
-
-
-@dataclass
-class CorrelationResult:
-    """Pairs, the score table they came from, the settings and notes on what was left out."""
-
-    pairs: list[PairResult]
-    intrinsic: list[str]
-    extrinsic: list[str]
-    table: ScoreTable
-    settings: Settings
-    notes: list[str] = field(default_factory=list)
-    comparisons: list[Comparison] = field(default_factory=list)
-    families: dict[str, str] = field(default_factory=dict)
-    row_means: list[RowMean] = field(default_factory=list)
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per pair (columns as in ``correlations.csv``)."""
-        import pandas as pd
-
-        return pd.DataFrame([asdict(p) for p in self.pairs])
-
-    def matrix(self, value: str = "spearman") -> pd.DataFrame:
-        """Intrinsic x extrinsic matrix of one statistic."""
-        frame = self.to_frame().pivot(index="intrinsic", columns="extrinsic", values=value)
-        return frame.reindex(index=self.intrinsic, columns=self.extrinsic)
-
-    def pair(self, intrinsic: str, extrinsic: str) -> PairResult:
-        for p in self.pairs:
-            if p.intrinsic == intrinsic and p.extrinsic == extrinsic:
-                return p
-        raise KeyError((intrinsic, extrinsic))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "settings": asdict(self.settings),
-            "columns": self.table.describe,
-            "models": {
-                name: {
-                    "revision": m.revision or None,
-                    "embed_dim": m.embed_dim,
-                    "embed_dim_source": m.dim_source,
-                    "family": self.families.get(name, name),
-                }
-                for name, m in self.table.loaded.models.items()
-                if name in self.table.frame.index
-            },
-            "notes": self.notes,
-            "pairs": [_json_safe(asdict(p)) for p in self.pairs],
-            "comparisons": [_json_safe(asdict(c)) for c in self.comparisons],
-            "row_means": [_json_safe(asdict(r)) for r in self.row_means],
-        }
+class CorrelationResult(CorrelationData):
+    """:class:`~.results.CorrelationData` (pairs, score table, settings, notes) and ``write``."""
 
     def write(self, out_dir: str | Path, scatter: Iterable[tuple[str, str]] = ()) -> dict[str, Path]:
         """Write ``correlations.csv/.json``, ``report.md``, ``scores.csv`` and the figures."""
@@ -202,10 +74,6 @@ class CorrelationResult:
         written.update(figure_paths)
         written["report"].write_text(report.markdown(self, figure_paths, out), encoding="utf-8")
         return written
-
-
-def _json_safe(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in row.items()}
 
 
 def resolve_families(
@@ -385,13 +253,12 @@ def correlate(
     ρ over the extrinsic columns, its CI and paired swap test (:class:`Comparison`).
     ``results`` may also be one score table (a ``.csv``: :func:`.table.load_score_table`).
     Families, resampling units and the p-value adjustment: see the module docstring.
+
+    Steps: check the arguments, load the results, build the score table (:func:`_score_table`),
+    keep the models of the requested view (:func:`_select_models`), resolve the families, compute
+    the pairs (:func:`_pairs`), the comparisons (:func:`_comparisons`) and the row means.
     """
-    if p_adjust not in ("holm", "fdr_bh"):
-        raise CorrelationInputError(f"p-value adjustment {p_adjust!r}: use 'holm' or 'fdr_bh'")
-    if not intrinsic or not extrinsic:
-        raise CorrelationInputError("give at least one intrinsic and one extrinsic column")
-    if gap and len(intrinsic) != 1:
-        raise CorrelationInputError("the evaluation-gap mode takes exactly one reference (intrinsic) column")
+    _check_arguments(intrinsic, extrinsic, gap, p_adjust)
     loaded = (
         results
         if isinstance(results, LoadedResults)
@@ -403,10 +270,11 @@ def correlate(
             revision_policy=revision_policy,
         )
     )
-    band: tuple[int, int] | None = None
-    if dim_band:
-        lo, hi = dim_band  # a list (JSON, the command line) becomes the (lo, hi) tuple
-        band = (lo, hi)
+    table, labels_in, labels_ex = _score_table(loaded, intrinsic, extrinsic, split)
+    dims = {name: m.embed_dim for name, m in loaded.models.items()}
+    frame, notes = _select_models(table.frame, dims, dim_band, complete, control_dim)
+    table = ScoreTable(frame, table.describe, loaded)
+    family_of, source = resolve_families(frame.index, families, family_regex, cluster)
     settings = Settings(
         results=loaded.folders,
         split=split,
@@ -416,19 +284,72 @@ def correlate(
         seed=seed,
         complete=complete,
         control_dim=control_dim,
-        dim_band=band,
+        dim_band=_band(dim_band),
         gap=gap,
-        families="none",  # replaced below
+        families=source,
         p_adjust=p_adjust,
     )
+    notes += _family_note(family_of, source)
+    dim_series = _known_dims(dims, frame) if control_dim else None
+    pairs, pair_notes = _pairs(frame, labels_in, labels_ex, dim_series, settings, family_of)
+    comparisons = _comparisons(frame, compare, labels_in, labels_ex, settings, family_of)
+    row_means = [_row_mean(frame, a, labels_ex, settings, family_of) for a in labels_in] if not gap else []
+    return CorrelationResult(
+        pairs,
+        labels_in,
+        labels_ex,
+        table,
+        settings,
+        [*notes, *pair_notes, *loaded.notes],
+        comparisons,
+        family_of,
+        [r for r in row_means if r is not None],
+    )
+
+
+def _check_arguments(
+    intrinsic: Sequence[str | ColumnSpec], extrinsic: Sequence[str | ColumnSpec], gap: bool, p_adjust: str
+) -> None:
+    if p_adjust not in ("holm", "fdr_bh"):
+        raise CorrelationInputError(f"p-value adjustment {p_adjust!r}: use 'holm' or 'fdr_bh'")
+    if not intrinsic or not extrinsic:
+        raise CorrelationInputError("give at least one intrinsic and one extrinsic column")
+    if gap and len(intrinsic) != 1:
+        raise CorrelationInputError("the evaluation-gap mode takes exactly one reference (intrinsic) column")
+
+
+def _band(dim_band: tuple[int, int] | None) -> tuple[int, int] | None:
+    """``dim_band`` as the ``(lo, hi)`` tuple (a list from JSON or the command line becomes one)."""
+    if not dim_band:
+        return None
+    lo, hi = dim_band
+    return (lo, hi)
+
+
+def _score_table(
+    loaded: LoadedResults,
+    intrinsic: Sequence[str | ColumnSpec],
+    extrinsic: Sequence[str | ColumnSpec],
+    split: str,
+) -> tuple[ScoreTable, list[str], list[str]]:
+    """The model x column table of the intrinsic and extrinsic columns, and their labels."""
     rows = expand_columns(loaded, intrinsic, split)
     cols = expand_columns(loaded, extrinsic, split)
     table = build_table(loaded, [*rows, *{c.label: c for c in cols if c not in rows}.values()], split)
+    return table, [c.label for c in rows], [c.label for c in cols]
+
+
+def _select_models(
+    scores: pd.DataFrame,
+    dims: Mapping[str, int | None],
+    dim_band: tuple[int, int] | None,
+    complete: bool,
+    control_dim: bool,
+) -> tuple[pd.DataFrame, list[str]]:
+    """The models of the requested view (size band, complete table, else any score) and notes on
+    what was left out."""
     notes: list[str] = []
-    frame = table.frame
-    labels_in = [c.label for c in rows]
-    labels_ex = [c.label for c in cols]
-    dims = {name: m.embed_dim for name, m in loaded.models.items()}
+    frame = scores
     if dim_band is not None:
         lo, hi = dim_band
         keep = [name for name in frame.index if (dim := dims[name]) is not None and lo <= dim <= hi]
@@ -444,51 +365,61 @@ def correlate(
         frame = frame[frame.notna().any(axis=1)]
     no_dim = sorted(name for name in frame.index if dims[name] is None)
     if dim_band is not None:
-        scored = table.frame[table.frame.notna().any(axis=1)]  # before the band removed them
+        scored = scores[scores.notna().any(axis=1)]  # before the band removed them
         no_dim = sorted(name for name in scored.index if dims[name] is None)
     if (control_dim or dim_band is not None) and no_dim:
         notes.append(
             f"models without a known embedding dimension (left out of the dimension views): {no_dim}"
         )
-    table = ScoreTable(frame, table.describe, loaded)
+    return frame, notes
+
+
+def _known_dims(dims: Mapping[str, int | None], frame: pd.DataFrame) -> pd.Series:
+    """The embedding dimension of the models of ``frame`` whose dimension is known."""
     import pandas as pd
 
-    dim_series = (
-        pd.Series({n: float(d) for n, d in dims.items() if d is not None and n in frame.index}, dtype=float)
-        if control_dim
-        else None
+    return pd.Series(
+        {n: float(d) for n, d in dims.items() if d is not None and n in frame.index}, dtype=float
     )
-    family_of, source = resolve_families(frame.index, families, family_regex, cluster)
-    settings = replace(settings, families=source)
-    notes += _family_note(family_of, source)
-    pairs = [
-        _pair(frame, a, b, dim_series, settings, family_of) for a in labels_in for b in labels_ex if a != b
-    ]
+
+
+def _pairs(
+    frame: pd.DataFrame,
+    labels_in: list[str],
+    labels_ex: list[str],
+    dims: pd.Series | None,
+    settings: Settings,
+    families: Mapping[str, str],
+) -> tuple[list[PairResult], list[str]]:
+    """Every (intrinsic, extrinsic) pair of distinct columns, with adjusted p-values, and notes on
+    the pairs without a CI, p-value or ρ."""
+    pairs = [_pair(frame, a, b, dims, settings, families) for a in labels_in for b in labels_ex if a != b]
     if not pairs:
         raise CorrelationInputError("no (intrinsic, extrinsic) pair of distinct columns")
-    adjusted = stats.adjust_pvalues([p.spearman_p for p in pairs], p_adjust)
+    adjusted = stats.adjust_pvalues([p.spearman_p for p in pairs], settings.p_adjust)
     pairs = [replace(p, spearman_p_adj=float(q)) for p, q in zip(pairs, adjusted, strict=True)]
-    reasons = sorted({r for r in (_ci_reason(frame, p, family_of) for p in pairs) if r})
-    notes += [f"no CI or p-value: {r}" if "models" in r else f"no CI: {r}" for r in reasons]
+    reasons = sorted({r for r in (_ci_reason(frame, p, families) for p in pairs) if r})
+    notes = [f"no CI or p-value: {r}" if "models" in r else f"no CI: {r}" for r in reasons]
     undefined = [f"{p.intrinsic} vs {p.extrinsic}" for p in pairs if not np.isfinite(p.spearman)]
     if undefined:
         notes.append(f"ρ undefined (a column is constant over the models): {', '.join(undefined)}")
-    comparisons = [_compare(frame, a, b, labels_ex, labels_in, settings, family_of) for a, b in compare]
-    if comparisons:
-        adjusted = stats.adjust_pvalues([c.p_swap for c in comparisons], p_adjust)
-        comparisons = [replace(c, p_swap_adj=float(q)) for c, q in zip(comparisons, adjusted, strict=True)]
-    row_means = [_row_mean(frame, a, labels_ex, settings, family_of) for a in labels_in] if not gap else []
-    return CorrelationResult(
-        pairs,
-        labels_in,
-        labels_ex,
-        table,
-        settings,
-        [*notes, *loaded.notes],
-        comparisons,
-        family_of,
-        [r for r in row_means if r is not None],
-    )
+    return pairs, notes
+
+
+def _comparisons(
+    frame: pd.DataFrame,
+    compare: Sequence[tuple[str, str]],
+    labels_in: list[str],
+    labels_ex: list[str],
+    settings: Settings,
+    families: Mapping[str, str],
+) -> list[Comparison]:
+    """The requested row comparisons, with their swap-test p-values adjusted over the comparisons."""
+    comparisons = [_compare(frame, a, b, labels_ex, labels_in, settings, families) for a, b in compare]
+    if not comparisons:
+        return []
+    adjusted = stats.adjust_pvalues([c.p_swap for c in comparisons], settings.p_adjust)
+    return [replace(c, p_swap_adj=float(q)) for c, q in zip(comparisons, adjusted, strict=True)]
 
 
 def _row_mean(

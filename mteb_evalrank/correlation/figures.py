@@ -16,7 +16,7 @@ from scipy import stats
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from .core import CorrelationResult
+    from .results import CorrelationData
 
 
 def _pyplot() -> ModuleType:  # the matplotlib.pyplot module, on the Agg backend
@@ -32,7 +32,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
 
-def heatmap(result: CorrelationResult, path: Path) -> Path:
+def heatmap(result: CorrelationData, path: Path) -> Path:
     """Heatmap of ρ (rows intrinsic, columns extrinsic), annotated with ρ×100."""
     plt = _pyplot()
     rho = result.matrix("spearman")
@@ -68,7 +68,7 @@ def _short(label: str) -> str:
     return label.replace("Classification", "")
 
 
-def rank_scatter(result: CorrelationResult, intrinsic: str, extrinsic: str, path: Path) -> Path:
+def rank_scatter(result: CorrelationData, intrinsic: str, extrinsic: str, path: Path) -> Path:
     """Rank by intrinsic score vs rank by extrinsic score, one point per model (1 = best)."""
     plt = _pyplot()
     both = result.table.frame[[intrinsic, extrinsic]].dropna()
@@ -86,7 +86,7 @@ def rank_scatter(result: CorrelationResult, intrinsic: str, extrinsic: str, path
     return path
 
 
-def gap_plot(result: CorrelationResult, path: Path) -> Path:
+def gap_plot(result: CorrelationData, path: Path) -> Path:
     """ρ (with the bootstrap CI) of the reference column against each target column, in order."""
     plt = _pyplot()
     reference = result.intrinsic[0]
@@ -109,7 +109,7 @@ def gap_plot(result: CorrelationResult, path: Path) -> Path:
     return path
 
 
-def write_figures(result: CorrelationResult, out: Path, scatter: list[tuple[str, str]]) -> dict[str, Path]:
+def write_figures(result: CorrelationData, out: Path, scatter: list[tuple[str, str]]) -> dict[str, Path]:
     """Heatmap (or gap plot) plus one scatter per requested pair; returns name -> path."""
     paths = (
         {"evaluation gap": gap_plot(result, out / "gap.png")}

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from .core import CorrelationResult
+    from .results import CorrelationData
 
 
 def _x100(value: float | None) -> str:
@@ -30,7 +30,7 @@ def _grid(rows: list[str], columns: list[str], cells: list[list[str]], corner: s
     return lines
 
 
-def rho_table(result: CorrelationResult) -> list[str]:
+def rho_table(result: CorrelationData) -> list[str]:
     """The ρ×100 grid with the best per column in bold and the row mean."""
     rho = result.matrix("spearman")
     values = rho.to_numpy(dtype=float)
@@ -48,7 +48,7 @@ def rho_table(result: CorrelationResult) -> list[str]:
     return _grid(list(rho.index), [*rho.columns, "mean"], cells, "intrinsic \\ extrinsic")
 
 
-def rho_ci_table(result: CorrelationResult) -> list[str]:
+def rho_ci_table(result: CorrelationData) -> list[str]:
     """The same grid with each cell ``ρ [CI low, CI high]`` (×100, rounded)."""
     rho, low, high = (result.matrix(v) for v in ("spearman", "spearman_ci_low", "spearman_ci_high"))
 
@@ -73,7 +73,7 @@ def _p(value: float) -> str:
     return "–" if value is None or not np.isfinite(value) else f"{value:.4f}"
 
 
-def _ci_words(result: CorrelationResult) -> str:
+def _ci_words(result: CorrelationData) -> str:
     units = {p.ci_units for p in result.pairs}
     s = result.settings
     what = (
@@ -84,10 +84,32 @@ def _ci_words(result: CorrelationResult) -> str:
     return f"{what}, {s.n_bootstrap} resamples, {100 * s.confidence:.0f}%"
 
 
-def markdown(result: CorrelationResult, figures: dict[str, Path], out: Path) -> str:
+def markdown(result: CorrelationData, figures: dict[str, Path], out: Path) -> str:
+    """``report.md``: the ρ table, n per cell, the CIs, row means, comparisons, figures, all pairs,
+    the columns and the notes (one function per section)."""
+    lines = [
+        *_summary_section(result),
+        *_row_means_section(result),
+        *_comparisons_section(result),
+        "",
+        *(f"![{name}]({os.path.relpath(path, out)})" for name, path in figures.items()),
+        "",
+        *_pairs_section(result),
+        "",
+        "## Columns",
+        "",
+        *(f"- `{label}`: {text}" for label, text in result.table.describe.items()),
+    ]
+    if result.notes:
+        lines += ["", "## Notes", ""]
+        lines += [f"- {note}" for note in result.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _summary_section(result: CorrelationData) -> list[str]:
+    """Title, the ρ table, models (and families) per cell and the table with CIs."""
     s = result.settings
     frame = result.to_frame()
-    adjust = ADJUST_NAMES.get(s.p_adjust, s.p_adjust)
     lines = [
         "# Evaluation gap" if s.gap else "# Intrinsic vs extrinsic rank correlation",
         "",
@@ -115,51 +137,68 @@ def markdown(result: CorrelationResult, figures: dict[str, Path], out: Path) -> 
         ]
         if len(gs) > 1:
             lines.append(f"Families per cell: {int(gs.min())}–{int(gs.max())}.")
-    lines += ["", f"With confidence intervals ({_ci_words(result)}):", "", *rho_ci_table(result)]
-    if result.row_means:
-        lines += [
-            "",
-            "Mean ρ×100 of each row over the extrinsic columns, on the models having the row and every "
-            f"extrinsic column, with its CI ({_ci_words(result)}):",
-            "",
-            "| intrinsic | n | families | mean ρ×100 | CI |",
-            "|---|---:|---:|---:|---|",
-        ]
-        lines += [
-            f"| {r.intrinsic} | {r.n} | {r.n_families} | {_x100(r.mean)} | "
-            f"[{_x100(r.ci_low)}, {_x100(r.ci_high)}] |"
-            for r in result.row_means
-        ]
-    if result.comparisons:
-        lines += [
-            "",
-            "## Comparisons",
-            "",
-            "Mean ρ×100 over the extrinsic columns of two intrinsic rows, on the models having both rows "
-            f"and every extrinsic column; CI of Δ by the same bootstrap ({_ci_words(result)}). "
-            "p: two-sided paired swap test: under the null that the rows are exchangeable, their ranks are "
-            "swapped within each unit (a whole family when the units are families, else a model) and Δ "
-            "recomputed; exact over all 2^U swap patterns when there are few units (then the smallest "
-            f"attainable p is 2/2^U, column p min). p adj.: {adjust} over the comparisons.",
-            "",
-            "| a | b | n | families | units | mean ρ a | mean ρ b | Δ (a − b) | CI | p (swap test) | p min | "
-            "p adj. |",
-            "|---|---|---:|---:|---|---:|---:|---:|---|---:|---:|---:|",
-        ]
-        lines += [
-            f"| {c.a} | {c.b} | {c.n} | {c.n_families} | {c.n_units} {c.units} | {_x100(c.mean_a)} | "
-            f"{_x100(c.mean_b)} | {_x100(c.difference)} | [{_x100(c.ci_low)}, {_x100(c.ci_high)}] | "
-            f"{_p(c.p_swap)} | {c.p_min:.3g} | {_p(c.p_swap_adj)} |"
-            for c in result.comparisons
-        ]
-    lines += ["", *(f"![{name}]({os.path.relpath(path, out)})" for name, path in figures.items()), ""]
+    return [*lines, "", f"With confidence intervals ({_ci_words(result)}):", "", *rho_ci_table(result)]
+
+
+def _row_means_section(result: CorrelationData) -> list[str]:
+    """Mean ρ of each row over the extrinsic columns, with its CI (none in the gap layout)."""
+    if not result.row_means:
+        return []
+    lines = [
+        "",
+        "Mean ρ×100 of each row over the extrinsic columns, on the models having the row and every "
+        f"extrinsic column, with its CI ({_ci_words(result)}):",
+        "",
+        "| intrinsic | n | families | mean ρ×100 | CI |",
+        "|---|---:|---:|---:|---|",
+    ]
+    return lines + [
+        f"| {r.intrinsic} | {r.n} | {r.n_families} | {_x100(r.mean)} | "
+        f"[{_x100(r.ci_low)}, {_x100(r.ci_high)}] |"
+        for r in result.row_means
+    ]
+
+
+def _comparisons_section(result: CorrelationData) -> list[str]:
+    """``## Comparisons``: Δ mean ρ of two rows, its CI and swap-test p (when requested)."""
+    if not result.comparisons:
+        return []
+    adjust = ADJUST_NAMES.get(result.settings.p_adjust, result.settings.p_adjust)
+    lines = [
+        "",
+        "## Comparisons",
+        "",
+        "Mean ρ×100 over the extrinsic columns of two intrinsic rows, on the models having both rows "
+        f"and every extrinsic column; CI of Δ by the same bootstrap ({_ci_words(result)}). "
+        "p: two-sided paired swap test: under the null that the rows are exchangeable, their ranks are "
+        "swapped within each unit (a whole family when the units are families, else a model) and Δ "
+        "recomputed; exact over all 2^U swap patterns when there are few units (then the smallest "
+        f"attainable p is 2/2^U, column p min). p adj.: {adjust} over the comparisons.",
+        "",
+        "| a | b | n | families | units | mean ρ a | mean ρ b | Δ (a − b) | CI | p (swap test) | p min | "
+        "p adj. |",
+        "|---|---|---:|---:|---|---:|---:|---:|---|---:|---:|---:|",
+    ]
+    return lines + [
+        f"| {c.a} | {c.b} | {c.n} | {c.n_families} | {c.n_units} {c.units} | {_x100(c.mean_a)} | "
+        f"{_x100(c.mean_b)} | {_x100(c.difference)} | [{_x100(c.ci_low)}, {_x100(c.ci_high)}] | "
+        f"{_p(c.p_swap)} | {c.p_min:.3g} | {_p(c.p_swap_adj)} |"
+        for c in result.comparisons
+    ]
+
+
+def _pairs_section(result: CorrelationData) -> list[str]:
+    """``## All pairs``: every pair with CI, raw and adjusted p, Pearson, Kendall (and partial ρ)."""
+    s = result.settings
+    frame = result.to_frame()
+    adjust = ADJUST_NAMES.get(s.p_adjust, s.p_adjust)
     partial = s.control_dim
     header = "| intrinsic | extrinsic | n | families | ρ×100 | 95% CI | p (perm.) | p adj. | r×100 | τ×100 |"
     rule = "|---|---|---:|---:|---:|---|---:|---:|---:|---:|"
     if partial:
         header += " partial ρ×100 (dim) | n (dim) |"
         rule += "---:|---:|"
-    lines += [
+    lines = [
         "## All pairs",
         "",
         f"CI: {_ci_words(result)}. p: two-sided permutation test ({s.n_permutations} permutations"
@@ -185,9 +224,4 @@ def markdown(result: CorrelationResult, figures: dict[str, Path], out: Path) -> 
         if partial:
             line += f" {_x100(p.partial_spearman_dim)} | {p.n_partial} |"
         lines.append(line)
-    lines += ["", "## Columns", ""]
-    lines += [f"- `{label}`: {text}" for label, text in result.table.describe.items()]
-    if result.notes:
-        lines += ["", "## Notes", ""]
-        lines += [f"- {note}" for note in result.notes]
-    return "\n".join(lines) + "\n"
+    return lines

@@ -171,9 +171,10 @@ def load_results(
 
     ``revision_policy="merge"`` instead takes each task from the newest revision that has it
     (for result sets where e.g. ``external`` and a commit revision hold different tasks).
-    """
-    from mteb.cache import ResultCache
 
+    Steps: read every folder (:func:`_read_folders`), filter the models (:func:`_filter_models`),
+    choose each model's revision(s) (:func:`_choose_revision`).
+    """
     if revision_policy not in ("newest", "merge"):
         raise CorrelationInputError(f"revision policy {revision_policy!r}: use 'newest' or 'merge'")
 
@@ -188,6 +189,27 @@ def load_results(
         if revisions or revision_policy != "newest":
             raise CorrelationInputError(f"{tables[0]}: a score table records no revisions (--revision*)")
         return load_score_table(tables[0], models=models, model_regex=model_regex)
+    merged, metas, notes = _read_folders(folders)
+    by_model = _filter_models(merged, models, model_regex)
+    revisions = dict(revisions or {})
+    for name in sorted(set(revisions) - set(by_model)):
+        raise CorrelationInputError(f"--revision {name}=...: model {name!r} is not in the selected results")
+    chosen = {
+        name: _choose_revision(name, revs, merged, metas, revisions.get(name), revision_policy, notes)
+        for name, revs in sorted(by_model.items())
+    }
+    if not chosen:
+        raise CorrelationInputError("no model left after the model filters (--models / --model-regex)")
+    return LoadedResults(chosen, [str(f) for f in folders], notes)
+
+
+def _read_folders(
+    folders: Sequence[str | Path],
+) -> tuple[dict[tuple[str, str], dict[str, TaskResult]], dict[tuple[str, str], Any], list[str]]:
+    """Every (model, revision)'s task results over the folders (a later folder's result of the same
+    task wins, with a note), each (model, revision)'s model meta, and the notes."""
+    from mteb.cache import ResultCache
+
     merged: dict[tuple[str, str], dict[str, TaskResult]] = {}
     metas: dict[tuple[str, str], Any] = {}
     notes: list[str] = []
@@ -217,7 +239,13 @@ def load_results(
                 tasks[task.task_name] = task
             if model.model_meta is not None or key not in metas:
                 metas[key] = model.model_meta
+    return merged, metas, notes
 
+
+def _filter_models(
+    merged: Mapping[tuple[str, str], Any], models: Iterable[str] | None, model_regex: str | None
+) -> dict[str, list[str]]:
+    """Model -> its revisions, for the models named in ``models`` and matching ``model_regex``."""
     wanted = set(models) if models is not None else None
     pattern = re.compile(model_regex) if model_regex else None
     by_model: dict[str, list[str]] = {}
@@ -229,41 +257,44 @@ def load_results(
         by_model.setdefault(name, []).append(revision)
     if wanted is not None and (unknown := sorted(wanted - set(by_model))):
         raise CorrelationInputError(f"models not in the result folders: {', '.join(unknown)}")
-    revisions = dict(revisions or {})
-    for name in sorted(set(revisions) - set(by_model)):
-        raise CorrelationInputError(f"--revision {name}=...: model {name!r} is not in the selected results")
+    return by_model
 
-    chosen: dict[str, ModelScores] = {}
-    for name, revs in sorted(by_model.items()):
-        ordered = sorted(revs, key=lambda r: _revision_key(merged[(name, r)], r), reverse=True)
-        if name in revisions:
-            if revisions[name] not in revs:
-                raise CorrelationInputError(
-                    f"model {name}: revision {revisions[name]!r} not found; "
-                    f"available: {', '.join(sorted(revs))}"
-                )
-            ordered = [revisions[name]]
-        if revision_policy == "merge" and len(ordered) > 1:
-            combined: dict[str, TaskResult] = {}
-            for revision in reversed(ordered):  # newest last, so it wins
-                combined.update(merged[(name, revision)])
-            dim, source = next(
-                (d for r in ordered if (d := _embed_dim(name, metas.get((name, r))))[0] is not None),
-                (None, "unknown"),
+
+def _choose_revision(
+    name: str,
+    revs: list[str],
+    merged: Mapping[tuple[str, str], dict[str, TaskResult]],
+    metas: Mapping[tuple[str, str], Any],
+    requested: str | None,
+    revision_policy: str,
+    notes: list[str],
+) -> ModelScores:
+    """The scores of model ``name``: the ``requested`` revision, else the newest, or (``merge``) each
+    task from the newest revision having it; what was chosen is appended to ``notes``."""
+    ordered = sorted(revs, key=lambda r: _revision_key(merged[(name, r)], r), reverse=True)
+    if requested is not None:
+        if requested not in revs:
+            raise CorrelationInputError(
+                f"model {name}: revision {requested!r} not found; available: {', '.join(sorted(revs))}"
             )
-            label = "+".join(ordered)
-            notes.append(f"{name}: revisions merged per task, newest first: {', '.join(ordered)}")
-            chosen[name] = ModelScores(name, label, combined, dim, source)
-            continue
-        revision = ordered[0]
-        if len(revs) > 1:
-            others = ", ".join(r for r in sorted(revs) if r != revision)
-            notes.append(f"{name}: revision {revision} used; also present: {others}")
-        dim, source = _embed_dim(name, metas.get((name, revision)))
-        chosen[name] = ModelScores(name, revision, merged[(name, revision)], dim, source)
-    if not chosen:
-        raise CorrelationInputError("no model left after the model filters (--models / --model-regex)")
-    return LoadedResults(chosen, [str(f) for f in folders], notes)
+        ordered = [requested]
+    if revision_policy == "merge" and len(ordered) > 1:
+        combined: dict[str, TaskResult] = {}
+        for revision in reversed(ordered):  # newest last, so it wins
+            combined.update(merged[(name, revision)])
+        dim, source = next(
+            (d for r in ordered if (d := _embed_dim(name, metas.get((name, r))))[0] is not None),
+            (None, "unknown"),
+        )
+        label = "+".join(ordered)
+        notes.append(f"{name}: revisions merged per task, newest first: {', '.join(ordered)}")
+        return ModelScores(name, label, combined, dim, source)
+    revision = ordered[0]
+    if len(revs) > 1:
+        others = ", ".join(r for r in sorted(revs) if r != revision)
+        notes.append(f"{name}: revision {revision} used; also present: {others}")
+    dim, source = _embed_dim(name, metas.get((name, revision)))
+    return ModelScores(name, revision, merged[(name, revision)], dim, source)
 
 
 def load_score_table(

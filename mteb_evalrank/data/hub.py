@@ -118,6 +118,14 @@ def cache_root(hub_id: str, cache_dir: Path | None = None) -> Path:
     return base / f"{namespace}___{camelcase_to_snakecase(name)}"
 
 
+def hub_cache_copy(hub_id: str) -> Path | None:
+    """The hub-cache folder of dataset ``hub_id`` if one exists (a real download)."""
+    from huggingface_hub import constants
+
+    folder = Path(constants.HF_HUB_CACHE) / f"datasets--{hub_id.replace('/', '--')}"
+    return folder if folder.exists() else None
+
+
 def _fingerprint(data: DatasetDict) -> str:
     digest = hashlib.sha256()
     for split, table in sorted(data.items()):

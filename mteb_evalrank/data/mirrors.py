@@ -29,10 +29,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from .hub import cache_root, check_card, install_config
+from .hub import cache_root, check_card, hub_cache_copy, install_config
 from .layout import BuiltDataset
 from .registry import STS_MIRROR_SPECS, STS_MIRRORS, MirrorSpec
-from .status import hub_cache_copy
 
 #: file that marks a datasets-cache entry as written by this module
 MARKER = "mteb_evalrank_mirror.json"

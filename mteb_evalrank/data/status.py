@@ -56,17 +56,9 @@ def raw_sources(spec: DatasetSpec) -> list[RawSource]:
     return [RAW_SOURCES[root] for root in sorted(roots) if root in RAW_SOURCES]
 
 
-def hub_cache_copy(hub_id: str) -> Path | None:
-    """The hub-cache folder of dataset ``hub_id`` if one exists (a real download)."""
-    from huggingface_hub import constants
-
-    folder = Path(constants.HF_HUB_CACHE) / f"datasets--{hub_id.replace('/', '--')}"
-    return folder if folder.exists() else None
-
-
 def dataset_location(spec: DatasetSpec) -> str | None:
     """``"Hub download"``, ``"local build"`` or ``None`` (not installed)."""
-    from .hub import cache_root
+    from .hub import cache_root, hub_cache_copy
 
     if hub_cache_copy(spec.hub_id) is not None:
         return "Hub download"

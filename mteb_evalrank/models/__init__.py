@@ -1,6 +1,6 @@
 """Encoders and model metas: static word vectors, MiniLM poolings, post-processing, the zoo."""
 
-from .. import _registration
+from .. import _postponed
 from .minilm import MiniLMLayerPooling
 from .static import StaticWordEmbeddings
 from .wrappers import PostProcessedEncoder
@@ -16,4 +16,4 @@ __all__ = [
 ]
 
 # completes `import mteb_evalrank`'s registration if mteb was first imported by this module
-_registration.finish_postponed(__name__)
+_postponed.finish_postponed(__name__)

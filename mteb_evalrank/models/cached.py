@@ -54,7 +54,8 @@ class CachedEncoder(CachedEmbeddingWrapper):
 
     Args:
         model: the encoder (mteb's ``encode`` signature).
-        cache: the cache (default: whatever :func:`process_cache` is at each call).
+        cache: the cache (default: whatever :func:`process_cache` is at each call; with
+            ``by_instance``, the process cache at construction).
         by_instance: key the stores by this wrapper *object* (memory only, dropped with the
             wrapper) instead of the model's name: for models whose name may not identify
             their weights, or whose embeddings are cheap to recompute from a cached base.
@@ -70,7 +71,8 @@ class CachedEncoder(CachedEmbeddingWrapper):
         name: str | None = None,
         revision: str | None = None,
     ) -> None:
-        self._cache = cache
+        # an instance store must live where its finalizer drops it: pin the cache now
+        self._cache = cache if cache is not None or not by_instance else process_cache()
         meta = getattr(model, "mteb_model_meta", None)
         self.name = name or getattr(meta, "name", None) or type(model).__name__
         self.revision = revision or getattr(meta, "revision", None) or "no_revision_available"

@@ -8,7 +8,7 @@ its slices, the STS-B gold bands) and AccSent triplets.
 
 from mteb.abstasks.abstask import AbsTask
 
-from .. import _registration
+from .. import _postponed
 from ._evalrank import AbsTaskEvalRank
 from ._triplet import AbsTaskTriplet, read_triplet_jsonl, triplet_task_from_jsonl
 from .accsent import AccSent
@@ -80,4 +80,4 @@ __all__ = [
 ]
 
 # completes `import mteb_evalrank`'s registration if mteb was first imported by this module
-_registration.finish_postponed(__name__)
+_postponed.finish_postponed(__name__)

@@ -173,7 +173,6 @@ def read_triplet_jsonl(path: Path | str) -> Dataset:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"triplet file {path} not found")
-    allowed = {*TEXT_COLUMNS, "negatives", *JSONL_LABELS}
     rows: list[dict[str, str]] = []
     with path.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, start=1):
@@ -184,40 +183,46 @@ def read_triplet_jsonl(path: Path | str) -> Dataset:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise ValueError(f"{where}: not valid JSON ({error.msg}).") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{where}: expected a JSON object, got {type(record).__name__}.")
-            unknown = sorted(set(record) - allowed)
-            if unknown:
-                raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}.")
-            if ("negative" in record) == ("negatives" in record):
-                raise ValueError(f"{where}: give one of 'negative' (a string) or 'negatives' (a list).")
-            negatives = record["negatives"] if "negatives" in record else [record["negative"]]
-            if not isinstance(negatives, list) or not negatives:
-                raise ValueError(f"{where}: 'negatives' must be a non-empty list of strings.")
-            for key, value in [("anchor", record.get("anchor")), ("positive", record.get("positive"))] + [
-                ("negative", item) for item in negatives
-            ]:
-                if not isinstance(value, str) or not value.strip():
-                    raise ValueError(f"{where}: '{key}' must be a non-empty string, got {value!r}.")
-            labels = {key: record[key] for key in JSONL_LABELS if key in record}
-            for key, value in labels.items():
-                if not isinstance(value, str | int | float) or isinstance(value, bool):
-                    raise ValueError(f"{where}: '{key}' must be a string or a number, got {value!r}.")
-            for negative in negatives:
-                rows.append(
-                    {
-                        "anchor": record["anchor"],
-                        "positive": record["positive"],
-                        "negative": negative,
-                        **{k: str(v) for k, v in labels.items()},
-                    }
-                )
+            rows += _triplet_rows(record, where)
     if not rows:
         raise ValueError(f"{path}: the file holds no triplets.")
     present = [key for key in JSONL_LABELS if any(key in row for row in rows)]
     columns = {name: [row[name] for row in rows] for name in TEXT_COLUMNS}
     columns.update({key: [row.get(key, MISSING_LABEL) for row in rows] for key in present})
     return Dataset.from_dict(columns)
+
+
+def _triplet_rows(record: Any, where: str) -> list[dict[str, str]]:
+    """The triplets of one JSON-lines record (validated as :func:`read_triplet_jsonl` states)."""
+    allowed = {*TEXT_COLUMNS, "negatives", *JSONL_LABELS}
+    if not isinstance(record, dict):
+        raise ValueError(f"{where}: expected a JSON object, got {type(record).__name__}.")
+    unknown = sorted(set(record) - allowed)
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}.")
+    if ("negative" in record) == ("negatives" in record):
+        raise ValueError(f"{where}: give one of 'negative' (a string) or 'negatives' (a list).")
+    negatives = record["negatives"] if "negatives" in record else [record["negative"]]
+    if not isinstance(negatives, list) or not negatives:
+        raise ValueError(f"{where}: 'negatives' must be a non-empty list of strings.")
+    for key, value in [("anchor", record.get("anchor")), ("positive", record.get("positive"))] + [
+        ("negative", item) for item in negatives
+    ]:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{where}: '{key}' must be a non-empty string, got {value!r}.")
+    labels = {key: record[key] for key in JSONL_LABELS if key in record}
+    for key, value in labels.items():
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise ValueError(f"{where}: '{key}' must be a string or a number, got {value!r}.")
+    return [
+        {
+            "anchor": record["anchor"],
+            "positive": record["positive"],
+            "negative": negative,
+            **{k: str(v) for k, v in labels.items()},
+        }
+        for negative in negatives
+    ]
 
 
 class JsonlTripletTask(AbsTaskTriplet):

@@ -1,0 +1,162 @@
+"""The result types of :func:`mteb_evalrank.correlation.correlate`: one pair's statistics
+(:class:`PairResult`), the settings (:class:`Settings`), row comparisons (:class:`Comparison`), row
+means (:class:`RowMean`) and all of them with their score table (:class:`CorrelationData`).
+
+The reports (:mod:`.report`) and figures (:mod:`.figures`) read these types; the driver
+(:mod:`.core`) computes them and its ``CorrelationResult`` adds writing the files, so imports go one
+way: ``core`` -> ``report``, ``figures`` -> ``results`` -> ``table``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .table import ScoreTable
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """The statistics of one (intrinsic, extrinsic) pair; ``spearman_p`` is the permutation p-value."""
+
+    intrinsic: str
+    extrinsic: str
+    n: int
+    n_missing: int
+    spearman: float
+    spearman_ci_low: float
+    spearman_ci_high: float
+    spearman_p: float
+    spearman_p_adj: float
+    pearson: float
+    kendall: float
+    partial_spearman_dim: float | None = None
+    n_partial: int | None = None
+    n_families: int = 0
+    ci_units: str = "models"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the numbers were computed (written with every output)."""
+
+    results: list[str]
+    split: str
+    n_bootstrap: int
+    n_permutations: int
+    confidence: float
+    seed: int
+    complete: bool
+    control_dim: bool
+    dim_band: tuple[int, int] | None
+    gap: bool
+    families: str = "zoo"
+    """Where the families came from: ``zoo``, ``regex``, ``file`` (combined with ``+``) or ``none``."""
+    p_adjust: str = "holm"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Does intrinsic row ``a`` predict the extrinsic columns better than row ``b``?
+
+    ``difference`` = mean ρ(a) − mean ρ(b) over the extrinsic columns, on the ``n`` models
+    that have both rows and every extrinsic column: (family-cluster) bootstrap CI and the
+    two-sided p of the paired swap test (``p_swap``; ``p_swap_adj`` adjusted over the
+    comparisons; ``p_min`` = the smallest p the test can give with ``n_units`` units):
+    :func:`mteb_evalrank.correlation.stats.mean_spearman_difference`.
+    """
+
+    a: str
+    b: str
+    n: int
+    n_families: int
+    units: str
+    n_units: int
+    mean_a: float
+    mean_b: float
+    difference: float
+    ci_low: float
+    ci_high: float
+    p_swap: float
+    p_swap_adj: float
+    p_min: float
+    exact: bool
+
+
+@dataclass(frozen=True)
+class RowMean:
+    """Mean ρ of one intrinsic row over the extrinsic columns, on the ``n`` models having all of them,
+    with its (family-cluster) bootstrap CI (:func:`mteb_evalrank.correlation.stats.mean_spearman_ci`)."""
+
+    intrinsic: str
+    n: int
+    n_families: int
+    mean: float
+    ci_low: float
+    ci_high: float
+
+
+@dataclass
+class CorrelationData:
+    """Pairs, the score table they came from, the settings and notes on what was left out.
+
+    What :func:`mteb_evalrank.correlation.correlate` computes, without file output: the reports
+    (:mod:`.report`) and figures (:mod:`.figures`) read it, and
+    :class:`mteb_evalrank.correlation.CorrelationResult` (this plus ``write``) writes them.
+    """
+
+    pairs: list[PairResult]
+    intrinsic: list[str]
+    extrinsic: list[str]
+    table: ScoreTable
+    settings: Settings
+    notes: list[str] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    families: dict[str, str] = field(default_factory=dict)
+    row_means: list[RowMean] = field(default_factory=list)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per pair (columns as in ``correlations.csv``)."""
+        import pandas as pd
+
+        return pd.DataFrame([asdict(p) for p in self.pairs])
+
+    def matrix(self, value: str = "spearman") -> pd.DataFrame:
+        """Intrinsic x extrinsic matrix of one statistic."""
+        frame = self.to_frame().pivot(index="intrinsic", columns="extrinsic", values=value)
+        return frame.reindex(index=self.intrinsic, columns=self.extrinsic)
+
+    def pair(self, intrinsic: str, extrinsic: str) -> PairResult:
+        for p in self.pairs:
+            if p.intrinsic == intrinsic and p.extrinsic == extrinsic:
+                return p
+        raise KeyError((intrinsic, extrinsic))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "settings": asdict(self.settings),
+            "columns": self.table.describe,
+            "models": {
+                name: {
+                    "revision": m.revision or None,
+                    "embed_dim": m.embed_dim,
+                    "embed_dim_source": m.dim_source,
+                    "family": self.families.get(name, name),
+                }
+                for name, m in self.table.loaded.models.items()
+                if name in self.table.frame.index
+            },
+            "notes": self.notes,
+            "pairs": [_json_safe(asdict(p)) for p in self.pairs],
+            "comparisons": [_json_safe(asdict(c)) for c in self.comparisons],
+            "row_means": [_json_safe(asdict(r)) for r in self.row_means],
+        }
+
+
+def _json_safe(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in row.items()}
