@@ -138,9 +138,12 @@ _U32 = 2.0**-24
 _U64 = 2.0**-53
 #: pairs per chunk: the columns of every tile
 _PAIRS_PER_CHUNK = 1024
-#: products per tile on the CPU: one single-threaded float32 GEMM whose output stays in a
-#: core's L2 cache for the comparisons that follow it
-_TILE_ELEMENTS = 2**17
+#: products per tile on the CPU: one single-threaded float32 GEMM (512 background rows by
+#: 1,024 pairs) and the comparisons that follow it. Measured in thread CPU time (100,000 rows,
+#: 384-d): 2^18 to 2^20 alike, 2^17 about 5 % and 2^16 about 15 % slower (smaller GEMMs run slower)
+_TILE_ELEMENTS = 2**19
+#: ranges of the background per worker thread and chunk (handed out as the threads come free)
+_PIECES_PER_WORKER = 8
 #: products per tile on a torch device (a GPU wants large products)
 _TORCH_TILE_ELEMENTS = 2**22
 #: bytes per tile element: float32 products (4), float32 stand-in (4), two boolean masks (2)
@@ -269,8 +272,9 @@ def rank_counts_all(
     3. Per chunk of pairs, :func:`_prepare_chunk`: the float64 rule's targets ``s(q,p)`` /
        ``d(q,p)`` and the float32 limits of each pair's decision band
        (:func:`_rule_limits` widened by the proven error bound :func:`_screening_margins`).
-    4. The float32 pass (:func:`_screen_rows`, the background split among the BLAS threads;
-       or :class:`_TorchPass`): one GEMM per tile gives ``x_u . x_q`` for both
+    4. The float32 pass (:func:`_screen_background`: ranges of the background handed out
+       to the worker threads as they come free, each run by :func:`_screen_rows`; or
+       :class:`_TorchPass`): one GEMM per tile gives ``x_u . x_q`` for both
        similarities; competitors above the band are counted better, below it worse, and
        the few inside it go to :func:`_refine`, which classifies them by the rule in
        float64 from the exact rows (:meth:`_Background.rows`).
@@ -359,14 +363,15 @@ class _Background:
     """The distinct background rows, ready for the float32 pass and the float64 refinement.
 
     Distinct row ``j`` stands for the ``weight[j]`` items ``i`` with ``group[i] == j``; it is
-    ``x_j = ((E[first[j]] - mean) * 2^-e1) * 2^-e2`` in float64, i.e. the centred row
-    (``mean`` is ``E``'s column mean in float64) times the power of two that brings the
-    largest row norm into ``[1/2, 1)``. Scaling by a power of two is exact (barring
-    underflow) and changes no count (every rule is scale-invariant); it keeps the float32
-    pass from overflowing for any input scale. ``x32 = fl32(x)`` (the pass's rows),
-    ``sq = |x|^2``, ``inv = 1/|x|`` (``0`` for a zero row), ``half_sq32 = fl32(sq / 2)``,
-    ``inv32 = fl32(inv)`` (``NaN`` for the ``tiny`` rows, so that the cosine pass skips
-    them). Groups with several items come first (``n_multi`` of them).
+    ``x_j = ((E[first[j]] - mean) * 2^e1) * 2^e2`` in float64 (``exponents = (e1, e2)``, see
+    :func:`_prepare_background`), i.e. the centred row (``mean`` is ``E``'s column mean in
+    float64) times the power of two that brings the largest row norm into ``[1/2, 1)``.
+    Scaling by a power of two is exact (barring underflow) and changes no count (every rule
+    is scale-invariant); it keeps the float32 pass from overflowing for any input scale.
+    ``x32 = fl32(fl32(x 2^-e2) 2^e2)`` (the pass's rows: rounded to float32 before the
+    second scaling), ``sq = |x|^2`` (float64), ``inv = 1/|x|`` (``0`` for a zero row),
+    ``half_sq32 = fl32(sq / 2)``, ``inv32 = fl32(inv)`` (``NaN`` for the ``tiny`` rows, so
+    that the cosine pass skips them). Groups with several items come first (``n_multi``).
     """
 
     raw: NDArray[np.floating[Any]]
@@ -561,48 +566,73 @@ def _rule_limits(
 def _screening_margins(
     bg: _Background, sq_q: NDArray[np.float64], target: NDArray[np.float64], similarity: Similarity
 ) -> NDArray[np.float64]:
-    """Per pair, a proven bound on the error of the float32 stand-in (plus float64 slack).
+    """Per pair, a proven bound on the error of the float32 stand-in, plus room for float64.
 
     Notation: ``n`` = dim, ``u = 2^-24``, ``gamma = (n + 2) u / (1 - (n + 2) u)``,
-    ``M = max_u |x_u| < 1``, ``eta = (3n + 8) 2^-150`` (float32 underflow).
+    ``kappa = (n + 8) 2^-53``; ``|x|`` is the exact norm of a float64 row ``x`` (see
+    :class:`_Background`), ``M = max_u |x_u|``, in ``[1/2, 1)`` by the scaling (or 0: then
+    every stand-in and limit is 0 and everything is refined); ``e2`` the second scaling
+    exponent, ``eps = 2^-149 max(1, 2^e2)`` and ``eta = (3n + 8) eps`` (float32 underflow).
 
-    *Product.* ``x32 = fl32(x)`` differs from ``x`` by at most ``u |x_i| + 2^-150`` per entry.
-    A float32 dot product of ``n`` terms, summed in any order with or without FMA, is within
-    ``gamma_n sum_i |a_i b_i|`` of the exact one (Higham, *Accuracy and Stability of Numerical
-    Algorithms*, 2nd ed., Eq. 3.5 / Thm 3.5); with the input rounding (factor ``(1 + u)^2``)
-    and Cauchy-Schwarz, ``|D32 - x_q . x_u| <= gamma |x_q| |x_u| + eta``.
+    *Rows.* ``x32 = fl32(fl32(x 2^-e2) 2^e2)``: every entry is within ``u |x_i| + eps``
+    of ``x_i`` (one relative rounding; an entry subnormal in float32 before or after the
+    scaling loses at most ``2^-150`` there, i.e. ``2^-150 2^e2`` or ``2 2^-150`` here).
 
-    *Cosine.* ``value32 = fl32(D32 * inv32_u)``, ``inv32_u = (1 + d1) / |x_u|`` with
-    ``|d1| <= u + 2^-50`` (float64 norm, then float32), the product rounded by ``(1 + d2)``,
-    ``|d2| <= u``. With ``|x_q . x_u| / |x_u| <= |x_q|``::
+    *Product.* A float32 dot product of ``n`` terms, summed in any order with or without
+    FMA, is within ``gamma_n sum_i |a_i b_i|`` of the exact one (Higham, *Accuracy and
+    Stability of Numerical Algorithms*, 2nd ed., Eq. 3.5 / Thm 3.5), plus ``2^-150`` per
+    product that underflows. With the rows' rounding (relative: a factor ``(1 + u)^2``,
+    ``(1 + gamma_n)(1 + u)^2 <= 1 + gamma``; absolute: ``eps (|x_q|_1 + |x_u|_1) < 2 n eps``,
+    entries below 1) and Cauchy-Schwarz, ``|D32 - x_q . x_u| <= gamma |x_q| |x_u| + eta``.
 
-        |value32 - c |x_q|| <= |x_q| ((1 + d1)(1 + d2) - 1) + (gamma |x_q| + eta / |x_u|)(1 + d1)(1 + d2)
+    *Float64.* The rule's float64 values are within ``kappa`` of the exact ones: ``sq``
+    relatively (``gamma_n`` in float64), ``inv`` and ``sqrt(sq)`` relatively within
+    ``kappa / 2`` (one more rounding each), the rule's cosine ``(x_q . x_u) inv_q inv_u``
+    absolutely within ``2 kappa`` and its distance relatively within ``kappa / 2``.
+
+    *Cosine.* ``value32 = fl32(D32 inv32_u)``, ``inv32_u = inv_u (1 + d1)``, ``|d1| <= u``,
+    the product rounded by ``(1 + d2)``, ``|d2| <= u``. With ``|x_q . x_u| / |x_u| <= |x_q|``::
+
+        |value32 - c |x_q|| <= |x_q| ((1 + kappa/2)(1 + d1)(1 + d2) - 1)
+                               + (gamma |x_q| + eta / |x_u|)(1 + kappa/2)(1 + d1)(1 + d2)
                             <= (gamma + 3u) |x_q| + 2 eta max_u inv_u
 
-    (the terms ``2u gamma + u^2 + 2^-50`` fit in the third ``u`` while ``gamma <= 1/4``).
-    Rows with ``|x_u| < 2^-60`` are refined instead (``max inv <= 2^60``, so the underflow
-    term is below ``2^-76``). The earlier margin ``(2 gamma + 8u) |x_q|`` was twice this.
+    (``kappa / 2 + 2u gamma + u^2`` fit in the third ``u`` while ``gamma <= 1/4``). Rows with
+    ``|x_u| < 2^-60`` are refined instead, so ``max inv <= 2^60``. Margin:
+    ``(gamma + 3u + 8 kappa) sqrt(sq_q) + 2 eta max inv``. Room: the rule's threshold
+    ``T = fl(s(q,p) + tol)`` (``|T| < 2``) gives ``hi = fl(T sqrt(sq_q))`` within
+    ``1.25 kappa |x_q|`` of ``T |x_q|``; so ``value32 > hi + margin`` gives
+    ``c > T + 6 kappa`` and the rule's cosine ``> T + 4 kappa``: better. Likewise
+    ``value32 < lo - margin`` puts the rule's cosine below ``fl(s(q,p) - tol) - 4 kappa``,
+    so its rounded difference from ``s(q,p)`` exceeds ``tol``: worse.
 
-    *Euclidean.* ``value32 = fl32(D32 - h32_u)`` with ``h32_u = fl32(|x_u|^2 / 2)`` within
-    ``(u + 2^-50) |x_u|^2 / 2 + 2^-150`` of ``h_u = |x_u|^2 / 2``, the difference rounded by
-    ``(1 + d)``, ``|d| <= u``::
+    *Euclidean.* ``value32 = fl32(D32 - h32_u)``, ``h32_u = fl32(sq_u / 2)`` within
+    ``(u + kappa) h_u + 2^-150`` of ``h_u = |x_u|^2 / 2 <= M^2 / 2``, the difference
+    rounded by ``(1 + d)``, ``|d| <= u``; with ``|D| <= |x_q||x_u|``::
 
-        |value32 - v| <= gamma |x_q||x_u| + (u + 2^-50) h_u + u (|x_q||x_u| (1 + gamma) + 2 h_u) + 2 eta
-                      <= (gamma + 2u) |x_q| M + 2u M^2 + 2 eta
+        |value32 - v| <= gamma |x_q||x_u| + eta + (u + kappa) h_u + 2^-150
+                         + u (|x_q||x_u| (1 + gamma) + eta + 2.01 h_u + 2^-150)
+                      <= (gamma + 2u) |x_q| M + 1.05 u M^2 + 2 eta.
 
-    (``|D| <= |x_q||x_u|``; the earlier margin ``(gamma + 6u)(|x_q|^2 + 2 M^2)`` was about
-    three times this for rows of similar norms).
+    Margin: ``(gamma + 2u) |x_q| M + 2u M^2 + 2 eta + 8 kappa (sq_q + d_p^2)``, with
+    ``d_p = d(q,p)`` the rule's float64 distance; room
+    ``R = 0.95 u M^2 + 8 kappa (sq_q + d_p^2)``. The float64 ``lo``, ``hi`` are within
+    ``2 kappa (|x_q|^2 + d_p^2)`` of ``(|x_q|^2 - d_p^2 (1 -+ tol)^2) / 2``. Better:
+    ``value32 > hi + margin`` gives ``d^2 < b^2 - X``, ``b = d_p (1 - tol)``,
+    ``X = 2 R - 4 kappa (|x_q|^2 + d_p^2) >= 11 kappa d_p^2``, so
+    ``d <= b - X / (2b) <= b - 5.5 kappa d_p`` and the rule's distance
+    ``<= d (1 + kappa/2) <= b - 5 kappa d_p``: its rounded gap exceeds ``fl(tol d_p)``
+    (``2^-53 2 d_p`` of rounding). Worse: ``d^2 > a^2 + X``, ``a = d_p (1 + tol) <= 2 d_p``;
+    if ``d >= 2a`` the rule's distance is at least ``1.9 a``; else
+    ``d - a > X / (3a) >= 1.9 u M^2 / (3a) >= 0.07 u d_p`` (``d_p <= 2M``), far above the
+    ``3 kappa d_p`` of rounding (``0.07 u > 3 kappa`` for ``n < 10^7``); if ``d_p = 0``,
+    ``d^2 > 1.9 u M^2 > 0``. Either way the rule says worse.
 
-    *Slack.* The rule itself is evaluated in float64: its values differ from the real
-    ones by at most ``k = (n + 8) 2^-53`` relative (a cosine by ``k`` absolute, a distance
-    by ``k d``), and ``lo``, ``hi`` carry float64 rounding; ``8 k |x_q|`` (cosine) and
-    ``8 k (|x_q|^2 + d_p^2)`` (euclidean) cover both. A competitor whose stand-in is
-    above ``hi + margin`` is therefore better by the float64 rule, below ``lo - margin``
-    worse; :func:`_float32_limits` rounds these limits outwards to float32.
+    :func:`_float32_limits` then rounds ``lo - margin`` down and ``hi + margin`` up to float32.
     """
     n = bg.dim
     gamma = (n + 2) * _U32 / (1 - (n + 2) * _U32)
-    eta = (3 * n + 8) * 2.0**-150
+    eta = (3 * n + 8) * 2.0 ** (-149 + max(0, bg.exponents[1]))
     kappa = (n + 8) * _U64
     norm_q = np.sqrt(sq_q)
     if similarity == "cosine":
@@ -704,11 +734,16 @@ def _sum_counts(a: _Counts, b: _Counts) -> _Counts:
 def _screen_background(
     bg: _Background, chunk: _Chunk, shape: _TileShape, pool: Executor | None, workers: int
 ) -> _Counts:
-    """The numpy pass of one chunk over all distinct rows, split among the worker threads
-    into contiguous ranges of whole tiles; their partial counts summed."""
+    """The numpy pass of one chunk over all distinct rows; their partial counts summed.
+
+    The rows are split into ranges of whole tiles, ``_PIECES_PER_WORKER`` per worker thread,
+    which the pool hands out as the threads come free (a thread slowed by another process
+    on its core does less of the work, instead of the others waiting for it).
+    """
+    pieces = 1 if pool is None else max(1, workers * _PIECES_PER_WORKER)
     tiles = -(-bg.m // shape.rows)
-    per_worker = -(-tiles // max(1, min(workers, tiles))) * shape.rows
-    ranges = [(start, min(start + per_worker, bg.m)) for start in range(0, bg.m, per_worker)]
+    step = -(-tiles // min(pieces, tiles)) * shape.rows
+    ranges = [(start, min(start + step, bg.m)) for start in range(0, bg.m, step)]
     if pool is None or len(ranges) == 1:
         parts = [_screen_rows(bg, chunk, start, stop, shape) for start, stop in ranges]
     else:
@@ -741,11 +776,12 @@ def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _
     found: _Counts = {s: (np.zeros(chunk.r, np.int64), np.zeros(chunk.r, np.int64)) for s in order}
     pending: dict[Similarity, list[_Entries]] = {s: [] for s in order}
     gathered = dict.fromkeys(order, 0)
+    own_rows = _OwnCells(chunk, start, stop)
     for c0 in range(start, stop, rows):
         c1 = min(c0 + rows, stop)
         k = c1 - c0
         d = np.matmul(bg.x32[c0:c1], chunk.left, out=dots[:k])
-        _mask_own_rows(d, chunk, c0, c1)
+        d[own_rows.cells(c0, c1)] = np.nan
         weighted = max(0, min(bg.n_multi, c1) - c0)  # rows of groups of several items
         for similarity in order:
             if similarity == "euclidean":
@@ -774,11 +810,23 @@ def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _
     return {s: (g + better[s][: chunk.r], t) for s, (g, t) in found.items()}
 
 
-def _mask_own_rows(dots: NDArray[np.float32], chunk: _Chunk, c0: int, c1: int) -> None:
-    """``dots[qc_i - c0, i] = dots[pc_i - c0, i] = NaN`` for the pairs whose ``q`` / ``p`` is in the tile."""
-    for own in (chunk.qc, chunk.pc):
-        inside = np.flatnonzero((own >= c0) & (own < c1))
-        dots[own[inside] - c0, inside] = np.nan
+class _OwnCells:
+    """The cells ``(q_i, i)`` and ``(p_i, i)`` of the chunk's pairs whose ``q`` / ``p`` lies in
+    the distinct rows ``[start, stop)``, sorted by row, so that a tile finds its own cells by
+    bisection (:meth:`cells`)."""
+
+    def __init__(self, chunk: _Chunk, start: int, stop: int) -> None:
+        rows = np.concatenate([chunk.qc, chunk.pc])
+        cols = np.concatenate([np.arange(chunk.r), np.arange(chunk.r)])
+        inside = np.flatnonzero((rows >= start) & (rows < stop))
+        order = np.argsort(rows[inside], kind="stable")
+        self.rows = rows[inside][order]
+        self.cols = cols[inside][order]
+
+    def cells(self, c0: int, c1: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """``(rows - c0, columns)`` of the own cells in the tile of rows ``[c0, c1)``."""
+        a, b = np.searchsorted(self.rows, (c0, c1))
+        return self.rows[a:b] - c0, self.cols[a:b]
 
 
 def _column_counts(mask: NDArray[np.bool_]) -> NDArray[np.int64]:
