@@ -249,10 +249,10 @@ def rank_counts_all(
 ) -> dict[Similarity, RankCounts]:
     """Rank counts of every pair under each similarity, exact to float64 arithmetic.
 
-    ``embeddings`` are the raw background embeddings (centred here; never copied to
-    float64). Pairs whose two sides are the same background item get ``g = t = 0``
-    (rank 1). ``tol`` must lie in ``[0, 1)`` (absolute on the cosine, relative on the
-    euclidean distance; see the module docstring).
+    ``embeddings`` are the raw background embeddings (centred here; float32 and float64
+    input is used in place, never copied whole). Pairs whose two sides are the same
+    background item get ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)`` (absolute on
+    the cosine, relative on the euclidean distance; see the module docstring).
 
     ``device``: where the float32 pass runs. ``None`` (default): on a CUDA GPU when torch is
     already imported (never imported here just to look) and sees one, else numpy on the
@@ -276,7 +276,7 @@ def rank_counts_all(
        to the worker threads as they come free, each run by :func:`_screen_rows`; or
        :class:`_TorchPass`): one GEMM per tile gives ``x_u . x_q`` for both
        similarities; competitors above the band are counted better, below it worse, and
-       the few inside it go to :func:`_refine`, which classifies them by the rule in
+       the few inside it go to :func:`_refine_all`, which classifies them by the rule in
        float64 from the exact rows (:meth:`_Background.rows`).
     5. :func:`_fixed_entries`: the other items of ``q``'s and ``p``'s own groups (never in
        the pass) and the rare rows of tiny norm are refined by the rule directly.
@@ -762,7 +762,7 @@ def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _
     compares false: neither counted nor in the band; they are refined apart). Then per
     similarity (euclidean first: the cosine scales ``D`` in place): the stand-in
     (``D - half_sq32_u`` or ``D * inv32_u``), ``above = value > hi32``,
-    ``band = (value >= lo32) xor above``. ``above`` is counted per pair (each row with its
+    ``band = (value >= lo32) and not above``. ``above`` is counted per pair (each row with its
     multiplicity), ``band``'s few entries are gathered and refined in float64
     (:func:`_refine_all`) once ``shape.flush_at`` of them have gathered.
     """
@@ -790,12 +790,11 @@ def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _
                 v = np.multiply(d, bg.inv32[c0:c1, None], out=d)
             lo32, hi32 = chunk.limits[similarity]
             a = np.greater(v, hi32, out=above[:k])
-            b = np.greater_equal(v, lo32, out=band[:k])
-            b ^= a  # lo <= value <= hi (value > hi implies value >= lo)
+            b = np.greater_equal(v, lo32, out=band[:k])  # the band: b and not a (a implies b)
             better[similarity] += _column_counts(a[weighted:])
             if weighted:
                 better[similarity] += bg.weight[c0 : c0 + weighted] @ a[:weighted]
-            flat = _sparse_flatnonzero(b.reshape(-1))
+            flat = _band_cells(b.reshape(-1), a.reshape(-1))
             if flat.size:
                 cols = flat // width + c0
                 pending[similarity].append((flat % width, cols, bg.weight[cols]))
@@ -842,15 +841,19 @@ def _column_counts(mask: NDArray[np.bool_]) -> NDArray[np.int64]:
     return counts
 
 
-def _sparse_flatnonzero(mask: NDArray[np.bool_]) -> NDArray[np.intp]:
-    """``np.flatnonzero`` of a sparse contiguous boolean vector, scanning 8 bytes at a time."""
-    whole = mask.size - mask.size % 8
-    words = np.flatnonzero(mask[:whole].view(np.uint64) != 0)  # (faster than on the words)
+def _band_cells(at_least_lo: NDArray[np.bool_], above_hi: NDArray[np.bool_]) -> NDArray[np.intp]:
+    """Flat indices where ``at_least_lo and not above_hi`` (``above_hi`` implies ``at_least_lo``).
+
+    Both masks are contiguous and equal except in the sparse band, so their 8-byte words are
+    compared (one pass over an eighth as many elements) and only the differing words are
+    looked at byte by byte.
+    """
+    whole = at_least_lo.size - at_least_lo.size % 8
+    words = np.flatnonzero(at_least_lo[:whole].view(np.uint64) != above_hi[:whole].view(np.uint64))
     found = (words[:, None] * 8 + np.arange(8)).reshape(-1)
-    found = found[mask[found]]
-    if whole < mask.size:
-        found = np.concatenate([found, whole + np.flatnonzero(mask[whole:])])
-    return found
+    if whole < at_least_lo.size:
+        found = np.concatenate([found, np.arange(whole, at_least_lo.size)])
+    return found[at_least_lo[found] & ~above_hi[found]]
 
 
 def _concat(entries: list[_Entries]) -> _Entries:
