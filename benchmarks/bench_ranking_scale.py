@@ -21,7 +21,9 @@ Peak memory: the process's resident-set high-water mark (``VmHWM``) is reset
 (``/proc/self/clear_refs``) after the data are built; the peak extra memory of the ranking
 is ``VmHWM - VmRSS`` before it, reported next to the copies the ranking makes of the
 embeddings (see ``embedding_copies``: they grow with the background) and what remains
-beyond them (the tiles, band entries and refinement blocks: bounded by the chunk budget).
+beyond them: vectors of length ``n`` (row hash, groups, norms: ``O(n)`` bytes, not
+``O(n d)``), the BLAS library's per-thread buffers, and the tiles, band entries and
+refinement blocks (bounded by the chunk budget).
 
 Cases: ``random`` (all rows distinct) and ``ties`` (a low-coverage word model: 76 % of the
 rows are one vector, as the EvalRank release's toy GloVe, whose unknown words share one
@@ -101,15 +103,15 @@ def gemm_floor(x: np.ndarray, q: np.ndarray, chunk_bytes: int) -> float:
     return time.perf_counter() - start
 
 
-def embedding_copies(n: int, distinct: int, dim: int) -> int:
-    """Peak bytes of the copies ``rank_counts_all`` makes of the embeddings.
+def embedding_copies(distinct: int, dim: int) -> int:
+    """Peak bytes of the copies ``rank_counts_all`` makes of (float32) embeddings.
 
-    A float64 copy of the input with a boolean finiteness mask (``9 n d``); with repeated
-    rows, the float64 distinct rows while that copy is alive (``8 (n + m) d``); then the
-    float64 and float32 distinct rows (``12 m d``).
+    The float32 distinct rows of the pass (``4 m d``). The input is used in place; its
+    finiteness check, row hash and the float64 rows (centring, norms, refinement) are
+    computed block by block, so no other copy grows with ``n d`` (vectors of length ``n``
+    and the per-thread buffers count as "beyond copies").
     """
-    both = 8 * (n + distinct) * dim if distinct < n else 0
-    return max(9 * n * dim, both, 12 * distinct * dim)
+    return 4 * distinct * dim
 
 
 def worker(spec: dict[str, Any]) -> dict[str, Any]:
@@ -127,7 +129,7 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
     peak = _status("VmHWM")
     floor_2 = gemm_floor(x, q, chunk_bytes)
     floor = (floor_1 + floor_2) / 2
-    copies = embedding_copies(n, distinct, dim)
+    copies = embedding_copies(distinct, dim)
     return {
         **spec,
         "distinct_rows": distinct,
@@ -186,7 +188,7 @@ def main() -> int:
     if args.report_only:  # e.g. after a change of the derived columns
         report = json.loads((args.out / "ranking_scale.json").read_text())
         for r in report["results"]:
-            copies = embedding_copies(r["n"], r["distinct_rows"], r["dim"])
+            copies = embedding_copies(r["distinct_rows"], r["dim"])
             r["embedding_copies_mib"] = round(copies / 2**20, 1)
             r["beyond_copies_mib"] = round(r["peak_extra_mib"] - copies / 2**20, 1)
         (args.out / "ranking_scale.json").write_text(json.dumps(report, indent=2) + "\n")

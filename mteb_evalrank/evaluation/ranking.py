@@ -61,8 +61,11 @@ tie policy, so the counting is done here, in memory-bounded chunks.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -130,16 +133,28 @@ def centre(embeddings: NDArray[np.float64]) -> NDArray[np.float64]:
     return embeddings - embeddings.mean(axis=0, keepdims=True)
 
 
-#: unit roundoff of float32
+#: unit roundoffs of float32 and float64
 _U32 = 2.0**-24
-#: bytes per element of a sub-tile: float32 values (4), two boolean masks (2), the float64
-#: copy of the mask's rows of repeated background rows (at most 8)
-_BYTES_PER_ELEMENT = 14
-
-
-def _chunk_rows(n_background: int, chunk_bytes: int) -> int:
-    """Query rows per tile against a background of ``n_background`` rows (many pairs)."""
-    return _tile_shape(2**62, n_background, chunk_bytes)[0]
+_U64 = 2.0**-53
+#: pairs per chunk: the columns of every tile
+_PAIRS_PER_CHUNK = 1024
+#: products per tile on the CPU: one single-threaded float32 GEMM (512 background rows by
+#: 1,024 pairs) and the comparisons that follow it. Measured in thread CPU time (100,000 rows,
+#: 384-d): 2^18 to 2^20 alike, 2^17 about 5 % and 2^16 about 15 % slower (smaller GEMMs run slower)
+_TILE_ELEMENTS = 2**19
+#: ranges of the background per worker thread and chunk (handed out as the threads come free)
+_PIECES_PER_WORKER = 8
+#: products per tile on a torch device (a GPU wants large products)
+_TORCH_TILE_ELEMENTS = 2**22
+#: bytes per tile element: float32 products (4), float32 stand-in (4), two boolean masks (2)
+_BYTES_PER_ELEMENT = 10
+#: band entries refined per block (their gathered float64 rows stay in cache)
+_REFINE_BLOCK = 512
+#: background rows prepared per block
+_PREPARE_BLOCK = 2048
+#: distinct rows with a scaled norm in (0, _TINY_NORM) skip the float32 cosine pass: their
+#: inverse norm would amplify float32 underflow; every pair refines them in float64
+_TINY_NORM = 2.0**-60
 
 
 def _chunks(n: int, size: int) -> Iterator[slice]:
@@ -157,23 +172,24 @@ def _hash_multipliers(size: int) -> NDArray[np.uint64]:
     return rng.integers(0, 2**63, size=size, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
 
 
-def unique_rows(x: NDArray[np.float64]) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]:
+def unique_rows(x: NDArray[Any]) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]:
     """Group identical rows: ``(first, inverse, counts)`` with ``x[first][inverse] == x``.
 
-    ``first[j]`` is one row of group ``j``, ``inverse[i]`` the group of row ``i`` and
-    ``counts[j]`` the size of group ``j``. Groups with ``counts > 1`` come first. Rows are
-    grouped by a 64-bit multilinear hash of their 32-bit words (``sum_i w_i m_i mod 2^64``,
-    ``m_i`` fixed random odd numbers), then every row is checked against its group's
-    representative with ``==``; on a hash collision (never seen in practice) the exact, slow
-    ``np.unique`` of the rows' bytes is used instead. ``0.0`` and ``-0.0`` hash apart; such
-    rows may stay in separate groups, which changes nothing downstream (every group is
-    ranked with its multiplicity). Cost: one pass over ``x`` plus a sort of ``n`` integers,
-    against ``O(n d log n)`` comparisons for ``np.unique(x, axis=0)``.
+    ``x`` is a 2-D float32 or float64 matrix. ``first[j]`` is one row of group ``j``,
+    ``inverse[i]`` the group of row ``i`` and ``counts[j]`` the size of group ``j``. Groups
+    with ``counts > 1`` come first. Rows are grouped by a 64-bit multilinear hash of their
+    32-bit words (``sum_i w_i m_i mod 2^64``, ``m_i`` fixed random odd numbers), then every
+    row is checked against its group's representative with ``==``; on a hash collision
+    (never seen in practice) the exact, slow ``np.unique`` of the rows' bytes is used
+    instead. ``0.0`` and ``-0.0`` hash apart; such rows may stay in separate groups, which
+    changes nothing downstream (every group is ranked with its multiplicity). Cost: one
+    pass over ``x`` plus a sort of ``n`` integers, against ``O(n d log n)`` comparisons for
+    ``np.unique(x, axis=0)``.
     """
-    n, dim = x.shape
+    n = x.shape[0]
     x = np.ascontiguousarray(x)
-    words = x.view(np.uint32)  # 2 dim words of 32 bits per row
-    mult = _hash_multipliers(2 * dim)
+    words = x.view(np.uint32).reshape(n, -1)  # dim (float32) or 2 dim (float64) words per row
+    mult = _hash_multipliers(words.shape[1])
     keys = np.empty(n, dtype=np.uint64)
     step = 1024  # small blocks: the uint64 copy of the words stays in cache
     for part in _chunks(n, step):
@@ -183,7 +199,7 @@ def unique_rows(x: NDArray[np.float64]) -> tuple[NDArray[np.intp], NDArray[np.in
     if first.size < n:
         for part in _chunks(n, 16 * step):
             if not np.array_equal(x[part], x[first[inverse[part]]]):
-                rows = x.view(np.dtype((np.void, 8 * dim))).reshape(-1)
+                rows = x.view(np.dtype((np.void, x.itemsize * x.shape[1]))).reshape(-1)
                 _, first, inverse, counts = np.unique(
                     rows, return_index=True, return_inverse=True, return_counts=True
                 )
@@ -233,9 +249,10 @@ def rank_counts_all(
 ) -> dict[Similarity, RankCounts]:
     """Rank counts of every pair under each similarity, exact to float64 arithmetic.
 
-    ``embeddings`` are the raw background embeddings (centred here). Pairs whose two sides
-    are the same background item get ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)``
-    (absolute on the cosine, relative on the euclidean distance; see the module docstring).
+    ``embeddings`` are the raw background embeddings (centred here; float32 and float64
+    input is used in place, never copied whole). Pairs whose two sides are the same
+    background item get ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)`` (absolute on
+    the cosine, relative on the euclidean distance; see the module docstring).
 
     ``device``: where the float32 pass runs. ``None`` (default): on a CUDA GPU when torch is
     already imported (never imported here just to look) and sees one, else numpy on the
@@ -245,260 +262,675 @@ def rank_counts_all(
     host, where the refinement runs in numpy float64 as always; the counts are the same
     as numpy's (tested with torch on the CPU; *untested on a real GPU*).
 
-    How: identical embeddings have identical similarities, so the centred rows are grouped
-    (:func:`unique_rows`) and the pass below runs against the ``m`` distinct rows, each
-    competitor group counted with its multiplicity; the query's own group counts its other
-    items (the query excluded once; the positive too if it shares the group) and the
-    positive's group its other items, both classified by the rule in float64. Other items
-    with the same embedding as ``q`` or ``p`` are competitors, as every other item. A
-    constant, low-coverage, quantised or duplicated-text encoder therefore costs no more
-    than any other (less: ``m < n``). The distinct rows are then multiplied by a power of
-    two ``2^-e`` that brings the largest norm into ``[1/2, 1)``; that is exact in floating
-    point and changes no count
-    (every rule is scale-invariant), and it keeps the float32 pass below from overflowing
-    for any input scale. The pairs are taken up to 1,024 at a time and the background in
-    tiles of a few thousand rows: the dot products ``D = x_q . x_u`` of a tile are one
-    float32 matrix product (fast, ``_TILE_ELEMENTS`` products), and the comparisons below
-    run over cache-sized sub-tiles of it; the products are shared by
-    both similarities. Each similarity is then compared through a monotone stand-in that
-    costs one pass over ``D``, the per-query factors being folded into per-query thresholds:
+    Steps (one function each):
 
-    * cosine: ``c(q,u) |x_q| = D * (1/|x_u|)``, compared with ``(s(q,p) +- tol) |x_q|``;
-    * euclidean: ``v(q,u) = D - |x_u|^2 / 2 = (|x_q|^2 - d(q,u)^2) / 2``, larger is better.
-      With ``d_p = d(q,p)``, ``u`` is better iff ``d(q,u) < d_p (1 - tol)`` iff
-      ``v(q,u) > hi = (|x_q|^2 - d_p^2 (1 - tol)^2) / 2``, and worse iff
-      ``d(q,u) > d_p (1 + tol)`` iff ``v(q,u) < lo = (|x_q|^2 - d_p^2 (1 + tol)^2) / 2``
-      (``lo`` and ``hi`` are finite, so the band ``[lo, hi]`` always is).
+    1. :func:`_embedding_rows`, :func:`_pair_indices`: validate (finite rows, indices).
+    2. :func:`_prepare_background`: group identical rows (:func:`unique_rows`: identical
+       embeddings have identical similarities, so the pass runs against the ``m`` distinct
+       rows, each counted with its multiplicity) and write the distinct rows, centred and
+       scaled by a power of two (exact), as float32 for the pass.
+    3. Per chunk of pairs, :func:`_prepare_chunk`: the float64 rule's targets ``s(q,p)`` /
+       ``d(q,p)`` and the float32 limits of each pair's decision band
+       (:func:`_rule_limits` widened by the proven error bound :func:`_screening_margins`).
+    4. The float32 pass (:func:`_screen_background`: ranges of the background handed out
+       to the worker threads as they come free, each run by :func:`_screen_rows`; or
+       :class:`_TorchPass`): one GEMM per tile gives ``x_u . x_q`` for both
+       similarities; competitors above the band are counted better, below it worse, and
+       the few inside it go to :func:`_refine_all`, which classifies them by the rule in
+       float64 from the exact rows (:meth:`_Background.rows`).
+    5. :func:`_fixed_entries`: the other items of ``q``'s and ``p``'s own groups (never in
+       the pass) and the rare rows of tiny norm are refined by the rule directly.
 
-    A float32 dot product of rows ``a``, ``b`` is within ``gamma |a| |b|`` of the exact one,
-    ``gamma = (dim + 2) u / (1 - (dim + 2) u)``, ``u = 2^-24`` (inputs rounded to float32,
-    then summed in any order; Higham, *Accuracy and Stability of Numerical Algorithms*,
-    Thm 3.5), plus at most ``(dim + 2) 2^-149`` from float32 underflow. Hence
-
-    * cosine: ``|fl32(c |x_q|) - c |x_q|| <= (gamma + 3u) |x_q|`` (``|c| <= 1``);
-    * euclidean: ``|fl32(v) - v| <= (gamma + 2u) (|x_q| |x_u| + |x_u|^2)
-      <= (gamma + 2u) (|x_q|^2 / 2 + 3/2 max_u |x_u|^2)``.
-
-    The margins used exceed these bounds by a third or more (cosine ``(2 gamma + 8u) |x_q|``,
-    euclidean ``(gamma + 6u)(|x_q|^2 + 2 max_u |x_u|^2)``), plus the rounding of the float32
-    thresholds (``2u (|lo| + |hi|)``) and the underflow term; the slack covers the rounding of
-    ``lo -+ margin`` to float32, the float64 rounding of ``lo``, ``hi``
-    (``O(2^-52 (|x_q|^2 + d_p^2))``, ``d_p^2 <= 2 |x_q|^2 + 2 max_u |x_u|^2``) and the
-    difference between ``d_p (1 +- tol)`` and the float64 tests of the rule. Every
-    competitor whose float32 stand-in lies above ``hi + margin`` is counted better, below
-    ``lo - margin`` worse; the few in between are recomputed in float64 from their definition
-    and classified by the rule itself, with ``s(q,p)`` or ``d(q,p)`` always computed in
-    float64. The groups of ``q`` and ``p`` are set to NaN in the pass, so they fall in
-    neither count nor the band (they are refined with their multiplicities, see above).
-    Peak extra memory: a float64 copy of the embeddings, a float64 and a float32 copy of
-    the distinct rows, and at most ``chunk_bytes`` (about 40 MiB used by default) for the tile
-    buffers and the band entries awaiting refinement, whatever the background size.
+    On the CPU the pass runs in as many threads as the BLAS library has (each calling a
+    single-threaded BLAS: ``threadpoolctl`` limits it during the call, for the whole
+    process). Peak extra memory: a float32 copy of the distinct rows, vectors of length
+    ``n``, the chunk's query rows (float64 and float32) and at most ``chunk_bytes`` for the
+    tile buffers and the band entries awaiting refinement, whatever the background size.
     """
+    _check_options(tol, similarities)
+    raw = _embedding_rows(embeddings)
+    q, p = _pair_indices(queries, positives, raw.shape[0])
+    use_torch = _torch_wanted(device)
+    workers = 1 if use_torch else _cpu_threads()
+    counts = {s: (np.zeros(q.size, np.int64), np.zeros(q.size, np.int64)) for s in similarities}
+    with _worker_pool(workers) as pool:
+        bg = _prepare_background(raw, pool)
+        shape = _tile_shape(q.size, bg.m, bg.dim, chunk_bytes, workers)
+        torch_pass = _TorchPass(device, bg) if use_torch else None
+        for part in _chunks(q.size, shape.pairs):
+            chunk = _prepare_chunk(bg, q[part], p[part], similarities, tol, shape.width(part))
+            if torch_pass is not None:
+                found = torch_pass.screen(chunk, shape)
+            else:
+                found = _screen_background(bg, chunk, shape, pool, workers)
+            found = _sum_counts(found, _refine_all(bg, chunk, _fixed_entries(bg, chunk)))
+            same = q[part] == p[part]
+            for similarity, (better, tied) in found.items():
+                counts[similarity][0][part] = np.where(same, 0, better)
+                counts[similarity][1][part] = np.where(same, 0, tied)
+    return {s: RankCounts(better, tied) for s, (better, tied) in counts.items()}
+
+
+# ---------------------------------------------------------------- validation
+def _check_options(tol: float, similarities: Sequence[Similarity]) -> None:
+    """``tol`` in ``[0, 1)``, every similarity known."""
     if not 0.0 <= tol < 1.0:
         raise ValueError(f"tol must lie in [0, 1), got {tol}.")
-    x = check_embeddings(embeddings)
-    # centre (E - mean(E), as `centre`) in place when check_embeddings made a copy
-    if isinstance(embeddings, np.ndarray) and np.shares_memory(x, embeddings):
-        x = centre(x)
-    else:
-        x -= x.mean(axis=0, keepdims=True)
-    q = np.asarray(queries, dtype=np.intp)
-    p = np.asarray(positives, dtype=np.intp)
-    n, dim = x.shape
-    if q.shape != p.shape or q.ndim != 1:
-        raise ValueError("queries and positives must be 1-D index arrays of equal length.")
-    if q.size and (min(q.min(), p.min()) < 0 or max(q.max(), p.max()) >= n):
-        raise IndexError(f"pair indices must lie in [0, {n}); got an index outside it.")
     for similarity in similarities:
         if similarity not in SIMILARITIES:
             raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}.")
 
-    # identical rows have identical similarities: rank against the distinct rows, each
-    # competitor counted with its multiplicity (ties cost nothing, however many)
-    first, group, weight = unique_rows(x)
-    if first.size < n:
-        x = x[first]
-    else:  # no duplicates: keep the rows in place
-        group = first = np.arange(n, dtype=np.intp)
-        weight = np.ones(n, dtype=np.int64)
+
+def _embedding_rows(embeddings: ArrayLike) -> NDArray[np.floating[Any]]:
+    """The embeddings as a C-contiguous float32 or float64 matrix, checked as :func:`check_embeddings`.
+
+    float32 and float64 arrays are used as they are (no copy); other dtypes are converted
+    to float64 (exactly, for float16 and integers up to ``2^53``). The finiteness check runs
+    block by block, so no float64 copy of the whole matrix is ever made.
+    """
+    matrix = np.asarray(embeddings)
+    if matrix.dtype not in (np.float32, np.float64):
+        matrix = matrix.astype(np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] == 0 or matrix.shape[1] == 0:
+        raise ValueError(
+            f"expected a non-empty 2-D embedding matrix (n_items, dim), got shape {matrix.shape}."
+        )
+    matrix = np.ascontiguousarray(matrix)
+    bad = sum(
+        int(np.count_nonzero(~np.isfinite(matrix[part]).all(axis=1))) for part in _chunks(len(matrix), 8192)
+    )
+    if bad:
+        raise NonFiniteEmbeddingsError(bad, matrix.shape[0])
+    return matrix
+
+
+def _pair_indices(
+    queries: Sequence[int] | NDArray[np.intp], positives: Sequence[int] | NDArray[np.intp], n: int
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """``(q, p)`` as 1-D ``intp`` arrays of equal length with every index in ``[0, n)``."""
+    q = np.asarray(queries, dtype=np.intp)
+    p = np.asarray(positives, dtype=np.intp)
+    if q.shape != p.shape or q.ndim != 1:
+        raise ValueError("queries and positives must be 1-D index arrays of equal length.")
+    if q.size and (min(q.min(), p.min()) < 0 or max(q.max(), p.max()) >= n):
+        raise IndexError(f"pair indices must lie in [0, {n}); got an index outside it.")
+    return q, p
+
+
+# ---------------------------------------------------------------- the background
+@dataclass(frozen=True)
+class _Background:
+    """The distinct background rows, ready for the float32 pass and the float64 refinement.
+
+    Distinct row ``j`` stands for the ``weight[j]`` items ``i`` with ``group[i] == j``; it is
+    ``x_j = ((E[first[j]] - mean) * 2^e1) * 2^e2`` in float64 (``exponents = (e1, e2)``, see
+    :func:`_prepare_background`), i.e. the centred row (``mean`` is ``E``'s column mean in
+    float64) times the power of two that brings the largest row norm into ``[1/2, 1)``.
+    Scaling by a power of two is exact (barring underflow) and changes no count (every rule
+    is scale-invariant); it keeps the float32 pass from overflowing for any input scale.
+    ``x32 = fl32(fl32(x 2^-e2) 2^e2)`` (the pass's rows: rounded to float32 before the
+    second scaling), ``sq = |x|^2`` (float64), ``inv = 1/|x|`` (``0`` for a zero row),
+    ``half_sq32 = fl32(sq / 2)``, ``inv32 = fl32(inv)`` (``NaN`` for the ``tiny`` rows, so
+    that the cosine pass skips them). Groups with several items come first (``n_multi``).
+    """
+
+    raw: NDArray[np.floating[Any]]
+    mean: NDArray[np.float64]
+    exponents: tuple[int, int]
+    first: NDArray[np.intp]
+    group: NDArray[np.intp]
+    weight: NDArray[np.int64]
+    n_multi: int
+    x32: NDArray[np.float32]
+    sq: NDArray[np.float64]
+    inv: NDArray[np.float64]
+    inv32: NDArray[np.float32]
+    half_sq32: NDArray[np.float32]
+    tiny: NDArray[np.intp]
+
+    @property
+    def m(self) -> int:
+        """Number of distinct rows."""
+        return int(self.first.size)
+
+    @property
+    def dim(self) -> int:
+        """Embedding dimension."""
+        return int(self.raw.shape[1])
+
+    def rows(self, index: NDArray[np.intp]) -> NDArray[np.float64]:
+        """The exact float64 rows ``x_j`` of the distinct rows ``index`` (bit for bit)."""
+        return _scaled_rows(self.raw, self.first[index], self.mean, self.exponents)
+
+
+def _times_power_of_two(x: NDArray[np.float64], exponent: int) -> None:
+    """``x *= 2^exponent`` in place (exact barring underflow; as ``np.ldexp``, faster)."""
+    if -1022 <= exponent <= 1023:
+        x *= 2.0**exponent
+    else:
+        np.ldexp(x, exponent, out=x)
+
+
+def _scaled_rows(
+    raw: NDArray[np.floating[Any]],
+    rows: NDArray[np.intp],
+    mean: NDArray[np.float64],
+    exponents: tuple[int, ...],
+) -> NDArray[np.float64]:
+    """``((raw[rows] - mean) * 2^e1) * 2^e2`` in float64: the centred, scaled rows."""
+    x = raw[rows].astype(np.float64)
+    x -= mean
+    for exponent in exponents:
+        _times_power_of_two(x, exponent)
+    return x
+
+
+def _prepare_background(raw: NDArray[np.floating[Any]], pool: Executor | None) -> _Background:
+    """Group the rows, centre and scale them, and write the float32 rows of the pass.
+
+    Scale: ``e1 = -(frexp(max |E|) + 1)`` makes every centred entry smaller than 1 in
+    magnitude (``|E_ij - mean_j| <= 2 max |E|``), so ``sq`` cannot overflow; ``e2`` then
+    brings the largest norm into ``[1/2, 1)``. The rows are computed block by block (in
+    the worker threads), never as one float64 matrix.
+    """
+    n, dim = raw.shape
+    mean = raw.mean(axis=0, dtype=np.float64, keepdims=True)  # bit for bit E.astype(float64).mean
+    first, group, weight = unique_rows(raw)
+    if first.size == n:  # no duplicates: keep the rows in place
+        first = group = np.arange(n, dtype=np.intp)
     m = first.size
-    n_multi = int(np.count_nonzero(weight > 1))  # the groups with several rows come first
-    weight64 = weight[:n_multi].astype(np.float64)
-    # exact rescaling by 2^-e, largest row norm in [1/2, 1) (max |x_ij| avoids overflow in the norm)
-    # (in place: x is a copy by now; no temporary of the size of x)
-    largest = max(float(x.max()), -float(x.min()))
-    if largest > 0:
-        np.ldexp(x, -np.frexp(largest)[1], out=x)
-        np.ldexp(x, -np.frexp(float(np.sqrt(np.einsum("ij,ij->i", x, x).max())))[1], out=x)
-    sq = np.einsum("ij,ij->i", x, x)
+    largest = max(float(raw.max()), -float(raw.min()))
+    e1 = -(int(np.frexp(largest)[1]) + 1) if largest > 0 else 0
+    x32 = np.empty((m, dim), dtype=np.float32)
+    sq = np.empty(m, dtype=np.float64)
+
+    def fill(part: slice) -> None:
+        rows = _scaled_rows(raw, first[part], mean, (e1,))
+        sq[part] = np.einsum("ij,ij->i", rows, rows)
+        x32[part] = rows
+
+    parts = list(_chunks(m, _PREPARE_BLOCK))
+    if pool is None:
+        for part in parts:
+            fill(part)
+    else:
+        list(pool.map(fill, parts))
+    top = float(sq.max())
+    e2 = -int(np.frexp(np.sqrt(top))[1]) if top > 0 else 0
+    # exact in float64; in float32 exact unless the entry is subnormal there (the margins
+    # allow 2^-150 per entry for that)
+    x32 *= np.float32(2.0**e2)
+    sq *= 4.0**e2
     norms = np.sqrt(sq)
     inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    x32, inv32, half_sq32 = x.astype(np.float32), inv.astype(np.float32), (sq / 2).astype(np.float32)
-    gamma = (dim + 2) * _U32 / (1 - (dim + 2) * _U32)
-    underflow = 4 * (dim + 4) * 2.0**-149
-    max_sq = float(sq.max())
-    counts = {s: (np.zeros(q.size, np.int64), np.zeros(q.size, np.int64)) for s in similarities}
-    rows, cols, sub = _tile_shape(q.size, m, chunk_bytes)
-    gpu = _TorchPass(device, x32, inv32, half_sq32, weight64, cols) if _torch_wanted(device) else None
-    # buffers reused throughout: the products of a tile (background rows by pairs, large
-    # enough for an efficient GEMM) and the passes over a sub-tile of it (small, in cache)
-    dots_buf = np.empty(rows * cols, dtype=np.float32)
-    value_buf = np.empty(rows * sub, dtype=np.float32)
-    above_buf = np.empty(rows * sub, dtype=bool)
-    band_buf = np.empty(rows * sub, dtype=bool)
-    # band entries are refined once this many have gathered (the refinement's own chunk)
-    flush_at = max(1, chunk_bytes // (dim * 16))
-    count_dtype = np.uint16 if sub < 2**16 else np.int64
-    for part in _chunks(q.size, rows):
-        # qc, pc index the distinct rows from here on (x[qc] is the query's row)
-        qc, pc = group[q[part]], group[p[part]]
-        r = qc.size
-        local = np.arange(r)
-        left = np.ascontiguousarray(x32[qc].T)  # dim x r
-        # the other items of q's and p's own groups (q and p excluded once each) are ranked
-        # in the refinement with these multiplicities; the pass sees neither group
-        own_weight = weight[qc] - 1 - (qc == pc)
-        pos_weight = np.where(qc == pc, 0, weight[pc] - 1)
-        state = {}
-        for similarity in similarities:
-            if similarity == "cosine":
-                target = np.einsum("ij,ij->i", x[qc], x[pc]) * inv[qc] * inv[pc]
-                scale = norms[qc]
-                lo = (target - tol) * scale
-                hi = (target + tol) * scale
-                # |fl32(value) - c |x_q|| <= (gamma + 3u) |x_q|, |c| <= 1; thresholds rounded to float32
-                margin = (2 * gamma + 8 * _U32) * scale + 2 * _U32 * np.maximum(abs(lo), abs(hi))
-            else:
-                target = _distances(x[qc], x[pc])
-                hi = (sq[qc] - (target * (1.0 - tol)) ** 2) / 2  # v > hi  <=>  d(q,u) < d_p (1 - tol)
-                lo = (sq[qc] - (target * (1.0 + tol)) ** 2) / 2  # v < lo  <=>  d(q,u) > d_p (1 + tol)
-                # |fl32(value) - v| <= (gamma + 2u)(|x_q|^2 / 2 + 3/2 max |x_u|^2); thresholds to float32
-                margin = (gamma + 6 * _U32) * (sq[qc] + 2 * max_sq) + 2 * _U32 * (abs(lo) + abs(hi))
-            margin = margin + underflow
-            lo32 = (lo - margin)[None, :].astype(np.float32)
-            hi32 = (hi + margin)[None, :].astype(np.float32)
-            # q's and p's groups go to the refinement with their remaining multiplicities
-            keep = own_weight > 0
-            pending = [(local[keep], qc[keep], own_weight[keep])]
-            keep = pos_weight > 0
-            pending.append((local[keep], pc[keep], pos_weight[keep]))
-            g = np.zeros(r, dtype=np.int64)
-            t = np.zeros(r, dtype=np.int64)
-            state[similarity] = (target, lo32, hi32, g, t, pending, [0])
-        xq, inv_q = x[qc], inv[qc]  # the queries' float64 rows, for the refinement
-        if gpu is not None:
-            thresholds = {sim: (state[sim][1], state[sim][2]) for sim in similarities}
-            for similarity, band_rows, band_cols in gpu.band_entries(qc, pc, thresholds):
-                target, _, _, g, t, pending, size = state[similarity]
-                pending.append((band_rows, band_cols, weight[band_cols]))
-                size[0] += band_rows.size
-                if size[0] >= flush_at:
-                    _refine_pending(x, inv, xq, inv_q, pending, target, tol, similarity, g, t)
-                    size[0] = 0
-            for similarity, better in gpu.better.items():
-                state[similarity][3][:] += better
-        for c0 in range(0, m if gpu is None else 0, cols):
-            c1 = min(c0 + cols, m)
-            # tile: dots[u - c0, i] = x_u . x_q(i) for background rows u in [c0, c1)
-            tile = np.matmul(x32[c0:c1], left, out=dots_buf[: (c1 - c0) * r].reshape(c1 - c0, r))
-            for s0 in range(c0, c1, sub):
-                s1 = min(s0 + sub, c1)
-                height = s1 - s0
-                dots = tile[s0 - c0 : s1 - c0]
-                value = value_buf[: height * r].reshape(height, r)
-                # q's and p's own groups are refined apart: NaN compares false, so neither
-                # above nor in the band
-                own = local[(qc >= s0) & (qc < s1)]
-                partner = local[(pc >= s0) & (pc < s1)]
-                n_weighted = max(0, min(n_multi, s1) - s0)  # rows of groups of several items
-                for similarity in similarities:
-                    target, lo32, hi32, g, t, pending, size = state[similarity]
-                    if similarity == "cosine":
-                        # value = D / |x_u| = cos(q, u) |x_q|  (a zero row has cosine 0)
-                        np.multiply(dots, inv32[s0:s1, None], out=value)
-                    else:
-                        # value = v(q,u) = D - |x_u|^2 / 2 = (|x_q|^2 - d(q,u)^2) / 2
-                        np.subtract(dots, half_sq32[s0:s1, None], out=value)
-                    value[qc[own] - s0, own] = np.nan
-                    value[pc[partner] - s0, partner] = np.nan
-                    above = np.greater(value, hi32, out=above_buf[: height * r].reshape(height, r))
-                    band = np.greater_equal(value, lo32, out=band_buf[: height * r].reshape(height, r))
-                    band ^= above  # lo <= value <= hi  (value > hi implies value >= lo)
-                    # better: singleton groups counted, the others summed with their multiplicities
-                    # (summing bytes into a narrow integer is several times faster than count_nonzero)
-                    g += np.add.reduce(above[n_weighted:].view(np.uint8), axis=0, dtype=count_dtype)
-                    if n_weighted:
-                        g += (weight64[s0 : s0 + n_weighted] @ above[:n_weighted]).astype(np.int64)
-                    flat = _sparse_flatnonzero(band_buf[: height * r])
-                    if flat.size:
-                        band_cols = flat // r + s0
-                        pending.append((flat % r, band_cols, weight[band_cols]))
-                        size[0] += flat.size
-                        if size[0] >= flush_at:
-                            _refine_pending(x, inv, xq, inv_q, pending, target, tol, similarity, g, t)
-                            size[0] = 0
-        same = q[part] == p[part]
-        for similarity in similarities:
-            target, _, _, g, t, pending, _ = state[similarity]
-            _refine_pending(x, inv, xq, inv_q, pending, target, tol, similarity, g, t)
-            g[same] = 0
-            t[same] = 0
-            counts[similarity][0][part] = g
-            counts[similarity][1][part] = t
-    return {s: RankCounts(better, tied) for s, (better, tied) in counts.items()}
+    tiny = np.flatnonzero((norms > 0) & (norms < _TINY_NORM))
+    inv32 = inv.astype(np.float32)
+    inv32[tiny] = np.nan
+    return _Background(
+        raw=raw,
+        mean=mean,
+        exponents=(e1, e2),
+        first=first,
+        group=group,
+        weight=weight.astype(np.int64) if first.size < n else np.ones(n, dtype=np.int64),
+        n_multi=int(np.count_nonzero(weight > 1)) if first.size < n else 0,
+        x32=x32,
+        sq=sq,
+        inv=inv,
+        inv32=inv32,
+        half_sq32=(sq / 2).astype(np.float32),
+        tiny=tiny.astype(np.intp),
+    )
 
 
-#: products per tile (one GEMM: large enough to run at the machine's full speed)
-_TILE_ELEMENTS = 2**22
-#: pairs per tile
-_TILE_ROWS = 1024
-#: elements of a sub-tile, over which the comparisons run (its buffers stay in cache)
-_SUB_TILE_ELEMENTS = 2**19
+# ---------------------------------------------------------------- a chunk of pairs
+@dataclass(frozen=True)
+class _Chunk:
+    """A chunk of ``r`` pairs: their distinct rows, targets and float32 band limits.
 
-
-def _tile_shape(n_pairs: int, m: int, chunk_bytes: int) -> tuple[int, int, int]:
-    """``(pairs, background rows, background rows of a sub-tile)`` of a tile within ``chunk_bytes``.
-
-    Memory: ``4`` bytes per tile element (its float32 products) and ``_BYTES_PER_ELEMENT``
-    per sub-tile element.
+    ``qc``, ``pc``: the distinct rows of ``q`` and ``p``; ``xq``: the queries' exact rows
+    (float64); ``left``: their float32 rows as the columns of a ``dim x width`` matrix
+    (``width >= r`` a multiple of 8, the extra columns zero); ``targets[s]``: ``s(q,p)``
+    (cosine) or ``d(q,p)`` (euclidean) in float64; ``limits[s]``: float32 rows ``(lo32, hi32)``
+    of shape ``(1, width)`` (``+inf`` on the extra columns: nothing is above or inside).
     """
-    budget = max(1, chunk_bytes // 2)
-    rows = max(1, min(n_pairs, _TILE_ROWS, budget // (4 + _BYTES_PER_ELEMENT)))
-    sub = max(1, min(m, _SUB_TILE_ELEMENTS // rows, budget // (_BYTES_PER_ELEMENT * rows)))
-    cols = max(sub, min(m, _TILE_ELEMENTS // rows, budget // (4 * rows)) // sub * sub)
-    return rows, cols, sub
+
+    qc: NDArray[np.intp]
+    pc: NDArray[np.intp]
+    xq: NDArray[np.float64]
+    left: NDArray[np.float32]
+    targets: dict[Similarity, NDArray[np.float64]]
+    limits: dict[Similarity, tuple[NDArray[np.float32], NDArray[np.float32]]]
+    tol: float
+
+    @property
+    def r(self) -> int:
+        """Number of pairs."""
+        return int(self.qc.size)
+
+    @property
+    def width(self) -> int:
+        """Columns of a tile (``r`` rounded up to a multiple of 8)."""
+        return int(self.left.shape[1])
 
 
-def _sparse_flatnonzero(mask: NDArray[np.bool_]) -> NDArray[np.intp]:
-    """``np.flatnonzero`` of a sparse contiguous boolean vector, scanning 8 bytes at a time."""
-    whole = mask.size - mask.size % 8
-    words = np.flatnonzero(mask[:whole].view(np.uint64) != 0)  # (faster than on the words)
-    found = (words[:, None] * 8 + np.arange(8)).reshape(-1)
-    found = found[mask[found]]
-    if whole < mask.size:
-        found = np.concatenate([found, whole + np.flatnonzero(mask[whole:])])
-    return found
-
-
-def _refine_pending(
-    x: NDArray[np.float64],
-    inv: NDArray[np.float64],
-    xq: NDArray[np.float64],
-    inv_q: NDArray[np.float64],
-    pending: list[tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]],
-    target: NDArray[np.float64],
+def _prepare_chunk(
+    bg: _Background,
+    q: NDArray[np.intp],
+    p: NDArray[np.intp],
+    similarities: Sequence[Similarity],
     tol: float,
-    similarity: Similarity,
-    better: NDArray[np.int64],
-    tied: NDArray[np.int64],
-) -> None:
-    """Refine the gathered ``(rows, cols, weights)`` entries and empty ``pending``."""
-    if pending:
-        rows, cols, weights = (np.concatenate(a) for a in zip(*pending, strict=True))
-        pending.clear()
-        _refine(x, inv, xq, inv_q, rows, cols, weights, target, tol, similarity, better, tied)
+    width: int,
+) -> _Chunk:
+    """Targets, band limits and query rows of the pairs ``(q, p)`` (see :class:`_Chunk`)."""
+    qc, pc = bg.group[q], bg.group[p]
+    xq, xp = bg.rows(qc), bg.rows(pc)
+    targets: dict[Similarity, NDArray[np.float64]] = {}
+    limits = {}
+    for similarity in similarities:
+        if similarity == "cosine":
+            target = np.einsum("ij,ij->i", xq, xp) * bg.inv[qc] * bg.inv[pc]
+        else:
+            target = _distances(xq, xp)
+        lo, hi = _rule_limits(bg.sq[qc], target, similarity, tol)
+        margin = _screening_margins(bg, bg.sq[qc], target, similarity)
+        limits[similarity] = _float32_limits(lo - margin, hi + margin, width)
+        targets[similarity] = target
+    left = np.zeros((bg.dim, width), dtype=np.float32)
+    left[:, : qc.size] = bg.x32[qc].T
+    return _Chunk(qc=qc, pc=pc, xq=xq, left=left, targets=targets, limits=limits, tol=tol)
 
 
+def _rule_limits(
+    sq_q: NDArray[np.float64], target: NDArray[np.float64], similarity: Similarity, tol: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The rule's thresholds ``(lo, hi)`` on the pass's stand-in value (float64).
+
+    The pass compares, per competitor ``u``, a stand-in that is monotone in the similarity
+    and costs one operation on the product ``D = x_q . x_u``:
+
+    * cosine: ``c(q,u) |x_q| = D / |x_u|``; better iff ``> hi = (s(q,p) + tol) |x_q|``,
+      worse iff ``< lo = (s(q,p) - tol) |x_q|``;
+    * euclidean: ``v(q,u) = D - |x_u|^2 / 2 = (|x_q|^2 - d(q,u)^2) / 2``; with ``d_p = d(q,p)``,
+      ``u`` is better iff ``d(q,u) < d_p (1 - tol)`` iff ``v > hi = (|x_q|^2 - d_p^2 (1 - tol)^2) / 2``
+      and worse iff ``d(q,u) > d_p (1 + tol)`` iff ``v < lo = (|x_q|^2 - d_p^2 (1 + tol)^2) / 2``.
+    """
+    if similarity == "cosine":
+        scale = np.sqrt(sq_q)
+        return (target - tol) * scale, (target + tol) * scale
+    hi = (sq_q - (target * (1.0 - tol)) ** 2) / 2
+    lo = (sq_q - (target * (1.0 + tol)) ** 2) / 2
+    return lo, hi
+
+
+def _screening_margins(
+    bg: _Background, sq_q: NDArray[np.float64], target: NDArray[np.float64], similarity: Similarity
+) -> NDArray[np.float64]:
+    """Per pair, a proven bound on the error of the float32 stand-in, plus room for float64.
+
+    Notation: ``n`` = dim, ``u = 2^-24``, ``gamma = (n + 2) u / (1 - (n + 2) u)``,
+    ``kappa = (n + 8) 2^-53``; ``|x|`` is the exact norm of a float64 row ``x`` (see
+    :class:`_Background`), ``M = max_u |x_u|``, in ``[1/2, 1)`` by the scaling (or 0: then
+    every stand-in and limit is 0 and everything is refined); ``e2`` the second scaling
+    exponent, ``eps = 2^-149 max(1, 2^e2)`` and ``eta = (3n + 8) eps`` (float32 underflow).
+
+    *Rows.* ``x32 = fl32(fl32(x 2^-e2) 2^e2)``: every entry is within ``u |x_i| + eps``
+    of ``x_i`` (one relative rounding; an entry subnormal in float32 before or after the
+    scaling loses at most ``2^-150`` there, i.e. ``2^-150 2^e2`` or ``2 2^-150`` here).
+
+    *Product.* A float32 dot product of ``n`` terms, summed in any order with or without
+    FMA, is within ``gamma_n sum_i |a_i b_i|`` of the exact one (Higham, *Accuracy and
+    Stability of Numerical Algorithms*, 2nd ed., Eq. 3.5 / Thm 3.5), plus ``2^-150`` per
+    product that underflows. With the rows' rounding (relative: a factor ``(1 + u)^2``,
+    ``(1 + gamma_n)(1 + u)^2 <= 1 + gamma``; absolute: ``eps (|x_q|_1 + |x_u|_1) < 2 n eps``,
+    entries below 1) and Cauchy-Schwarz, ``|D32 - x_q . x_u| <= gamma |x_q| |x_u| + eta``.
+
+    *Float64.* The rule's float64 values are within ``kappa`` of the exact ones: ``sq``
+    relatively (``gamma_n`` in float64), ``inv`` and ``sqrt(sq)`` relatively within
+    ``kappa / 2`` (one more rounding each), the rule's cosine ``(x_q . x_u) inv_q inv_u``
+    absolutely within ``2 kappa`` and its distance relatively within ``kappa / 2``.
+
+    *Cosine.* ``value32 = fl32(D32 inv32_u)``, ``inv32_u = inv_u (1 + d1)``, ``|d1| <= u``,
+    the product rounded by ``(1 + d2)``, ``|d2| <= u``. With ``|x_q . x_u| / |x_u| <= |x_q|``::
+
+        |value32 - c |x_q|| <= |x_q| ((1 + kappa/2)(1 + d1)(1 + d2) - 1)
+                               + (gamma |x_q| + eta / |x_u|)(1 + kappa/2)(1 + d1)(1 + d2)
+                            <= (gamma + 3u) |x_q| + 2 eta max_u inv_u
+
+    (``kappa / 2 + 2u gamma + u^2`` fit in the third ``u`` while ``gamma <= 1/4``). Rows with
+    ``|x_u| < 2^-60`` are refined instead, so ``max inv <= 2^60``. Margin:
+    ``(gamma + 3u + 8 kappa) sqrt(sq_q) + 2 eta max inv``. Room: the rule's threshold
+    ``T = fl(s(q,p) + tol)`` (``|T| < 2``) gives ``hi = fl(T sqrt(sq_q))`` within
+    ``1.25 kappa |x_q|`` of ``T |x_q|``; so ``value32 > hi + margin`` gives
+    ``c > T + 6 kappa`` and the rule's cosine ``> T + 4 kappa``: better. Likewise
+    ``value32 < lo - margin`` puts the rule's cosine below ``fl(s(q,p) - tol) - 4 kappa``,
+    so its rounded difference from ``s(q,p)`` exceeds ``tol``: worse.
+
+    *Euclidean.* ``value32 = fl32(D32 - h32_u)``, ``h32_u = fl32(sq_u / 2)`` within
+    ``(u + kappa) h_u + 2^-150`` of ``h_u = |x_u|^2 / 2 <= M^2 / 2``, the difference
+    rounded by ``(1 + d)``, ``|d| <= u``; with ``|D| <= |x_q||x_u|``::
+
+        |value32 - v| <= gamma |x_q||x_u| + eta + (u + kappa) h_u + 2^-150
+                         + u (|x_q||x_u| (1 + gamma) + eta + 2.01 h_u + 2^-150)
+                      <= (gamma + 2u) |x_q| M + 1.05 u M^2 + 2 eta.
+
+    Margin: ``(gamma + 2u) |x_q| M + 2u M^2 + 2 eta + 8 kappa (sq_q + d_p^2)``, with
+    ``d_p = d(q,p)`` the rule's float64 distance; room
+    ``R = 0.95 u M^2 + 8 kappa (sq_q + d_p^2)``. The float64 ``lo``, ``hi`` are within
+    ``2 kappa (|x_q|^2 + d_p^2)`` of ``(|x_q|^2 - d_p^2 (1 -+ tol)^2) / 2``. Better:
+    ``value32 > hi + margin`` gives ``d^2 < b^2 - X``, ``b = d_p (1 - tol)``,
+    ``X = 2 R - 4 kappa (|x_q|^2 + d_p^2) >= 11 kappa d_p^2``, so
+    ``d <= b - X / (2b) <= b - 5.5 kappa d_p`` and the rule's distance
+    ``<= d (1 + kappa/2) <= b - 5 kappa d_p``: its rounded gap exceeds ``fl(tol d_p)``
+    (``2^-53 2 d_p`` of rounding). Worse: ``d^2 > a^2 + X``, ``a = d_p (1 + tol) <= 2 d_p``;
+    if ``d >= 2a`` the rule's distance is at least ``1.9 a``; else
+    ``d - a > X / (3a) >= 1.9 u M^2 / (3a) >= 0.07 u d_p`` (``d_p <= 2M``), far above the
+    ``3 kappa d_p`` of rounding (``0.07 u > 3 kappa`` for ``n < 10^7``); if ``d_p = 0``,
+    ``d^2 > 1.9 u M^2 > 0``. Either way the rule says worse.
+
+    :func:`_float32_limits` then rounds ``lo - margin`` down and ``hi + margin`` up to float32.
+    """
+    n = bg.dim
+    gamma = (n + 2) * _U32 / (1 - (n + 2) * _U32)
+    eta = (3 * n + 8) * 2.0 ** (-149 + max(0, bg.exponents[1]))
+    kappa = (n + 8) * _U64
+    norm_q = np.sqrt(sq_q)
+    if similarity == "cosine":
+        finite = bg.inv[np.isfinite(bg.inv32)]
+        max_inv = float(finite.max()) if finite.size else 0.0
+        return (gamma + 3 * _U32 + 8 * kappa) * norm_q + 2 * eta * max_inv
+    max_sq = float(bg.sq.max())
+    return (
+        (gamma + 2 * _U32) * norm_q * np.sqrt(max_sq)
+        + 2 * _U32 * max_sq
+        + 2 * eta
+        + 8 * kappa * (sq_q + target**2)
+    )
+
+
+def _float32_limits(
+    lo: NDArray[np.float64], hi: NDArray[np.float64], width: int
+) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """``(lo32, hi32)``: ``lo`` rounded down and ``hi`` rounded up to float32, as ``(1, width)``
+    rows padded with ``+inf`` (``lo32 <= lo`` and ``hi32 >= hi`` exactly)."""
+    lo32 = np.full((1, width), np.inf, dtype=np.float32)
+    hi32 = np.full((1, width), np.inf, dtype=np.float32)
+    down = lo.astype(np.float32)
+    low = down.astype(np.float64) > lo
+    down[low] = np.nextafter(down[low], np.float32(-np.inf))
+    up = hi.astype(np.float32)
+    high = up.astype(np.float64) < hi
+    up[high] = np.nextafter(up[high], np.float32(np.inf))
+    lo32[0, : lo.size] = down
+    hi32[0, : hi.size] = up
+    return lo32, hi32
+
+
+# ---------------------------------------------------------------- the float32 pass
+@dataclass(frozen=True)
+class _TileShape:
+    """``pairs`` per chunk, distinct background ``rows`` per tile, band entries gathered
+    before a refinement (``flush_at``), all within the memory budget."""
+
+    pairs: int
+    rows: int
+    flush_at: int
+
+    def width(self, part: slice) -> int:
+        """Columns of the tiles of the chunk ``part`` (its pairs, rounded up to a multiple of 8)."""
+        return -(-(part.stop - part.start) // 8) * 8
+
+
+def _tile_shape(n_pairs: int, m: int, dim: int, chunk_bytes: int, workers: int = 1) -> _TileShape:
+    """Tile shape within ``chunk_bytes``: half for each worker's tile buffers
+    (``_BYTES_PER_ELEMENT`` per element), half for the band entries awaiting refinement
+    (about ``16 dim`` bytes each while refined)."""
+    budget = max(1, chunk_bytes // (2 * workers))
+    pairs = max(1, min(n_pairs, _PAIRS_PER_CHUNK, budget // (8 * _BYTES_PER_ELEMENT)))
+    width = -(-pairs // 8) * 8
+    rows = max(1, min(m, _TILE_ELEMENTS // width, budget // (_BYTES_PER_ELEMENT * width)))
+    return _TileShape(pairs=pairs, rows=rows, flush_at=max(1, budget // (16 * dim)))
+
+
+def _chunk_rows(n_background: int, chunk_bytes: int) -> int:
+    """Pairs per chunk against a background of ``n_background`` rows (many pairs)."""
+    return _tile_shape(2**62, n_background, 1, chunk_bytes).pairs
+
+
+def _cpu_threads() -> int:
+    """Threads of the CPU pass: the BLAS library's threads, at most the usable CPUs."""
+    from threadpoolctl import threadpool_info  # light, no side effects; only when ranking
+
+    blas = [int(info.get("num_threads", 1)) for info in threadpool_info() if info.get("user_api") == "blas"]
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(max(blas, default=1), cpus))
+
+
+@contextmanager
+def _worker_pool(workers: int) -> Iterator[Executor | None]:
+    """A pool of ``workers`` threads with BLAS limited to one thread each (``None`` if 1)."""
+    if workers <= 1:
+        yield None
+        return
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+        yield pool
+
+
+_Counts = dict[Similarity, tuple[NDArray[np.int64], NDArray[np.int64]]]
+#: band entries: (pair index in the chunk, distinct row, multiplicity)
+_Entries = tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]
+
+
+def _sum_counts(a: _Counts, b: _Counts) -> _Counts:
+    """Elementwise sum of two sets of partial counts (``b`` may lack similarities of ``a``)."""
+    return {s: (a[s][0] + b[s][0], a[s][1] + b[s][1]) if s in b else a[s] for s in a}
+
+
+def _screen_background(
+    bg: _Background, chunk: _Chunk, shape: _TileShape, pool: Executor | None, workers: int
+) -> _Counts:
+    """The numpy pass of one chunk over all distinct rows; their partial counts summed.
+
+    The rows are split into ranges of whole tiles, ``_PIECES_PER_WORKER`` per worker thread,
+    which the pool hands out as the threads come free (a thread slowed by another process
+    on its core does less of the work, instead of the others waiting for it).
+    """
+    pieces = 1 if pool is None else max(1, workers * _PIECES_PER_WORKER)
+    tiles = -(-bg.m // shape.rows)
+    step = -(-tiles // min(pieces, tiles)) * shape.rows
+    ranges = [(start, min(start + step, bg.m)) for start in range(0, bg.m, step)]
+    if pool is None or len(ranges) == 1:
+        parts = [_screen_rows(bg, chunk, start, stop, shape) for start, stop in ranges]
+    else:
+        parts = list(pool.map(lambda bounds: _screen_rows(bg, chunk, bounds[0], bounds[1], shape), ranges))
+    total = parts[0]
+    for part in parts[1:]:
+        total = _sum_counts(total, part)
+    return total
+
+
+def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _TileShape) -> _Counts:
+    """Counts of the chunk's pairs against the distinct rows ``[start, stop)``.
+
+    Per tile of ``shape.rows`` rows: ``D = x32[tile] @ left`` (one float32 GEMM, rows
+    ``u`` by pairs ``i``); the cells of ``q``'s and ``p``'s own rows are set to NaN (NaN
+    compares false: neither counted nor in the band; they are refined apart). Then per
+    similarity (euclidean first: the cosine scales ``D`` in place): the stand-in
+    (``D - half_sq32_u`` or ``D * inv32_u``), ``above = value > hi32``,
+    ``band = (value >= lo32) and not above``. ``above`` is counted per pair (each row with its
+    multiplicity), ``band``'s few entries are gathered and refined in float64
+    (:func:`_refine_all`) once ``shape.flush_at`` of them have gathered.
+    """
+    rows, width = shape.rows, chunk.width
+    dots = np.empty((rows, width), dtype=np.float32)
+    value = np.empty((rows, width), dtype=np.float32)
+    above = np.empty((rows, width), dtype=bool)
+    band = np.empty((rows, width), dtype=bool)
+    order = sorted(chunk.limits, key=lambda s: s == "cosine")
+    better = {s: np.zeros(width, dtype=np.int64) for s in order}
+    found: _Counts = {s: (np.zeros(chunk.r, np.int64), np.zeros(chunk.r, np.int64)) for s in order}
+    pending: dict[Similarity, list[_Entries]] = {s: [] for s in order}
+    gathered = dict.fromkeys(order, 0)
+    own_rows = _OwnCells(chunk, start, stop)
+    for c0 in range(start, stop, rows):
+        c1 = min(c0 + rows, stop)
+        k = c1 - c0
+        d = np.matmul(bg.x32[c0:c1], chunk.left, out=dots[:k])
+        d[own_rows.cells(c0, c1)] = np.nan
+        weighted = max(0, min(bg.n_multi, c1) - c0)  # rows of groups of several items
+        for similarity in order:
+            if similarity == "euclidean":
+                v = np.subtract(d, bg.half_sq32[c0:c1, None], out=value[:k])
+            else:
+                v = np.multiply(d, bg.inv32[c0:c1, None], out=d)
+            lo32, hi32 = chunk.limits[similarity]
+            a = np.greater(v, hi32, out=above[:k])
+            b = np.greater_equal(v, lo32, out=band[:k])  # the band: b and not a (a implies b)
+            better[similarity] += _column_counts(a[weighted:])
+            if weighted:
+                better[similarity] += bg.weight[c0 : c0 + weighted] @ a[:weighted]
+            flat = _band_cells(b.reshape(-1), a.reshape(-1))
+            if flat.size:
+                cols = flat // width + c0
+                pending[similarity].append((flat % width, cols, bg.weight[cols]))
+                gathered[similarity] += flat.size
+                if gathered[similarity] >= shape.flush_at:
+                    found = _sum_counts(
+                        found, _refine_all(bg, chunk, {similarity: _concat(pending[similarity])})
+                    )
+                    pending[similarity], gathered[similarity] = [], 0
+    rest = {s: _concat(entries) for s, entries in pending.items()}
+    found = _sum_counts(found, _refine_all(bg, chunk, rest))
+    return {s: (g + better[s][: chunk.r], t) for s, (g, t) in found.items()}
+
+
+class _OwnCells:
+    """The cells ``(q_i, i)`` and ``(p_i, i)`` of the chunk's pairs whose ``q`` / ``p`` lies in
+    the distinct rows ``[start, stop)``, sorted by row, so that a tile finds its own cells by
+    bisection (:meth:`cells`)."""
+
+    def __init__(self, chunk: _Chunk, start: int, stop: int) -> None:
+        rows = np.concatenate([chunk.qc, chunk.pc])
+        cols = np.concatenate([np.arange(chunk.r), np.arange(chunk.r)])
+        inside = np.flatnonzero((rows >= start) & (rows < stop))
+        order = np.argsort(rows[inside], kind="stable")
+        self.rows = rows[inside][order]
+        self.cols = cols[inside][order]
+
+    def cells(self, c0: int, c1: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """``(rows - c0, columns)`` of the own cells in the tile of rows ``[c0, c1)``."""
+        a, b = np.searchsorted(self.rows, (c0, c1))
+        return self.rows[a:b] - c0, self.cols[a:b]
+
+
+def _column_counts(mask: NDArray[np.bool_]) -> NDArray[np.int64]:
+    """Per-column number of ``True`` in a C-contiguous ``(k, width)`` boolean matrix, ``width % 8 == 0``.
+
+    Each 64-bit word holds 8 columns' bytes (0 or 1); up to 255 rows of words are summed at
+    once (no byte overflows into its neighbour), and the bytes are the column counts.
+    """
+    words = mask.view(np.uint64)
+    counts = np.zeros(mask.shape[1], dtype=np.int64)
+    for part in _chunks(words.shape[0], 255):
+        counts += np.add.reduce(words[part], axis=0).view(np.uint8)
+    return counts
+
+
+def _band_cells(at_least_lo: NDArray[np.bool_], above_hi: NDArray[np.bool_]) -> NDArray[np.intp]:
+    """Flat indices where ``at_least_lo and not above_hi`` (``above_hi`` implies ``at_least_lo``).
+
+    Both masks are contiguous and equal except in the sparse band, so their 8-byte words are
+    compared (one pass over an eighth as many elements) and only the differing words are
+    looked at byte by byte.
+    """
+    whole = at_least_lo.size - at_least_lo.size % 8
+    words = np.flatnonzero(at_least_lo[:whole].view(np.uint64) != above_hi[:whole].view(np.uint64))
+    found = (words[:, None] * 8 + np.arange(8)).reshape(-1)
+    if whole < at_least_lo.size:
+        found = np.concatenate([found, np.arange(whole, at_least_lo.size)])
+    return found[at_least_lo[found] & ~above_hi[found]]
+
+
+def _concat(entries: list[_Entries]) -> _Entries:
+    """The gathered band entries as three arrays."""
+    if not entries:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty, np.zeros(0, dtype=np.int64)
+    rows, cols, weights = (np.concatenate(a) for a in zip(*entries, strict=True))
+    return rows, cols, weights
+
+
+# ---------------------------------------------------------------- float64 refinement
+def _fixed_entries(bg: _Background, chunk: _Chunk) -> dict[Similarity, _Entries]:
+    """The entries every chunk refines whatever the pass found.
+
+    The other items of ``q``'s group (``q`` excluded once, ``p`` too if it shares the group)
+    and of ``p``'s group (``p`` excluded), which the pass never sees (NaN); for the cosine
+    also the ``tiny`` rows (skipped by its pass) against every pair whose ``q`` and ``p``
+    are not in them. Other items with the same embedding as ``q`` or ``p`` are competitors.
+    """
+    local = np.arange(chunk.r)
+    own = bg.weight[chunk.qc] - 1 - (chunk.qc == chunk.pc)
+    partner = np.where(chunk.qc == chunk.pc, 0, bg.weight[chunk.pc] - 1)
+    base = [(local[own > 0], chunk.qc[own > 0], own[own > 0])]
+    base.append((local[partner > 0], chunk.pc[partner > 0], partner[partner > 0]))
+    entries = {}
+    for similarity in chunk.limits:
+        extra = list(base)
+        if similarity == "cosine" and bg.tiny.size:
+            rows = np.repeat(local, bg.tiny.size)
+            cols = np.tile(bg.tiny, chunk.r)
+            keep = (cols != chunk.qc[rows]) & (cols != chunk.pc[rows])
+            extra.append((rows[keep], cols[keep], bg.weight[cols[keep]]))
+        entries[similarity] = _concat(extra)
+    return entries
+
+
+def _distances(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Row-wise euclidean distances ``||a_i - b_i||`` (the one formula for ``d`` used here)."""
+    diff = a - b
+    return np.sqrt(np.einsum("ij,ij->i", diff, diff))
+
+
+def _refine_all(bg: _Background, chunk: _Chunk, entries: dict[Similarity, _Entries]) -> _Counts:
+    """Classify band entries by the rule in float64: ``{similarity: (better, tied)}`` per pair.
+
+    Entry ``(i, j, w)`` is pair ``i`` of the chunk against distinct row ``j``, standing for
+    ``w`` competitors (its multiplicity, less ``q`` and ``p`` themselves in their own rows).
+    The comparisons are the module docstring's formulas verbatim, on the exact rows
+    (``cosine``: ``(x_q . x_u) inv_q inv_u`` against ``s(q,p)``; ``euclidean``:
+    ``||x_q - x_u||`` against ``d(q,p)``), in blocks whose gathered rows stay in cache.
+    """
+    out: _Counts = {}
+    for similarity, (rows, cols, weights) in entries.items():
+        better = np.zeros(chunk.r, dtype=np.float64)
+        tied = np.zeros(chunk.r, dtype=np.float64)
+        target, tol = chunk.targets[similarity], chunk.tol
+        for part in _chunks(rows.size, _REFINE_BLOCK):
+            r, c, w = rows[part], cols[part], weights[part]
+            a, b = chunk.xq[r], bg.rows(c)
+            reference = target[r]
+            if similarity == "cosine":
+                values = np.einsum("ij,ij->i", a, b) * bg.inv[chunk.qc[r]] * bg.inv[c]
+                is_better = values > reference + tol
+                is_tied = np.abs(values - reference) <= tol
+            else:
+                gap = _distances(a, b) - reference  # d(q,u) - d(q,p)
+                bound = tol * reference
+                is_better = -gap > bound
+                is_tied = np.abs(gap) <= bound
+            better += np.bincount(r, weights=w * is_better, minlength=chunk.r)
+            tied += np.bincount(r, weights=w * is_tied, minlength=chunk.r)
+        out[similarity] = (better.astype(np.int64), tied.astype(np.int64))
+    return out
+
+
+# ---------------------------------------------------------------- the torch pass
 def _torch_wanted(device: str | None) -> bool:
     """Whether the float32 pass runs on torch (see ``rank_counts_all``'s ``device``)."""
     if device == "numpy":
@@ -512,55 +944,43 @@ def _torch_wanted(device: str | None) -> bool:
 class _TorchPass:
     """The float32 pass of ``rank_counts_all`` on a torch device (a GPU), tile by tile.
 
-    Same arithmetic as the numpy pass: float32 products (TF32 disabled), float32
-    ``value`` and thresholds, the pair's own groups set to NaN; only the band entries
-    (per tile) and the better-counts (per chunk of pairs) go back to the host.
+    Same arithmetic as the numpy pass (:func:`_screen_rows`): float32 products (TF32
+    disabled), float32 stand-ins and limits, the pair's own rows set to NaN; only the band
+    entries (per tile) and the better-counts (per chunk) go back to the host, where they
+    are refined in float64 (:func:`_refine_all`).
     """
 
-    def __init__(
-        self,
-        device: str | None,
-        x32: NDArray[np.float32],
-        inv32: NDArray[np.float32],
-        half_sq32: NDArray[np.float32],
-        weight64: NDArray[np.float64],
-        cols: int,
-    ) -> None:
+    def __init__(self, device: str | None, bg: _Background) -> None:
         import torch  # only on this path: the module itself never imports torch
 
         self.torch = torch
+        self.bg = bg
         self.device = torch.device(device if device is not None else "cuda")
-        self.x32 = torch.from_numpy(x32).to(self.device)
-        self.inv32 = torch.from_numpy(inv32).to(self.device)
-        self.half_sq32 = torch.from_numpy(half_sq32).to(self.device)
-        self.weight64 = torch.from_numpy(weight64).to(self.device)
-        self.cols = cols
-        self.better: dict[Similarity, NDArray[np.int64]] = {}
+        self.x32 = torch.from_numpy(bg.x32).to(self.device)
+        self.inv32 = torch.from_numpy(bg.inv32).to(self.device)
+        self.half_sq32 = torch.from_numpy(bg.half_sq32).to(self.device)
+        self.weight64 = torch.from_numpy(bg.weight[: bg.n_multi].astype(np.float64)).to(self.device)
 
-    def band_entries(
-        self,
-        qc: NDArray[np.intp],
-        pc: NDArray[np.intp],
-        thresholds: dict[Similarity, tuple[NDArray[np.float32], NDArray[np.float32]]],
-    ) -> Iterator[tuple[Similarity, NDArray[np.intp], NDArray[np.intp]]]:
-        """Yield ``(similarity, pair rows, background rows)`` of each tile's band; then
-        ``self.better`` holds the chunk's better-counts (host arrays)."""
-        torch, dev = self.torch, self.device
-        r, m, n_multi = qc.size, self.x32.shape[0], self.weight64.shape[0]
-        qc_t = torch.from_numpy(np.asarray(qc, dtype=np.int64)).to(dev)
-        pc_t = torch.from_numpy(np.asarray(pc, dtype=np.int64)).to(dev)
+    def screen(self, chunk: _Chunk, shape: _TileShape) -> _Counts:
+        """Counts of the chunk's pairs against all distinct rows (see the class docstring)."""
+        torch, dev, bg = self.torch, self.device, self.bg
+        r, m, n_multi = chunk.r, bg.m, bg.n_multi
+        qc_t = torch.from_numpy(np.asarray(chunk.qc, dtype=np.int64)).to(dev)
+        pc_t = torch.from_numpy(np.asarray(chunk.pc, dtype=np.int64)).to(dev)
         local = torch.arange(r, device=dev)
-        left = self.x32[qc_t].T.contiguous()  # dim x r
+        left = torch.from_numpy(np.ascontiguousarray(chunk.left[:, :r])).to(dev)
         limits = {
-            s: (torch.from_numpy(lo).to(dev), torch.from_numpy(hi).to(dev))
-            for s, (lo, hi) in thresholds.items()
+            s: (torch.from_numpy(lo[:, :r].copy()).to(dev), torch.from_numpy(hi[:, :r].copy()).to(dev))
+            for s, (lo, hi) in chunk.limits.items()
         }
-        better = {s: torch.zeros(r, dtype=torch.int64, device=dev) for s in thresholds}
+        better = {s: torch.zeros(r, dtype=torch.int64, device=dev) for s in limits}
+        found: _Counts = {s: (np.zeros(r, np.int64), np.zeros(r, np.int64)) for s in limits}
+        cols = max(1, _TORCH_TILE_ELEMENTS // max(1, r))
         tf32 = torch.backends.cuda.matmul.allow_tf32
         torch.backends.cuda.matmul.allow_tf32 = False  # the error bounds assume float32 products
         try:
-            for c0 in range(0, m, self.cols):
-                c1 = min(c0 + self.cols, m)
+            for c0 in range(0, m, cols):
+                c1 = min(c0 + cols, m)
                 dots = self.x32[c0:c1] @ left  # dots[u - c0, i] = x_u . x_q(i)
                 own = (qc_t >= c0) & (qc_t < c1)
                 partner = (pc_t >= c0) & (pc_t < c1)
@@ -580,61 +1000,13 @@ class _TorchPass:
                         better[similarity] += weighted.round().long()
                     u, i = band.nonzero(as_tuple=True)
                     if u.numel():
-                        yield (
-                            similarity,
-                            i.cpu().numpy().astype(np.intp),
-                            (u + c0).cpu().numpy().astype(np.intp),
-                        )
+                        rows = i.cpu().numpy().astype(np.intp)
+                        band_cols = (u + c0).cpu().numpy().astype(np.intp)
+                        entries = {similarity: (rows, band_cols, bg.weight[band_cols])}
+                        found = _sum_counts(found, _refine_all(bg, chunk, entries))
         finally:
             torch.backends.cuda.matmul.allow_tf32 = tf32
-        self.better = {s: b.cpu().numpy() for s, b in better.items()}
-
-
-def _distances(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Row-wise euclidean distances ``||a_i - b_i||`` (the one formula for ``d`` used here)."""
-    diff = a - b
-    return np.sqrt(np.einsum("ij,ij->i", diff, diff))
-
-
-def _refine(
-    x: NDArray[np.float64],
-    inv: NDArray[np.float64],
-    xq: NDArray[np.float64],
-    inv_q: NDArray[np.float64],
-    band_rows: NDArray[np.intp],
-    band_cols: NDArray[np.intp],
-    band_weights: NDArray[np.int64],
-    target: NDArray[np.float64],
-    tol: float,
-    similarity: Similarity,
-    better: NDArray[np.int64],
-    tied: NDArray[np.int64],
-) -> None:
-    """Classify the competitors near the decision band by the rule, in float64.
-
-    ``x`` holds the distinct rows and ``inv`` their inverse norms, ``xq`` and ``inv_q`` the
-    same for the chunk's queries; ``(band_rows[i], band_cols[i])`` is a pair of the chunk
-    against distinct row ``band_cols[i]``, which stands for
-    ``band_weights[i]`` competitors (its multiplicity, less ``q`` and ``p`` themselves in
-    their own rows). ``target`` is ``s(q,p)`` (cosine) or ``d(q,p)`` (euclidean); the
-    comparisons are the module docstring's formulas verbatim.
-    """
-    # small blocks: the gathered float64 rows stay in cache
-    for part in _chunks(band_rows.size, 2048):
-        r, c, w = band_rows[part], band_cols[part], band_weights[part]
-        a, b = xq[r], x[c]
-        reference = target[r]
-        if similarity == "cosine":
-            values = np.einsum("ij,ij->i", a, b) * inv_q[r] * inv[c]
-            is_better = values > reference + tol
-            is_tied = np.abs(values - reference) <= tol
-        else:
-            gap = _distances(a, b) - reference  # d(q,u) - d(q,p)
-            bound = tol * reference
-            is_better = -gap > bound
-            is_tied = np.abs(gap) <= bound
-        better += np.bincount(r, weights=w * is_better, minlength=better.size).astype(np.int64)
-        tied += np.bincount(r, weights=w * is_tied, minlength=tied.size).astype(np.int64)
+        return {s: (g + better[s].cpu().numpy(), t) for s, (g, t) in found.items()}
 
 
 def reciprocal_ranks(counts: RankCounts, tie_policy: TiePolicy = "expected") -> NDArray[np.float64]:
