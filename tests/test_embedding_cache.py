@@ -197,3 +197,18 @@ def test_instance_stores_die_with_their_wrapper_after_a_process_cache_swap(
         del wrapper
         gc.collect()
         assert key not in built_with._stores and key not in swapped._stores
+
+
+def test_a_memory_cache_wrapper_creates_no_folder(
+    toy: StaticWordEmbeddings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: with a memory-only cache, mteb's wrapper made an empty ``<model>/<revision>``
+    folder under the working directory (the user's files must stay as they were)."""
+    from mteb_evalrank.models.cached import CachedEncoder
+
+    monkeypatch.chdir(tmp_path)
+    for by_instance in (False, True):
+        CachedEncoder(toy, EmbeddingCache(), by_instance=by_instance)
+    with using_process_cache(EmbeddingCache()):
+        CachedEncoder(toy)
+    assert list(tmp_path.iterdir()) == []

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import time
 import weakref
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mteb.models.cache_wrappers import CachedEmbeddingWrapper
@@ -79,9 +78,12 @@ class CachedEncoder(CachedEmbeddingWrapper):
         self.instance = id(self) if by_instance else None
         if by_instance:  # the stores die with the wrapper: an id is never reused while they exist
             weakref.finalize(self, self.cache.drop, id(self))
-        root = self.cache.root or Path()
-        # mteb's wrapper sets up its NumpyCache folder only when encoding through its own encode
-        super().__init__(model, root / model_dir_name(self.name) / model_dir_name(self.revision))
+        root = self.cache.root
+        if root is not None:  # mteb's wrapper makes this folder (its own NumpyCache is never used)
+            super().__init__(model, root / model_dir_name(self.name) / model_dir_name(self.revision))
+        else:  # memory only: its __init__ would make an empty folder under the working directory;
+            # what it sets besides is used only by its encode and close, both replaced here
+            self._model, self.cache_dict = model, {}
         self.stats = EncodeStats()
 
     @property
