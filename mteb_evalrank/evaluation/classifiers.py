@@ -154,18 +154,6 @@ def _splitter(kind: Kind, seed: int) -> StratifiedKFold | StratifiedShuffleSplit
     return StratifiedShuffleSplit(n_splits=1, test_size=MLP_HOLDOUT, random_state=seed)
 
 
-def _scored(
-    kind: Kind,
-    selected: float,
-    validation_accuracy: float,
-    final: Pipeline,
-    x_test: NDArray[np.floating],
-    y_test: NDArray[np.integer],
-    znorm: bool,
-) -> Selection:
-    return _scored_predictions(kind, selected, validation_accuracy, final.predict(x_test), y_test, znorm)
-
-
 def _scored_predictions(
     kind: Kind,
     selected: float,
@@ -216,7 +204,7 @@ def select_and_test(
             if score > best_score:
                 best_l2, best_score, best_fit = l2, score, fitted
         assert best_fit is not None  # the grid is not empty
-        return _scored(kind, best_l2, best_score, best_fit, x_test, y_test, znorm)
+        return _scored_predictions(kind, best_l2, best_score, best_fit.predict(x_test), y_test, znorm)
     splitter = _splitter(kind, seed)
     n_inner = len(y_train) - len(next(splitter.split(x_train, y_train))[1])
     for l2 in grid:
@@ -225,7 +213,7 @@ def select_and_test(
         if score > best_score:
             best_l2, best_score = l2, score
     final = clone(make_classifier(kind, best_l2, len(y_train), znorm=znorm, seed=seed)).fit(x_train, y_train)
-    return _scored(kind, best_l2, best_score, final, x_test, y_test, znorm)
+    return _scored_predictions(kind, best_l2, best_score, final.predict(x_test), y_test, znorm)
 
 
 def _mlp_settings(seed: int) -> MLPSettings:
