@@ -193,7 +193,11 @@ def _correlate(args: argparse.Namespace) -> None:
             p_adjust=args.p_adjust,
             within_families=args.within_families,
         )
-        written = result.write(args.out, scatter=[tuple(pair) for pair in args.scatter or []])
+        written = result.write(
+            args.out,
+            scatter=[tuple(pair) for pair in args.scatter or []],
+            family_plot=[tuple(pair) for pair in args.family_plot or []],
+        )
     except CorrelationInputError as error:
         raise SystemExit(f"mteb-evalrank correlate: {error}") from None
     _print_correlation_summary(result, written)
@@ -440,10 +444,18 @@ def _add_correlate_model_selection(corr: argparse.ArgumentParser) -> None:
 
 
 def _add_correlate_layout(corr: argparse.ArgumentParser) -> None:
-    """``correlate``: the evaluation-gap layout and rank plots."""
+    """``correlate``: the evaluation-gap layout, rank plots and family plots."""
     corr.add_argument("--gap", action="store_true", help="evaluation-gap layout: one --intrinsic reference")
     corr.add_argument(
         "--scatter", nargs=2, action="append", metavar=("INTRINSIC", "EXTRINSIC"), help="rank plot"
+    )
+    corr.add_argument(
+        "--family-plot",
+        nargs=2,
+        action="append",
+        metavar=("INTRINSIC", "EXTRINSIC"),
+        help="extrinsic vs intrinsic score, one colour per family, with each family's own Spearman ρ "
+        "(also in report.md and correlations.json)",
     )
 
 

@@ -61,6 +61,7 @@ table word --control-dim \
     EvalRankWord:default:cosine_hits_at_3 EvalRankWordNoWiki \
     --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
     --scatter EvalRankWord:default SentEvalMR --scatter WordSimSimLex999 SentEvalMR \
+    --family-plot EvalRankWord:default SentEvalMR \
     --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN
 
 # 3. sentence level (Table 6): STS, STR, AccSent and EvalRankSent vs the 8 single-sentence tasks,
@@ -69,6 +70,7 @@ table word --control-dim \
 table sentence --control-dim \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
     --scatter EvalRankSent:default SentEvalMR --scatter STSBenchmark SentEvalMR \
+    --family-plot EvalRankSent:default SentEvalMR --family-plot STSBenchmark SentEvalMR \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R \
     --compare EvalRankSent:default STR2021
 table sentence-bases --models "${BASES[@]}" \
@@ -76,6 +78,7 @@ table sentence-bases --models "${BASES[@]}" \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
 table sentence-within --within-families \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
+    --family-plot EvalRankSent:default SentEvalMR --family-plot STSBenchmark SentEvalMR \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
 mapfile -t SENT_MLP < <(mlp "${SENT[@]}")
 table sentence-mlp \

@@ -62,10 +62,23 @@ logger = logging.getLogger(__name__)
 class CorrelationResult(CorrelationData):
     """:class:`~.results.CorrelationData` (pairs, score table, settings, notes) and ``write``."""
 
-    def write(self, out_dir: str | Path, scatter: Iterable[tuple[str, str]] = ()) -> dict[str, Path]:
-        """Write ``correlations.csv/.json``, ``report.md``, ``scores.csv`` and the figures."""
+    def write(
+        self,
+        out_dir: str | Path,
+        scatter: Iterable[tuple[str, str]] = (),
+        family_plot: Iterable[tuple[str, str]] = (),
+    ) -> dict[str, Path]:
+        """Write ``correlations.csv/.json``, ``report.md``, ``scores.csv`` and the figures.
+
+        ``scatter``: a rank scatter per (intrinsic, extrinsic) pair; ``family_plot``: a family plot
+        per pair, with each family's own ρ in ``report.md`` and in ``correlations.json``
+        (``per_family``). A pair that was not computed: CorrelationInputError, nothing written.
+        """
         from . import figures, report
 
+        scatter, family_plot = list(scatter), list(family_plot)
+        figures.check_pairs(self, "scatter", scatter)
+        figures.check_pairs(self, "family plot", family_plot)
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         written = {
@@ -75,13 +88,14 @@ class CorrelationResult(CorrelationData):
             "report": out / "report.md",
         }
         self.to_frame().to_csv(written["csv"], index=False)
-        written["json"].write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+        data = self.to_json() | ({"per_family": self.per_family_json(family_plot)} if family_plot else {})
+        written["json"].write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         source = self.table.loaded.folders[0] if self.table.loaded.scores is not None else None
         if source is None or Path(source).resolve() != written["scores"].resolve():
             self.table.frame.to_csv(written["scores"])  # never overwrite the score table read
-        figure_paths = figures.write_figures(self, out, scatter=list(scatter))
+        figure_paths = figures.write_figures(self, out, scatter=scatter, family=family_plot)
         written.update(figure_paths)
-        written["report"].write_text(report.markdown(self, figure_paths, out), encoding="utf-8")
+        written["report"].write_text(report.markdown(self, figure_paths, out, family_plot), encoding="utf-8")
         return written
 
 

@@ -1,9 +1,13 @@
-"""Figures (matplotlib, Agg backend): ρ heatmap, rank-vs-rank scatter, evaluation-gap plot.
+"""Figures (matplotlib, Agg backend): ρ heatmap, rank-vs-rank scatter, evaluation-gap plot, family plot.
 
 The scatter is the EvalRank paper's Figure 4: each model is a point at (its rank by the
 intrinsic score, its rank by the extrinsic score), rank 1 = best (highest score).
 In the within-family view the heatmap shows the pooled within-family ρ and the scatter each
 model's rank within its family (centred: 0 = the family's middle), one colour per family pooled.
+The family plot shows the scores themselves (intrinsic vs extrinsic), one colour and marker per
+family, each family's models joined in order of the intrinsic score, and in the legend each
+family's own Spearman ρ (:func:`.stats.family_spearman`; "–" below 3 models): the trends within
+the families beside the differences between them (the same figure in both views).
 """
 
 from __future__ import annotations
@@ -153,25 +157,87 @@ def gap_plot(result: CorrelationData, path: Path) -> Path:
     return path
 
 
-def write_figures(result: CorrelationData, out: Path, scatter: list[tuple[str, str]]) -> dict[str, Path]:
-    """Heatmap (or gap plot) plus one scatter per requested pair; returns name -> path."""
-    paths = (
-        {"evaluation gap": gap_plot(result, out / "gap.png")}
-        if result.settings.gap
-        else {"heatmap": heatmap(result, out / "heatmap.png")}
-    )
-    for intrinsic, extrinsic in scatter:
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+
+
+def family_plot(result: CorrelationData, intrinsic: str, extrinsic: str, path: Path) -> Path:
+    """Extrinsic vs intrinsic score per model, one colour and marker per family, each family's models
+    joined by a thin line in order of the intrinsic score; legend: ``family (k): ρ = ρ_g``."""
+    plt = _pyplot()
+    both = result.table.frame[[intrinsic, extrinsic]].dropna()
+    per_family = result.family_spearman(intrinsic, extrinsic)
+    colours = plt.get_cmap("tab10" if len(per_family) <= 10 else "tab20")
+    fig, ax = plt.subplots(figsize=(6.4, 4.4 + 0.16 * ((len(per_family) + 1) // 2)), layout="constrained")
+    for i, (family, (k, rho)) in enumerate(per_family.items()):
+        members = both[[result.families.get(name, name) == family for name in both.index]]
+        members = members.sort_values(intrinsic)
+        ax.plot(
+            members[intrinsic].to_numpy(),
+            members[extrinsic].to_numpy(),
+            color=colours(i % colours.N),
+            marker=MARKERS[i % len(MARKERS)],
+            markersize=4.5,
+            lw=0.8,
+            alpha=0.8,
+            label=f"{family} ({k}): ρ = {rho:.2f}" if np.isfinite(rho) else f"{family} ({k}): ρ = –",
+        )
+    ax.set_xlabel(intrinsic)
+    ax.set_ylabel(extrinsic)
+    ax.grid(alpha=0.3, lw=0.5)
+    fig.legend(  # below the axes, in two columns: the plot keeps the figure's width
+        loc="outside lower center", ncols=2, fontsize=7, title="family (models): its own Spearman ρ",
+        title_fontsize=7, frameon=False,
+    )  # fmt: skip
+    pair = result.pair(intrinsic, extrinsic)
+    shown = f"{pair.spearman:.2f}" if np.isfinite(pair.spearman) else "–"
+    if result.settings.within_families:
+        title = f"pooled within-family ρ = {shown}, n = {pair.n} ({pair.n_families} families pooled)"
+    else:
+        title = f"ρ across models = {shown}, n = {pair.n} ({pair.n_families} families)"
+    ax.set_title(title, fontsize=9)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def check_pairs(result: CorrelationData, kind: str, pairs: list[tuple[str, str]]) -> None:
+    """CorrelationInputError naming the columns if a requested figure's pair was not computed."""
+    for intrinsic, extrinsic in pairs:
         try:
             result.pair(intrinsic, extrinsic)
         except KeyError:
             from .table import CorrelationInputError
 
             raise CorrelationInputError(
-                f"scatter {intrinsic} vs {extrinsic}: not a computed pair; "
+                f"{kind} {intrinsic} vs {extrinsic}: not a computed pair; "
                 f"intrinsic columns: {result.intrinsic}, extrinsic columns: {result.extrinsic}"
             ) from None
+
+
+def write_figures(
+    result: CorrelationData,
+    out: Path,
+    scatter: list[tuple[str, str]],
+    family: list[tuple[str, str]] | None = None,
+) -> dict[str, Path]:
+    """Heatmap (or gap plot), one scatter per ``scatter`` pair and one family plot per ``family``
+    pair; returns name -> path."""
+    family = family or []
+    check_pairs(result, "scatter", scatter)
+    check_pairs(result, "family plot", family)
+    paths = (
+        {"evaluation gap": gap_plot(result, out / "gap.png")}
+        if result.settings.gap
+        else {"heatmap": heatmap(result, out / "heatmap.png")}
+    )
+    for intrinsic, extrinsic in scatter:
         name = f"scatter {intrinsic} vs {extrinsic}"
         paths[name] = rank_scatter(
             result, intrinsic, extrinsic, out / f"scatter_{_slug(intrinsic)}__{_slug(extrinsic)}.png"
+        )
+    for intrinsic, extrinsic in family:
+        name = f"family plot {intrinsic} vs {extrinsic}"
+        paths[name] = family_plot(
+            result, intrinsic, extrinsic, out / f"family_{_slug(intrinsic)}__{_slug(extrinsic)}.png"
         )
     return paths

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .results import CorrelationData
 
 
@@ -90,9 +92,15 @@ def _ci_words(result: CorrelationData) -> str:
     return f"{what}, {s.n_bootstrap} resamples, {100 * s.confidence:.0f}%"
 
 
-def markdown(result: CorrelationData, figures: dict[str, Path], out: Path) -> str:
-    """``report.md``: the ρ table, n per cell, the CIs, row means, comparisons, figures, all pairs,
-    the columns and the notes (one function per section)."""
+def markdown(
+    result: CorrelationData,
+    figures: dict[str, Path],
+    out: Path,
+    family_plot: Sequence[tuple[str, str]] = (),
+) -> str:
+    """``report.md``: the ρ table, n per cell, the CIs, row means, comparisons, figures, the
+    per-family ρ of the ``family_plot`` pairs, all pairs, the columns and the notes (one function
+    per section)."""
     lines = [
         *_summary_section(result),
         *_row_means_section(result),
@@ -100,6 +108,7 @@ def markdown(result: CorrelationData, figures: dict[str, Path], out: Path) -> st
         "",
         *(f"![{name}]({os.path.relpath(path, out)})" for name, path in figures.items()),
         "",
+        *_per_family_section(result, family_plot),
         *_pairs_section(result),
         "",
         "## Columns",
@@ -175,6 +184,39 @@ def _families_pooled(result: CorrelationData) -> str:
     return f"Families pooled (models): {listed(used)}." + (
         f" Left out (fewer than 3 models): {listed(excluded)}." if excluded else ""
     )
+
+
+def _per_family_section(result: CorrelationData, pairs: Sequence[tuple[str, str]]) -> list[str]:
+    """``## Per-family Spearman ρ``: families as rows, one column per family-plot pair (none without)."""
+    if not pairs:
+        return []
+    per_pair = [result.family_spearman(a, b) for a, b in pairs]
+    largest: dict[str, int] = {}
+    for per_family in per_pair:
+        for family, (k, _) in per_family.items():
+            largest[family] = max(k, largest.get(family, 0))
+    rows = sorted(largest, key=lambda f: (-largest[f], f))
+
+    def cell(per_family: dict[str, tuple[int, float]], family: str) -> str:
+        k, rho = per_family.get(family, (0, float("nan")))
+        return f"{_x100(rho)} ({k})" if k else "–"
+
+    return [
+        "## Per-family Spearman ρ",
+        "",
+        "Each family's own Spearman ρ×100 over its models having both scores (models in brackets; "
+        "– for a family of fewer than 3 models or with a constant side), as in the family plots. "
+        "The pooled within-family ρ_W is a weighted average of these (weights ∝ n_g(n_g² − 1) "
+        "without ties); the ρ across models also reflects the differences between the families.",
+        "",
+        *_grid(
+            rows,
+            [f"{a} vs {b}" for a, b in pairs],
+            [[cell(per_family, family) for per_family in per_pair] for family in rows],
+            "family",
+        ),
+        "",
+    ]
 
 
 def _row_means_section(result: CorrelationData) -> list[str]:

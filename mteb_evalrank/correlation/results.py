@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import stats
 from .table import ScoreTable
 
 if TYPE_CHECKING:
@@ -149,6 +150,31 @@ class CorrelationData:
             if p.intrinsic == intrinsic and p.extrinsic == extrinsic:
                 return p
         raise KeyError((intrinsic, extrinsic))
+
+    def family_spearman(self, intrinsic: str, extrinsic: str) -> dict[str, tuple[int, float]]:
+        """Each family's own Spearman ρ over its models having both scores: ``{family: (k, ρ)}``
+        (:func:`.stats.family_spearman`: NaN below :data:`.stats.MIN_FAMILY_SIZE` models)."""
+        both = self.table.frame[[intrinsic, extrinsic]].dropna()
+        return stats.family_spearman(
+            both[intrinsic].to_numpy(dtype=float),
+            both[extrinsic].to_numpy(dtype=float),
+            [self.families.get(name, name) for name in both.index],
+        )
+
+    def per_family_json(self, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        """``correlations.json``'s ``per_family``: per pair, ``{family: {"n": k, "spearman": ρ}}``
+        (ρ ``null`` when undefined)."""
+        return [
+            {
+                "intrinsic": a,
+                "extrinsic": b,
+                "families": {
+                    family: _json_safe({"n": k, "spearman": rho})
+                    for family, (k, rho) in self.family_spearman(a, b).items()
+                },
+            }
+            for a, b in pairs
+        ]
 
     def to_json(self) -> dict[str, Any]:
         return {

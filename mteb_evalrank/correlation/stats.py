@@ -58,8 +58,9 @@ ranks, which is what is implemented (every family's centred ranks sum to 0, so t
     ρ_W = Σ_g Σ_i c^x_gi c^y_gi / sqrt( Σ_g S^x_g · Σ_g S^y_g ),   S^x_g = Σ_i (c^x_gi)²
 
 Equivalently ``ρ_W = Σ_g ρ_g sqrt(S^x_g S^y_g) / sqrt(Σ_g S^x_g Σ_g S^y_g)`` with ``ρ_g`` the
-Spearman ρ within family ``g``: a weighted average of the within-family ρ. Without ties
-``S^x_g = S^y_g = n_g(n_g² − 1)/12``, so the weights are ``n_g(n_g² − 1) / Σ_h n_h(n_h² − 1)``
+Spearman ρ within family ``g`` (:func:`family_spearman`): a weighted average of the
+within-family ρ. Without ties ``S^x_g = S^y_g = n_g(n_g² − 1)/12``, so the weights are
+``n_g(n_g² − 1) / Σ_h n_h(n_h² − 1)``
 (they sum to 1; with ties they sum to at most 1). A family in which one side is constant has no
 ρ_g but still adds its spread of the other side to the denominator: it pulls ρ_W towards 0.
 Adding a constant (or any increasing transformation) to one family's scores leaves ρ_W unchanged;
@@ -590,6 +591,31 @@ def within_spearman(x: np.ndarray, y: np.ndarray, *, families: Sequence[str]) ->
     """Pooled within-family Spearman ρ_W (module docstring); NaN if a side is constant in every family."""
     _, cx, cy = _pooled(x, y, families)
     return float(_row_pearson(cx, cy))
+
+
+def family_spearman(x: np.ndarray, y: np.ndarray, families: Sequence[str]) -> dict[str, tuple[int, float]]:
+    """Each family's own Spearman ρ_g: ``{family: (k, ρ_g)}`` over its ``k`` models.
+
+    ρ_g is :func:`spearman` (= ``scipy.stats.spearmanr``) on the family's models alone; NaN for a
+    family of fewer than :data:`MIN_FAMILY_SIZE` models (the threshold of the within-family view)
+    or with one side constant. ρ_W is a weighted average of these ρ_g (module docstring). Every
+    family is listed, the largest first (ties by name). No NaN in ``x``, ``y``: drop those models first.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    labels = [str(label) for label in families]
+    if x.ndim != 1 or x.shape != y.shape or len(labels) != len(x):
+        raise ValueError(f"x {x.shape}, y {y.shape} and {len(labels)} family labels must be equally long")
+    if np.isnan(x).any() or np.isnan(y).any():
+        raise ValueError("x and y must not contain NaN: drop models without a score first")
+    sizes: dict[str, int] = {}
+    for label in labels:
+        sizes[label] = sizes.get(label, 0) + 1
+    out: dict[str, tuple[int, float]] = {}
+    for family, k in sorted(sizes.items(), key=lambda item: (-item[1], item[0])):
+        members = np.array([label == family for label in labels])
+        out[family] = (k, spearman(x[members], y[members]) if k >= MIN_FAMILY_SIZE else float("nan"))
+    return out
 
 
 def within_pearson(x: np.ndarray, y: np.ndarray, *, families: Sequence[str]) -> float:
