@@ -232,6 +232,26 @@ def test_timing_history_takes_a_file_written_before_the_history() -> None:
     assert with_history(now, None)["total"]["runs"] == 1
 
 
+def test_timing_history_keeps_the_jobs_of_runs_over_other_models() -> None:
+    """Regression: a run over other models (a study resumed family by family) dropped the earlier
+    runs' jobs from ``jobs``, so ``total.job_seconds`` counted the last run's jobs only."""
+
+    def run(model: str, wall: float, *jobs: tuple[str, str, float]) -> dict[str, Any]:
+        rows = [{"model": model, "task": t, "status": st, "seconds": sec} for t, st, sec in jobs]
+        return {"wall_seconds": wall, "workers": 1, "sum_encode_seconds": 1.0, "jobs": rows}
+
+    first = with_history(run("a", 100.0, ("T1", "done", 30.0), ("T2", "failed", 5.0)), None)
+    second = with_history(run("b", 50.0, ("T1", "done", 20.0)), first)
+    third = with_history(run("a", 10.0, ("T1", "skipped", 0.0), ("T2", "done", 8.0)), second)
+    assert sorted((j["model"], j["task"], j["status"], j["seconds"], j["run"]) for j in third["jobs"]) == [
+        ("a", "T1", "done", 30.0, 0),
+        ("a", "T2", "done", 8.0, 2),
+        ("b", "T1", "done", 20.0, 1),
+    ]
+    assert third["total"]["job_seconds"] == 58.0  # 30 + 20 + 8: each finished job once
+    assert [r["done"] for r in third["runs"]] == [1, 1, 1]
+
+
 def test_interrupted_job_leaves_no_result_and_is_redone(data: None, tmp_path: Path) -> None:
     """mteb saves the result after every hf_subset: interrupt the job right after the first save.
 

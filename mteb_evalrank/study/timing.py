@@ -74,7 +74,8 @@ def with_history(timing: dict[str, Any], previous: dict[str, Any] | None) -> dic
     ``wall_seconds`` = sum of the runs' wall times; ``job_seconds`` = sum, over the jobs that
     finished, of the seconds of the run that did them (worker time); ``sum_encode_seconds`` =
     sum over runs. In ``jobs`` each entry gets ``run``, its index in ``runs``; a job skipped now
-    because an earlier run finished it keeps that run's entry (seconds included).
+    because an earlier run finished it keeps that run's entry (seconds included), and the jobs
+    of earlier runs that this run did not list (other models or tasks) are kept as they were.
     """
     previous = previous or {}
     if "runs" in previous:
@@ -93,6 +94,8 @@ def with_history(timing: dict[str, Any], previous: dict[str, Any] | None) -> dic
         for j in timing["jobs"]
     ]
     runs.append(_run_entry(timing, [j for j in jobs if j["run"] == this]))
+    listed = {(j["model"], j["task"]) for j in jobs}
+    jobs = [j for j in earlier_jobs if (j["model"], j["task"]) not in listed] + jobs
     return {
         **timing,
         "jobs": jobs,
