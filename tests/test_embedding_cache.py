@@ -212,3 +212,41 @@ def test_a_memory_cache_wrapper_creates_no_folder(
     with using_process_cache(EmbeddingCache()):
         CachedEncoder(toy)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_task_embeddings_hash_the_task_texts_once_per_model(
+    toy: StaticWordEmbeddings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task's every-text list (``encode_first``) is hashed on its first subset only: later
+    subsets hash just their own texts. Rows equal the encoder's own output either way."""
+    import mteb
+    from mteb.timing import TimingStack
+
+    import mteb_evalrank  # noqa: F401
+    from mteb_evalrank import embedding_cache
+    from mteb_evalrank.tasks._encoding import TaskEmbeddings
+
+    hashed: list[str] = []
+
+    def counting_digest(text: str) -> bytes:
+        hashed.append(text)
+        return text_digest(text)
+
+    monkeypatch.setattr(embedding_cache, "text_digest", counting_digest)
+    every_text = [sentence for sentence in dict.fromkeys(SENTENCES)]
+    embeddings = TaskEmbeddings()
+    kwargs = {
+        "task_metadata": mteb.get_task("SentEvalMR").metadata,
+        "encode_kwargs": {"batch_size": 4},
+        "hf_split": "test",
+        "timer": TimingStack(),
+    }
+    for fold, subset in enumerate((SENTENCES[:2], SENTENCES[3:], SENTENCES[1:4])):
+        hashed.clear()
+        rows = embeddings.embed(toy, subset, encode_first=every_text, hf_subset=f"fold{fold}", **kwargs)
+        np.testing.assert_allclose(rows, toy.embed(subset), rtol=1e-6)
+        assert len(hashed) == len(subset) + (len(every_text) if fold == 0 else 0), fold
+    embeddings.clear()  # another model (or a cleared task) hashes the task texts again
+    hashed.clear()
+    embeddings.embed(toy, SENTENCES[:2], encode_first=every_text, hf_subset="fold0", **kwargs)
+    assert len(hashed) == 2 + len(every_text)

@@ -316,8 +316,10 @@ def test_distilled_marker_records_the_settings_and_weights() -> None:
 
 
 # ------------------------------------------------------------------ published scores (slow)
-#: model -> (published name, revision, task, tolerance). fp32: 0.002 (issue 15). bge INT8 and
-#: e5 4-bit: their measured deviation (docs/zoo.md) plus margin; e5 also differs by its prefix.
+#: model -> (published name, revision, task, tolerance). fp32: 0.002 (issue 15); bge INT8: its
+#: measured deviation (docs/zoo.md) plus margin. The 4-bit e5 (its measured deviation, +0.003 to
+#: +0.012, is reported in docs/zoo.md by benchmarks/published_scores.py) is not run here: ~100 s
+#: of CI for a check the benchmark and the study's results already make.
 PUBLISHED = {
     "evalrank/all-mpnet-base-v2": (
         "sentence-transformers/all-mpnet-base-v2",
@@ -331,12 +333,6 @@ PUBLISHED = {
         "STSBenchmark",
         0.004,
     ),
-    "evalrank/multilingual-e5-small-q4": (
-        "intfloat/multilingual-e5-small",
-        "fd1525a9fd15316a2d503bf26ab031a61d056e98",
-        "STS16",
-        0.015,
-    ),
 }
 
 
@@ -348,7 +344,7 @@ def sts_mirrors(source: Path) -> None:
     assert {state.state for state in states.values()} == {"mirror"}
 
 
-@pytest.mark.slow  # mpnet ~75 s, bge ~10 s, e5 ~35 s on 2 shared cores
+@pytest.mark.slow  # mpnet ~75 s, bge ~10 s on 2 shared cores
 @pytest.mark.usefixtures("sts_mirrors")
 @pytest.mark.parametrize("name", list(PUBLISHED))
 def test_sts_reproduces_the_published_score(name: str, source: Path) -> None:

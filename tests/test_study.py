@@ -190,12 +190,14 @@ def test_rerun_skips_everything_without_encoding(study: tuple[Path, Any, list], 
     assert timing["texts_encoded"] == 0
     assert all(m.get("encode_calls", 0) == 0 for m in timing["models"].values())
     assert sorted((out / "embeddings").rglob("shard-*.npz")) == shards
-    # the history keeps the first run's compute: every job was done by run 0, in its seconds
+    # the history keeps the first run's compute: every job was done by run 0, in its seconds;
+    # the jobs of run 0 that this run did not list (the broken model's, failed) are kept as they were
     first = {(o.model, o.task): o.seconds for o in summary.outcomes if o.status == "done"}
     assert [run["done"] for run in timing["runs"]] == [summary.count("done"), 0]
-    assert {(j["model"], j["task"]): (j["run"], j["seconds"]) for j in timing["jobs"]} == {
-        key: (0, seconds) for key, seconds in first.items() if key[0] in MODELS
+    assert {(j["model"], j["task"]): (j["run"], j["status"], j["seconds"]) for j in timing["jobs"]} == {
+        (o.model, o.task): (0, o.status, o.seconds) for o in summary.outcomes
     }
+    assert {o.model for o in summary.outcomes if o.status != "done"} == {BROKEN}
     assert timing["total"]["wall_seconds"] == pytest.approx(summary.wall_seconds + again.wall_seconds)
     assert timing["total"]["job_seconds"] == pytest.approx(
         sum(s for (m, _), s in first.items() if m in MODELS)

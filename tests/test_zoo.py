@@ -18,6 +18,7 @@ import mteb_evalrank  # noqa: F401
 from mteb_evalrank.embedding_cache import process_cache
 from mteb_evalrank.evaluation import ranking
 from mteb_evalrank.models import MODEL_METAS, postprocess
+from mteb_evalrank.models.base import in_batches
 from mteb_evalrank.models.minilm import FEATURES_KEY, MiniLMLayerPooling, model_path
 from mteb_evalrank.models.static import StaticWordEmbeddings
 from mteb_evalrank.models.wrappers import (
@@ -299,6 +300,25 @@ def test_one_forward_pass_serves_every_variant(sentences: list[str]) -> None:
     mean = encode(mteb.get_model(f"{MINILM}mean-last"), texts)
     np.testing.assert_array_equal(encode(mteb.get_model(f"{MINILM}mean-dim128"), texts), mean[:, :128])
     assert len(process_cache().store(FEATURES_KEY)) == len(set(texts))
+
+
+def test_in_batches_calls_in_order_and_reshapes() -> None:
+    """Hand-worked: 5 texts, batches of 2 -> calls of 2, 2, 1 texts; rows (len, ord) in order."""
+    calls: list[list[str]] = []
+
+    def encode_batch(batch: list[str]) -> list[list[list[int]]]:
+        calls.append(batch)
+        return [[[len(text)], [ord(text[0])]] for text in batch]  # (n, 2, 1): reshaped to (n, 2)
+
+    texts = ["a", "bb", "ccc", "dddd", "e"]
+    out = in_batches(encode_batch, texts, batch_size=2, width=2)
+    assert calls == [["a", "bb"], ["ccc", "dddd"], ["e"]]
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, [[1, 97], [2, 98], [3, 99], [4, 100], [1, 101]])
+    assert in_batches(encode_batch, [], batch_size=2, width=7).shape == (0, 7)
+    assert len(calls) == 3  # no call for no text
+    with pytest.raises(ValueError, match="batch_size"):
+        in_batches(encode_batch, texts, batch_size=0, width=2)
 
 
 # ------------------------------------------------------------------ sentence fit corpus

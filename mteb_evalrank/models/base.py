@@ -1,8 +1,8 @@
-"""``TextEmbedder``: an mteb encoder defined by ``embed(texts)`` alone."""
+"""``TextEmbedder``: an mteb encoder defined by ``embed(texts)`` alone; :func:`in_batches`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,3 +37,23 @@ class TextEmbedder(AbsEncoder):
     ) -> Array:
         """Encode every ``batch["text"]`` of ``inputs`` (prompts do not apply)."""
         return self.embed([text for batch in inputs for text in batch["text"]])
+
+
+def in_batches(
+    encode_batch: Callable[[list[str]], Any], texts: Sequence[str], *, batch_size: int, width: int
+) -> NDArray[np.float32]:
+    """``(len(texts), width)`` float32 rows of ``encode_batch`` over ``texts``, in order.
+
+    ``encode_batch`` is called on ``texts[i : i + batch_size]`` for ``i = 0, batch_size, ...``
+    and returns one row per text (any shape with ``width`` values per text; it is reshaped).
+    No text gives a ``(0, width)`` array and no call.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+    if not texts:
+        return np.zeros((0, width), dtype=np.float32)
+    blocks = []
+    for start in range(0, len(texts), batch_size):
+        batch = list(texts[start : start + batch_size])
+        blocks.append(np.asarray(encode_batch(batch), dtype=np.float32).reshape(len(batch), width))
+    return np.concatenate(blocks)

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from mteb_evalrank.embedding_cache import EmbeddingCache, StoreKey, process_cache
 
-from .base import TextEmbedder
+from .base import TextEmbedder, in_batches
 from .offline import MINILM_REVISION
 
 N_LAYERS = 6
@@ -100,12 +100,7 @@ class MiniLMLayerPooling(TextEmbedder):
 
     def _forward_all(self, texts: list[str]) -> NDArray[np.float32]:
         """``(n, 8 * 384)`` features of ``texts``, ``batch_size`` at a time, in order."""
-        if not texts:
-            return np.zeros((0, (CLS_ROW + 1) * DIM), dtype=np.float32)
-        blocks = [
-            self._forward(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)
-        ]
-        return np.concatenate(blocks).reshape(len(texts), -1)
+        return in_batches(self._forward, texts, batch_size=self.batch_size, width=(CLS_ROW + 1) * DIM)
 
     def features(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, 8, 384)`` per-text features: from the cache, or one forward pass per batch of misses.

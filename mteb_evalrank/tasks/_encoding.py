@@ -48,10 +48,12 @@ class TaskEmbeddings:
 
     def __init__(self) -> None:
         self._model: object | None = None
+        self._first: Sequence[str] | None = None  # the encode_first list already in the cache
         self._cache = EmbeddingCache()
 
     def clear(self) -> None:
         self._model = None
+        self._first = None
         self._cache.clear()
 
     def embed(
@@ -69,9 +71,10 @@ class TaskEmbeddings:
     ) -> NDArray[np.float64]:
         """Embeddings of ``texts`` (one row each, in order), validated, as float64.
 
-        Texts not seen yet for this model, together with ``encode_first`` (e.g. every text of
-        the task, so that later subsets find theirs), are encoded in one ``model.encode`` call,
-        each distinct text once.
+        ``encode_first`` (e.g. every text of the task, so that later subsets find theirs) is
+        encoded in one ``model.encode`` call on first use, each distinct text once, and not
+        looked at again while the same list object comes with the same model (later subsets
+        hash only their own texts); texts not seen yet are encoded in a call of their own.
 
         Raises:
             NonFiniteEmbeddingsError: if the encoder returns NaN or infinity (names task and model).
@@ -112,5 +115,7 @@ class TaskEmbeddings:
             return block
 
         key = StoreKey(model_name(model), "", "task", instance=id(model))
-        self._cache.ensure(key, [*encode_first, *texts], encode, where=where)
+        if encode_first and encode_first is not self._first:
+            self._cache.ensure(key, encode_first, encode, where=where)
+            self._first = encode_first
         return np.asarray(self._cache.embed(key, texts, encode, where=where), dtype=np.float64)

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from mteb_evalrank.embedding_cache import StoreKey, process_cache
 
-from ..base import TextEmbedder
+from ..base import TextEmbedder, in_batches
 
 HOME_ENV = "MTEB_EVALRANK_HOME"
 INSTALL_HINT = "bash scripts/install_encoders.sh (in a checkout; or pip install 'mteb-evalrank[encoders]')"
@@ -90,14 +90,13 @@ class FamilyEncoder(TextEmbedder):
         self, texts: list[str], encode_batch: Callable[[list[str]], NDArray[np.float32]] | None = None
     ) -> NDArray[np.float32]:
         """Every text, ``batch_size`` at a time (the cache passes them longest first)."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
         run = encode_batch or self.encode_batch
-        blocks = []
-        for start in range(0, len(texts), self.batch_size):
-            blocks.append(np.asarray(run(texts[start : start + self.batch_size]), np.float32))
+
+        def counted(batch: list[str]) -> NDArray[np.float32]:
             self.forward_calls += 1
-        return np.concatenate(blocks)
+            return run(batch)
+
+        return in_batches(counted, texts, batch_size=self.batch_size, width=self.dim)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, dim)`` embeddings of ``texts``: cached rows, the others encoded now."""
