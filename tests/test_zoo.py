@@ -319,6 +319,8 @@ def test_in_batches_calls_in_order_and_reshapes() -> None:
     assert len(calls) == 3  # no call for no text
     with pytest.raises(ValueError, match="batch_size"):
         in_batches(encode_batch, texts, batch_size=0, width=2)
+    with pytest.raises(ValueError, match=r"toy returned an array of shape \(1, 2, 1\) for 2 texts"):
+        in_batches(lambda batch: encode_batch(batch[:1]), texts, batch_size=2, width=2, where="toy")
 
 
 # ------------------------------------------------------------------ sentence fit corpus

@@ -40,13 +40,22 @@ class TextEmbedder(AbsEncoder):
 
 
 def in_batches(
-    encode_batch: Callable[[list[str]], Any], texts: Sequence[str], *, batch_size: int, width: int
+    encode_batch: Callable[[list[str]], Any],
+    texts: Sequence[str],
+    *,
+    batch_size: int,
+    width: int,
+    where: str = "the encoder",
 ) -> NDArray[np.float32]:
     """``(len(texts), width)`` float32 rows of ``encode_batch`` over ``texts``, in order.
 
     ``encode_batch`` is called on ``texts[i : i + batch_size]`` for ``i = 0, batch_size, ...``
     and returns one row per text (any shape with ``width`` values per text; it is reshaped).
     No text gives a ``(0, width)`` array and no call.
+
+    Raises:
+        ValueError: if ``batch_size < 1``, or a batch's output does not hold ``width`` values
+            per text (the message names ``where``).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
@@ -55,5 +64,11 @@ def in_batches(
     blocks = []
     for start in range(0, len(texts), batch_size):
         batch = list(texts[start : start + batch_size])
-        blocks.append(np.asarray(encode_batch(batch), dtype=np.float32).reshape(len(batch), width))
+        block = np.asarray(encode_batch(batch), dtype=np.float32)
+        if block.size != len(batch) * width or (block.ndim and block.shape[0] != len(batch)):
+            raise ValueError(
+                f"{where} returned an array of shape {block.shape} for {len(batch)} texts; "
+                f"expected {len(batch)} rows of {width} values."
+            )
+        blocks.append(block.reshape(len(batch), width))
     return np.concatenate(blocks)

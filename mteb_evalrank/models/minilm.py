@@ -100,7 +100,8 @@ class MiniLMLayerPooling(TextEmbedder):
 
     def _forward_all(self, texts: list[str]) -> NDArray[np.float32]:
         """``(n, 8 * 384)`` features of ``texts``, ``batch_size`` at a time, in order."""
-        return in_batches(self._forward, texts, batch_size=self.batch_size, width=(CLS_ROW + 1) * DIM)
+        width, where = (CLS_ROW + 1) * DIM, "all-MiniLM-L6-v2"
+        return in_batches(self._forward, texts, batch_size=self.batch_size, width=width, where=where)
 
     def features(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, 8, 384)`` per-text features: from the cache, or one forward pass per batch of misses.

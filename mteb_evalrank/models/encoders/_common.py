@@ -96,7 +96,7 @@ class FamilyEncoder(TextEmbedder):
             self.forward_calls += 1
             return run(batch)
 
-        return in_batches(counted, texts, batch_size=self.batch_size, width=self.dim)
+        return in_batches(counted, texts, batch_size=self.batch_size, width=self.dim, where=self.key.model)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, dim)`` embeddings of ``texts``: cached rows, the others encoded now."""
