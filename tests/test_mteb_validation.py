@@ -16,6 +16,7 @@ import json
 import re
 from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
 
 import mteb
 import pytest
@@ -24,8 +25,8 @@ from mteb.abstasks import AbsTaskClassification, AbsTaskRetrieval
 import mteb_evalrank
 from mteb_evalrank.models import MODEL_METAS
 from mteb_evalrank.suites import BENCHMARKS
-from mteb_evalrank.tasks import TASKS
-from mteb_evalrank.tasks._describe import regenerate_descriptive_stats, remove_stale_stats
+from mteb_evalrank.tasks import SENTEVAL_PROTOCOL_TASKS, TASKS
+from mteb_evalrank.tasks._describe import regenerate_descriptive_stats, remove_stale_stats, same_data_groups
 from mteb_evalrank.tasks._metadata import DESCRIPTIVE_STATS_DIR, PluginTaskMetadata, normalised
 
 mteb_evalrank.register()
@@ -107,42 +108,63 @@ def test_stale_statistics_files_are_removed(tmp_path: Path) -> None:
     ]
 
 
-def same_data_groups() -> list[list[type]]:
-    """The task classes grouped by the data mteb describes: same type, dataset, splits and subsets,
-    each later member a subclass of the first that loads its data unchanged (the SentEval-protocol
-    tasks beside their mteb-protocol parents). A group's statistics are one computation."""
-    groups: dict[str, list[type]] = defaultdict(list)
-    for cls in TASKS:
-        meta = cls.metadata
-        key = json.dumps([meta.type, meta.dataset, meta.eval_splits, meta.hf_subsets], sort_keys=True)
-        groups[key].append(cls)
-    for first, *others in groups.values():
-        for cls in others:
-            assert issubclass(cls, first), (cls, first)
-            assert not {"load_data", "dataset_transform"} & set(vars(cls)), cls
-    return list(groups.values())
+def test_same_data_groups_pair_each_senteval_task_with_its_parent() -> None:
+    """The SentEval-protocol tasks subclass their mteb-protocol parents and load the same data:
+    one group each; every other plugin task is alone."""
+    groups = same_data_groups(TASKS)
+    assert sorted(cls.metadata.name for group in groups for cls in group) == sorted(TASK_NAMES)
+    pairs = {group[-1].metadata.name: group[0].metadata.name for group in groups if len(group) > 1}
+    assert set(pairs) == {cls.metadata.name for cls in SENTEVAL_PROTOCOL_TASKS}
+    assert all(len(group) <= 2 for group in groups)
+    for child, parent in pairs.items():
+        assert mteb.get_task(child).metadata.dataset == mteb.get_task(parent).metadata.dataset
+
+
+def test_same_data_groups_keep_apart_what_loads_differently() -> None:
+    """Hand-made classes: a plain subclass joins its parent; a subclass with its own
+    ``dataset_transform``, a sibling (not a subclass) and another split each stay alone."""
+
+    def meta(splits: list[str]) -> SimpleNamespace:
+        return SimpleNamespace(
+            type="Classification",
+            dataset={"path": "x", "revision": "1"},
+            eval_splits=splits,
+            hf_subsets=["default"],
+        )
+
+    class Parent:
+        metadata = meta(["test"])
+
+    class Child(Parent):
+        pass
+
+    class Transformed(Parent):
+        def dataset_transform(self) -> None: ...
+
+    class Sibling:
+        metadata = meta(["test"])
+
+    class OtherSplit(Parent):
+        metadata = meta(["validation"])
+
+    groups = same_data_groups([Parent, Child, Transformed, Sibling, OtherSplit])
+    assert groups == [[Parent, Child], [Transformed], [Sibling], [OtherSplit]]
 
 
 @pytest.mark.slow
 def test_shipped_statistics_equal_a_fresh_computation(built: dict, tmp_path: Path) -> None:
-    """mteb's ``calculate_descriptive_statistics`` on the datasets built from the raw data gives
-    the shipped files (written into ``tmp_path``; the package is not touched). Tasks that
-    describe the same data (:func:`same_data_groups`) are computed once: the 10-fold tasks'
-    statistics take most of this test's time."""
+    """``mteb-evalrank datasets describe`` (mteb's ``calculate_descriptive_statistics`` on the
+    datasets built from the raw data, computed once per :func:`same_data_groups` group) gives the
+    shipped files, written into ``tmp_path``; the package is not touched."""
     before = {path: path.stat().st_mtime_ns for path in DESCRIPTIVE_STATS_DIR.rglob("*.json")}
-    groups = same_data_groups()
-    written = regenerate_descriptive_stats([first for first, *_ in groups], out_dir=tmp_path)
-    assert sorted(written) == sorted(first.metadata.name for first, *_ in groups)
-    assert sorted(cls.metadata.name for group in groups for cls in group) == sorted(TASK_NAMES)
-    for first, *others in groups:
-        task_type = first.metadata.type
-        fresh = json.loads((tmp_path / task_type / f"{first.metadata.name}.json").read_text(encoding="utf-8"))
-        for cls in (first, *others):
-            name = cls.metadata.name
-            shipped = json.loads(
-                (DESCRIPTIVE_STATS_DIR / task_type / f"{name}.json").read_text(encoding="utf-8")
-            )
-            assert normalised(fresh) == shipped, f"{name}: rerun 'mteb-evalrank datasets describe'"
+    written = regenerate_descriptive_stats(out_dir=tmp_path)
+    assert sorted(written) == sorted(TASK_NAMES)
+    for cls in TASKS:
+        name, task_type = cls.metadata.name, cls.metadata.type
+        assert written[name] == tmp_path / task_type / f"{name}.json"
+        fresh = json.loads(written[name].read_text(encoding="utf-8"))
+        shipped = json.loads((DESCRIPTIVE_STATS_DIR / task_type / f"{name}.json").read_text(encoding="utf-8"))
+        assert normalised(fresh) == shipped, f"{name}: rerun 'mteb-evalrank datasets describe'"
     assert {path: path.stat().st_mtime_ns for path in DESCRIPTIVE_STATS_DIR.rglob("*.json")} == before
 
 

@@ -6,14 +6,20 @@ tasks, :data:`mteb_evalrank.tasks.TASKS`: the task modules never import back fro
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._metadata import DESCRIPTIVE_STATS_DIR, descriptive_stats_dir
 
+if TYPE_CHECKING:
+    from mteb.abstasks import AbsTask
+
 
 def regenerate_descriptive_stats(
-    tasks: Iterable[type] | None = None,
+    tasks: Iterable[type[AbsTask]] | None = None,
     out_dir: Path | str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Path]:
@@ -21,8 +27,10 @@ def regenerate_descriptive_stats(
 
     Each task's data are loaded (built first from ``$MTEB_EVALRANK_SOURCE`` if not installed),
     described by mteb's ``calculate_descriptive_statistics(overwrite_results=True)`` and unloaded.
-    For all tasks (``tasks`` is ``None``), files of tasks that no longer exist (renamed, split, or
-    of another type) are removed (:func:`remove_stale_stats`).
+    Tasks that describe the same data (:func:`same_data_groups`: the SentEval-protocol tasks
+    beside their mteb-protocol parents) are computed once; the other members get a copy of the
+    first one's file. For all tasks (``tasks`` is ``None``), files of tasks that no longer exist
+    (renamed, split, or of another type) are removed (:func:`remove_stale_stats`).
 
     Args:
         tasks: task classes (default: every registered plugin task, ``mteb_evalrank.tasks.TASKS``).
@@ -33,20 +41,53 @@ def regenerate_descriptive_stats(
 
     written: dict[str, Path] = {}
     with descriptive_stats_dir(out_dir or DESCRIPTIVE_STATS_DIR) as stats_dir:
-        for cls in TASKS if tasks is None else tasks:
-            task = cls()
+        for first, *others in same_data_groups(TASKS if tasks is None else tasks):
+            task = first()
             if task.is_aggregate:  # mteb keeps no statistics for aggregate tasks
                 continue
             task.calculate_descriptive_statistics(overwrite_results=True)
             task.unload_data()
-            written[task.metadata.name] = task.metadata.descriptive_stat_path
-            if progress is not None:
-                progress(f"{task.metadata.name}: {task.metadata.descriptive_stat_path}")
+            source = task.metadata.descriptive_stat_path
+            for cls in (first, *others):
+                path = cls.metadata.descriptive_stat_path
+                if path != source:
+                    shutil.copyfile(source, path)
+                written[cls.metadata.name] = path
+                if progress is not None:
+                    note = "" if cls is first else f" (same data as {first.metadata.name})"
+                    progress(f"{cls.metadata.name}: {path}{note}")
         if tasks is None:
             for stale in remove_stale_stats(stats_dir, set(written.values())):
                 if progress is not None:
                     progress(f"removed {stale} (no such plugin task)")
     return written
+
+
+def same_data_groups(tasks: Iterable[type[AbsTask]]) -> list[list[type[AbsTask]]]:
+    """``tasks`` grouped by the data mteb describes, in first-seen order.
+
+    Two tasks share a group when they have the same type, dataset, evaluation splits and
+    subsets, and the later one is a subclass of the group's first that loads the data unchanged
+    (it defines neither ``load_data`` nor ``dataset_transform``): mteb's statistics of the two are
+    then one computation. Every other task is a group of its own.
+    """
+    groups: dict[str, list[list[type[AbsTask]]]] = {}
+    order: list[list[type[AbsTask]]] = []
+    for cls in tasks:
+        meta = cls.metadata
+        key = json.dumps(
+            [meta.type, meta.dataset, meta.eval_splits, meta.hf_subsets], sort_keys=True, default=str
+        )
+        same_data = not {"load_data", "dataset_transform"} & set(vars(cls))
+        for group in groups.get(key, []):
+            if same_data and issubclass(cls, group[0]):
+                group.append(cls)
+                break
+        else:
+            group = [cls]
+            groups.setdefault(key, []).append(group)
+            order.append(group)
+    return order
 
 
 def remove_stale_stats(stats_dir: Path, keep: set[Path]) -> list[Path]:
