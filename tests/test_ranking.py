@@ -423,7 +423,7 @@ def test_torch_pass_gives_the_numpy_counts() -> None:
                 )
 
 
-def test_importing_the_ranking_module_imports_neither_torch_nor_mteb() -> None:
+def test_importing_the_ranking_module_imports_neither_torch_nor_mteb_nor_numba() -> None:
     import subprocess
     import sys
 
@@ -431,7 +431,107 @@ def test_importing_the_ranking_module_imports_neither_torch_nor_mteb() -> None:
     code = (
         "import sys, mteb_evalrank; before = set(sys.modules); import mteb_evalrank.evaluation.ranking; "
         "new = {m.split('.')[0] for m in set(sys.modules) - before}; "
-        "print('torch' in sys.modules, bool(new & {'torch', 'mteb'}))"
+        "print('torch' in sys.modules, bool(new & {'torch', 'mteb', 'numba'}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "False"]
+    assert out.split() == ["False", "False"]  # numba too: the compiled kernels load on first use
+
+
+# ------------------------------------------------------------------ the compiled kernels
+def _bits(x: np.ndarray) -> np.ndarray:
+    """The IEEE bit patterns (so -0.0 differs from 0.0 and NaN equals itself)."""
+    return np.ascontiguousarray(x).view(np.uint64 if x.dtype == np.float64 else np.uint32)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "layout", "scale"),
+    [("float32", "C", 1.0), ("float64", "F", 1e-3), ("float32", "strided", 3e4), ("float64", "C", 1e308)],
+)
+def test_compiled_rows_and_differences_equal_numpy_bit_for_bit(dtype: str, layout: str, scale: float) -> None:
+    """The refinement's exact rows and differences (numba) against numpy's operations on the
+    same values, bit for bit, for float32/float64 input in any memory layout; at 1e308 the
+    scaling exponent is not a normal power of two and the numpy path must take over."""
+    from mteb_evalrank.evaluation import ranking as R
+
+    rng = np.random.default_rng(5)
+    base = rng.normal(size=(300, 24))
+    base[::7] *= 1e-6  # entries many binades apart, so the roundings differ from row to row
+    if scale > 1e300:  # one entry near the top of float64 (a mean of many would overflow)
+        base[3, 5] = scale
+    else:
+        base *= scale
+    raw = {"C": base, "F": np.asfortranarray(base), "strided": np.repeat(base, 2, axis=1)[:, ::2]}[layout]
+    raw = raw.astype(dtype, order="K") if layout != "strided" else raw.astype(dtype)[:, :]
+    bg = R._prepare_background(raw, None)
+    index = rng.integers(0, bg.m, 500)
+    expected = R._scaled_rows(bg.raw, bg.first[index], bg.mean, bg.exponents)
+    assert np.array_equal(_bits(bg.rows(index)), _bits(expected))
+    queries = rng.normal(size=(40, 24))
+    query_index = rng.integers(0, 40, 500)
+    assert np.array_equal(
+        _bits(bg.differences(queries, query_index, index)), _bits(queries[query_index] - expected)
+    )
+    assert (bg._normal_scales() is None) == (scale == 1e308)
+
+
+def _numpy_screen(dots, n_weighted, weight, half_sq, inv, limits):  # type: ignore[no-untyped-def]
+    """The pass written as numpy passes (float32 stand-ins, the band ``lo <= v`` and not ``v > hi``)."""
+    better, band = {}, {}
+    for kind, value in ((0, dots - half_sq[None, :]), (1, dots * inv[None, :])):
+        lo, hi = limits[kind]
+        above = value > hi[:, None]
+        multiplicity = np.where(np.arange(dots.shape[1]) < n_weighted, weight, 1)
+        better[kind] = (above * multiplicity[None, :]).sum(axis=1)
+        inside = (value >= lo[:, None]) & ~above
+        band[kind] = sorted(zip(*np.nonzero(inside), strict=True))
+    return better, band
+
+
+@pytest.mark.parametrize("capacity", [10_000, 2 * 37 + 1])
+def test_fused_screen_kernel_equals_the_numpy_passes(capacity: int) -> None:
+    """``screen_tile`` against the same float32 operations as separate numpy passes, on a tile
+    whose limits sit exactly on products (``v == lo``, ``v == hi``), with NaN cells, weighted
+    rows, a similarity switched off by ``+inf`` limits and, with the small capacity, a call
+    that stops early and resumes where it stopped."""
+    from mteb_evalrank.evaluation._ranking_kernel import screen_tile
+
+    rng = np.random.default_rng(9)
+    pairs, k = 29, 37
+    dots = rng.normal(size=(pairs, k)).astype(np.float32)
+    dots[rng.random((pairs, k)) < 0.05] = np.nan
+    half_sq = rng.random(k).astype(np.float32)
+    inv = (rng.random(k) + 0.5).astype(np.float32)
+    weight = rng.integers(1, 5, k).astype(np.int64)
+    n_weighted = 6
+    limits = {}
+    for kind, value in ((0, dots - half_sq[None, :]), (1, dots * inv[None, :])):
+        ranked = np.sort(np.nan_to_num(value, nan=0.0), axis=1)
+        lo, hi = ranked[:, 10].copy(), ranked[:, 14].copy()  # limits equal to products: both ends
+        limits[kind] = (lo, hi)
+    limits[1][0][-3:] = limits[1][1][-3:] = np.inf  # the last pairs: cosine switched off
+    better_e, better_c = np.zeros(pairs, np.int64), np.zeros(pairs, np.int64)
+    band_pair, band_row = np.empty(capacity, np.intp), np.empty(capacity, np.intp)
+    band_kind = np.empty(capacity, np.uint8)
+    got: dict[int, list[tuple[int, int]]] = {0: [], 1: []}
+    first, calls = 0, 0
+    while first < pairs:
+        first, n = screen_tile(
+            dots, n_weighted, weight, half_sq, inv, *limits[0], *limits[1],
+            better_e, better_c, band_pair, band_row, band_kind, 0, first, 100,
+        )  # fmt: skip
+        calls += 1
+        for i, u, kind in zip(band_pair[:n], band_row[:n], band_kind[:n], strict=True):
+            got[int(kind)].append((int(i), int(u) - 100))
+    better, band = _numpy_screen(dots, n_weighted, weight, half_sq, inv, limits)
+    assert better_e.tolist() == better[0].tolist() and better_c.tolist() == better[1].tolist()
+    assert sorted(got[0]) == band[0] and sorted(got[1]) == band[1]
+    assert len(band[0]) > 2 * pairs  # the limits hold products at both ends: a real band
+    assert (calls > 1) == (capacity < 1000)
+
+
+def test_embeddings_too_large_to_centre_in_float64_are_refused() -> None:
+    """Finite float64 rows whose mean or centred rows overflow (|x| near 1e308) would turn into
+    infinities and NaN inside the ranking, whose counts then put every pair first: refused."""
+    x = np.random.default_rng(0).normal(size=(300, 8)) * 1e307
+    with pytest.raises(ValueError, match=r"too large.*rescale"):
+        rank_counts_all(x, [0, 1], [2, 3])

@@ -146,8 +146,8 @@ _TILE_ELEMENTS = 2**19
 _PIECES_PER_WORKER = 8
 #: products per tile on a torch device (a GPU wants large products)
 _TORCH_TILE_ELEMENTS = 2**22
-#: bytes per tile element: float32 products (4), float32 stand-in (4), two boolean masks (2)
-_BYTES_PER_ELEMENT = 10
+#: bytes per tile element: the float32 products (the fused scan needs no other buffer per product)
+_BYTES_PER_ELEMENT = 4
 #: band entries refined per block (their gathered float64 rows stay in cache)
 _REFINE_BLOCK = 512
 #: background rows prepared per block
@@ -400,7 +400,32 @@ class _Background:
 
     def rows(self, index: NDArray[np.intp]) -> NDArray[np.float64]:
         """The exact float64 rows ``x_j`` of the distinct rows ``index`` (bit for bit)."""
-        return _scaled_rows(self.raw, self.first[index], self.mean, self.exponents)
+        scales = self._normal_scales()
+        if scales is None:
+            return _scaled_rows(self.raw, self.first[index], self.mean, self.exponents)
+        from ._ranking_kernel import scaled_rows
+
+        out = np.empty((index.size, self.dim), dtype=np.float64)
+        return scaled_rows(self.raw, self.first[index], self.mean[0], *scales, out)
+
+    def differences(
+        self, queries: NDArray[np.float64], query_index: NDArray[np.intp], index: NDArray[np.intp]
+    ) -> NDArray[np.float64]:
+        """``queries[query_index] - rows(index)``, bit for bit as numpy computes it."""
+        scales = self._normal_scales()
+        if scales is None:
+            return queries[query_index] - self.rows(index)
+        from ._ranking_kernel import differences
+
+        out = np.empty((index.size, self.dim), dtype=np.float64)
+        return differences(queries, query_index, self.raw, self.first[index], self.mean[0], *scales, out)
+
+    def _normal_scales(self) -> tuple[float, float] | None:
+        """``(2^e1, 2^e2)`` when both are normal floats (then a product rounds as
+        :func:`_times_power_of_two` does), else ``None``: the numpy path handles the rest."""
+        if len(self.exponents) == 2 and all(-1022 <= e <= 1023 for e in self.exponents):
+            return 2.0 ** self.exponents[0], 2.0 ** self.exponents[1]
+        return None
 
 
 def _times_power_of_two(x: NDArray[np.float64], exponent: int) -> None:
@@ -434,12 +459,18 @@ def _prepare_background(raw: NDArray[np.floating[Any]], pool: Executor | None) -
     the worker threads), never as one float64 matrix.
     """
     n, dim = raw.shape
-    mean = raw.mean(axis=0, dtype=np.float64, keepdims=True)  # bit for bit E.astype(float64).mean
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+        mean = raw.mean(axis=0, dtype=np.float64, keepdims=True)  # bit for bit E.astype(float64).mean
+    largest = max(float(raw.max()), -float(raw.min()))
+    if not np.isfinite(largest + float(np.max(np.abs(mean)))):  # |x - mean| could overflow
+        raise ValueError(
+            f"embeddings too large for float64 arithmetic: max |x| = {largest:.3g}, and their mean "
+            "or centred values overflow; rescale them (e.g. divide by their largest norm)."
+        )
     first, group, weight = unique_rows(raw)
     if first.size == n:  # no duplicates: keep the rows in place
         first = group = np.arange(n, dtype=np.intp)
     m = first.size
-    largest = max(float(raw.max()), -float(raw.min()))
     e1 = -(int(np.frexp(largest)[1]) + 1) if largest > 0 else 0
     x32 = np.empty((m, dim), dtype=np.float32)
     sq = np.empty(m, dtype=np.float64)
@@ -757,56 +788,68 @@ def _screen_background(
 def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _TileShape) -> _Counts:
     """Counts of the chunk's pairs against the distinct rows ``[start, stop)``.
 
-    Per tile of ``shape.rows`` rows: ``D = x32[tile] @ left`` (one float32 GEMM, rows
-    ``u`` by pairs ``i``); the cells of ``q``'s and ``p``'s own rows are set to NaN (NaN
-    compares false: neither counted nor in the band; they are refined apart). Then per
-    similarity (euclidean first: the cosine scales ``D`` in place): the stand-in
-    (``D - half_sq32_u`` or ``D * inv32_u``), ``above = value > hi32``,
-    ``band = (value >= lo32) and not above``. ``above`` is counted per pair (each row with its
-    multiplicity), ``band``'s few entries are gathered and refined in float64
-    (:func:`_refine_all`) once ``shape.flush_at`` of them have gathered.
+    Per tile of ``shape.rows`` rows: ``D = left.T @ x32[tile].T`` (one float32 GEMM, pairs
+    ``i`` by rows ``u``); the cells of ``q``'s and ``p``'s own rows are set to NaN (NaN
+    compares false: neither counted nor in the band; they are refined apart). Then one fused
+    scan (:func:`._ranking_kernel.screen_tile`) computes per product both stand-ins
+    (``D - half_sq32_u``, ``D * inv32_u``, float32), counts those above ``hi32`` per pair
+    (each row with its multiplicity) and gathers those in the band ``[lo32, hi32]``, which
+    are refined in float64 (:func:`_refine_all`) once ``shape.flush_at`` of them have gathered.
     """
+    from ._ranking_kernel import screen_tile  # numba: imported (and compiled) on first use
+
     rows, width = shape.rows, chunk.width
-    dots = np.empty((rows, width), dtype=np.float32)
-    value = np.empty((rows, width), dtype=np.float32)
-    above = np.empty((rows, width), dtype=bool)
-    band = np.empty((rows, width), dtype=bool)
-    order = sorted(chunk.limits, key=lambda s: s == "cosine")
-    better = {s: np.zeros(width, dtype=np.int64) for s in order}
-    found: _Counts = {s: (np.zeros(chunk.r, np.int64), np.zeros(chunk.r, np.int64)) for s in order}
-    pending: dict[Similarity, list[_Entries]] = {s: [] for s in order}
-    gathered = dict.fromkeys(order, 0)
+    tile = np.empty(width * rows, dtype=np.float32)
+    inf = np.full(width, np.inf, dtype=np.float32)
+    lo_e, hi_e = (limit[0] for limit in chunk.limits.get("euclidean", (inf[None], inf[None])))
+    lo_c, hi_c = (limit[0] for limit in chunk.limits.get("cosine", (inf[None], inf[None])))
+    better = {"euclidean": np.zeros(width, np.int64), "cosine": np.zeros(width, np.int64)}
+    capacity = shape.flush_at + 2 * rows
+    band_pair, band_row = np.empty(capacity, np.intp), np.empty(capacity, np.intp)
+    band_kind = np.empty(capacity, np.uint8)
+    found: _Counts = {s: (np.zeros(chunk.r, np.int64), np.zeros(chunk.r, np.int64)) for s in chunk.limits}
+    n_band = 0
     own_rows = _OwnCells(chunk, start, stop)
     for c0 in range(start, stop, rows):
         c1 = min(c0 + rows, stop)
-        k = c1 - c0
-        d = np.matmul(bg.x32[c0:c1], chunk.left, out=dots[:k])
-        d[own_rows.cells(c0, c1)] = np.nan
-        weighted = max(0, min(bg.n_multi, c1) - c0)  # rows of groups of several items
-        for similarity in order:
-            if similarity == "euclidean":
-                v = np.subtract(d, bg.half_sq32[c0:c1, None], out=value[:k])
-            else:
-                v = np.multiply(d, bg.inv32[c0:c1, None], out=d)
-            lo32, hi32 = chunk.limits[similarity]
-            a = np.greater(v, hi32, out=above[:k])
-            b = np.greater_equal(v, lo32, out=band[:k])  # the band: b and not a (a implies b)
-            better[similarity] += _column_counts(a[weighted:])
-            if weighted:
-                better[similarity] += bg.weight[c0 : c0 + weighted] @ a[:weighted]
-            flat = _band_cells(b.reshape(-1), a.reshape(-1))
-            if flat.size:
-                cols = flat // width + c0
-                pending[similarity].append((flat % width, cols, bg.weight[cols]))
-                gathered[similarity] += flat.size
-                if gathered[similarity] >= shape.flush_at:
-                    found = _sum_counts(
-                        found, _refine_all(bg, chunk, {similarity: _concat(pending[similarity])})
-                    )
-                    pending[similarity], gathered[similarity] = [], 0
-    rest = {s: _concat(entries) for s, entries in pending.items()}
-    found = _sum_counts(found, _refine_all(bg, chunk, rest))
+        d = np.matmul(chunk.left.T, bg.x32[c0:c1].T, out=tile[: width * (c1 - c0)].reshape(width, c1 - c0))
+        own_u, own_i = own_rows.cells(c0, c1)
+        d[own_i, own_u] = np.nan
+        n_weighted = max(0, min(bg.n_multi, c1) - c0)  # rows of groups of several items
+        i = 0
+        while i < width:
+            i, n_band = screen_tile(
+                d, n_weighted, bg.weight[c0:c1], bg.half_sq32[c0:c1], bg.inv32[c0:c1],
+                lo_e, hi_e, lo_c, hi_c, better["euclidean"], better["cosine"],
+                band_pair, band_row, band_kind, n_band, i, c0,
+            )  # fmt: skip
+            if i < width or n_band >= shape.flush_at:
+                found = _sum_counts(
+                    found,
+                    _refine_all(bg, chunk, _band_entries(bg, chunk, band_pair, band_row, band_kind, n_band)),
+                )
+                n_band = 0
+    found = _sum_counts(
+        found, _refine_all(bg, chunk, _band_entries(bg, chunk, band_pair, band_row, band_kind, n_band))
+    )
     return {s: (g + better[s][: chunk.r], t) for s, (g, t) in found.items()}
+
+
+def _band_entries(
+    bg: _Background,
+    chunk: _Chunk,
+    pair: NDArray[np.intp],
+    row: NDArray[np.intp],
+    kind: NDArray[np.uint8],
+    n: int,
+) -> dict[Similarity, _Entries]:
+    """The first ``n`` gathered band entries, per similarity (kind 0 euclidean, 1 cosine)."""
+    entries: dict[Similarity, _Entries] = {}
+    for similarity in chunk.limits:
+        mine = np.flatnonzero(kind[:n] == (similarity == "cosine"))
+        rows = row[mine]
+        entries[similarity] = (pair[mine], rows, bg.weight[rows])
+    return entries
 
 
 class _OwnCells:
@@ -826,34 +869,6 @@ class _OwnCells:
         """``(rows - c0, columns)`` of the own cells in the tile of rows ``[c0, c1)``."""
         a, b = np.searchsorted(self.rows, (c0, c1))
         return self.rows[a:b] - c0, self.cols[a:b]
-
-
-def _column_counts(mask: NDArray[np.bool_]) -> NDArray[np.int64]:
-    """Per-column number of ``True`` in a C-contiguous ``(k, width)`` boolean matrix, ``width % 8 == 0``.
-
-    Each 64-bit word holds 8 columns' bytes (0 or 1); up to 255 rows of words are summed at
-    once (no byte overflows into its neighbour), and the bytes are the column counts.
-    """
-    words = mask.view(np.uint64)
-    counts = np.zeros(mask.shape[1], dtype=np.int64)
-    for part in _chunks(words.shape[0], 255):
-        counts += np.add.reduce(words[part], axis=0).view(np.uint8)
-    return counts
-
-
-def _band_cells(at_least_lo: NDArray[np.bool_], above_hi: NDArray[np.bool_]) -> NDArray[np.intp]:
-    """Flat indices where ``at_least_lo and not above_hi`` (``above_hi`` implies ``at_least_lo``).
-
-    Both masks are contiguous and equal except in the sparse band, so their 8-byte words are
-    compared (one pass over an eighth as many elements) and only the differing words are
-    looked at byte by byte.
-    """
-    whole = at_least_lo.size - at_least_lo.size % 8
-    words = np.flatnonzero(at_least_lo[:whole].view(np.uint64) != above_hi[:whole].view(np.uint64))
-    found = (words[:, None] * 8 + np.arange(8)).reshape(-1)
-    if whole < at_least_lo.size:
-        found = np.concatenate([found, np.arange(whole, at_least_lo.size)])
-    return found[at_least_lo[found] & ~above_hi[found]]
 
 
 def _concat(entries: list[_Entries]) -> _Entries:
@@ -893,7 +908,11 @@ def _fixed_entries(bg: _Background, chunk: _Chunk) -> dict[Similarity, _Entries]
 
 def _distances(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
     """Row-wise euclidean distances ``||a_i - b_i||`` (the one formula for ``d`` used here)."""
-    diff = a - b
+    return _norms(a - b)
+
+
+def _norms(diff: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Row-wise ``sqrt(diff_i . diff_i)``: :func:`_distances` of precomputed differences."""
     return np.sqrt(np.einsum("ij,ij->i", diff, diff))
 
 
@@ -913,14 +932,13 @@ def _refine_all(bg: _Background, chunk: _Chunk, entries: dict[Similarity, _Entri
         target, tol = chunk.targets[similarity], chunk.tol
         for part in _chunks(rows.size, _REFINE_BLOCK):
             r, c, w = rows[part], cols[part], weights[part]
-            a, b = chunk.xq[r], bg.rows(c)
             reference = target[r]
             if similarity == "cosine":
-                values = np.einsum("ij,ij->i", a, b) * bg.inv[chunk.qc[r]] * bg.inv[c]
+                values = np.einsum("ij,ij->i", chunk.xq[r], bg.rows(c)) * bg.inv[chunk.qc[r]] * bg.inv[c]
                 is_better = values > reference + tol
                 is_tied = np.abs(values - reference) <= tol
             else:
-                gap = _distances(a, b) - reference  # d(q,u) - d(q,p)
+                gap = _norms(bg.differences(chunk.xq, r, c)) - reference  # d(q,u) - d(q,p)
                 bound = tol * reference
                 is_better = -gap > bound
                 is_tied = np.abs(gap) <= bound
