@@ -190,6 +190,19 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def rewrite_report(out: Path) -> None:
+    """Recompute the derived columns of ``<out>/ranking_scale.json`` and rewrite both reports."""
+    report = json.loads((out / "ranking_scale.json").read_text())
+    for r in report["results"]:
+        copies = embedding_copies(r["distinct_rows"], r["dim"])
+        r["embedding_copies_mib"] = round(copies / 2**20, 1)
+        code = r.get("kernel_code_mib", 0.0)
+        r["beyond_copies_mib"] = round(r["peak_extra_mib"] - code - copies / 2**20, 1)
+    (out / "ranking_scale.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "ranking_scale.md").write_text(markdown(report))
+    print(markdown(report))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backgrounds", type=int, nargs="+", default=[100_000, 1_000_000])
@@ -206,15 +219,7 @@ def main() -> int:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
     if args.report_only:  # e.g. after a change of the derived columns
-        report = json.loads((args.out / "ranking_scale.json").read_text())
-        for r in report["results"]:
-            copies = embedding_copies(r["distinct_rows"], r["dim"])
-            r["embedding_copies_mib"] = round(copies / 2**20, 1)
-            code = r.get("kernel_code_mib", 0.0)
-            r["beyond_copies_mib"] = round(r["peak_extra_mib"] - code - copies / 2**20, 1)
-        (args.out / "ranking_scale.json").write_text(json.dumps(report, indent=2) + "\n")
-        (args.out / "ranking_scale.md").write_text(markdown(report))
-        print(markdown(report))
+        rewrite_report(args.out)
         return 0
     results = []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
