@@ -12,7 +12,8 @@ _screening_margins` bounds, ``x - half_sq[u]`` and ``x * inv[u]`` each rounded t
 fast-math: no reassociation, no contraction; NaN compares false), compared with float32 limits.
 Integer counts are exact. Imported only by the pass (``numba`` is imported on first use, so
 ``import mteb_evalrank.evaluation.ranking`` stays light); compiled once per installation
-(``cache=True`` keeps the machine code beside this file, in ``__pycache__``).
+(``cache=True`` keeps the machine code beside this file, in ``__pycache__``; where that folder is
+read-only, numba uses its own user-wide cache folder, which ``$NUMBA_CACHE_DIR`` can name).
 """
 
 from __future__ import annotations
