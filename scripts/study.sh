@@ -3,7 +3,9 @@
 # families) on the EvalRank-Study benchmark (27 intrinsic tasks; 10 SentEval-protocol downstream
 # tasks with logistic regression and the MLP), then the correlation tables of docs/study/families/
 # (EvalRank paper, Tables 3 and 6, with family-clustered CIs and adjusted p-values): across all
-# models, across the family base models, within families, and with the MLP.
+# models, across the family base models, within families, and with the MLP; and whether the
+# classifier changes the ranking of the models (Eger et al. 2019): each task's logistic-regression
+# accuracy against its MLP accuracy, across all models and within families.
 #   bash scripts/study.sh                  run the jobs not done yet, then the tables. Resumable: the
 #                                          results are committed in docs/study/run/results, so this
 #                                          continues on any machine; rerun after an interruption
@@ -41,6 +43,7 @@ EVALRANK_SENT=(EvalRankSent:default EvalRankSent:default:cosine_hits_at_1 EvalRa
     EvalRankSentSTSB EvalRankSentSTR)
 mapfile -t BASES < <("${CLI[@]}" models zoo --bases)
 mlp() { for task in "$@"; do echo "$task::mlp_accuracy"; done; }
+lr() { for task in "$@"; do echo "$task::lr_accuracy"; done; }
 # a study in progress: tabulate the tasks that have results (a complete study has them all)
 present() { for task in "$@"; do compgen -G "$RUN/results/*/*/${task%%:*}.json" >/dev/null && echo "$task"; done; }
 mapfile -t SENT < <(present "${SENT[@]}")
@@ -84,7 +87,10 @@ mapfile -t SENT_MLP < <(mlp "${SENT[@]}")
 table sentence-mlp \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT_MLP[@]}" \
     --compare EvalRankSent:default STSBenchmark
-echo "tables: $DOCS/{word,sentence,sentence-bases,sentence-within,sentence-mlp}/report.md; timing: $RUN/study_timing.json"
+mapfile -t SENT_LR < <(lr "${SENT[@]}")
+table classifier --intrinsic "${SENT_LR[@]}" --extrinsic "${SENT_MLP[@]}"
+table classifier-within --within-families --intrinsic "${SENT_LR[@]}" --extrinsic "${SENT_MLP[@]}"
+echo "tables: $DOCS/{word,sentence,sentence-bases,sentence-within,sentence-mlp,classifier,classifier-within}/report.md; timing: $RUN/study_timing.json"
 if [ ${#FAILED[@]} -gt 0 ]; then
     echo "tables not written (see above; a study in progress may not have the results yet): ${FAILED[*]}"
     exit 1
