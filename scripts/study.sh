@@ -42,8 +42,7 @@ STS=(STS12 STS13 STS14 STS15 STS16 STSBenchmark SICK-R STR2021 AccSent)
 EVALRANK_SENT=(EvalRankSent:default EvalRankSent:default:cosine_hits_at_1 EvalRankSent:default:cosine_hits_at_3
     EvalRankSentSTSB EvalRankSentSTR)
 mapfile -t BASES < <("${CLI[@]}" models zoo --bases)
-mlp() { for task in "$@"; do echo "$task::mlp_accuracy"; done; }
-lr() { for task in "$@"; do echo "$task::lr_accuracy"; done; }
+metric() { local name=$1; shift; for task in "$@"; do echo "$task::$name"; done; }  # Task::metric columns
 # a study in progress: tabulate the tasks that have results (a complete study has them all)
 present() { for task in "$@"; do compgen -G "$RUN/results/*/*/${task%%:*}.json" >/dev/null && echo "$task"; done; }
 mapfile -t SENT < <(present "${SENT[@]}")
@@ -83,11 +82,11 @@ table sentence-within --within-families \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
     --family-plot EvalRankSent:default SentEvalMR --family-plot STSBenchmark SentEvalMR \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
-mapfile -t SENT_MLP < <(mlp "${SENT[@]}")
+mapfile -t SENT_MLP < <(metric mlp_accuracy "${SENT[@]}")
 table sentence-mlp \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT_MLP[@]}" \
     --compare EvalRankSent:default STSBenchmark
-mapfile -t SENT_LR < <(lr "${SENT[@]}")
+mapfile -t SENT_LR < <(metric lr_accuracy "${SENT[@]}")
 table classifier --intrinsic "${SENT_LR[@]}" --extrinsic "${SENT_MLP[@]}"
 table classifier-within --within-families --intrinsic "${SENT_LR[@]}" --extrinsic "${SENT_MLP[@]}"
 echo "tables: $DOCS/{word,sentence,sentence-bases,sentence-within,sentence-mlp,classifier,classifier-within}/report.md; timing: $RUN/study_timing.json"
