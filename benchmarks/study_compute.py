@@ -43,7 +43,9 @@ def job_rows(results: Path) -> list[dict[str, Any]]:
 
 
 def family_table(rows: list[dict[str, Any]]) -> list[str]:
-    """Markdown lines: per family, jobs and hours, intrinsic and SentEval, and the LR share."""
+    """Markdown lines: per family and in all, jobs and hours, intrinsic and SentEval, and the
+    logistic regression's and the MLP's share of the SentEval jobs that recorded them; then
+    their share of the whole study's job time (sum of every job's ``evaluation_time``)."""
     from mteb_evalrank.models.zoo import model_family
 
     totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -60,7 +62,11 @@ def family_table(rows: list[dict[str, Any]]) -> list[str]:
         "| family | intrinsic jobs | hours | SentEval jobs | hours | LR / MLP share of timed SentEval jobs |",
         "|---|---:|---:|---:|---:|---|",
     ]
-    for family, entry in sorted(totals.items()):
+    everything: dict[str, float] = defaultdict(float)
+    for entry in totals.values():
+        for key, value in entry.items():
+            everything[key] += value
+    for family, entry in [*sorted(totals.items()), ("**all families**", everything)]:
         share = "—"
         if entry["timed_seconds"] > 0:
             t = entry["timed_seconds"]
@@ -69,6 +75,15 @@ def family_table(rows: list[dict[str, Any]]) -> list[str]:
             f"| {family} | {entry['intrinsic_jobs']:.0f} | {entry['intrinsic_seconds'] / 3600:.2f} | "
             f"{entry['senteval_jobs']:.0f} | {entry['senteval_seconds'] / 3600:.2f} | {share} |"
         )
+    study_seconds = everything["intrinsic_seconds"] + everything["senteval_seconds"]
+    if study_seconds:
+        lines += [
+            "",
+            f"Logistic regression: {everything['lr_seconds'] / 3600:.2f} h, "
+            f"{100 * everything['lr_seconds'] / study_seconds:.1f} % of the study's job time "
+            f"({study_seconds / 3600:.2f} h); MLP: {everything['mlp_seconds'] / 3600:.2f} h, "
+            f"{100 * everything['mlp_seconds'] / study_seconds:.1f} % (where recorded).",
+        ]
     return lines
 
 
