@@ -49,26 +49,26 @@ mapfile -t SENT < <(present "${SENT[@]}")
 mapfile -t PAIRS < <(present "${PAIRS[@]}")
 mapfile -t BASES < <(for model in "${BASES[@]}"; do [ ! -d "$RUN/results/${model//\//__}" ] || echo "$model"; done)
 [ ${#SENT[@]} -gt 0 ] || { echo "no SentEval-protocol results in $RUN yet: no tables"; exit 0; }
+TABLES=()
 FAILED=()
 # table NAME ARGS...: one correlate run into $DOCS/NAME; a study in progress may lack the models it needs
 table() {
     local name=$1
     shift
+    TABLES+=("$name")
     "${CLI[@]}" correlate "$RUN" --out "$DOCS/$name" "$@" || FAILED+=("$name")
 }
 
 # 2. word level (Table 3): word similarity and EvalRankWord vs the 10 downstream tasks, (a) all
 #    models, (b) the family base models only, (c) within families
-table word --control-dim \
-    --intrinsic "${WORD_SIM[@]}" EvalRankWord:default EvalRankWord:default:cosine_hits_at_1 \
-    EvalRankWord:default:cosine_hits_at_3 EvalRankWordNoWiki \
+WORD_ROWS=("${WORD_SIM[@]}" EvalRankWord:default EvalRankWord:default:cosine_hits_at_1
+    EvalRankWord:default:cosine_hits_at_3 EvalRankWordNoWiki)
+table word --control-dim --intrinsic "${WORD_ROWS[@]}" \
     --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
     --scatter EvalRankWord:default SentEvalMR --scatter WordSimSimLex999 SentEvalMR \
     --family-plot EvalRankWord:default SentEvalMR \
     --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN
 #    the same rows across the family base models only, and within families (pooled within-family rho)
-WORD_ROWS=("${WORD_SIM[@]}" EvalRankWord:default EvalRankWord:default:cosine_hits_at_1
-    EvalRankWord:default:cosine_hits_at_3 EvalRankWordNoWiki)
 table word-bases --models "${BASES[@]}" --intrinsic "${WORD_ROWS[@]}" --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
     --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN
 table word-within --within-families --intrinsic "${WORD_ROWS[@]}" --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
@@ -98,7 +98,7 @@ table sentence-mlp \
 mapfile -t SENT_LR < <(metric lr_accuracy "${SENT[@]}")
 table classifier --intrinsic "${SENT_LR[@]}" --extrinsic "${SENT_MLP[@]}"
 table classifier-within --within-families --intrinsic "${SENT_LR[@]}" --extrinsic "${SENT_MLP[@]}"
-echo "tables: $DOCS/{word,word-bases,word-within,sentence,sentence-bases,sentence-within,sentence-mlp,classifier,classifier-within}/report.md; timing: $RUN/study_timing.json"
+echo "tables: $DOCS/{$(IFS=,; echo "${TABLES[*]}")}/report.md; timing: $RUN/study_timing.json"
 if [ ${#FAILED[@]} -gt 0 ]; then
     echo "tables not written (see above; a study in progress may not have the results yet): ${FAILED[*]}"
     exit 1
