@@ -20,11 +20,20 @@ an arbitrary encoder whose name may not identify its weights.
 **Storage.** A :class:`VectorStore` is a matrix of rows plus a ``digest -> row`` index. With
 a folder (an :class:`EmbeddingCache` with a ``root``) every batch of new rows is also
 written as one append-only shard ``shard-<ns>-<pid>.npz`` (digests as ``uint8[n, 16]``, the
-vectors in the model's dtype) under ``<root>/<org__model>/<revision>/<context>/``: written
+vectors in the model's dtype, and, since issue 26, the store's ``StoreKey.folder()`` as
+``store``) under ``<root>/<org__model>/<revision>/<context>/``: written
 to a temporary name and ``os.replace``-d into place, so a killed process leaves whole shards
 only, and a save costs O(new rows). Before encoding, a store takes an exclusive ``flock``
 on its folder and reads the shards other processes wrote meanwhile, so concurrent workers
 encode a text once between them.
+
+**Damaged shards.** A shard that cannot be used (truncated, empty, not a zip, a missing
+array, keys that are not ``uint8[n, 16]``, vectors that are not a float matrix, key and row
+counts that differ, written for another store, or vectors of another dimension than the
+store's) is moved aside to ``<shard>.corrupt`` (never deleted), one
+:class:`CorruptShardWarning` names the file and what was wrong, and its texts are encoded
+again when asked for. The shards hold their own digests: there is no index file to damage
+(``.lock`` is only ``flock``-ed, never read). See ``docs/faults.md``.
 
 **Memory.** An :class:`EmbeddingCache` bounds the bytes its stores hold in memory
 (``max_bytes``); past it, whole least-recently-used stores are dropped (a persisted store
@@ -43,8 +52,11 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import pickle
 import threading
 import time
+import warnings
+import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -62,6 +74,82 @@ DEFAULT_MAX_MIB = 4096
 
 Encode = Callable[[list[str]], Any]
 """``texts -> (len(texts), dim)`` array: what a store calls for the texts it lacks."""
+
+CORRUPT_SUFFIX = ".corrupt"
+"""Appended to the name of a shard moved aside (``shard-<ns>-<pid>.npz.corrupt``)."""
+
+_LOAD_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, pickle.UnpicklingError)
+"""What ``np.load`` raises on a damaged or foreign file (a directory: ``IsADirectoryError``)."""
+
+
+class CorruptShardWarning(UserWarning):
+    """A shard of the on-disk embedding cache was unusable: moved aside, its rows re-encoded."""
+
+
+class BadShardError(Exception):
+    """A shard that cannot be used; the message says why."""
+
+
+def read_shard(path: Path, store: str | None = None) -> tuple[NDArray[np.uint8], NDArray[Any]]:
+    """The ``(keys, vectors)`` of one shard file, checked.
+
+    Args:
+        path: the ``shard-*.npz`` file.
+        store: the store's identity (``StoreKey.folder()``); a shard recording another is refused.
+
+    Raises:
+        BadShardError: the file is unreadable or not a shard of this store (the message says why).
+    """
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            missing = sorted({"keys", "vectors"} - set(data.files))
+            if missing:
+                raise BadShardError(f"no {' and no '.join(missing)} array")
+            keys, vectors = data["keys"], data["vectors"]
+            written_for = str(data["store"]) if "store" in data.files else None
+    except _LOAD_ERRORS as error:
+        raise BadShardError(f"unreadable: {type(error).__name__}: {error}") from None
+    if keys.dtype != np.uint8 or keys.ndim != 2 or keys.shape[1] != DIGEST_SIZE:
+        raise BadShardError(f"keys of shape {keys.shape} {keys.dtype}, expected (n, {DIGEST_SIZE}) uint8")
+    if vectors.ndim != 2 or vectors.dtype.kind != "f":
+        raise BadShardError(f"vectors of shape {vectors.shape} {vectors.dtype}, expected a float matrix")
+    if len(keys) != len(vectors):
+        raise BadShardError(f"{len(keys)} digests for {len(vectors)} rows")
+    if store is not None and written_for is not None and written_for != store:
+        raise BadShardError(f"written for the store {written_for!r}, not {store!r}")
+    return keys, vectors
+
+
+def set_aside(shard: Path, reason: str) -> Path | None:
+    """Rename a bad shard to ``<name>.corrupt`` (a free name; never deleted) and warn once.
+
+    Returns the new path, or ``None`` if another process moved it first (it warned then).
+    If the rename fails (a read-only folder), the warning says so and the shard stays.
+    """
+    target = shard.with_name(shard.name + CORRUPT_SUFFIX)
+    n = 0
+    while target.exists() or target.is_symlink():
+        n += 1
+        target = shard.with_name(f"{shard.name}{CORRUPT_SUFFIX}-{n}")
+    try:
+        shard.rename(target)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        warnings.warn(
+            f"embedding cache: {shard} is unusable ({reason}) and could not be moved aside ({error}); "
+            "it is skipped and its texts are encoded again. Move it away by hand.",
+            CorruptShardWarning,
+            stacklevel=3,
+        )
+        return shard
+    warnings.warn(
+        f"embedding cache: {shard} is unusable ({reason}); moved aside to {target.name}, "
+        "its texts are encoded again.",
+        CorruptShardWarning,
+        stacklevel=3,
+    )
+    return target
 
 
 def text_digest(text: str) -> bytes:
@@ -125,10 +213,15 @@ class EncodeStats:
 
 
 class VectorStore:
-    """``digest -> vector`` for one :class:`StoreKey`, in memory and, with ``directory``, on disk."""
+    """``digest -> vector`` for one :class:`StoreKey`, in memory and, with ``directory``, on disk.
 
-    def __init__(self, directory: Path | None = None) -> None:
+    ``identity`` (the key's ``folder()``) is recorded in the shards it writes; a shard that
+    records another store is moved aside when read.
+    """
+
+    def __init__(self, directory: Path | None = None, identity: str | None = None) -> None:
         self.directory = directory
+        self.identity = identity  # recorded in new shards; a shard recording another store is refused
         self.index: dict[bytes, int] = {}
         self._blocks: list[NDArray[Any]] = []
         self._matrix: NDArray[Any] | None = None
@@ -142,18 +235,49 @@ class VectorStore:
     def nbytes(self) -> int:
         return sum(block.nbytes for block in self._blocks)
 
+    @property
+    def dim(self) -> int | None:
+        """The vectors' dimension (``None`` while the store is empty)."""
+        return int(self._blocks[0].shape[1]) if self._blocks else None
+
     def refresh(self) -> None:
-        """Read the shards of the folder that this store has not read yet (other processes' work)."""
+        """Read the shards of the folder that this store has not read yet (other processes' work).
+
+        A damaged shard, or one of another dimension than the store's, is moved aside
+        (:func:`set_aside`, one :class:`CorruptShardWarning`); its texts are then missing.
+        """
         if self.directory is None or not self.directory.is_dir():
             return
+        read: list[tuple[Path, NDArray[np.uint8], NDArray[Any]]] = []
         for shard in sorted(self.directory.glob("shard-*.npz")):
             if shard.name in self._shards:
                 continue
-            with np.load(shard) as data:
-                keys, vectors = data["keys"], data["vectors"]
-            raw = np.ascontiguousarray(keys, dtype=np.uint8).tobytes()
+            try:
+                read.append((shard, *read_shard(shard, self.identity)))
+            except BadShardError as bad:
+                self._skip(shard, str(bad))
+        dim = self.dim if self.dim is not None else _majority_dim([vectors for _, _, vectors in read])
+        for shard, keys, vectors in read:
+            if vectors.shape[1] != dim:
+                self._skip(shard, f"{vectors.shape[1]}-d vectors in a store of {dim}-d ones: another model's")
+                continue
+            raw = keys.tobytes()
             self._append([raw[i : i + DIGEST_SIZE] for i in range(0, len(raw), DIGEST_SIZE)], vectors)
             self._shards.add(shard.name)
+
+    def _skip(self, shard: Path, reason: str) -> None:
+        """Move a bad shard aside; if it stays (a read-only folder), never read it again."""
+        if set_aside(shard, reason) == shard:
+            self._shards.add(shard.name)
+
+    def discard(self, reason: str) -> None:
+        """Move every shard this store read aside (they hold another model's rows) and empty it."""
+        if self.directory is not None:
+            for name in sorted(self._shards):
+                if (self.directory / name).exists():
+                    set_aside(self.directory / name, reason)
+        self.index.clear()
+        self._blocks, self._matrix, self._shards = [], None, set()
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -193,7 +317,10 @@ class VectorStore:
             name = f"shard-{time.time_ns():020d}-{os.getpid()}"
             tmp = self.directory / f".{name}.tmp.npz"
             keys = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), DIGEST_SIZE)
-            np.savez(tmp, keys=keys, vectors=vectors)
+            arrays: dict[str, Any] = {"keys": keys, "vectors": vectors}
+            if self.identity is not None:
+                arrays["store"] = np.array(self.identity)
+            np.savez(tmp, **arrays)
             tmp.replace(self.directory / f"{name}.npz")  # atomic: a reader sees whole shards only
             self._shards.add(f"{name}.npz")
         self._append(digests, vectors)
@@ -242,7 +369,10 @@ class EmbeddingCache:
             store = self._stores.get(key)
             if store is None:
                 persisted = self.root is not None and key.instance is None
-                store = VectorStore(self.root / key.folder() if persisted and self.root else None)
+                if persisted and self.root:
+                    store = VectorStore(self.root / key.folder(), identity=key.folder().as_posix())
+                else:
+                    store = VectorStore()
                 self._stores[key] = store
             self._stores.move_to_end(key)
             return store
@@ -325,8 +455,21 @@ class EmbeddingCache:
             stats.encode_calls += 1
         if vectors.ndim != 2 or len(vectors) != len(order):
             raise ValueError(f"{where}: the encoder returned shape {vectors.shape} for {len(order)} texts.")
+        foreign = store.dim is not None and store.dim != vectors.shape[1]
+        if foreign:  # the stored rows are another model's: move them aside, encode the rest too
+            store.discard(f"{store.dim}-d vectors, the encoder of {where} gives {vectors.shape[1]}-d ones")
         store.add([digests[i] for i in order], vectors)
         stats.encoded += len(order)
+        if foreign:
+            EmbeddingCache._fill(store, digests, texts, encode, stats, where)
+
+
+def _majority_dim(blocks: Sequence[NDArray[Any]]) -> int | None:
+    """The dimension holding the most rows (ties: the oldest shard's); ``None`` without rows."""
+    rows: dict[int, int] = {}
+    for block in blocks:
+        rows[int(block.shape[1])] = rows.get(int(block.shape[1]), 0) + len(block)
+    return max(rows, key=lambda dim: rows[dim]) if rows else None
 
 
 _PROCESS_CACHE: EmbeddingCache | None = None

@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import gc
 import itertools
+import json
 import multiprocessing
+import os
+import re
+import subprocess
 import sys
 import time
+import warnings
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +26,8 @@ import pytest
 from numpy.typing import NDArray
 
 from mteb_evalrank.embedding_cache import (
+    CACHE_DIR_ENV,
+    CorruptShardWarning,
     EmbeddingCache,
     EncodeStats,
     StoreKey,
@@ -250,3 +258,273 @@ def test_task_embeddings_hash_the_task_texts_once_per_model(
     hashed.clear()
     embeddings.embed(toy, SENTENCES[:2], encode_first=every_text, hf_subset="fold0", **kwargs)
     assert len(hashed) == 2 + len(every_text)
+
+
+# ------------------------------------------------------------- damaged shards (issue 26)
+def _arrays(shard: Path) -> dict[str, NDArray[np.generic]]:
+    with np.load(shard) as data:
+        return {name: data[name] for name in data.files}
+
+
+def _rewrite(shard: Path, **changes: NDArray[np.generic] | None) -> None:
+    """Write the shard again (as the cache does: a real ``.npz``) with some arrays changed or dropped."""
+    arrays = {k: v for k, v in (_arrays(shard) | changes).items() if v is not None}
+    with shard.open("wb") as handle:
+        np.savez(handle, **arrays)
+
+
+def _truncate(shard: Path) -> None:
+    shard.write_bytes(shard.read_bytes()[:1000])  # as in the issue: a copy cut at 1,000 bytes
+
+
+def _directory(shard: Path) -> None:
+    """Unreadable: a folder where the shard file should be (chmod 000 does not stop root)."""
+    shard.unlink()
+    shard.mkdir()
+    (shard / "keys.npy").write_bytes(b"")
+
+
+def _flip(shard: Path, offset: int) -> None:
+    """One byte inverted (a bad disk sector): the CRC-32 of the zip member catches it."""
+    data = bytearray(shard.read_bytes())
+    data[offset] ^= 0xFF
+    shard.write_bytes(bytes(data))
+
+
+def _keys(shard: Path) -> NDArray[np.generic]:
+    return _arrays(shard)["keys"]
+
+
+def _vectors(shard: Path) -> NDArray[np.generic]:
+    return _arrays(shard)["vectors"]
+
+
+SHARD_FAULTS: dict[str, tuple[Callable[[Path], None], str]] = {
+    "truncated": (_truncate, "BadZipFile"),
+    "zero bytes": (lambda s: s.write_bytes(b""), "EOFError"),
+    "not a zip": (lambda s: s.write_text("the cat sat on the mat\n", encoding="utf-8"), "unreadable"),
+    "a byte flipped": (lambda s: _flip(s, 400), "Bad CRC-32"),
+    "unreadable (a folder)": (_directory, "IsADirectoryError"),
+    "no vectors": (lambda s: _rewrite(s, vectors=None), "no vectors array"),
+    "vectors not a matrix": (
+        lambda s: _rewrite(s, vectors=_vectors(s).ravel()),
+        r"vectors of shape \(250,\)",
+    ),
+    "integer vectors": (lambda s: _rewrite(s, vectors=_vectors(s).astype(np.int64)), "int64"),
+    "pickled vectors": (
+        lambda s: _rewrite(s, vectors=np.array(list(_vectors(s)), dtype=object)),
+        "unreadable: ValueError",
+    ),
+    "short keys": (lambda s: _rewrite(s, keys=_keys(s)[:, :8]), r"keys of shape \(5, 8\) uint8"),
+    "float keys": (lambda s: _rewrite(s, keys=_keys(s).astype(np.float32)), "float32"),
+    "fewer rows than digests": (lambda s: _rewrite(s, vectors=_vectors(s)[:-1]), "5 digests for 4 rows"),
+    "another store's shard": (
+        lambda s: _rewrite(s, store=np.array("other__model/1.0.0/none")),
+        "written for the store 'other__model/1.0.0/none'",
+    ),
+}
+
+
+def _content(path: Path) -> bytes | list[str]:
+    return sorted(p.name for p in path.iterdir()) if path.is_dir() else path.read_bytes()
+
+
+def _corrupt_warnings(record: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in record if issubclass(w.category, CorruptShardWarning)]
+
+
+def _no_warning_run(
+    root: Path, toy: StaticWordEmbeddings, texts: list[str]
+) -> tuple[NDArray[np.float32], Counting]:
+    """A later run on ``root``: it must neither warn nor encode (everything is on disk, whole)."""
+    encode = Counting(toy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CorruptShardWarning)
+        rows = EmbeddingCache(root).embed(KEY, texts, encode)
+    assert encode.calls == []
+    return rows, encode
+
+
+@pytest.mark.parametrize("fault", list(SHARD_FAULTS))
+def test_a_damaged_shard_is_moved_aside_and_its_rows_encoded_again(
+    toy: StaticWordEmbeddings, tmp_path: Path, fault: str
+) -> None:
+    """The issue's case and its kin: one warning names the shard and the fault, the shard is
+    kept as ``*.corrupt`` (never deleted), its texts are encoded again, the rows are a clean run's."""
+    damage, reason = SHARD_FAULTS[fault]
+    clean = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
+    (shard,) = (tmp_path / KEY.folder()).glob("shard-*.npz")
+    damage(shard)
+    damaged = _content(shard)
+    encode = Counting(toy)
+    with pytest.warns(CorruptShardWarning) as record:
+        rows = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, encode)
+    np.testing.assert_array_equal(rows, clean)
+    assert encode.encoded == Counter(set(SENTENCES))  # each lost text once
+    (message,) = _corrupt_warnings(record.list)
+    assert str(shard) in message and "moved aside" in message
+    assert re.search(reason, message), message
+    aside = shard.with_name(shard.name + ".corrupt")
+    assert _content(aside) == damaged  # the user's file, untouched
+    np.testing.assert_array_equal(_no_warning_run(tmp_path, toy, SENTENCES)[0], clean)
+
+
+def test_a_shard_of_another_dimension_beside_good_ones_is_moved_aside(
+    toy: StaticWordEmbeddings, tmp_path: Path
+) -> None:
+    """A shard of the model's 25-d truncation, in the old format (no store recorded), lands in
+    the 50-d store's folder: it is moved aside, the good shard still serves every text."""
+    clean = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
+    foreign = tmp_path / KEY.folder() / f"shard-{1:020d}-1.npz"  # the oldest name: read first
+    texts = ["a dog", "the cat sat on the mat"]
+    with foreign.open("wb") as handle:
+        keys = np.frombuffer(b"".join(map(text_digest, texts)), dtype=np.uint8).reshape(2, 16)
+        np.savez(handle, keys=keys, vectors=toy.embed(texts)[:, :25])
+    encode = Counting(toy)
+    with pytest.warns(CorruptShardWarning) as record:
+        rows = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, encode)
+    np.testing.assert_array_equal(rows, clean)
+    assert encode.calls == []
+    (message,) = _corrupt_warnings(record.list)
+    assert str(foreign) in message and "25-d vectors in a store of 50-d ones" in message
+    assert foreign.with_name(foreign.name + ".corrupt").is_file()
+
+
+def test_a_store_of_another_model_is_moved_aside_when_the_encoder_meets_it(
+    toy: StaticWordEmbeddings, tmp_path: Path
+) -> None:
+    """Every shard of the folder holds another dimension (an old-format copy of another model's
+    store): the first text to encode shows it; they are moved aside and every text re-encoded."""
+    folder = tmp_path / KEY.folder()
+    folder.mkdir(parents=True)
+    texts = SENTENCES[:2]
+    keys = np.frombuffer(b"".join(map(text_digest, texts)), dtype=np.uint8).reshape(2, 16)
+    with (folder / f"shard-{1:020d}-1.npz").open("wb") as handle:
+        np.savez(handle, keys=keys, vectors=np.hstack([toy.embed(texts)] * 2))  # 100-d
+    encode = Counting(toy)
+    with pytest.warns(CorruptShardWarning) as record:
+        rows = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, encode)
+    np.testing.assert_array_equal(rows, toy.embed(SENTENCES))
+    (message,) = _corrupt_warnings(record.list)
+    assert "100-d vectors, the encoder of evalrank/glove-toy-50d gives 50-d ones" in message
+    assert encode.encoded == Counter(set(SENTENCES))
+    np.testing.assert_array_equal(_no_warning_run(tmp_path, toy, SENTENCES)[0], rows)
+
+
+def test_a_corrupt_name_is_never_overwritten(toy: StaticWordEmbeddings, tmp_path: Path) -> None:
+    """The same shard name damaged twice (a sync tool restoring it): both damaged copies are kept."""
+    EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
+    (shard,) = (tmp_path / KEY.folder()).glob("shard-*.npz")
+    for attempt in (b"first", b"second"):
+        shard.write_bytes(attempt)
+        with pytest.warns(CorruptShardWarning):
+            EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
+    kept = {p.name: p.read_bytes() for p in shard.parent.glob(f"{shard.name}.corrupt*")}
+    assert kept == {f"{shard.name}.corrupt": b"first", f"{shard.name}.corrupt-1": b"second"}
+
+
+def _damaged_worker(root: str, source: str, texts: list[str], out: str) -> None:
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        _worker(root, source, texts, out)
+    Path(out + ".warnings").write_text(json.dumps(_corrupt_warnings(record)), encoding="utf-8")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock")
+def test_concurrent_processes_meet_a_damaged_shard_once(
+    toy: StaticWordEmbeddings, source: Path, tmp_path: Path
+) -> None:
+    """Three workers start on a folder holding a truncated shard: it is moved aside once, one
+    warning in all, its texts encoded once between them, every worker ends well."""
+    texts = [f"{a} {b}" for a, b in itertools.pairwise(sorted(toy.index)[:400])]
+    EmbeddingCache(tmp_path).embed(KEY, texts[:200], toy.embed)
+    (shard,) = (tmp_path / KEY.folder()).glob("shard-*.npz")
+    _truncate(shard)
+    context = multiprocessing.get_context("fork")
+    outs = [str(tmp_path / f"{i}.txt") for i in range(3)]
+    workers = [
+        context.Process(target=_damaged_worker, args=(str(tmp_path), str(source), texts, o)) for o in outs
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+        assert worker.exitcode == 0
+    encoded = [line for out in outs for line in Path(out).read_text().splitlines() if line]
+    assert Counter(encoded) == Counter(set(texts))
+    messages = [m for out in outs for m in json.loads(Path(out + ".warnings").read_text())]
+    assert len(messages) == 1 and str(shard) in messages[0]
+    assert [p.name for p in shard.parent.glob("*.corrupt")] == [shard.name + ".corrupt"]
+    np.testing.assert_array_equal(_no_warning_run(tmp_path, toy, texts)[0], toy.embed(texts))
+
+
+# ------------------------------------------------------- the same score after damage (issue 26)
+@pytest.fixture(scope="module")
+def word_similarity(source: Path) -> None:
+    """The word-similarity sets installed in this process's datasets cache."""
+    from mteb_evalrank.data import hub
+    from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+    hub.install_into_cache(WORD_SIMILARITY, WORD_SIMILARITY.recipe().build(source))
+
+
+def _ws353(root: Path, monkeypatch: pytest.MonkeyPatch, source: Path) -> tuple[float, list[str]]:
+    """WordSimWS353All with the toy GloVe over the on-disk cache at ``root``: score and warnings."""
+    import mteb
+
+    import mteb_evalrank  # noqa: F401
+    from mteb_evalrank.models.cached import CachedEncoder
+
+    monkeypatch.setenv("MTEB_EVALRANK_SOURCE", str(source))
+    model = CachedEncoder(mteb.get_model("evalrank/glove-toy-50d"), EmbeddingCache(root))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        result = mteb.evaluate(
+            model, mteb.get_task("WordSimWS353All"), cache=None, overwrite_strategy="always",
+            show_progress_bar=False,
+        )  # fmt: skip
+    return float(result.task_results[0].get_score()), _corrupt_warnings(record)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["truncated", "zero bytes", "another store's shard"])
+def test_the_score_after_a_damaged_shard_is_a_clean_runs(
+    word_similarity: None, source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """The issue's case through mteb: a task run, every shard damaged, the run again: one
+    warning per shard and the clean run's score."""
+    clean, none = _ws353(tmp_path, monkeypatch, source)
+    shards = sorted(tmp_path.rglob("shard-*.npz"))
+    assert shards and none == []
+    for shard in shards:
+        SHARD_FAULTS[fault][0](shard)
+    score, messages = _ws353(tmp_path, monkeypatch, source)
+    assert score == clean
+    assert sorted(m.split(" is unusable")[0].removeprefix("embedding cache: ") for m in messages) == [
+        str(s) for s in shards
+    ]
+    assert _ws353(tmp_path, monkeypatch, source) == (clean, [])
+
+
+@pytest.mark.slow
+def test_mteb_cli_run_after_the_issues_truncated_shard(word_similarity: None, tmp_path: Path) -> None:
+    """Issue 26 as reported: ``mteb run`` on MiniLM-cls with the cache on disk, a shard cut to
+    1,000 bytes, ``mteb run`` again: exit 0, one warning naming the shard, the same score."""
+    env = os.environ | {CACHE_DIR_ENV: str(tmp_path / "cache")}
+
+    def run(output: str) -> tuple[float, str]:
+        model, folder = "evalrank/all-MiniLM-L6-v2-cls", str(tmp_path / output)
+        mteb_cli = str(Path(sys.executable).parent / "mteb")
+        command = [mteb_cli, "run", "-t", "WordSimWS353All", "-m", model, "--output-folder", folder]
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        (result,) = (tmp_path / output).rglob("WordSimWS353All.json")
+        return json.loads(result.read_text())["scores"]["test"][0]["main_score"], done.stderr
+
+    clean, _ = run("clean")
+    shards = sorted((tmp_path / "cache").rglob("shard-*.npz"))
+    assert shards
+    _truncate(shards[0])
+    score, stderr = run("damaged")
+    assert score == clean
+    assert stderr.count("CorruptShardWarning") == 1 and str(shards[0]) in stderr
