@@ -1,4 +1,10 @@
-"""Readers for the raw source files, with errors that name the file and line."""
+"""Readers for the raw source files, with errors that name the file and line.
+
+Text files are UTF-8: a UTF-8 byte-order mark is dropped, ``\r\n`` line ends are accepted,
+blank lines are skipped; an invalid UTF-8 byte is a :class:`SourceFormatError` naming
+``file:line``, the column and the byte offset (:func:`invalid_utf8`). Repeated lines are
+kept: the readers return what the file holds, and each recipe says what it does with them.
+"""
 
 from __future__ import annotations
 
@@ -27,17 +33,53 @@ def require_file(root: Path, relative: str) -> Path:
     return path
 
 
-def read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(line_no, line)`` for the non-blank lines of a UTF-8 file, line ends stripped."""
-    with path.open(encoding="utf-8", newline="") as handle:
+def invalid_utf8(path: Path, error: UnicodeDecodeError | None = None) -> SourceFormatError:
+    """The error for a file that is not UTF-8: its first invalid byte's line, column and offset.
+
+    The file is scanned line by line (a ``\n`` byte never occurs inside a UTF-8 sequence, so
+    each line decodes on its own); ``error`` is the decoder's report, used if no line fails.
+    """
+    advice = "the file must be UTF-8: save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)"
+    offset = 0
+    with path.open("rb") as handle:
         for line_no, raw in enumerate(handle, start=1):
-            line = raw.rstrip("\r\n")
-            if line.strip():
-                yield line_no, line
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                column = len(raw[: bad.start].decode("utf-8")) + 1
+                byte = raw[bad.start]
+                return SourceFormatError(
+                    path,
+                    line_no,
+                    f"invalid UTF-8 byte 0x{byte:02x} at column {column} (byte offset {offset + bad.start}); "
+                    + advice,
+                )
+            offset += len(raw)
+    reason = f" ({error.reason})" if error is not None else ""
+    return SourceFormatError(path, None, f"not valid UTF-8{reason}; {advice}")
+
+
+def read_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line_no, line)`` for the non-blank lines of a UTF-8 file, line ends stripped.
+
+    A byte-order mark is dropped; ``\n``, ``\r\n`` and ``\r`` end a line.
+
+    Raises:
+        SourceFormatError: the file is not UTF-8 (naming ``file:line``, see :func:`invalid_utf8`).
+    """
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            for line_no, raw in enumerate(handle, start=1):
+                line = raw.rstrip("\r\n")
+                if line.strip():
+                    yield line_no, line
+    except UnicodeDecodeError as error:
+        raise invalid_utf8(path, error) from None
 
 
 def read_items(path: Path) -> list[str]:
-    """One item per non-blank line (surrounding whitespace stripped)."""
+    """One item per non-blank line (surrounding whitespace stripped; repeats kept, in order;
+    an empty file gives ``[]``: the caller names what it needed)."""
     return [line.strip() for _, line in read_lines(path)]
 
 

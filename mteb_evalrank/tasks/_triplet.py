@@ -32,7 +32,7 @@ from mteb.abstasks.abstask import AbsTask
 from mteb.abstasks.task_metadata import TaskMetadata
 from mteb.models import EncoderProtocol
 
-from mteb_evalrank.data.sources import unique_in_order
+from mteb_evalrank.data.sources import read_lines, unique_in_order
 from mteb_evalrank.evaluation.triplets import DEFAULT_TOL, grouped_accuracy_scores, triplet_outcomes
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
@@ -165,25 +165,29 @@ def read_triplet_jsonl(path: Path | str) -> Dataset:
     item); optional string labels ``keyword``, ``group``, ``length_bucket``. A row that
     lacks a label other rows have gets ``MISSING_LABEL``.
 
+    The file is UTF-8 (read by :func:`~mteb_evalrank.data.sources.read_lines`): a byte-order
+    mark, ``\r\n`` line ends and blank lines are accepted. A repeated line is a repeated
+    triplet and is scored as often as it occurs (no line is dropped).
+
     Raises:
         FileNotFoundError: no such file.
         ValueError: naming ``file:line`` for invalid JSON, a missing or empty field, an
-            unknown key, or both/neither of ``negative`` and ``negatives``.
+            unknown key, or both/neither of ``negative`` and ``negatives``; naming
+            ``file:line``, column and byte offset for a byte that is not UTF-8
+            (a :class:`~mteb_evalrank.data.sources.SourceFormatError`); naming the file
+            when it holds no triplet.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"triplet file {path} not found")
     rows: list[dict[str, str]] = []
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{line_no}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{where}: not valid JSON ({error.msg}).") from None
-            rows += _triplet_rows(record, where)
+    for line_no, line in read_lines(path):
+        where = f"{path}:{line_no}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{where}: not valid JSON ({error.msg}).") from None
+        rows += _triplet_rows(record, where)
     if not rows:
         raise ValueError(f"{path}: the file holds no triplets.")
     present = [key for key in JSONL_LABELS if any(key in row for row in rows)]
