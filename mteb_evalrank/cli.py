@@ -3,6 +3,7 @@
 Commands of its own::
 
     mteb-evalrank datasets build --source ../shared/data [--out hub] [--sts-mirrors] [--push ORG [--dry-run]]
+    mteb-evalrank datasets fetch [--only FAMILY]  # download the raw files (pinned, verified), build, install
     mteb-evalrank datasets status                # what is installed, from where, what to run
     mteb-evalrank datasets remove-sts-mirrors
     mteb-evalrank models install-offline
@@ -74,6 +75,26 @@ def _build_datasets(args: argparse.Namespace) -> None:
                     print(f"    {name}")
             else:
                 print(f"  pushed: {hub.push(plan)}")
+
+
+def _fetch_datasets(args: argparse.Namespace) -> None:
+    """Fetch the raw files of the families into the raw cache, then build and install what is missing."""
+    from .data.fetch import fetch_family
+    from .data.mirrors import install_sts_mirrors
+    from .data.registry import DATASETS, STS_MIRRORS, get_dataset_spec
+    from .data.status import build_and_install, dataset_location
+
+    for family in args.only or DATASETS:
+        spec = STS_MIRRORS if family == STS_MIRRORS.family else get_dataset_spec(family)
+        raw = fetch_family(spec)
+        if spec is STS_MIRRORS:
+            for task, state in install_sts_mirrors(raw).items():
+                print(f"mteb's {task}: {state.state} ({state.path})")
+        elif (where := dataset_location(spec)) is not None:
+            print(f"{spec.hub_id}@{spec.revision}: raw files verified in {raw}; already installed ({where})")
+        else:
+            build_and_install(spec, raw)
+            print(f"{spec.hub_id}@{spec.revision}: fetched into {raw}, built and installed")
 
 
 def _datasets_status(args: argparse.Namespace) -> None:
@@ -298,7 +319,7 @@ def _study(args: argparse.Namespace) -> None:
 
 
 def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``datasets: build, status, remove-sts-mirrors, describe`` command(s)."""
+    """The ``datasets: build, fetch, status, remove-sts-mirrors, describe`` command(s)."""
     datasets = commands.add_parser("datasets", help="build and install the plugin's datasets")
     datasets_commands = datasets.add_subparsers(dest="action", required=True)
     build = datasets_commands.add_parser("build", help="build every dataset from the raw sources")
@@ -321,6 +342,19 @@ def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.Argumen
     build.add_argument("--push", metavar="ORG", help="upload each Hub folder to ORG/<family>")
     build.add_argument("--dry-run", action="store_true", help="with --push: list the upload, send nothing")
     build.set_defaults(func=_build_datasets)
+    fetch = datasets_commands.add_parser(
+        "fetch",
+        help="download the raw files of the datasets from their pinned public releases (SHA-256 checked, "
+        "into <home>/raw; base URL $MTEB_EVALRANK_RAW_URL), then build and install the missing datasets",
+    )
+    fetch.add_argument(
+        "--only",
+        nargs="+",
+        metavar="FAMILY",
+        help="only these dataset families (default: all of the plugin's; 'sts-mirrors' fetches and "
+        "installs the opt-in mirrors of mteb's STS sets)",
+    )
+    fetch.set_defaults(func=_fetch_datasets)
     status = datasets_commands.add_parser(
         "status",
         help="what the plugin needs (datasets, mirrors, models): installed or not, and how to fix it",

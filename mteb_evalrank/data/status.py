@@ -1,47 +1,23 @@
 """What the plugin needs on this machine, where each piece comes from, and how to get what is missing.
 
 Used by ``mteb-evalrank datasets status`` and by the tasks' first-run message
-(:class:`DatasetNotAvailableError`); :func:`ensure_dataset` builds a missing family from the
-raw data named by ``MTEB_EVALRANK_SOURCE`` on first use.
+(:class:`DatasetNotAvailableError`); :func:`ensure_dataset` builds a missing family on first
+use: from the raw data named by ``MTEB_EVALRANK_SOURCE`` if set, else from the raw files
+fetched into the raw cache (:mod:`.fetch`), unless an offline variable is set.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
+from .fetch import fetch_family, file_states, offline_flag, raw_dir
 from .registry import DATASETS, DatasetSpec
+from .releases import RAW_SOURCES, RawSource, recipe_files, release_of
 
 #: environment variable naming the raw data folder (``evalrank/``, ``wmt17-da/``)
 SOURCE_ENV = "MTEB_EVALRANK_SOURCE"
-
-
-@dataclass(frozen=True)
-class RawSource:
-    """A raw-data release the recipes read, as a top-level folder of the source directory."""
-
-    folder: str
-    what: str
-    url: str
-    license: str
-
-
-RAW_SOURCES: dict[str, RawSource] = {
-    "evalrank": RawSource(
-        "evalrank",
-        "the EvalRank release (Wang et al., ACL 2022): its data folder",
-        "https://github.com/BinWang28/EvalRank",
-        "BSD-3-Clause (each bundled set keeps its authors' terms)",
-    ),
-    "wmt17-da": RawSource(
-        "wmt17-da",
-        "WMT17 metrics task, segment-level direct assessment into English",
-        "https://github.com/AIPHES/ACL20-Reference-Free-MT-Evaluation",
-        "Apache-2.0 repository; WMT17 data for research use",
-    ),
-}
 
 
 class DatasetNotAvailableError(RuntimeError):
@@ -73,36 +49,88 @@ def build_command(source: str | Path | None = None, family: str | None = None) -
     return f"mteb-evalrank datasets build --source {where}{only}"
 
 
+def fetch_command(family: str | None = None) -> str:
+    only = f" --only {family}" if family else ""
+    return f"mteb-evalrank datasets fetch{only}"
+
+
 def not_available_message(spec: DatasetSpec, task: str, cause: BaseException | None = None) -> str:
     """The one paragraph a user sees when ``task`` cannot load ``spec``."""
-    sources = "; ".join(f"{s.what}, {s.url} ({s.license}), as {s.folder}/" for s in raw_sources(spec))
+    sources = "; ".join(
+        f"{s.what}, {s.url} at commit {s.commit[:7]} ({s.license}), as {s.folder}/" for s in raw_sources(spec)
+    )
     reason = f" ({type(cause).__name__})" if cause is not None else ""
+    flag = offline_flag()
+    fetch = (
+        f"{flag} is set, so nothing was downloaded: on a connected machine `{fetch_command(spec.family)}` "
+        f"downloads the raw files and builds it (unset {flag} to do so on first use)"
+        if flag
+        else f"`{fetch_command(spec.family)}` downloads the raw files and builds it"
+    )
     return (
         f"{task} needs the dataset {spec.hub_id}@{spec.revision}, which is neither in the local datasets "
-        f"cache nor loadable from the Hugging Face Hub{reason}. Build it from the raw data with "
-        f"`{build_command(os.environ.get(SOURCE_ENV), spec.family)}`, or set {SOURCE_ENV} to the raw data "
-        f"folder to build it on first use. Raw data: {sources}. "
+        f"cache nor loadable from the Hugging Face Hub{reason}. {fetch[0].upper()}{fetch[1:]}. Or build it "
+        f"from a local copy of the raw data with `{build_command(os.environ.get(SOURCE_ENV), spec.family)}`, "
+        f"or set {SOURCE_ENV} to the raw data folder to build it on first use. Raw data: {sources}. "
         "`mteb-evalrank datasets status` lists everything the plugin needs."
     )
 
 
 def ensure_dataset(spec: DatasetSpec) -> bool:
-    """Build and install ``spec`` from ``$MTEB_EVALRANK_SOURCE`` when it is not installed; True if built."""
-    source = os.environ.get(SOURCE_ENV)
-    if not source or dataset_location(spec) is not None:
+    """Build and install ``spec`` when it is not installed; True if built.
+
+    The raw data: ``$MTEB_EVALRANK_SOURCE`` if set; else, unless an offline variable is set
+    (then nothing happens and the task's loader reports the dataset missing), the family's raw
+    files fetched into the raw cache (files already there and verified are reused).
+    """
+    if dataset_location(spec) is not None:
         return False
+    source = os.environ.get(SOURCE_ENV)
+    if source:
+        folder = Path(source).expanduser().resolve()
+        if not folder.is_dir():
+            raise DatasetNotAvailableError(
+                f"{SOURCE_ENV}={source} is not a folder: point it at the raw data "
+                "(holding evalrank/, wmt17-da/)."
+            )
+    elif offline_flag() is None:
+        folder = fetch_family(spec)
+    else:
+        return False
+    build_and_install(spec, folder)
+    return True
+
+
+def build_and_install(spec: DatasetSpec, folder: Path) -> Path:
+    """Build ``spec`` from the raw data folder ``folder`` into the datasets cache; returns its folder."""
     from .hub import install_into_cache
 
-    folder = Path(source).expanduser().resolve()
-    if not folder.is_dir():
-        raise DatasetNotAvailableError(
-            f"{SOURCE_ENV}={source} is not a folder: point it at the raw data (holding evalrank/, wmt17-da/)."
-        )
     print(f"mteb-evalrank: building {spec.hub_id} from {folder} (first use) ...", file=sys.stderr, flush=True)
     built = spec.recipe().build(folder)
     root = install_into_cache(spec, built)
     print(f"mteb-evalrank: installed {spec.hub_id} in {root}", file=sys.stderr, flush=True)
-    return True
+    return root
+
+
+def raw_cache_report(root: Path | None = None) -> list[str]:
+    """The raw cache: per release, how many files are verified, damaged or missing, and their origin."""
+    root = raw_dir() if root is None else root
+    lines = [f"Raw data fetched on first use (raw cache {root}):"]
+    states = file_states(recipe_files(), root)
+    for raw in RAW_SOURCES.values():
+        mine = [state for state in states if release_of(state.path) is raw]
+        counts = {kind: [s for s in mine if s.state == kind] for kind in ("verified", "damaged", "missing")}
+        origins = sorted({s.origin.rsplit(f"/{raw.commit}/", 1)[0] for s in mine if s.origin})
+        came = f"; fetched from {', '.join(origins)}" if origins else ""
+        lines.append(
+            f"  {raw.folder + '/':<10} {raw.pinned}: {len(counts['verified'])} verified, "
+            f"{len(counts['damaged'])} damaged, {len(counts['missing'])} missing{came}"
+        )
+        for state in counts["damaged"]:
+            lines.append(f"     damaged (fetched again on next use): {state.path}")
+    if any(state.state != "verified" for state in states):
+        lines.append(f"  -> fetch them: {fetch_command()}")
+    return lines
 
 
 def status_report(source: str | Path | None = None) -> str:
@@ -118,9 +146,10 @@ def status_report(source: str | Path | None = None) -> str:
         missing |= where is None
         lines.append(f"  {spec.hub_id + '@' + spec.revision:<40} {where or 'MISSING'}")
     if missing:
-        lines.append(f"  -> run: {build_command(source)}")
+        lines.append(f"  -> run: {fetch_command()}  (or, from a local copy: {build_command(source)})")
         for raw in RAW_SOURCES.values():
             lines.append(f"     raw data {raw.folder}/: {raw.what}, {raw.url} ({raw.license})")
+    lines.extend(raw_cache_report())
     lines.append("mteb's STS sets (optional offline mirrors):")
     mirrors = mirror_states()
     for state in mirrors:

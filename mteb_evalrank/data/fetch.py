@@ -1,0 +1,317 @@
+"""Fetch the raw files a recipe reads from their public releases: verified, cached, never half-written.
+
+The one place that downloads raw data. :func:`fetch_files` makes every named file of the raw
+data folder (``evalrank/...``, ``wmt17-da/...``; see :mod:`.releases`) present in the raw
+cache :func:`raw_dir` (``<home>/raw``, laid out like a raw data folder, so a recipe's
+``build(raw_dir())`` reads it unchanged), and :func:`fetch_family` does so for one family.
+
+Conventions:
+
+* a cached file counts only if its size and SHA-256 match the shipped manifest; a damaged one
+  is fetched again;
+* a file is requested from :meth:`RawSource.raw_url` (base ``$MTEB_EVALRANK_RAW_URL`` or
+  ``https://raw.githubusercontent.com``) with a timeout (``$MTEB_EVALRANK_FETCH_TIMEOUT``
+  seconds, default 30), streamed to ``.<name>.<random>.part`` beside its place while being
+  hashed, checked, then renamed into place with ``os.replace``: a killed process leaves at
+  most a ``.part`` file, which the next fetch of that file removes;
+* one process at a time fetches a given file (``filelock`` on ``.<name>.lock`` beside it); a
+  process that waited finds the file verified and does not download it again;
+* ``provenance.json`` in the raw cache records each file's URL and when it was fetched;
+* ``HF_HUB_OFFLINE``, ``HF_DATASETS_OFFLINE`` or ``MTEB_EVALRANK_OFFLINE`` set to a true value
+  (``1``, ``true``, ``yes``, ``on``) means no network attempt at all (:func:`offline_flag`);
+* every failure (network, HTTP status, timeout, short body, wrong hash, disk) is one
+  :class:`FetchError` whose message names the file, the URL and what to do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from hashlib import sha256
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+from filelock import FileLock
+from tqdm.auto import tqdm
+
+from .._home import home
+from .registry import DatasetSpec
+from .releases import (
+    RAW_URL_ENV,
+    ManifestEntry,
+    family_files,
+    manifest,
+    raw_url_base,
+    release_of,
+    sha256_file,
+)
+
+OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "MTEB_EVALRANK_OFFLINE")
+TIMEOUT_ENV = "MTEB_EVALRANK_FETCH_TIMEOUT"
+DEFAULT_TIMEOUT = 30.0
+PROVENANCE = "provenance.json"
+_BLOCK = 1 << 16
+
+
+class FetchError(RuntimeError):
+    """A raw file could not be fetched; nothing partial was kept. The message says what to do."""
+
+    user_facing = True  # the command line shows the message alone (mteb_evalrank._user_errors)
+
+
+def offline_flag() -> str | None:
+    """The name of the first offline variable set to a true value, else ``None``."""
+    for name in OFFLINE_ENVS:
+        if os.environ.get(name, "").strip().upper() in {"1", "TRUE", "YES", "ON"}:
+            return name
+    return None
+
+
+def raw_dir() -> Path:
+    """The raw cache: ``<home>/raw`` (``$MTEB_EVALRANK_HOME``, default ``~/.cache/mteb-evalrank``)."""
+    return home() / "raw"
+
+
+def fetch_timeout() -> float:
+    """Seconds to wait for a connection or for the next bytes (``$MTEB_EVALRANK_FETCH_TIMEOUT``)."""
+    value = os.environ.get(TIMEOUT_ENV)
+    try:
+        return float(value) if value else DEFAULT_TIMEOUT
+    except ValueError:
+        raise FetchError(f"{TIMEOUT_ENV}={value!r} is not a number of seconds.") from None
+
+
+def is_verified(path: Path, entry: ManifestEntry) -> bool:
+    """``path`` is a file of the manifest's size and SHA-256."""
+    return path.is_file() and path.stat().st_size == entry.size and sha256_file(path) == entry.sha256
+
+
+# --- what is in the raw cache --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RawFileState:
+    """One raw file in the raw cache."""
+
+    path: str
+    """Relative to the raw cache (``evalrank/...``)."""
+    state: Literal["verified", "damaged", "missing"]
+    origin: str | None
+    """The URL it was fetched from (``provenance.json``), if recorded."""
+
+
+def read_provenance(root: Path) -> dict[str, dict[str, str]]:
+    """``{path: {"url", "sha256", "fetched"}}`` from the raw cache (empty if absent or unreadable)."""
+    try:
+        data = json.loads((root / PROVENANCE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def file_states(files: Iterable[str], root: Path | None = None) -> list[RawFileState]:
+    """The state of each of ``files`` in the raw cache ``root`` (default :func:`raw_dir`)."""
+    root = raw_dir() if root is None else root
+    known = manifest()
+    provenance = read_provenance(root)
+    states = []
+    for name in files:
+        path = root / name
+        state: Literal["verified", "damaged", "missing"] = (
+            "verified" if is_verified(path, known[name]) else "damaged" if path.exists() else "missing"
+        )
+        states.append(RawFileState(name, state, provenance.get(name, {}).get("url")))
+    return states
+
+
+# --- fetching ------------------------------------------------------------------------------------
+
+
+def fetch_family(
+    spec: DatasetSpec, *, root: Path | None = None, base_url: str | None = None, timeout: float | None = None
+) -> Path:
+    """Fetch the raw files of ``spec``'s recipe (:func:`fetch_files`); returns the raw cache."""
+    return fetch_files(family_files(spec), root=root, base_url=base_url, timeout=timeout)
+
+
+def fetch_files(
+    files: Iterable[str],
+    *,
+    root: Path | None = None,
+    base_url: str | None = None,
+    timeout: float | None = None,
+) -> Path:
+    """Make every one of ``files`` present and verified in the raw cache ``root``; returns ``root``.
+
+    Files already verified are kept; offline (:func:`offline_flag`) with a file missing is a
+    :class:`FetchError` without any network attempt.
+    """
+    root = raw_dir() if root is None else root
+    known = manifest()
+    unknown = sorted(set(files) - set(known))
+    if unknown:
+        raise FetchError(f"no manifest entry for raw file(s) {', '.join(unknown)}: reinstall mteb-evalrank.")
+    todo = [name for name in dict.fromkeys(files) if not is_verified(root / name, known[name])]
+    if not todo:
+        return root
+    if flag := offline_flag():
+        raise FetchError(
+            f"{len(todo)} raw file(s) are missing from {root} (e.g. {todo[0]}) and {flag} is set, so "
+            "nothing is downloaded: unset it and run `mteb-evalrank datasets fetch`, or build from a local "
+            "copy of the raw data with `mteb-evalrank datasets build --source DIR`."
+        )
+    timeout = fetch_timeout() if timeout is None else timeout
+    for release, names in _by_release(todo).items():
+        raw = release_of(names[0])
+        size = sum(known[name].size for name in names) / 1e6
+        print(
+            f"mteb-evalrank: fetching {len(names)} raw file(s) ({size:.1f} MB) of {raw.what} "
+            f"[{raw.license}] from {raw_url_base(base_url)}/{raw.owner}/{raw.repo}/{raw.commit}/ "
+            f"into {root / release}",
+            file=sys.stderr,
+            flush=True,
+        )
+        for name in names:
+            fetch_one(name, root=root, base_url=base_url, timeout=timeout)
+    return root
+
+
+def _by_release(names: list[str]) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(release_of(name).folder, []).append(name)
+    return groups
+
+
+def fetch_one(name: str, *, root: Path, base_url: str | None, timeout: float) -> None:
+    """Fetch one raw file into ``root`` under its lock, unless it is (by then) verified."""
+    entry = manifest()[name]
+    target = root / name
+    url = release_of(name).raw_url(name, base_url)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(target.parent / f".{target.name}.lock"):
+            if is_verified(target, entry):
+                return  # another process fetched it while this one waited
+            for leftover in target.parent.glob(f".{target.name}.*.part"):
+                leftover.unlink(missing_ok=True)  # from a process killed mid-download
+            _download(url, target, entry, timeout)
+            _record_provenance(root, name, url, entry)
+    except OSError as error:
+        raise FetchError(_disk_message(name, root, error)) from None
+
+
+def _download(url: str, target: Path, entry: ManifestEntry, timeout: float) -> None:
+    """Stream ``url`` to a ``.part`` file beside ``target``, check it, rename it into place."""
+    fd, part_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    part = Path(part_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            digest, size = _stream(url, out, entry, timeout, target.name)
+        if size != entry.size or digest != entry.sha256:
+            raise FetchError(
+                f"{target.name} fetched from {url} is not the expected file: SHA-256 {digest} "
+                f"({size} bytes), expected {entry.sha256} ({entry.size} bytes). It was refused and nothing "
+                f"was kept. {_what_to_do(url)}"
+            )
+        part.replace(target)  # atomic (same folder)
+    finally:
+        part.unlink(missing_ok=True)
+
+
+def _stream(url: str, out: BinaryIO, entry: ManifestEntry, timeout: float, label: str) -> tuple[str, int]:
+    """Copy the body of ``url`` into ``out`` (a binary file); returns its SHA-256 and size."""
+    digest, size = sha256(), 0
+    request = urllib.request.Request(url, headers={"User-Agent": "mteb-evalrank"})
+    try:
+        with (
+            urllib.request.urlopen(request, timeout=timeout) as response,
+            _progress(entry.size, label) as bar,
+        ):
+            while block := response.read(_BLOCK):
+                out.write(block)
+                digest.update(block)
+                size += len(block)
+                bar.update(len(block))
+            announced = response.headers.get("Content-Length")
+            if announced is not None and announced.isdigit() and size < int(announced):
+                raise http.client.IncompleteRead(b"", int(announced) - size)
+    except urllib.error.HTTPError as error:
+        what = f"the server answered HTTP {error.code} {error.reason}"
+        raise FetchError(_network_message(url, what)) from None
+    except urllib.error.URLError as error:
+        raise FetchError(_network_message(url, f"no connection ({_reason(error.reason, timeout)})")) from None
+    except http.client.IncompleteRead as error:
+        what = f"the connection closed after {size + len(error.partial)} of {entry.size} bytes"
+        raise FetchError(_network_message(url, what)) from None
+    except (http.client.HTTPException, ConnectionError, TimeoutError) as error:
+        raise FetchError(_network_message(url, _reason(error, timeout))) from None
+    return digest.hexdigest(), size
+
+
+@contextlib.contextmanager
+def _progress(total: int, label: str) -> Iterator[tqdm]:
+    """A byte progress bar on stderr (tqdm's defaults: off when stderr is not a terminal, TQDM_DISABLE)."""
+    bar = tqdm(
+        total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=label, leave=False, disable=None
+    )
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def _reason(error: object, timeout: float) -> str:
+    if isinstance(error, TimeoutError):
+        return f"no answer within {timeout:g} s"
+    return f"{type(error).__name__}: {error}" if isinstance(error, BaseException) else str(error)
+
+
+def _what_to_do(url: str) -> str:
+    return (
+        f"Retry; if it fails again, set {RAW_URL_ENV} to a mirror holding the same files "
+        f"(<base>/<owner>/<repo>/<commit>/<path>, now {url}), "
+        "or use a local copy of the raw data: `mteb-evalrank datasets build --source DIR` "
+        "(or MTEB_EVALRANK_SOURCE=DIR)."
+    )
+
+
+def _network_message(url: str, what: str) -> str:
+    return f"could not fetch {url}: {what}. Nothing was kept. {_what_to_do(url)}"
+
+
+def _disk_message(name: str, root: Path, error: OSError) -> str:
+    where = error.filename or root
+    return (
+        f"could not write the raw file {name} under {root}: {error.strerror or error} ({where}). Nothing "
+        f"partial was kept. Make sure {root} is writable and has room, or set MTEB_EVALRANK_HOME to another "
+        "folder, then retry; or build from a local copy of the raw data with "
+        "`mteb-evalrank datasets build --source DIR`."
+    )
+
+
+def _record_provenance(root: Path, name: str, url: str, entry: ManifestEntry) -> None:
+    """Add ``name``'s origin to ``provenance.json`` (under a lock, written atomically)."""
+    with FileLock(root / f".{PROVENANCE}.lock"):
+        record = read_provenance(root)
+        record[name] = {
+            "url": url,
+            "sha256": entry.sha256,
+            "fetched": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        fd, part_name = tempfile.mkstemp(dir=root, prefix=f".{PROVENANCE}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(record, out, indent=1, sort_keys=True)
+            Path(part_name).replace(root / PROVENANCE)
+        finally:
+            Path(part_name).unlink(missing_ok=True)

@@ -1,0 +1,459 @@
+"""Fetching the raw files on first use (issue 25), against a real HTTP server.
+
+The server (``http.server`` in a thread on 127.0.0.1) serves the raw data folder under the
+upstream layout, written out here from the issue (not from ``releases.py``), and answers 404
+for anything else (the Hugging Face Hub's paths included). Faults are injected at the server
+(refused connection, 404, 500, a stall, a short body, altered bytes) or on disk. Nothing
+reaches the internet. Each test has its own raw cache, plugin home and datasets cache.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mteb_evalrank.data import fetch, releases, status
+from mteb_evalrank.data.fetch import FetchError
+from mteb_evalrank.data.registry import DATASETS, STR_2021, STS_MIRRORS, STSB_GRANULARITY
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+EVALRANK = "/BinWang28/EvalRank-Embedding-Evaluation/c6422dbf8a357b206234ab81639b24bd3428914f/"
+WMT17 = "/AIPHES/ACL20-Reference-Free-MT-Evaluation/2026e18c8874e5659ea6c03f82ec3e600d0feac1/"
+#: three small files (215 KB): the family the fast tests fetch
+SMALL = releases.family_files(STSB_GRANULARITY)
+STSB_TEST = "evalrank/sent_similarity/STS/STSBenchmark/sts-test.csv"
+
+
+def upstream_layout(source: Path) -> dict[str, Path]:
+    """URL path -> file of the raw data folder, as the issue describes the two repositories."""
+    layout = {
+        EVALRANK + "LICENSE": source / "evalrank" / "LICENSE",
+        WMT17 + "LICENSE": source / "wmt17-da" / "LICENSE-source-repo",
+        WMT17 + "WMT17/DA-seglevel.csv": source / "wmt17-da" / "DA-seglevel.csv",
+    }
+    for path in (source / "evalrank").rglob("*"):
+        if path.is_file() and path != source / "evalrank" / "LICENSE":
+            layout[EVALRANK + "data/" + path.relative_to(source / "evalrank").as_posix()] = path
+    for path in (source / "wmt17-da").glob("testset_*-en.tsv"):
+        layout[WMT17 + "WMT17/testset/" + path.name] = path
+    return layout
+
+
+class RawServer(http.server.ThreadingHTTPServer):
+    """Serves :func:`upstream_layout`; ``faults[url path]`` (or ``faults["*"]``) injects a fault.
+
+    Faults: ``404``, ``500``, ``stall`` (no answer for ``delay`` s), ``short`` (the whole file's
+    Content-Length, half the body, then the connection closes), ``altered`` (one byte changed),
+    ``slow`` (half the body, ``delay`` s of silence, the rest). ``requests`` counts GETs per path.
+    """
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, layout: dict[str, Path]) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.layout = layout
+        self.faults: dict[str, str] = {}
+        self.delay = 3.0
+        self.requests: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client that gave up (timeout, killed) breaks the pipe: expected here
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def raw_requests(self) -> int:
+        """GETs of the raw files (not of the Hub's paths)."""
+        return sum(n for path, n in self.requests.items() if path in self.layout)
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: RawServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+    def do_HEAD(self) -> None:  # the Hub client's probes
+        self._status(404)
+
+    def do_GET(self) -> None:
+        with self.server.lock:
+            self.server.requests[self.path] += 1
+        fault = self.server.faults.get(self.path) or self.server.faults.get("*", "")
+        file = self.server.layout.get(self.path)
+        if file is None or fault in ("404", "500"):
+            self._status(int(fault or 404))
+            return
+        body = file.read_bytes()
+        if fault == "stall":
+            time.sleep(self.server.delay)
+        if fault == "altered":
+            body = bytes([body[0] ^ 1]) + body[1:]
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if fault == "short":
+            body = body[: len(body) // 2]
+            self.close_connection = True
+        if fault == "slow":
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            time.sleep(self.server.delay)
+            body = body[len(body) // 2 :]
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def _status(self, code: int) -> None:
+        self.send_response(code)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+@pytest.fixture
+def server(source: Path) -> Iterator[RawServer]:
+    raw = RawServer(upstream_layout(source))
+    thread = threading.Thread(target=raw.serve_forever, daemon=True)
+    thread.start()
+    yield raw
+    raw.shutdown()
+    raw.server_close()
+
+
+@pytest.fixture
+def online(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, server: RawServer) -> Path:
+    """No offline variable, no raw data folder; the plugin home in ``tmp_path``; the server as base URL."""
+    for name in (*fetch.OFFLINE_ENVS, status.SOURCE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MTEB_EVALRANK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(releases.RAW_URL_ENV, server.url)
+    return tmp_path / "home" / "raw"
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on (connections are refused)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def partial_files(root: Path) -> list[Path]:
+    """What a failed fetch must not leave: temporary files, or raw files that do not verify."""
+    known = releases.manifest()
+    found = []
+    for path in root.rglob("*") if root.exists() else ():
+        name = path.relative_to(root).as_posix()
+        if path.name.endswith(".part") or (name in known and not fetch.is_verified(path, known[name])):
+            found.append(path)
+    return found
+
+
+def cached_files(root: Path) -> list[str]:
+    """The raw files present in the raw cache (lock files and provenance aside)."""
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and not p.name.startswith(".") and p.name != fetch.PROVENANCE
+    )
+
+
+# --- the manifest and the layout -----------------------------------------------------------------
+
+
+def test_the_manifest_matches_the_raw_data_and_covers_every_recipe(source: Path) -> None:
+    shipped = json.loads(releases.MANIFEST_PATH.read_text(encoding="utf-8"))
+    assert shipped["files"] == releases.compute_manifest(source), (
+        "raw_manifest.json is stale: python -m mteb_evalrank.data.releases ../shared/data"
+    )
+    for spec in (*DATASETS.values(), STS_MIRRORS):
+        missing = set(releases.family_files(spec)) - set(shipped["files"])
+        assert not missing, f"{spec.family}: SOURCES not in the manifest: {sorted(missing)}"
+    assert set(shipped["files"]) == set(releases.recipe_files())
+
+
+def test_every_file_is_requested_at_its_pinned_upstream_path(source: Path) -> None:
+    layout = upstream_layout(source)
+    for name in releases.manifest():
+        url = releases.release_of(name).raw_url(name, "http://mirror.example/")
+        path = url.removeprefix("http://mirror.example")
+        assert layout.get(path) == source / name, (name, url)
+    assert releases.RAW_SOURCES["wmt17-da"].raw_url("wmt17-da/testset_de-en.tsv", None) == (
+        "https://raw.githubusercontent.com/AIPHES/ACL20-Reference-Free-MT-Evaluation/"
+        "2026e18c8874e5659ea6c03f82ec3e600d0feac1/WMT17/testset/testset_de-en.tsv"
+    )
+
+
+# --- fetching ------------------------------------------------------------------------------------
+
+
+def test_a_fetch_verifies_caches_and_records_where_each_file_came_from(
+    online: Path, server: RawServer, source: Path
+) -> None:
+    assert fetch.fetch_family(STSB_GRANULARITY) == online
+    assert cached_files(online) == sorted(SMALL)
+    for name in SMALL:
+        assert (online / name).read_bytes() == (source / name).read_bytes()
+    provenance = fetch.read_provenance(online)
+    assert (
+        provenance[STSB_TEST]["url"]
+        == server.url + EVALRANK + "data/sent_similarity/STS/STSBenchmark/sts-test.csv"
+    )
+    assert server.raw_requests() == len(SMALL)
+    states = fetch.file_states(SMALL)
+    assert [s.state for s in states] == ["verified"] * len(SMALL)
+    fetch.fetch_family(STSB_GRANULARITY)  # verified files are reused: no request
+    assert server.raw_requests() == len(SMALL)
+    built, reference = STSB_GRANULARITY.recipe().build(online), STSB_GRANULARITY.recipe().build(source)
+    for config, data in reference.configs.items():
+        assert built.configs[config]["test"].to_list() == data["test"].to_list()
+
+
+def test_a_damaged_file_is_reported_and_fetched_again(online: Path, server: RawServer, source: Path) -> None:
+    fetch.fetch_family(STSB_GRANULARITY)
+    (online / STSB_TEST).write_bytes(b"not the file")
+    assert {s.path: s.state for s in fetch.file_states(SMALL)}[STSB_TEST] == "damaged"
+    report = "\n".join(status.raw_cache_report())
+    assert "damaged" in report and STSB_TEST in report and server.url in report
+    fetch.fetch_family(STSB_GRANULARITY)
+    assert (online / STSB_TEST).read_bytes() == (source / STSB_TEST).read_bytes()
+    assert server.raw_requests() == len(SMALL) + 1
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("404", "HTTP 404"),
+        ("500", "HTTP 500"),
+        ("stall", "no answer within 0.5 s"),
+        ("short", "the connection closed after"),
+    ],
+)
+def test_a_network_fault_is_one_message_and_leaves_nothing(
+    online: Path, server: RawServer, fault: str, said: str
+) -> None:
+    server.faults["*"] = fault
+    with pytest.raises(FetchError) as caught:
+        fetch.fetch_family(STSB_GRANULARITY, timeout=0.5)
+    message = str(caught.value)
+    assert said in message, message
+    assert server.url + EVALRANK in message  # names the URL
+    assert releases.RAW_URL_ENV in message and "--source" in message  # and what to do
+    assert "\n" not in message
+    assert partial_files(online) == [] and cached_files(online) == []
+    server.faults.clear()  # a rerun succeeds
+    fetch.fetch_family(STSB_GRANULARITY)
+    assert sorted(cached_files(online)) == sorted(SMALL)
+
+
+def test_a_refused_connection_is_one_message(online: Path) -> None:
+    base = f"http://127.0.0.1:{closed_port()}"
+    with pytest.raises(FetchError, match=r"no connection \(ConnectionRefusedError") as caught:
+        fetch.fetch_family(STSB_GRANULARITY, base_url=base)
+    assert base + EVALRANK in str(caught.value)
+    assert partial_files(online) == [] and cached_files(online) == []
+
+
+def test_altered_bytes_are_refused_naming_both_hashes(online: Path, server: RawServer) -> None:
+    target = EVALRANK + "data/sent_similarity/STS/STSBenchmark/sts-test.csv"
+    server.faults[target] = "altered"
+    with pytest.raises(FetchError) as caught:
+        fetch.fetch_family(STSB_GRANULARITY)
+    expected = releases.manifest()[STSB_TEST].sha256
+    message = str(caught.value)
+    assert "sts-test.csv" in message and expected in message and "refused" in message
+    actual = message.split("SHA-256 ")[1].split()[0]
+    assert len(actual) == 64 and actual != expected
+    assert not (online / STSB_TEST).exists() and partial_files(online) == []
+
+
+def test_an_unwritable_cache_is_one_message_and_no_request(
+    online: Path, server: RawServer, tmp_path: Path
+) -> None:
+    # Tests run as root, for whom chmod does not make a folder read-only; a path through a
+    # regular file fails for every user (NotADirectoryError), before any download.
+    (tmp_path / "a-file").write_text("")
+    root = tmp_path / "a-file" / "raw"
+    with pytest.raises(FetchError, match="could not write the raw file") as caught:
+        fetch.fetch_family(STSB_GRANULARITY, root=root)
+    assert "MTEB_EVALRANK_HOME" in str(caught.value)
+    assert server.raw_requests() == 0
+
+
+@pytest.mark.parametrize("flag", fetch.OFFLINE_ENVS)
+def test_an_offline_variable_means_no_request(
+    online: Path, server: RawServer, monkeypatch: pytest.MonkeyPatch, flag: str
+) -> None:
+    monkeypatch.setenv(flag, "1")
+    with pytest.raises(FetchError, match=f"{flag} is set"):
+        fetch.fetch_family(STSB_GRANULARITY)
+    monkeypatch.setattr("datasets.config.HF_DATASETS_CACHE", online.parent / "datasets")
+    assert status.ensure_dataset(STSB_GRANULARITY) is False
+    message = status.not_available_message(STSB_GRANULARITY, "STSBenchmarkGranularity")
+    assert "mteb-evalrank datasets fetch --only stsb-granularity" in message and flag in message
+    assert server.requests == Counter()
+
+
+# --- processes: killed mid-download, two at once -------------------------------------------------
+
+
+def fetcher(env: dict[str, str], family: str = STSB_GRANULARITY.family) -> subprocess.Popen[str]:
+    """A separate Python process fetching ``family``'s raw files (the working tree's code)."""
+    code = (
+        "from mteb_evalrank.data import fetch, registry; "
+        f"fetch.fetch_family(registry.get_dataset_spec({family!r}))"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code],
+        env={**env, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_process_killed_mid_download_leaves_no_file_and_a_rerun_succeeds(
+    online: Path, server: RawServer, source: Path
+) -> None:
+    server.faults["*"] = "slow"
+    server.delay = 30
+    process = fetcher(dict(os.environ))
+    folder = (online / STSB_TEST).parent
+    deadline = time.monotonic() + 30
+    while not any(p.stat().st_size > 0 for p in folder.glob("*.part")) if folder.exists() else True:
+        assert time.monotonic() < deadline and process.poll() is None, "no download started"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert list(folder.glob("*.part")), "the killed process left its temporary file"
+    assert cached_files(online) == []  # never a half file under the real name
+    server.faults.clear()
+    fetch.fetch_family(STSB_GRANULARITY)
+    assert partial_files(online) == []
+    assert (online / STSB_TEST).read_bytes() == (source / STSB_TEST).read_bytes()
+
+
+def test_two_processes_fetching_at_once_download_each_file_once(online: Path, server: RawServer) -> None:
+    server.faults["*"] = "slow"
+    server.delay = 1
+    processes = [fetcher(dict(os.environ)) for _ in range(2)]
+    outcomes = [process.communicate(timeout=120) for process in processes]
+    for process, (_, err) in zip(processes, outcomes, strict=True):
+        assert process.returncode == 0, err[-2000:]
+    assert {path: n for path, n in server.requests.items()} == {
+        path: 1 for path in server.requests
+    } and server.raw_requests() == len(SMALL)
+    assert sorted(cached_files(online)) == sorted(SMALL) and partial_files(online) == []
+
+
+# --- first use: ensure_dataset, the CLI, mteb run ------------------------------------------------
+
+
+def test_first_use_fetches_builds_and_installs(
+    online: Path, server: RawServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr("datasets.config.HF_DATASETS_CACHE", tmp_path / "datasets")
+    assert status.ensure_dataset(STSB_GRANULARITY) is True
+    assert status.dataset_location(STSB_GRANULARITY) == "local build"
+    assert sorted(cached_files(online)) == sorted(SMALL)
+    assert status.ensure_dataset(STSB_GRANULARITY) is False  # installed: nothing more
+    assert server.raw_requests() == len(SMALL)
+
+
+def fresh_online_env(tmp_path: Path, server: RawServer, **extra: str) -> dict[str, str]:
+    """A new user's connected machine: empty HF_HOME and plugin home; the server stands in for the
+    upstream hosts and for the Hub (HF_ENDPOINT: 404 for every Hub path)."""
+    drop = {*fetch.OFFLINE_ENVS, status.SOURCE_ENV, "HF_DATASETS_CACHE", "HF_HUB_CACHE"}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    return {
+        **env,
+        "HF_HOME": str(tmp_path / "hf"),
+        "MTEB_EVALRANK_HOME": str(tmp_path / "home"),
+        releases.RAW_URL_ENV: server.url,
+        "HF_ENDPOINT": server.url,
+        "PYTHONPATH": str(REPO),
+        **extra,
+    }
+
+
+def test_the_fetch_command_fetches_builds_and_reports(tmp_path: Path, server: RawServer) -> None:
+    env = fresh_online_env(tmp_path, server)
+    command = [str(BIN / "mteb-evalrank"), "datasets", "fetch", "--only", STR_2021.family]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "fetching 2 raw file(s)" in result.stderr and "BSD-3-Clause" in result.stderr
+    assert f"{STR_2021.hub_id}@{STR_2021.revision}: fetched into" in result.stdout
+    assert (tmp_path / "hf" / "datasets" / "mteb-evalrank___str-2021").is_dir()
+    report = subprocess.run(
+        [str(BIN / "mteb-evalrank"), "datasets", "status"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout
+    line = next(line for line in report.splitlines() if "evalrank/" in line and "verified" in line)
+    assert "2 verified" in line and server.url in line
+    offline = {**env, "MTEB_EVALRANK_OFFLINE": "1"}
+    command[-1] = STSB_GRANULARITY.family
+    refused = subprocess.run(command, capture_output=True, text=True, env=offline, cwd=tmp_path)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "MTEB_EVALRANK_OFFLINE is set" in refused.stderr
+    assert server.raw_requests() == 2
+
+
+def main_score(out: Path, task: str) -> float:
+    (path,) = out.rglob(f"{task}.json")
+    return float(json.loads(path.read_text())["scores"]["test"][0]["main_score"])
+
+
+@pytest.mark.slow
+def test_a_new_users_first_mteb_run_fetches_and_scores_like_a_source_build(
+    tmp_path: Path, server: RawServer, source: Path
+) -> None:
+    command = [
+        str(BIN / "mteb"),
+        "run",
+        "-t",
+        "EvalRankSent",
+        "-m",
+        "evalrank/glove.6B.50d",
+        "--output-folder",
+    ]
+    first = subprocess.run(
+        [*command, str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        env=fresh_online_env(tmp_path, server),
+        cwd=tmp_path,
+    )
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "Traceback" not in first.stderr
+    assert "fetching 7 raw file(s)" in first.stderr
+    assert server.raw_requests() == len(releases.family_files(DATASETS["evalrank-sent"]))
+    offline = fresh_online_env(
+        tmp_path / "offline",
+        server,
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        **{status.SOURCE_ENV: str(source)},
+    )
+    second = subprocess.run(
+        [*command, str(tmp_path / "out-source")], capture_output=True, text=True, env=offline, cwd=tmp_path
+    )
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert main_score(tmp_path / "out", "EvalRankSent") == main_score(tmp_path / "out-source", "EvalRankSent")
