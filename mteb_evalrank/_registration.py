@@ -53,13 +53,16 @@ def register() -> None:
     Raises:
         RegistrationError: when some names are already used by mteb for other objects;
             everything else has been registered.
+        ValueError, FileNotFoundError: ``$MTEB_EVALRANK_TASKS_FROM_FILES`` names a missing or
+            malformed file (the message names the file and line); the plugin's own objects
+            were registered.
         mteb_evalrank._mteb_adapter.MtebInternalsChanged: when the installed mteb lacks a
             registry this plugin needs.
     """
     from . import _mteb_adapter as adapter
     from .models import MODEL_METAS
     from .suites import BENCHMARKS
-    from .tasks import TASKS
+    from .tasks import TASKS, tasks_from_environment
 
     clashes: list[str] = []
     tasks = adapter.task_registry()
@@ -78,6 +81,13 @@ def register() -> None:
         assert meta.name is not None, "every plugin ModelMeta is named"  # mteb types the name Optional
         _add(models, meta.name, meta, "model", clashes)
 
+    # last, so that a bad file of the user's leaves the plugin itself registered
+    # (the classes are made once per process: registering again finds the same objects)
+    user = tuple(
+        cls for cls in tasks_from_environment() if _add(tasks, cls.metadata.name, cls, "task", clashes)
+    )
+    if user:
+        adapter.append_task_list(user)
     if clashes:
         raise RegistrationError(
             f"mteb-evalrank could not register {len(clashes)} object(s) whose names mteb already uses: "

@@ -10,6 +10,7 @@ from mteb.abstasks.abstask import AbsTask
 
 from .. import _postponed
 from ._evalrank import AbsTaskEvalRank
+from ._evalrank_files import evalrank_task_from_files, read_evalrank_files, tasks_from_environment
 from ._triplet import AbsTaskTriplet, read_triplet_jsonl, triplet_task_from_jsonl
 from .accsent import AccSent
 from .evalrank_sent import EvalRankSent
@@ -75,7 +76,10 @@ __all__ = [
     "WMT17DALength",
     "WMT17DAPooled",
     "WMT17DAVocabCoverage",
+    "evalrank_task_from_files",
+    "read_evalrank_files",
     "read_triplet_jsonl",
+    "tasks_from_environment",
     "triplet_task_from_jsonl",
 ]
 

@@ -1,0 +1,338 @@
+"""EvalRank on your own data: a positive-pair file and a background file as an mteb task.
+
+:func:`evalrank_task_from_files` turns two plain-text files into a task of the same class
+family as ``EvalRankSent`` / ``EvalRankWord`` (:class:`~mteb_evalrank.tasks.AbsTaskEvalRank`):
+the same retrieval layout (:func:`mteb_evalrank.data.layout.evalrank_configs`), the same
+exact ranking (:mod:`mteb_evalrank.evaluation.ranking`) and the same scores; only the data
+come from memory instead of the ``datasets`` cache.
+
+Files (UTF-8; blank lines are skipped, surrounding whitespace is stripped):
+
+* **pairs**: ``left<TAB>right`` per line. Each line is one positive ``(q, p)``: ``p`` is
+  ranked for ``q``. Directions count as given: the reverse pair is *not* added, so list
+  both directions to score both (as the EvalRank release's ``pos_pair.txt`` does).
+* **background**: one item per line. Duplicate lines are dropped, the first occurrence kept
+  (as the release's build does, :func:`~mteb_evalrank.data.sources.unique_in_order`).
+
+The task's background ``B`` is the pair items in first-appearance order, then the background
+file's items, deduplicated (exactly how ``EvalRankSent`` is built from the release). A pair
+item missing from the background file is thereby added to ``B`` (one warning says how many);
+with ``strict=True`` it is refused instead, naming ``file:line`` of its pair.
+
+Scores (per pair rank ``r_i``, ties broken by the task's ``tie_policy``, see
+:mod:`mteb_evalrank.evaluation.ranking`): ``MRR = (1/N) sum_i 1/r_i`` (``cosine_mrr``, the main
+score), ``Hits@k = (1/N) sum_i [r_i <= k]`` for k = 1, 3, 10, the mean rank, the same five for
+the euclidean distance, ``n_pairs`` and ``n_background``.
+
+From the command line, ``$MTEB_EVALRANK_TASKS_FROM_FILES`` registers such tasks with mteb
+(``NAME=PAIRS,BACKGROUND[,strict][,allow_identical]``, several separated by ``;``), so that
+``mteb run -t NAME ...`` runs them (:func:`tasks_from_environment`).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from mteb_evalrank.data.layout import SPLIT, config_names, evalrank_configs
+from mteb_evalrank.data.sources import SourceFormatError, read_items, read_lines, read_pairs, unique_in_order
+
+from ._citations import EVALRANK_CITATION
+from ._evalrank import AbsTaskEvalRank
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+logger = logging.getLogger(__name__)
+
+#: environment variable listing tasks from files for the command line (see the module docstring)
+ENV_VAR = "MTEB_EVALRANK_TASKS_FROM_FILES"
+#: the options an entry of ``$MTEB_EVALRANK_TASKS_FROM_FILES`` may give after its two paths
+ENV_OPTIONS = ("strict", "allow_identical")
+
+
+@dataclass(frozen=True)
+class EvalRankFiles:
+    """Where a task's data come from and how they are checked (see :func:`read_evalrank_files`)."""
+
+    pairs: Path
+    background: Path
+    strict: bool = False
+    allow_identical: bool = False
+
+    def digest(self) -> str:
+        """First 16 hex digits of the SHA-256 of both files (the task's dataset revision)."""
+        sha = hashlib.sha256(self.pairs.read_bytes())
+        sha.update(b"\0")
+        sha.update(self.background.read_bytes())
+        return sha.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class EvalRankData:
+    """A checked background (no duplicates, every pair item in it) and its positive pairs."""
+
+    background: list[str]
+    pairs: list[tuple[str, str]]
+    n_added: int
+    n_duplicate_lines: int
+
+
+def _require(path: Path, what: str) -> None:
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} file {path} not found")
+
+
+def _check_pairs(
+    path: Path, pairs: Sequence[tuple[str, str]], lines: Sequence[int], allow_identical: bool
+) -> None:
+    """Refuse identical sides (unless allowed) and repeated pairs, naming ``file:line``."""
+    first_line: dict[tuple[str, str], int] = {}
+    for line_no, (left, right) in zip(lines, pairs, strict=True):
+        if left == right and not allow_identical:
+            raise SourceFormatError(
+                path,
+                line_no,
+                f"left and right are the same item {left!r}: such a pair ranks 1 by definition. "
+                "Remove it, or pass allow_identical=True to keep it (the EvalRank release has 13).",
+            )
+        if (left, right) in first_line:
+            raise SourceFormatError(
+                path,
+                line_no,
+                f"the pair repeats line {first_line[left, right]}; each pair counts once "
+                "(the reverse direction is a different pair, on its own line).",
+            )
+        first_line[left, right] = line_no
+
+
+def _missing_items(
+    files: EvalRankFiles, pairs: Sequence[tuple[str, str]], lines: Sequence[int], items: Sequence[str]
+) -> list[str]:
+    """The pair items absent from the background file, in order; with ``strict``, an error instead."""
+    known = set(items)
+    missing = unique_in_order(side for pair in pairs for side in pair if side not in known)
+    if missing and files.strict:
+        line_no = next(n for n, pair in zip(lines, pairs, strict=True) if missing[0] in pair)
+        raise SourceFormatError(
+            files.pairs,
+            line_no,
+            f"{missing[0]!r} is not in the background file {files.background} "
+            f"({len(missing)} pair item(s) in all are missing; strict=True refuses them, "
+            "strict=False adds them to the background).",
+        )
+    return missing
+
+
+def read_evalrank_files(files: EvalRankFiles) -> EvalRankData:
+    """Read and check a pair file and a background file (formats in the module docstring).
+
+    Returns the task's background (pair items in first-appearance order, then the
+    background file's items; deduplicated, first occurrence kept) and the pairs in file order.
+
+    Raises:
+        FileNotFoundError: a file does not exist.
+        mteb_evalrank.data.sources.SourceFormatError: (a ``ValueError``) naming ``file:line``
+            for a line that is not ``left<TAB>right`` with two non-empty fields, a pair whose
+            sides are the same item (unless ``allow_identical``), a repeated pair, a pair item
+            missing from the background file (with ``strict``); naming the file for an empty file.
+    """
+    _require(files.pairs, "pair")
+    _require(files.background, "background")
+    pairs = read_pairs(files.pairs)
+    lines = [line_no for line_no, _ in read_lines(files.pairs)]  # read_pairs keeps every non-blank line
+    _check_pairs(files.pairs, pairs, lines, files.allow_identical)
+    items = read_items(files.background)
+    if not items:
+        raise SourceFormatError(files.background, None, "the file holds no background items")
+    missing = _missing_items(files, pairs, lines, items)
+    if missing:
+        logger.warning(
+            "%s: %d pair item(s) not in the background file %s were added to the background, e.g. %r "
+            "(strict=True refuses them).",
+            files.pairs,
+            len(missing),
+            files.background,
+            missing[0],
+        )
+    n_duplicates = len(items) - len(set(items))
+    if n_duplicates:
+        logger.info(
+            "%s: %d duplicate line(s) dropped (first occurrence kept).", files.background, n_duplicates
+        )
+    background = unique_in_order((side for pair in pairs for side in pair), items)
+    return EvalRankData(background, pairs, len(missing), n_duplicates)
+
+
+def retrieval_split(data: EvalRankData) -> RetrievalSplitData:
+    """The data in the form mteb's retrieval loader gives a task (corpus, queries, qrels dict)."""
+    corpus, queries, qrels = (
+        evalrank_configs("default", data.background, data.pairs)[name][SPLIT]
+        for name in config_names("default")
+    )
+    relevant: dict[str, dict[str, int]] = {}
+    for query_id, doc_id, score in zip(qrels["query-id"], qrels["corpus-id"], qrels["score"], strict=True):
+        relevant.setdefault(query_id, {})[doc_id] = int(score)
+    return RetrievalSplitData(corpus=corpus, queries=queries, relevant_docs=relevant, top_ranked=None)
+
+
+class FilesEvalRankTask(AbsTaskEvalRank):
+    """An EvalRank task over a local pair file and background file (see :func:`evalrank_task_from_files`)."""
+
+    files: ClassVar[EvalRankFiles]
+
+    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+        """Read the two files (the data stay in memory; no ``datasets`` cache is involved)."""
+        if self.data_loaded:
+            return
+        self.set_data(read_evalrank_files(self.files))
+        self.dataset_transform(num_proc=num_proc)
+
+    def set_data(self, data: EvalRankData) -> None:
+        """Use ``data`` as the task's one subset ``default``, split ``test``."""
+        self.dataset = {"default": {SPLIT: retrieval_split(data)}}
+        self.data_loaded = True
+
+
+def _metadata(name: str, files: EvalRankFiles, data: EvalRankData, fields: dict[str, Any]) -> TaskMetadata:
+    description = (
+        f"EvalRank (Wang et al., 2022) on local files: each of {len(data.pairs)} positive pairs of "
+        f"{files.pairs.name} is scored by the rank of its right item among all {len(data.background)} "
+        f"background items ({files.background.name} plus the pair items) for its left item, on "
+        "mean-centred embeddings with exact tie handling."
+    )
+    values: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "reference": None,
+        "dataset": {"path": str(files.pairs), "revision": files.digest()},
+        "type": "Retrieval",
+        "category": "t2t",
+        "modalities": ["text"],
+        "eval_splits": [SPLIT],
+        "eval_langs": {"default": ["eng-Latn"]},
+        "main_score": "cosine_mrr",
+        "task_subtypes": [],
+        "license": "not specified",
+        "dialect": [],
+        "sample_creation": "found",
+        "bibtex_citation": EVALRANK_CITATION,
+    }
+    return TaskMetadata(**{**values, **fields})
+
+
+def evalrank_task_class(
+    pairs: Path | str,
+    background: Path | str,
+    name: str,
+    *,
+    strict: bool = False,
+    allow_identical: bool = False,
+    **metadata: Any,
+) -> tuple[type[FilesEvalRankTask], EvalRankData]:
+    """The task class of :func:`evalrank_task_from_files` (for registering it with mteb) and its data."""
+    files = EvalRankFiles(Path(pairs).resolve(), Path(background).resolve(), strict, allow_identical)
+    data = read_evalrank_files(files)
+    meta = _metadata(name, files, data, metadata)
+    task_class = type(
+        f"FilesEvalRank_{meta.dataset['revision']}",
+        (FilesEvalRankTask,),
+        {"metadata": meta, "files": files, "__module__": __name__},
+    )
+    return task_class, data
+
+
+def evalrank_task_from_files(
+    pairs: Path | str,
+    background: Path | str,
+    name: str,
+    *,
+    strict: bool = False,
+    allow_identical: bool = False,
+    **metadata: Any,
+) -> AbsTaskEvalRank:
+    """An EvalRank task (usable with ``mteb.evaluate``) over your own positive pairs and background.
+
+    Args:
+        pairs: ``left<TAB>right`` per line; each line is one positive, ranked in the direction
+            given. Reverse directions are NOT added: list both (``a<TAB>b`` and ``b<TAB>a``) to
+            count both, as the EvalRank release's ``pos_pair.txt`` does.
+        background: one item per line; duplicates are dropped (first occurrence kept).
+        name: the task's name (``metadata.name``; results are saved under it).
+        strict: refuse a pair item that is not in the background file (error naming the pair's
+            ``file:line``) instead of adding it to the background (the default, with one warning
+            saying how many were added).
+        allow_identical: keep pairs whose two sides are the same item (rank 1 by definition;
+            the EvalRank release has 13) instead of refusing them.
+        **metadata: fields of mteb's ``TaskMetadata`` replacing the defaults, e.g.
+            ``eval_langs={"default": ["deu-Latn"]}``, ``domains=["Legal"]``,
+            ``date=("2020-01-01", "2024-12-31")``, ``description=...``, ``license=...``.
+
+    The files are read and checked here, so malformed input fails at once, naming the file and
+    line (see :func:`read_evalrank_files`). The task's ``dataset.revision`` is the first 16 hex
+    digits of the SHA-256 of both files, so results of edited files are not mistaken for old
+    ones. Scores are EvalRankSent's: ``cosine_mrr`` (main score, ``MRR = (1/N) sum_i 1/r_i``),
+    ``cosine_hits_at_{1,3,10}`` (``Hits@k = (1/N) sum_i [r_i <= k]``), ``cosine_mean_rank``, the
+    same with ``euclidean_``, ``n_pairs`` and ``n_background``; ranks are exact against the
+    whole background (:mod:`mteb_evalrank.evaluation.ranking`).
+    """
+    task_class, data = evalrank_task_class(
+        pairs, background, name, strict=strict, allow_identical=allow_identical, **metadata
+    )
+    task = task_class()
+    task.set_data(data)
+    return task
+
+
+# ----------------------------------------------------------------- the command line
+def parse_environment(value: str) -> list[tuple[str, EvalRankFiles]]:
+    """The entries of ``$MTEB_EVALRANK_TASKS_FROM_FILES``: ``NAME=PAIRS,BACKGROUND[,OPTION...]``
+    separated by ``;``, options from :data:`ENV_OPTIONS`; relative paths from the current folder."""
+    entries: list[tuple[str, EvalRankFiles]] = []
+    for entry in filter(None, (part.strip() for part in value.split(";"))):
+        name, equals, rest = (part.strip() for part in entry.partition("="))
+        fields = [field.strip() for field in rest.split(",")]
+        options = set(fields[2:])
+        if not equals or not name or len(fields) < 2 or not all(fields[:2]) or options - set(ENV_OPTIONS):
+            raise ValueError(
+                f"${ENV_VAR}: entry {entry!r} is not NAME=PAIRS,BACKGROUND[,strict][,allow_identical]."
+            )
+        if name in (known for known, _ in entries):
+            raise ValueError(f"${ENV_VAR}: the task name {name!r} is given twice.")
+        files = EvalRankFiles(
+            Path(fields[0]).resolve(), Path(fields[1]).resolve(), *(o in options for o in ENV_OPTIONS)
+        )
+        entries.append((name, files))
+    return entries
+
+
+@functools.cache
+def _classes_for(value: str) -> tuple[type[FilesEvalRankTask], ...]:
+    """One class per entry, made once per process (registration must see the same objects)."""
+    return tuple(
+        evalrank_task_class(
+            files.pairs, files.background, name, strict=files.strict, allow_identical=files.allow_identical
+        )[0]
+        for name, files in parse_environment(value)
+    )
+
+
+def tasks_from_environment() -> tuple[type[FilesEvalRankTask], ...]:
+    """The task classes ``$MTEB_EVALRANK_TASKS_FROM_FILES`` lists (empty when it is unset).
+
+    ``mteb_evalrank.register()`` (and so the ``mteb`` CLI) registers them, e.g.
+    ``MTEB_EVALRANK_TASKS_FROM_FILES="MyRank=pairs.tsv,background.txt" mteb run -t MyRank -m MODEL``.
+
+    Raises:
+        ValueError: a malformed entry, or (naming ``file:line``) malformed files.
+        FileNotFoundError: a file of an entry does not exist.
+    """
+    return _classes_for(os.environ.get(ENV_VAR, ""))
