@@ -239,6 +239,10 @@ def test_environment_entries_are_parsed_and_checked(tmp_path: Path, monkeypatch:
     classes = tasks_from_environment()
     assert [cls.metadata.name for cls in classes] == ["EnvRank"]
     assert tasks_from_environment() == classes  # the same class objects: registration is idempotent
+    task = classes[0]()  # as mteb.get_task makes it: the data read when the class was made
+    task.load_data()
+    split = task.dataset["default"]["test"]
+    assert len(split["corpus"]) == 11 and sum(map(len, split["relevant_docs"].values())) == 4
     monkeypatch.setenv(ENV_VAR, f"EnvRank={pairs},{background},strict")
     with pytest.raises(SourceFormatError, match=r"pairs\.tsv:4: 'banana'"):
         tasks_from_environment()

@@ -185,20 +185,23 @@ def retrieval_split(data: EvalRankData) -> RetrievalSplitData:
 
 
 class FilesEvalRankTask(AbsTaskEvalRank):
-    """An EvalRank task over a local pair file and background file (see :func:`evalrank_task_from_files`)."""
+    """An EvalRank task over a local pair file and background file (see :func:`evalrank_task_from_files`).
+
+    Class attributes:
+        files: the two files and the options they were read with.
+        data: what they held when the class was made (read once: the task's ``dataset.revision``
+            is the digest of these contents, so an instance never sees other data).
+    """
 
     files: ClassVar[EvalRankFiles]
+    data: ClassVar[EvalRankData]
 
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
-        """Read the two files (the data stay in memory; no ``datasets`` cache is involved)."""
+        """The class's data in mteb's retrieval form (from memory; no ``datasets`` cache is involved)."""
         if self.data_loaded:
             return
-        self.set_data(read_evalrank_files(self.files))
+        self.dataset = {"default": {SPLIT: retrieval_split(self.data)}}
         self.dataset_transform(num_proc=num_proc)
-
-    def set_data(self, data: EvalRankData) -> None:
-        """Use ``data`` as the task's one subset ``default``, split ``test``."""
-        self.dataset = {"default": {SPLIT: retrieval_split(data)}}
         self.data_loaded = True
 
 
@@ -237,17 +240,17 @@ def evalrank_task_class(
     strict: bool = False,
     allow_identical: bool = False,
     **metadata: Any,
-) -> tuple[type[FilesEvalRankTask], EvalRankData]:
-    """The task class of :func:`evalrank_task_from_files` (for registering it with mteb) and its data."""
+) -> type[FilesEvalRankTask]:
+    """The task class of :func:`evalrank_task_from_files` (what registration adds to mteb's registry);
+    the files are read and checked here."""
     files = EvalRankFiles(Path(pairs).resolve(), Path(background).resolve(), strict, allow_identical)
     data = read_evalrank_files(files)
     meta = _metadata(name, files, data, metadata)
-    task_class = type(
+    return type(
         f"FilesEvalRank_{meta.dataset['revision']}",
         (FilesEvalRankTask,),
-        {"metadata": meta, "files": files, "__module__": __name__},
+        {"metadata": meta, "files": files, "data": data, "__module__": __name__},
     )
-    return task_class, data
 
 
 def evalrank_task_from_files(
@@ -284,11 +287,11 @@ def evalrank_task_from_files(
     same with ``euclidean_``, ``n_pairs`` and ``n_background``; ranks are exact against the
     whole background (:mod:`mteb_evalrank.evaluation.ranking`).
     """
-    task_class, data = evalrank_task_class(
+    task_class = evalrank_task_class(
         pairs, background, name, strict=strict, allow_identical=allow_identical, **metadata
     )
     task = task_class()
-    task.set_data(data)
+    task.load_data()
     return task
 
 
@@ -320,7 +323,7 @@ def _classes_for(value: str) -> tuple[type[FilesEvalRankTask], ...]:
     return tuple(
         evalrank_task_class(
             files.pairs, files.background, name, strict=files.strict, allow_identical=files.allow_identical
-        )[0]
+        )
         for name, files in parse_environment(value)
     )
 
