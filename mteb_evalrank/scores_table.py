@@ -56,16 +56,18 @@ def mean_over_folds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def score_rows(results_dir: Path, tasks: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """One row per (model, revision, task, split, hf_subset) with its scores."""
-    from mteb.cache import ResultCache
+    """One row per (model, revision, task, split, hf_subset) with its scores.
+
+    A damaged result file is skipped with one warning naming it
+    (:func:`mteb_evalrank.result_files.load_result_folder`, the same rule as ``correlate``).
+    """
+    from .result_files import load_result_folder
 
     if not (results_dir / "results").is_dir():
         raise FileNotFoundError(
             f"{results_dir} holds no 'results/' folder: pass the folder given to mteb's --output-folder."
         )
-    results = ResultCache(results_dir).load_results(
-        tasks=list(tasks) if tasks else None, include_remote=False, require_model_meta=False
-    )
+    results, _ = load_result_folder(results_dir, tasks)
     rows = []
     for model in results.model_results:
         for task in model.task_results:

@@ -1,8 +1,9 @@
 """Issue 26's fault matrix for the files a user or a recipe hands the plugin (``docs/faults.md``).
 
 Every case writes the damaged file for real and runs the plugin's own reader on it: raw source
-files (``data/sources.py``, a dataset recipe), the triplet JSON-lines file. The embedding-cache
-rows are in ``test_embedding_cache.py``.
+files (``data/sources.py``, a dataset recipe), the triplet JSON-lines file, mteb result files
+(``scores``, ``correlate``; copies of the study's committed results). The embedding-cache rows
+are in ``test_embedding_cache.py``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -127,3 +129,121 @@ def test_the_error_message_is_one_line_without_a_traceback_chain(tmp_path: Path)
         read_triplet_jsonl(path)
     assert caught.value.__cause__ is None and caught.value.__suppress_context__
     assert re.fullmatch(r"\S+t\.jsonl:2: [^\n]+", str(caught.value))
+
+
+# ------------------------------------------------------------------------------ result files
+STUDY_RESULTS = Path(__file__).resolve().parents[1] / "docs" / "study" / "run" / "results"
+RESULT_MODELS = (
+    "evalrank__glove.6B.50d",
+    "evalrank__all-MiniLM-L6-v2-cls",
+    "evalrank__all-MiniLM-L6-v2-mean-last",
+)
+RESULT_TASKS = ("WordSimWS353All", "WordSimSimLex999")
+
+
+def _result_folder(root: Path) -> Path:
+    """A result folder of three models x two tasks: real files, copied from the study's results."""
+    for model in RESULT_MODELS:
+        (revision,) = (STUDY_RESULTS / model).iterdir()
+        target = root / "results" / model / revision.name
+        target.mkdir(parents=True)
+        for name in (*(f"{task}.json" for task in RESULT_TASKS), "model_meta.json"):
+            shutil.copyfile(revision / name, target / name)
+    return root
+
+
+def _without_key(key: str) -> Callable[[Path], None]:
+    def damage(path: Path) -> None:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        del data[key]
+        path.write_text(json.dumps(data), encoding="utf-8")
+
+    return damage
+
+
+RESULT_FAULTS: dict[str, tuple[Callable[[Path], None], str]] = {
+    "truncated": (lambda p: p.write_bytes(p.read_bytes()[:300]), r"not valid JSON \(Expecting"),
+    "empty": (lambda p: p.write_bytes(b""), r"not valid JSON \(Expecting value"),
+    "not UTF-8": (lambda p: p.write_bytes(p.read_bytes().replace(b"eng-Latn", b"eng-Lat\xe9")), "not UTF-8"),
+    "a JSON array": (lambda p: p.write_text("[1, 2]", encoding="utf-8"), r"not a JSON object \(a list\)"),
+    "no scores key": (_without_key("scores"), r"missing key\(s\) scores"),
+    "no task_name key": (_without_key("task_name"), r"missing key\(s\) task_name"),
+}
+
+
+def _scores(rows: list[dict[str, object]]) -> dict[tuple[object, object], object]:
+    return {(row["model"], row["task"]): row["main_score"] for row in rows}
+
+
+@pytest.mark.parametrize("fault", list(RESULT_FAULTS))
+def test_a_damaged_result_file_is_skipped_by_scores_and_correlate_with_one_warning(
+    tmp_path: Path, fault: str
+) -> None:
+    """Both readers skip the damaged file (one warning naming it and the rerun command) and read
+    every other file as from a clean folder; the file is left as it was."""
+    from mteb_evalrank.correlation import load_results
+    from mteb_evalrank.result_files import DamagedResultWarning
+    from mteb_evalrank.scores_table import score_rows
+
+    clean = _scores(score_rows(_result_folder(tmp_path / "clean")))
+    folder = _result_folder(tmp_path / "damaged")
+    damage, problem = RESULT_FAULTS[fault]
+    (damaged,) = (folder / "results" / RESULT_MODELS[0]).glob(f"*/{RESULT_TASKS[0]}.json")
+    damage(damaged)
+    content = damaged.read_bytes()
+    expected = {
+        key: value for key, value in clean.items() if key != ("evalrank/glove.6B.50d", RESULT_TASKS[0])
+    }
+    with pytest.warns(DamagedResultWarning) as record:
+        rows = score_rows(folder)
+    assert _scores(rows) == expected
+    with pytest.warns(DamagedResultWarning) as record_correlate:
+        loaded = load_results([folder])
+    assert set(loaded.models["evalrank/glove.6B.50d"].tasks) == {RESULT_TASKS[1]}
+    assert set(loaded.models["evalrank/all-MiniLM-L6-v2-cls"].tasks) == set(RESULT_TASKS)
+    for warned in (record, record_correlate):
+        (message,) = [str(w.message) for w in warned if w.category is DamagedResultWarning]
+        assert message.startswith(f"{damaged}: ") and re.search(problem, message), message
+        assert f"mteb run -t {RESULT_TASKS[0]} -m evalrank/glove.6B.50d --output-folder {folder}" in message
+    assert any(str(damaged) in note for note in loaded.notes)
+    assert damaged.read_bytes() == content
+
+
+def test_a_damaged_model_meta_is_ignored_and_the_path_names_the_model(tmp_path: Path) -> None:
+    from mteb_evalrank.result_files import DamagedResultWarning
+    from mteb_evalrank.scores_table import score_rows
+
+    clean = _scores(score_rows(_result_folder(tmp_path / "clean")))
+    folder = _result_folder(tmp_path / "damaged")
+    (meta,) = (folder / "results" / RESULT_MODELS[1]).glob("*/model_meta.json")
+    meta.write_bytes(meta.read_bytes()[:100])
+    with pytest.warns(
+        DamagedResultWarning, match=r"model_meta\.json: not valid JSON .*taken from the folder names"
+    ):
+        assert _scores(score_rows(folder)) == clean
+
+
+def test_a_clean_result_folder_warns_nothing(tmp_path: Path) -> None:
+    import warnings
+
+    from mteb_evalrank.result_files import DamagedResultWarning
+    from mteb_evalrank.scores_table import score_rows
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DamagedResultWarning)
+        assert len(score_rows(_result_folder(tmp_path))) == len(RESULT_MODELS) * len(RESULT_TASKS)
+
+
+@pytest.mark.slow
+def test_mteb_evalrank_scores_cli_skips_a_truncated_result(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    folder = _result_folder(tmp_path)
+    (damaged,) = (folder / "results" / RESULT_MODELS[0]).glob(f"*/{RESULT_TASKS[0]}.json")
+    damaged.write_bytes(damaged.read_bytes()[:300])
+    cli = str(Path(sys.executable).parent / "mteb-evalrank")
+    done = subprocess.run([cli, "scores", str(folder)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stderr.count("DamagedResultWarning") == 1 and str(damaged) in done.stderr
+    assert done.stdout.count("WordSimSimLex999") == 3 and done.stdout.count("WordSimWS353All") == 2

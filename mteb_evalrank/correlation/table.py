@@ -8,7 +8,9 @@ registry). Scores are read from each file's own ``main_score`` / metric keys, so
 does not know (no class registered) still works: only ``tasks_of_type`` needs mteb's task
 metadata, and it lists such tasks instead of guessing. Exception: mteb itself looks the task up
 for results written by mteb < 1.12.48 (a PairClassification fix-up); such a file of an unknown
-task is an error that names the file (we do not re-implement mteb's reader for it).
+task is an error that names the file (we do not re-implement mteb's reader for it). A damaged
+file (invalid JSON, missing keys) is skipped with one warning naming it, and listed in the notes
+(:mod:`mteb_evalrank.result_files`, the same rule as ``mteb-evalrank scores``).
 
 Conventions:
 
@@ -147,7 +149,11 @@ def _unreadable(cache: Any, error: Exception) -> str:
     """Name the result file mteb cannot read (load_results fails as a whole on the first one)."""
     from mteb.results import TaskResult
 
+    from mteb_evalrank.result_files import result_damage
+
     for path in cache.get_cache_paths(include_remote=False, require_model_meta=False):
+        if result_damage(path) is not None:  # skipped by load_result_folder, with a warning
+            continue
         try:
             TaskResult.from_disk(path)
         except (KeyError, ValueError) as file_error:
@@ -207,8 +213,11 @@ def _read_folders(
     folders: Sequence[str | Path],
 ) -> tuple[dict[tuple[str, str], dict[str, TaskResult]], dict[tuple[str, str], Any], list[str]]:
     """Every (model, revision)'s task results over the folders (a later folder's result of the same
-    task wins, with a note), each (model, revision)'s model meta, and the notes."""
+    task wins, with a note), each (model, revision)'s model meta, and the notes (also: the damaged
+    files skipped, see :mod:`mteb_evalrank.result_files`)."""
     from mteb.cache import ResultCache
+
+    from mteb_evalrank.result_files import load_result_folder
 
     merged: dict[tuple[str, str], dict[str, TaskResult]] = {}
     metas: dict[tuple[str, str], Any] = {}
@@ -220,11 +229,11 @@ def _read_folders(
                 "(the one given to mteb's --output-folder, holding "
                 "results/<org__model>/<revision>/<Task>.json)."
             )
-        cache = ResultCache(folder)
         try:
-            loaded = cache.load_results(include_remote=False, require_model_meta=False)
+            loaded, skipped = load_result_folder(folder)
         except (KeyError, ValueError) as error:
-            raise CorrelationInputError(_unreadable(cache, error)) from error
+            raise CorrelationInputError(_unreadable(ResultCache(folder), error)) from error
+        notes += skipped
         if not loaded.model_results:
             raise CorrelationInputError(f"{folder}/results holds no task results (no <Task>.json files)")
         for model in loaded.model_results:

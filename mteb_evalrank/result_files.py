@@ -1,0 +1,174 @@
+"""Reading an mteb result folder when some of its files are damaged (issue 26).
+
+``mteb-evalrank scores`` and ``correlate`` read result folders with mteb's own
+``ResultCache(folder).load_results(include_remote=False, require_model_meta=False)``, which
+stops at the first file it cannot parse, with a bare ``JSONDecodeError`` naming no file.
+:func:`load_result_folder` keeps that reader and adds one rule, the same for both commands:
+
+* a **damaged** result file (not UTF-8, not valid JSON, not a JSON object, or a current-format
+  result missing keys mteb needs, e.g. a copy cut short or a hand edit gone wrong) is
+  **skipped**: one :class:`DamagedResultWarning` names the file, what is wrong and how to redo
+  it; the other files are read as usual;
+* a damaged ``model_meta.json`` is ignored with one warning: the model's name and revision are
+  then taken from the folder names (as for a folder without one);
+* any other file mteb cannot read (e.g. a result written by mteb < 1.12.48 for a task mteb
+  does not know) still raises mteb's error, which ``correlate`` turns into a message naming it.
+
+Nothing is changed on disk: when a file is damaged, the readable files are read through a
+temporary copy of the folder. See ``docs/faults.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mteb.results import BenchmarkResults
+
+MODEL_META = "model_meta.json"
+_FIRST_CURRENT_FORMAT = (1, 11)
+"""mteb writes the current ``TaskResult`` format since 1.11.0; older files have other keys."""
+
+
+class DamagedResultWarning(UserWarning):
+    """A result file (or ``model_meta.json``) could not be parsed and was skipped."""
+
+
+def _json_object(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """``(data, None)`` for a file holding a JSON object, else ``(None, what is wrong)``."""
+    try:
+        data = json.loads(path.read_bytes())
+    except OSError as error:
+        return None, f"unreadable ({error.strerror or error})"
+    except UnicodeDecodeError as error:
+        return None, f"not UTF-8 (byte 0x{error.object[error.start]:02x} at offset {error.start})"
+    except ValueError as error:
+        return None, f"not valid JSON ({error})"
+    if not isinstance(data, dict):
+        return None, f"not a JSON object (a {type(data).__name__})"
+    return data, None
+
+
+def _version(data: dict[str, Any]) -> tuple[int, ...] | None:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(str(data["mteb_version"])).release if "mteb_version" in data else None
+    except InvalidVersion:
+        return None
+
+
+def _validation_summary(error: Any) -> str:
+    """A pydantic ``ValidationError`` in a few words: the missing keys, else its first problem."""
+    problems = error.errors()
+    missing = [".".join(map(str, p["loc"])) for p in problems if p["type"] == "missing"]
+    if missing:
+        return f"missing key(s) {', '.join(missing)}"
+    first = problems[0]
+    return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+
+
+def result_damage(path: Path) -> str | None:
+    """What is wrong with a result file, or ``None`` if it is not damaged (see the module docstring)."""
+    from mteb.results import TaskResult
+    from pydantic import ValidationError
+
+    data, problem = _json_object(path)
+    if data is None:
+        return problem
+    version = _version(data)
+    if version is None or version < _FIRST_CURRENT_FORMAT:
+        return None if "task_name" in data or "mteb_dataset_name" in data else "missing key(s) task_name"
+    try:
+        TaskResult.model_validate(data)
+    except ValidationError as error:
+        return _validation_summary(error)
+    return None
+
+
+def model_meta_damage(path: Path) -> str | None:
+    """What is wrong with a ``model_meta.json``, or ``None`` (it names the model and revision)."""
+    data, problem = _json_object(path)
+    if data is None:
+        return problem
+    missing = [key for key in ("name", "revision") if not isinstance(data.get(key), str)]
+    return f"missing key(s) {', '.join(missing)}" if missing else None
+
+
+def find_damaged(folder: Path, tasks: Sequence[str] | None = None) -> dict[Path, str]:
+    """The damaged files of a result folder (result files of ``tasks``, and ``model_meta.json``)."""
+    from mteb.cache import ResultCache
+
+    damaged: dict[Path, str] = {}
+    cache = ResultCache(folder)
+    paths = cache.get_cache_paths(
+        tasks=list(tasks) if tasks else None, include_remote=False, require_model_meta=False
+    )
+    for path in paths:
+        problem = result_damage(path)
+        if problem is not None:
+            damaged[path] = problem
+    for path in sorted((folder / "results").rglob(MODEL_META)):
+        problem = model_meta_damage(path)
+        if problem is not None:
+            damaged[path] = problem
+    return damaged
+
+
+def _warn(folder: Path, path: Path, problem: str) -> str:
+    """Warn once about a damaged file (saying how to write it again); return the message."""
+    model = path.parent.parent.name.replace("__", "/")
+    if path.name == MODEL_META:
+        message = (
+            f"{path}: {problem}; ignored: the model name and revision are taken from the folder names "
+            f"({model}, {path.parent.name})."
+        )
+    else:
+        message = (
+            f"{path}: {problem}; skipped. To write it again: mteb run -t {path.stem} -m {model} "
+            f"--output-folder {folder} --overwrite-strategy always (or move the file away)."
+        )
+    warnings.warn(message, DamagedResultWarning, stacklevel=3)
+    return message
+
+
+def load_result_folder(
+    folder: Path, tasks: Sequence[str] | None = None
+) -> tuple[BenchmarkResults, list[str]]:
+    """mteb's ``load_results`` of a result folder, skipping its damaged files (one warning each).
+
+    Returns:
+        The results and the warnings' messages (for a report's notes).
+
+    Raises:
+        KeyError, ValueError, OSError, AttributeError, TypeError: mteb cannot read a file that
+            is not damaged (see the module docstring); the caller names it.
+    """
+    from mteb.cache import ResultCache
+
+    def load(root: Path) -> BenchmarkResults:
+        return ResultCache(root).load_results(
+            tasks=list(tasks) if tasks else None, include_remote=False, require_model_meta=False
+        )
+
+    try:
+        return load(folder), []
+    except (KeyError, ValueError, OSError, AttributeError, TypeError):  # mteb's reader on a bad file
+        damaged = find_damaged(folder, tasks)
+        if not damaged:
+            raise
+    messages = [_warn(folder, path, problem) for path, problem in sorted(damaged.items())]
+    skip = {path.resolve() for path in damaged}
+    with tempfile.TemporaryDirectory(prefix="mteb-evalrank-results-") as copy:
+
+        def ignore(directory: str, names: list[str]) -> list[str]:
+            return [name for name in names if (Path(directory) / name).resolve() in skip]
+
+        shutil.copytree(folder / "results", Path(copy) / "results", ignore=ignore)
+        return load(Path(copy)), messages
