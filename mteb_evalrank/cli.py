@@ -29,14 +29,15 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .correlation import CorrelationResult
+    from .data.registry import DatasetSpec
 
 OWN_COMMANDS = ("datasets", "models", "scores", "correlate", "diagnose", "study")
 
 
 def _build_datasets(args: argparse.Namespace) -> None:
-    from .data import hub
     from .data.mirrors import install_sts_mirrors
     from .data.registry import DATASETS, STS_MIRRORS, get_dataset_spec
+    from .data.status import datasets_progress_bars
 
     source = Path(args.source).resolve()
     if not source.is_dir():
@@ -47,34 +48,40 @@ def _build_datasets(args: argparse.Namespace) -> None:
     if STS_MIRRORS.family in families:  # the older spelling of --sts-mirrors
         families.remove(STS_MIRRORS.family)
         args.sts_mirrors = True
-    if args.sts_mirrors and not args.no_install:
-        for task, state in install_sts_mirrors(source).items():
-            if state.state == "mirror":
-                print(f"offline mirror for mteb's {task}: {state.path}")
-            else:
-                print(f"mteb's {task}: a real copy is already cached at {state.path}; left untouched")
-    out = Path(args.out)
-    for family in families:
-        spec = get_dataset_spec(family)
-        built = spec.recipe().build(source)
-        folder = hub.write_hub_folder(spec, built, source, out)
-        sizes = ", ".join(
-            f"{name}={sum(len(d) for d in data.values())}" for name, data in built.configs.items()
-        )
-        print(f"{spec.hub_id}@{spec.revision}: {sizes}")
-        print(f"  stats: {json.dumps(built.stats)}")
-        print(f"  hub folder: {folder}")
-        if not args.no_install:
-            root = hub.install_into_cache(spec, built)
-            print(f"  installed for datasets.load_dataset({spec.hub_id!r}) offline: {root}")
-        if args.push:
-            plan = hub.push_plan(spec, folder, args.push)
-            if args.dry_run:
-                print(f"  would upload to {plan.repo_id} (tag {plan.revision}):")
-                for name in plan.files:
-                    print(f"    {name}")
-            else:
-                print(f"  pushed: {hub.push(plan)}")
+    with datasets_progress_bars(args.verbose):
+        if args.sts_mirrors and not args.no_install:
+            for task, state in install_sts_mirrors(source).items():
+                if state.state == "mirror":
+                    print(f"offline mirror for mteb's {task}: {state.path}")
+                else:
+                    print(f"mteb's {task}: a real copy is already cached at {state.path}; left untouched")
+        for family in families:
+            _build_family(get_dataset_spec(family), source, args)
+
+
+def _build_family(spec: DatasetSpec, source: Path, args: argparse.Namespace) -> None:
+    """Build one family: one line (rows, where it went); with ``-v`` the configs and statistics too."""
+    from .data import hub
+
+    built = spec.recipe().build(source)
+    folder = hub.write_hub_folder(spec, built, source, Path(args.out))
+    rows = {name: sum(len(d) for d in data.values()) for name, data in built.configs.items()}
+    went = f"hub folder {folder}"
+    if not args.no_install:
+        went += f", installed in {hub.install_into_cache(spec, built)}"
+    configs = f"{len(rows)} config{'s' if len(rows) != 1 else ''}"
+    print(f"{spec.hub_id}@{spec.revision}: {configs}, {sum(rows.values()):,} rows -> {went}")
+    if args.verbose:
+        print(f"  rows: {', '.join(f'{name}={n}' for name, n in rows.items())}")
+        print(f"  stats (also in {folder / 'build_info.json'}): {json.dumps(built.stats)}")
+    if args.push:
+        plan = hub.push_plan(spec, folder, args.push)
+        if args.dry_run:
+            print(f"  would upload to {plan.repo_id} (tag {plan.revision}):")
+            for name in plan.files:
+                print(f"    {name}")
+        else:
+            print(f"  pushed: {hub.push(plan)}")
 
 
 def _fetch_datasets(args: argparse.Namespace) -> None:
@@ -341,20 +348,15 @@ def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.Argumen
     build.add_argument("--no-install", action="store_true", help="do not install into the datasets cache")
     build.add_argument("--push", metavar="ORG", help="upload each Hub folder to ORG/<family>")
     build.add_argument("--dry-run", action="store_true", help="with --push: list the upload, send nothing")
+    build.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print each config's rows, the build statistics (always written to "
+        "<out>/<family>/build_info.json) and the progress bars",
+    )
     build.set_defaults(func=_build_datasets)
-    fetch = datasets_commands.add_parser(
-        "fetch",
-        help="download the raw files of the datasets from their pinned public releases (SHA-256 checked, "
-        "into <home>/raw; base URL $MTEB_EVALRANK_RAW_URL), then build and install the missing datasets",
-    )
-    fetch.add_argument(
-        "--only",
-        nargs="+",
-        metavar="FAMILY",
-        help="only these dataset families (default: all of the plugin's; 'sts-mirrors' fetches and "
-        "installs the opt-in mirrors of mteb's STS sets)",
-    )
-    fetch.set_defaults(func=_fetch_datasets)
+    _add_datasets_fetch_command(datasets_commands)
     status = datasets_commands.add_parser(
         "status",
         help="what the plugin needs (datasets, mirrors, models): installed or not, and how to fix it",
@@ -377,6 +379,25 @@ def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.Argumen
         "--out", help="statistics folder (default: the package's mteb_evalrank/descriptive_stats)"
     )
     describe.set_defaults(func=_describe_datasets)
+
+
+def _add_datasets_fetch_command(
+    datasets_commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    """The ``datasets fetch`` command."""
+    fetch = datasets_commands.add_parser(
+        "fetch",
+        help="download the raw files of the datasets from their pinned public releases (SHA-256 checked, "
+        "into <home>/raw; base URL $MTEB_EVALRANK_RAW_URL), then build and install the missing datasets",
+    )
+    fetch.add_argument(
+        "--only",
+        nargs="+",
+        metavar="FAMILY",
+        help="only these dataset families (default: all of the plugin's; 'sts-mirrors' fetches and "
+        "installs the opt-in mirrors of mteb's STS sets)",
+    )
+    fetch.set_defaults(func=_fetch_datasets)
 
 
 def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -457,3 +457,29 @@ def test_a_new_users_first_mteb_run_fetches_and_scores_like_a_source_build(
     )
     assert second.returncode == 0, second.stderr[-3000:]
     assert main_score(tmp_path / "out", "EvalRankSent") == main_score(tmp_path / "out-source", "EvalRankSent")
+
+
+# --- a quiet build -------------------------------------------------------------------------------
+
+
+def test_the_build_prints_one_line_per_family_and_the_statistics_with_v(
+    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mteb_evalrank.cli import main
+
+    families = [STR_2021.family, STSB_GRANULARITY.family]
+    args = ["datasets", "build", "--source", str(source), "--out", str(tmp_path), "--no-install", "--only"]
+    main([*args, *families])
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        f"mteb-evalrank/str-2021@v1.0.0: 1 config, 5,500 rows -> hub folder {tmp_path / 'str-2021'}",
+        f"mteb-evalrank/stsb-granularity@v1.0.0: 5 configs, 1,379 rows -> hub folder "
+        f"{tmp_path / 'stsb-granularity'}",
+    ]
+    assert "Creating parquet" not in err
+    info = json.loads((tmp_path / "str-2021" / "build_info.json").read_text())
+    assert info["stats"] and info["configs"] == {"default": {"test": 5500}}
+    main([*args, STR_2021.family, "-v"])
+    out, err = capsys.readouterr()
+    assert "  stats (also in" in out and json.dumps(info["stats"]) in out
+    assert "Creating parquet" in err

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .fetch import fetch_family, file_states, offline_flag, raw_dir
@@ -101,13 +103,29 @@ def ensure_dataset(spec: DatasetSpec) -> bool:
     return True
 
 
+@contextmanager
+def datasets_progress_bars(enabled: bool) -> Iterator[None]:
+    """``datasets``' progress bars (``Creating parquet``, ``Casting the dataset``) on or off for the block."""
+    import datasets
+
+    was_disabled = datasets.are_progress_bars_disabled()
+    if not enabled:
+        datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            datasets.enable_progress_bars()
+
+
 def build_and_install(spec: DatasetSpec, folder: Path) -> Path:
     """Build ``spec`` from the raw data folder ``folder`` into the datasets cache; returns its folder."""
     from .hub import install_into_cache
 
     print(f"mteb-evalrank: building {spec.hub_id} from {folder} (first use) ...", file=sys.stderr, flush=True)
-    built = spec.recipe().build(folder)
-    root = install_into_cache(spec, built)
+    with datasets_progress_bars(False):
+        built = spec.recipe().build(folder)
+        root = install_into_cache(spec, built)
     print(f"mteb-evalrank: installed {spec.hub_id} in {root}", file=sys.stderr, flush=True)
     return root
 
