@@ -71,22 +71,50 @@ def test_invalid_utf8_in_a_raw_pair_file_names_file_and_line(tmp_path: Path) -> 
         read_pairs(path)
 
 
-def test_a_recipe_stops_at_a_raw_file_that_is_not_utf8(source: Path, tmp_path: Path) -> None:
-    """The EvalRank word recipe on the real raw files, one of them with a Latin-1 line: the
-    build stops with file:line (nothing is installed: the recipe is a pure function)."""
+def _word_source_with_a_latin1_line(source: Path, root: Path) -> tuple[Path, int]:
+    """The EvalRank word recipe's real raw files under ``root``, line 42 of the wiki vocabulary
+    replaced by a Latin-1 ``résumé``: the damaged file and the column of its bad byte."""
     recipe = EVALRANK_WORD.recipe()
     for relative in recipe.SOURCES:
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source / relative, tmp_path / relative)
-    damaged = tmp_path / recipe.WIKI_VOCAB
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / relative, root / relative)
+    damaged = root / recipe.WIKI_VOCAB
     lines = damaged.read_text(encoding="utf-8").split("\n")
-    lines[41] = "résumé"  # line 42
+    lines[41] = "résumé"
     damaged.write_text("\n".join(lines), encoding="utf-8")
-    column, _ = _latin1_line(damaged, 42)
+    return damaged, _latin1_line(damaged, 42)[0]
+
+
+def test_a_recipe_stops_at_a_raw_file_that_is_not_utf8(source: Path, tmp_path: Path) -> None:
+    """The build stops with file:line (nothing is installed: the recipe is a pure function)."""
+    _, column = _word_source_with_a_latin1_line(source, tmp_path)
     with pytest.raises(
         SourceFormatError, match=rf"wiki_vocab\.txt:42: invalid UTF-8 byte 0xe9 at column {column} "
     ):
-        recipe.build(tmp_path)
+        EVALRANK_WORD.recipe().build(tmp_path)
+
+
+@pytest.mark.slow
+def test_datasets_build_cli_shows_one_line_for_a_raw_file_that_is_not_utf8(
+    source: Path, tmp_path: Path
+) -> None:
+    """``mteb-evalrank datasets build``: exit 1, one ``error:`` line naming file:line, no traceback,
+    no Hub folder written."""
+    import subprocess
+    import sys
+
+    damaged, column = _word_source_with_a_latin1_line(source, tmp_path / "source")
+    cli = str(Path(sys.executable).parent / "mteb-evalrank")
+    command = [cli, "datasets", "build", "--source", str(tmp_path / "source"), "--only", "evalrank-word"]
+    done = subprocess.run(
+        [*command, "--out", str(tmp_path / "hub"), "--no-install"], capture_output=True, text=True
+    )
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    expected = f"error: {damaged}:42: invalid UTF-8 byte 0xe9 at column {column}"
+    (error,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert error.startswith(expected), error
+    assert not (tmp_path / "hub" / "evalrank-word").exists()
 
 
 # ------------------------------------------------------------ accepted: BOM, CRLF, blank lines
@@ -247,3 +275,47 @@ def test_mteb_evalrank_scores_cli_skips_a_truncated_result(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stderr.count("DamagedResultWarning") == 1 and str(damaged) in done.stderr
     assert done.stdout.count("WordSimSimLex999") == 3 and done.stdout.count("WordSimWS353All") == 2
+
+
+# ---------------------------------------------------------------------------- families file
+FAMILIES = {"evalrank/glove.6B.50d": "glove", "evalrank/glove.6B.50d-dim10": "glove", "org/x": "x"}
+
+
+@pytest.mark.parametrize(("bom", "newline"), [(True, "\n"), (False, "\r\n"), (True, "\r\n")])
+def test_a_families_file_with_bom_crlf_blank_lines_and_a_repeat_reads_as_the_plain_one(
+    tmp_path: Path, bom: bool, newline: str
+) -> None:
+    from mteb_evalrank.correlation.core import read_families
+
+    rows = [f"{model},{family}" for model, family in FAMILIES.items()]
+    csv = _write(
+        tmp_path / "families.csv", ["model,family", "", *rows, rows[0], ""], bom=bom, newline=newline
+    )
+    assert read_families(csv) == FAMILIES
+    as_json = _write(tmp_path / "families.json", [json.dumps(FAMILIES, indent=1)], bom=bom, newline=newline)
+    assert read_families(as_json) == FAMILIES
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("f.csv", "model,family\nevalrank/glove.6B.50d,glove\n\nevalrank/glove.6B.50d,other\n",
+         r"f\.csv:4: model 'evalrank/glove\.6B\.50d' has family 'other' here and 'glove' on line 2"),
+        ("f.json", '{"org/x": "x",\n "org/x": "y"}', r"f\.json: model 'org/x' is given two families"),
+        ("f.json", '{"org/x": "x",\n "org/y" "y"}',
+         r"f\.json:2: not valid JSON \(Expecting ':' delimiter, column 10\)"),
+        ("f.csv", "model,family\norg/x\n", r"f\.csv:2: expected model,family"),
+        ("f.csv", "", r"f\.csv: a CSV with the columns model,family is needed"),
+        ("f.csv", "model,family\n\n", r"f\.csv: the file lists no model"),
+        ("f.csv", "model,family\norg/caf\xe9,x\n", r"f\.csv:2: invalid UTF-8 byte 0xe9 at column 8"),
+    ],
+)  # fmt: skip
+def test_a_bad_families_file_names_file_and_line(
+    tmp_path: Path, name: str, content: str, message: str
+) -> None:
+    from mteb_evalrank.correlation import CorrelationInputError
+    from mteb_evalrank.correlation.core import read_families
+
+    (tmp_path / name).write_bytes(content.encode("latin-1"))
+    with pytest.raises(CorrelationInputError, match=rf"^--families \S*{message}"):
+        read_families(tmp_path / name)

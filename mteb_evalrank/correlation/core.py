@@ -135,22 +135,76 @@ def resolve_families(
 
 
 def read_families(path: str | Path) -> dict[str, str]:
-    """A model -> family mapping from a JSON object or a CSV with columns ``model,family``."""
+    """A model -> family mapping from a JSON object or a CSV with columns ``model,family``.
+
+    UTF-8 (a byte-order mark is dropped), ``\r\n`` line ends and blank lines are accepted; a
+    model repeated with the same family is accepted, with two families it is an error naming
+    the file (and for a CSV both lines).
+
+    Raises:
+        CorrelationInputError: naming the file (and ``file:line`` where there is one) for a
+            missing file, a byte that is not UTF-8, invalid JSON, a CSV without the columns
+            ``model,family`` or a row without both, a model given two families.
+    """
     path = Path(path)
     if not path.is_file():
         raise CorrelationInputError(f"--families {path}: file not found")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        from mteb_evalrank.data.sources import invalid_utf8
+
+        raise CorrelationInputError(f"--families {invalid_utf8(path, error)}") from None
     if path.suffix.lower() == ".json":
-        data = json.loads(text)
-        if not isinstance(data, dict):
-            raise CorrelationInputError(f"--families {path}: a JSON object {{model: family}} is needed")
-        return {str(k): str(v) for k, v in data.items()}
+        return _families_json(path, text)
+    return _families_csv(path, text)
+
+
+def _families_json(path: Path, text: str) -> dict[str, str]:
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        mapping: dict[str, Any] = {}
+        for key, value in items:
+            if key in mapping and str(mapping[key]) != str(value):
+                raise CorrelationInputError(
+                    f"--families {path}: model {key!r} is given two families ({mapping[key]!r}, {value!r})"
+                )
+            mapping[key] = value
+        return mapping
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as error:
+        raise CorrelationInputError(
+            f"--families {path}:{error.lineno}: not valid JSON ({error.msg}, column {error.colno})"
+        ) from None
+    if not isinstance(data, dict):
+        raise CorrelationInputError(f"--families {path}: a JSON object {{model: family}} is needed")
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def _families_csv(path: Path, text: str) -> dict[str, str]:
     import csv
 
-    rows = list(csv.DictReader(text.splitlines()))
-    if not rows or not {"model", "family"} <= set(rows[0]):
+    reader = csv.DictReader(text.splitlines())
+    if not reader.fieldnames or not {"model", "family"} <= set(reader.fieldnames):
         raise CorrelationInputError(f"--families {path}: a CSV with the columns model,family is needed")
-    return {row["model"]: row["family"] for row in rows}
+    mapping: dict[str, str] = {}
+    first_line: dict[str, int] = {}
+    for row in reader:
+        model, family = row.get("model"), row.get("family")
+        if not model or not family:
+            raise CorrelationInputError(
+                f"--families {path}:{reader.line_num}: expected model,family, got {row}"
+            )
+        if model in mapping and mapping[model] != family:
+            raise CorrelationInputError(
+                f"--families {path}:{reader.line_num}: model {model!r} has family {family!r} here and "
+                f"{mapping[model]!r} on line {first_line[model]}"
+            )
+        mapping[model], first_line[model] = family, first_line.get(model, reader.line_num)
+    if not mapping:
+        raise CorrelationInputError(f"--families {path}: the file lists no model")
+    return mapping
 
 
 def _family_note(families: dict[str, str], source: str, within: bool = False) -> list[str]:

@@ -13,7 +13,9 @@ from pathlib import Path
 
 
 class SourceFormatError(ValueError):
-    """A raw source file does not have the expected format."""
+    """A raw source file does not have the expected format (the message names ``file:line``)."""
+
+    user_facing = True  # the command line shows the message alone (mteb_evalrank._user_errors)
 
     def __init__(self, path: Path, line_no: int | None, problem: str) -> None:
         where = f"{path}:{line_no}" if line_no is not None else str(path)
