@@ -14,6 +14,9 @@ stops at the first file it cannot parse, with a bare ``JSONDecodeError`` naming 
 * any other file mteb cannot read (e.g. a result written by mteb < 1.12.48 for a task mteb
   does not know) still raises mteb's error, which ``correlate`` turns into a message naming it.
 
+A study deciding which jobs are done (:func:`result_is_done`) moves a damaged result aside to
+``<name>.corrupt`` (never deleted) with one warning, so that a resumed study redoes that job only.
+
 Nothing is changed on disk: when a file is damaged, the readable files are read through a
 temporary copy of the folder. See ``docs/faults.md``.
 """
@@ -119,6 +122,31 @@ def find_damaged(folder: Path, tasks: Sequence[str] | None = None) -> dict[Path,
         if problem is not None:
             damaged[path] = problem
     return damaged
+
+
+def result_is_done(path: Path) -> bool:
+    """Whether ``path`` holds a usable result (a study job that need not run again).
+
+    A damaged result (:func:`result_damage`) is renamed to ``<name>.corrupt`` (a free name;
+    never deleted) with one :class:`DamagedResultWarning`, and the job counts as not done.
+    """
+    if not path.is_file():
+        return False
+    problem = result_damage(path)
+    if problem is None:
+        return True
+    target = path.with_name(path.name + ".corrupt")
+    n = 0
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.corrupt-{n}")
+    path.rename(target)
+    warnings.warn(
+        f"{path}: {problem}; moved aside to {target.name}, the job runs again.",
+        DamagedResultWarning,
+        stacklevel=2,
+    )
+    return False
 
 
 def _warn(folder: Path, path: Path, problem: str) -> str:

@@ -319,3 +319,41 @@ def test_a_bad_families_file_names_file_and_line(
     (tmp_path / name).write_bytes(content.encode("latin-1"))
     with pytest.raises(CorrelationInputError, match=rf"^--families \S*{message}"):
         read_families(tmp_path / name)
+
+
+# --------------------------------------------------------------------- a study's result files
+@pytest.fixture(scope="module")
+def word_similarity(source: Path) -> None:
+    """The word-similarity sets installed in this process's datasets cache."""
+    from mteb_evalrank.data import hub
+    from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+    hub.install_into_cache(WORD_SIMILARITY, WORD_SIMILARITY.recipe().build(source))
+
+
+@pytest.mark.slow
+def test_a_resumed_study_redoes_the_job_of_a_damaged_result_only(
+    word_similarity: None, tmp_path: Path
+) -> None:
+    """A study's result file cut short (a full disk, a sync): the resumed study moves it aside
+    (one warning), redoes that job only and writes the same scores."""
+    import mteb
+
+    from mteb_evalrank.result_files import DamagedResultWarning
+    from mteb_evalrank.study import run_study
+
+    glove, tasks = "evalrank/glove.6B.50d", ["WordSimWS353All", "WordSimSimLex999"]
+    first = run_study([glove], tasks, out=tmp_path, workers=1, progress=False)
+    assert first.count("done") == 2
+    folder = tmp_path / "results" / glove.replace("/", "__") / mteb.get_model_meta(glove).revision
+    result = folder / f"{tasks[0]}.json"
+    clean = json.loads(result.read_text(encoding="utf-8"))["scores"]
+    untouched = (folder / f"{tasks[1]}.json").read_bytes()
+    damaged = result.read_bytes()[:500]
+    result.write_bytes(damaged)
+    with pytest.warns(DamagedResultWarning, match=rf"{re.escape(str(result))}: not valid JSON .*moved aside"):
+        again = run_study([glove], tasks, out=tmp_path, workers=1, progress=False)
+    assert (again.count("done"), again.count("skipped")) == (1, 1) and again.ok
+    assert json.loads(result.read_text(encoding="utf-8"))["scores"] == clean
+    assert (folder / f"{tasks[0]}.json.corrupt").read_bytes() == damaged
+    assert (folder / f"{tasks[1]}.json").read_bytes() == untouched

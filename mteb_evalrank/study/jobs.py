@@ -37,8 +37,13 @@ class Chain:
 
 
 def family_of(model: str) -> str:
-    """The model family: ``mteb_evalrank.models.zoo.model_family`` when the zoo has it, else the name."""
-    from mteb_evalrank.models import zoo
+    """The model family: a population variant's checkpoint (``models.hf_variants.variant_family``),
+    ``mteb_evalrank.models.zoo.model_family`` when the zoo has it, else the name."""
+    from mteb_evalrank.models import hf_variants, zoo
+
+    checkpoint = hf_variants.variant_family(model)
+    if checkpoint is not None:
+        return checkpoint
 
     model_family = getattr(zoo, "model_family", None)
     return model_family(model) if callable(model_family) else model
@@ -56,8 +61,12 @@ def plan(out: Path, models: Sequence[str], tasks: Sequence[str]) -> tuple[list[C
     """Chains of the jobs still to run, and the jobs skipped because their result exists.
 
     Within a family the order is task-major (every model of the family on the first task, then
-    the second, ...), so variants that share a forward pass reuse each other's work.
+    the second, ...), so variants that share a forward pass reuse each other's work. A damaged
+    result file is moved aside (``*.corrupt``, one warning) and its job planned again
+    (:func:`mteb_evalrank.result_files.result_is_done`).
     """
+    from mteb_evalrank.result_files import result_is_done
+
     families: dict[str, list[str]] = {}
     for model in dict.fromkeys(models):
         families.setdefault(family_of(model), []).append(model)
@@ -68,7 +77,7 @@ def plan(out: Path, models: Sequence[str], tasks: Sequence[str]) -> tuple[list[C
         for task in dict.fromkeys(tasks):
             for model in members:
                 job = Job(model, task, str(result_path(out, model, task)))
-                (skipped if Path(job.result_path).is_file() else chain.jobs).append(job)
+                (skipped if result_is_done(Path(job.result_path)) else chain.jobs).append(job)
         if chain.jobs:
             chains.append(chain)
     return chains, skipped
