@@ -528,3 +528,19 @@ def test_mteb_cli_run_after_the_issues_truncated_shard(word_similarity: None, tm
     score, stderr = run("damaged")
     assert score == clean
     assert stderr.count("CorruptShardWarning") == 1 and str(shards[0]) in stderr
+
+
+def test_a_write_cut_by_sigkill_leaves_a_temporary_file_that_is_never_read(
+    toy: StaticWordEmbeddings, tmp_path: Path
+) -> None:
+    """A process killed (SIGKILL, Ctrl-C) inside ``np.savez`` leaves its half-written
+    ``.shard-*.tmp.npz``; only ``os.replace`` makes a shard, so readers never see the half file:
+    no warning, nothing re-encoded, the temporary file left as it was."""
+    clean = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
+    folder = tmp_path / KEY.folder()
+    (shard,) = folder.glob("shard-*.npz")
+    half = folder / f".shard-{time.time_ns():020d}-99999.tmp.npz"
+    half.write_bytes(shard.read_bytes()[:700])
+    rows, _ = _no_warning_run(tmp_path, toy, SENTENCES)
+    np.testing.assert_array_equal(rows, clean)
+    assert half.read_bytes() == shard.read_bytes()[:700]
