@@ -71,14 +71,19 @@ def test_invalid_utf8_in_a_raw_pair_file_names_file_and_line(tmp_path: Path) -> 
         read_pairs(path)
 
 
-def _word_source_with_a_latin1_line(source: Path, root: Path) -> tuple[Path, int]:
-    """The EvalRank word recipe's real raw files under ``root``, line 42 of the wiki vocabulary
-    replaced by a Latin-1 ``résumé``: the damaged file and the column of its bad byte."""
+def _word_source(source: Path, root: Path) -> Path:
+    """A copy of the EvalRank word recipe's real raw files under ``root``: its wiki vocabulary."""
     recipe = EVALRANK_WORD.recipe()
     for relative in recipe.SOURCES:
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source / relative, root / relative)
-    damaged = root / recipe.WIKI_VOCAB
+    return root / recipe.WIKI_VOCAB
+
+
+def _word_source_with_a_latin1_line(source: Path, root: Path) -> tuple[Path, int]:
+    """The word recipe's raw files, line 42 of the wiki vocabulary replaced by a Latin-1
+    ``résumé``: the damaged file and the column of its bad byte."""
+    damaged = _word_source(source, root)
     lines = damaged.read_text(encoding="utf-8").split("\n")
     lines[41] = "résumé"
     damaged.write_text("\n".join(lines), encoding="utf-8")
@@ -90,6 +95,16 @@ def test_a_recipe_stops_at_a_raw_file_that_is_not_utf8(source: Path, tmp_path: P
     _, column = _word_source_with_a_latin1_line(source, tmp_path)
     with pytest.raises(
         SourceFormatError, match=rf"wiki_vocab\.txt:42: invalid UTF-8 byte 0xe9 at column {column} "
+    ):
+        EVALRANK_WORD.recipe().build(tmp_path)
+
+
+@pytest.mark.parametrize("content", [b"", b"\n \n", b"\xef\xbb\xbf\r\n"])
+def test_a_recipe_stops_at_an_empty_vocabulary(source: Path, tmp_path: Path, content: bytes) -> None:
+    """An empty word list used to build a smaller background without a word said."""
+    _word_source(source, tmp_path).write_bytes(content)
+    with pytest.raises(
+        SourceFormatError, match=r"wiki_vocab\.txt: the file holds no words \(it is empty or blank\)"
     ):
         EVALRANK_WORD.recipe().build(tmp_path)
 

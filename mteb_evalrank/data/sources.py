@@ -79,10 +79,21 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise invalid_utf8(path, error) from None
 
 
-def read_items(path: Path) -> list[str]:
-    """One item per non-blank line (surrounding whitespace stripped; repeats kept, in order;
-    an empty file gives ``[]``: the caller names what it needed)."""
-    return [line.strip() for _, line in read_lines(path)]
+def read_items(path: Path, what: str | None = None) -> list[str]:
+    """One item per non-blank line (surrounding whitespace stripped; repeats kept, in order).
+
+    Args:
+        path: the file.
+        what: what the items are (e.g. ``"words"``): an empty file is then an error saying the
+            file holds none; without it an empty file gives ``[]`` (the caller decides).
+
+    Raises:
+        SourceFormatError: the file is not UTF-8, or (with ``what``) holds no item.
+    """
+    items = [line.strip() for _, line in read_lines(path)]
+    if what is not None and not items:
+        raise SourceFormatError(path, None, f"the file holds no {what} (it is empty or blank)")
+    return items
 
 
 def read_pairs(path: Path) -> list[tuple[str, str]]:

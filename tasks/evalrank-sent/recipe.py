@@ -66,7 +66,7 @@ def build(source: Path) -> BuiltDataset:
     """Build every config of the dataset from the raw data folder ``source``."""
     pairs = read_pairs(require_file(source, PAIRS))
     background = unique_in_order(
-        (side for pair in pairs for side in pair), read_items(require_file(source, BACKGROUND))
+        (side for pair in pairs for side in pair), read_items(require_file(source, BACKGROUND), "sentences")
     )
     stsb: set[frozenset[str]] = set().union(*(_stsb_pairs(require_file(source, f)) for f in STSB))
     str_ = _str_pairs(require_file(source, STR))

@@ -28,8 +28,8 @@ def build(source: Path) -> BuiltDataset:
     """Build every config of the dataset from the raw data folder ``source``."""
     pairs = read_pairs(require_file(source, PAIRS))
     pair_words = [word for pair in sorted(pairs) for word in pair]
-    basic = read_items(require_file(source, BASIC_VOCAB))
-    wiki = read_items(require_file(source, WIKI_VOCAB))
+    basic = read_items(require_file(source, BASIC_VOCAB), "words")
+    wiki = read_items(require_file(source, WIKI_VOCAB), "words")
     background = unique_in_order(pair_words, basic, wiki)
     background_no_wiki = unique_in_order(pair_words, basic)
     configs = merge_configs(
