@@ -13,6 +13,7 @@ Commands of its own::
     mteb-evalrank correlate RESULTS...|SCORES.csv --intrinsic COL... --extrinsic COL... --out DIR
     mteb-evalrank diagnose --source ../shared/data --out DIR   # length / coverage histograms
     mteb-evalrank study --models M... --tasks T... --out DIR [--workers N | --scheduler ADDR]
+    mteb-evalrank study --population evalrank-paper --benchmark EvalRank-Study --out DIR  # connected machine
 
 Any other command goes to mteb's own CLI after registration, e.g.
 ``mteb-evalrank run -t EvalRankSent -m sentence-transformers/all-MiniLM-L6-v2``.
@@ -275,6 +276,25 @@ def _diagnose(args: argparse.Namespace) -> None:
         print(f"{kind}: {path}")
 
 
+def _population_models(name: str) -> list[str]:
+    """The runnable models of population ``name``, registered (``SystemExit`` in one paragraph if
+    a checkpoint cannot be loaded here); the models it cannot run are listed on stderr."""
+    from .models.hf_variants import PopulationUnavailable, enable_population, get_population
+
+    try:
+        names = enable_population(name)
+    except (KeyError, PopulationUnavailable) as error:
+        raise SystemExit(f"mteb-evalrank study --population: {error.args[0]}") from None
+    skipped = get_population(name).not_runnable
+    if skipped:
+        rows = ", ".join(f"{entry.model} ({entry.rows})" for entry in skipped)
+        print(
+            f"population {name}: {len(names)} models; not runnable (code outside transformers): {rows}",
+            file=sys.stderr,
+        )
+    return names
+
+
 def _study(args: argparse.Namespace) -> None:
     from .study import StudyInputError, run_study
 
@@ -283,8 +303,10 @@ def _study(args: argparse.Namespace) -> None:
         from .models import ZOO
 
         models += [name for name in ZOO if name not in models]
+    if args.population:
+        models += [name for name in _population_models(args.population) if name not in models]
     if not models:
-        raise SystemExit("mteb-evalrank study: give --models NAME ... and/or --zoo.")
+        raise SystemExit("mteb-evalrank study: give --models NAME ..., --zoo and/or --population NAME.")
     try:
         summary = run_study(
             models,
@@ -606,6 +628,12 @@ def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "--zoo",
         action="store_true",
         help=f"add the plugin's model zoo (mteb_evalrank.models.ZOO, {ZOO_SIZE} models)",
+    )
+    study.add_argument(
+        "--population",
+        metavar="NAME",
+        help="add a declared model population: evalrank-paper = the paper's 29 neural models (Table 9), "
+        "the 24 that are transformers checkpoints (downloads them: needs a connected machine)",
     )
     study.add_argument("--tasks", nargs="+", metavar="TASK", help="mteb task names")
     study.add_argument("--benchmark", metavar="NAME", help="add the tasks of this benchmark")

@@ -1,0 +1,655 @@
+"""The EvalRank paper's neural variants over any ``transformers`` checkpoint (issue 27, part 2).
+
+A *checkpoint* (:class:`Checkpoint`: a Hub id at a revision, or a local folder) is run with
+``transformers.AutoModel`` (``output_hidden_states=True``), tokenised with its own
+``AutoTokenizer``: special tokens added, truncation at ``max_length`` tokens, padding to
+the longest text of a batch (the paper's code: ``max_length=512``, ``padding='longest'``).
+With ``h_0`` the embedding-layer output, ``h_1 .. h_L`` the outputs of the ``L``
+transformer layers (``hidden_states[0 .. L]``) and ``m_t`` the attention mask of a text
+(1 for its real tokens, special tokens included; 0 for padding), the poolings are:
+
+* ``cls``: ``h_L[0]``, the first token ([CLS] / ``<s>``) of the last layer;
+* ``last-avg``: ``sum_t m_t h_L[t] / sum_t m_t``, the masked mean of the last layer;
+* ``first-last-avg``: ``(sum_t m_t h_1[t] + sum_t m_t h_L[t]) / (2 sum_t m_t)``, i.e. the
+  mean of the masked means of the **first transformer layer** ``h_1`` (``hidden_states[1]``,
+  *not* the embedding output ``h_0``) and of the last layer. The paper (Appendix B) says
+  "average the word representations from the first and last layers"; its code
+  (``src/models/sent_emb/_bert_whitening.py`` of BinWang28/EvalRank-Embedding-Evaluation)
+  computes exactly this with ``all_hidden_states[1]`` and ``all_hidden_states[-1]``, as
+  BERT-whitening (Su et al., 2021) and SimCSE's corrected ``first-last-avg`` do. It equals
+  the zoo's MiniLM ``first-last-avg`` (``(h_1 + h_6) / 2``), since masked means are linear;
+* ``pooler``: ``pooler_output = tanh(W h_L[0] + b)``, the checkpoint's own pooler (BERT's
+  next-sentence head); the paper's code uses it for both SimCSE models (``_simcse.py``).
+
+**Whitening** (``-whiten``; Su et al., 2021, the paper's "BERT-whitening" post-processing):
+:func:`mteb_evalrank.models.postprocess.fit_whitening`, reused as the zoo's whitening:
+``mu`` the mean of the fit rows ``X``, ``Sigma = cov(X)`` (``n - 1`` denominator)
+``= U diag(S) U^T`` (SVD), ``y = (x - mu) U diag(S)^-1/2``, all dimensions kept, so the fit
+rows have identity covariance. The formula is the paper's ``bertwhitening_post_process``.
+The **fit corpus** is the zoo's (:class:`~mteb_evalrank.models.wrappers.PostProcessedEncoder`
+with :func:`~mteb_evalrank.models.wrappers.wmt17_references`: the 2,787 distinct WMT17 DA
+reference sentences, fitted once at the first ``encode``), not the paper's: the paper fits
+on the sentences it evaluates ("the target corpus"), which would make a model's vectors
+depend on the task and fit EvalRank's background itself. Here a whitened model is one fixed
+function for every task, like every post-processed zoo model.
+
+**One forward pass for every variant.** Per text, the masked means of ``h_1`` and ``h_L``,
+``h_L[0]`` and the pooler output (``4 x dim`` float32) are one row in the process's
+embedding cache (key :meth:`Checkpoint.features_key`); the six variants of a checkpoint are
+views of it, so a text is encoded once per checkpoint (and per process; in a study the cache
+is on disk, and :func:`variant_family` puts a checkpoint's variants in one chain).
+
+**Model metas** (:func:`variant_meta`) are derived from the checkpoint's config
+(:func:`checkpoint_from_config`: parameter count from the model built on torch's ``meta``
+device, input-embedding size, hidden size, layers, maximum tokens, licence from the model
+card) and are *not* in the plugin's default registry: a population is registered on request
+(:func:`enable_population`, ``mteb-evalrank study --population evalrank-paper``).
+
+**The paper's population** (:data:`EVALRANK_PAPER`, Table 9 rows 39-67): 29 neural models;
+24 are plain ``transformers`` checkpoints with one of the poolings above and run on a
+connected machine; InferSent v1/v2 (a BiLSTM over GloVe, Facebook's own code and pickled
+weights) and BERT-flow (a normalising flow trained on the target corpus, TensorFlow code)
+need code outside ``transformers`` and are listed with that reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache, partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from mteb.models import ModelMeta
+from mteb.models.abs_encoder import AbsEncoder
+from mteb.models.model_meta import ScoringFunction
+from numpy.typing import NDArray
+
+from mteb_evalrank.embedding_cache import StoreKey, process_cache
+
+from . import postprocess
+from .base import TextEmbedder, in_batches
+from .wrappers import FitCorpus, PostProcessedEncoder, wmt17_references
+
+POOLINGS = ("cls", "last-avg", "first-last-avg", "pooler")
+"""Every pooling of :class:`HFPooling` (see the module docstring for the formulas)."""
+PAPER_POOLINGS = ("cls", "last-avg", "first-last-avg")
+"""The poolings of the paper's BERT/RoBERTa rows (Table 9: ``cls``, ``last-avg``, ``first-last-avg``)."""
+FEATURE_ROWS = ("first-mean", "last-mean", "cls", "pooler")
+"""Rows of a text's ``(4, dim)`` features: masked means of ``h_1`` and ``h_L``, ``h_L[0]``, the pooler."""
+PREFIX = "evalrank/"
+POPULATION_ENV = "MTEB_EVALRANK_POPULATIONS"
+"""Populations to register with the plugin (comma-separated; set by ``study --population``, so that
+study worker processes, which inherit ``MTEB*`` variables, register them too)."""
+PAPER_MAX_LENGTH = 512
+"""The paper's truncation (``max_length=512`` in its BERT, SBERT and SimCSE encoders)."""
+
+
+# ------------------------------------------------------------------ checkpoints
+@dataclass(frozen=True)
+class Checkpoint:
+    """A ``transformers`` checkpoint and the facts its model metas need.
+
+    ``source`` is a Hub id (loaded at ``revision``) or a local folder (``revision`` then
+    names what the folder holds). ``n_parameters`` counts every parameter of
+    ``AutoModel`` (pooler included); ``n_embedding_parameters`` the input token embeddings.
+    """
+
+    source: str
+    revision: str
+    stem: str
+    """Name stem of the variants: ``evalrank/<stem>-<pooling>[-whiten]``."""
+    dim: int
+    n_layers: int
+    n_parameters: int
+    n_embedding_parameters: int
+    max_tokens: int
+    has_pooler: bool = True
+    license: str = "not specified"
+    release_date: str | None = None
+    reference: str | None = None
+
+    @property
+    def is_local(self) -> bool:
+        return Path(self.source).is_dir()
+
+    def features_key(self, max_length: int) -> StoreKey:
+        """Cache key of the per-text features (a name of the plugin's own, not a registered model)."""
+        return StoreKey(f"{PREFIX}{self.stem}-features", self.revision, f"h1-hL-cls-pooler-max{max_length}")
+
+
+def _local_file(folder: Path, name: str) -> dict[str, Any] | None:
+    path = folder / name
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else None
+
+
+def _card_license(folder: Path) -> str | None:
+    """``license:`` of a model card's YAML front matter (``README.md``), if any."""
+    card = folder / "README.md"
+    if not card.is_file():
+        return None
+    head = card.read_text(encoding="utf-8").split("\n---", 1)[0]
+    found = re.search(r"^license:\s*([\w.+-]+)\s*$", head, flags=re.MULTILINE)
+    return found.group(1).lower() if found else None
+
+
+def _folder_revision(folder: Path) -> str | None:
+    """The revision a local folder holds: the plugin's marker, or a Hub cache snapshot name."""
+    for marker in (folder / "mteb_evalrank_encoder.json", folder.parent / "mteb_evalrank_encoder.json"):
+        if marker.is_file():
+            revision = json.loads(marker.read_text(encoding="utf-8")).get("revision")
+            if isinstance(revision, str):
+                return revision
+    if folder.parent.name == "snapshots" and re.fullmatch(r"[0-9a-f]{40}", folder.name):
+        return folder.name
+    return None
+
+
+def _max_tokens(folder: Path | None, config: Any) -> int:
+    """sentence-transformers' ``max_seq_length``, else the tokenizer's ``model_max_length``
+    (when set), else the config's ``max_position_embeddings``."""
+    if folder is not None:
+        st_config = _local_file(folder, "sentence_bert_config.json") or {}
+        if isinstance(st_config.get("max_seq_length"), int):
+            return int(st_config["max_seq_length"])
+        tokenizer_config = _local_file(folder, "tokenizer_config.json") or {}
+        limit = tokenizer_config.get("model_max_length")
+        if isinstance(limit, int | float) and limit < 1e6:
+            return int(limit)
+    return int(config.max_position_embeddings)
+
+
+def count_parameters(config: Any) -> tuple[int, int, bool]:
+    """``(n_parameters, n_embedding_parameters, has_pooler)`` of ``AutoModel.from_config(config)``,
+    built on torch's ``meta`` device (no memory, no weights read)."""
+    import torch
+    from transformers import AutoModel
+
+    with torch.device("meta"):
+        model = AutoModel.from_config(config)
+    total = sum(parameter.numel() for parameter in model.parameters())
+    embedding = model.get_input_embeddings().weight.numel()
+    return int(total), int(embedding), getattr(model, "pooler", None) is not None
+
+
+def checkpoint_from_config(
+    source: str | Path,
+    *,
+    revision: str | None = None,
+    stem: str | None = None,
+    max_tokens: int | None = None,
+    license: str | None = None,
+    release_date: str | None = None,
+    reference: str | None = None,
+) -> Checkpoint:
+    """A :class:`Checkpoint` whose facts are read from ``source``'s config (and card, if local).
+
+    ``source``: a local folder or a Hub id (then its ``config.json`` is read from the Hub
+    cache or downloaded). ``revision``: required unless a local folder names it (the
+    plugin's marker file or a Hub cache snapshot folder). ``max_tokens``: default
+    sentence-transformers' ``max_seq_length``, else the tokenizer's ``model_max_length``,
+    else ``max_position_embeddings``. ``license``: default the model card's.
+    """
+    from transformers import AutoConfig
+
+    folder = Path(source) if Path(source).is_dir() else None
+    if folder is None:
+        config = AutoConfig.from_pretrained(str(source), revision=revision)
+    else:
+        config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
+        revision = revision or _folder_revision(folder)
+    if revision is None:
+        raise ValueError(f"{source}: give revision= (the folder does not say which revision it holds).")
+    n_parameters, n_embedding, has_pooler = count_parameters(config)
+    return Checkpoint(
+        source=str(source),
+        revision=revision,
+        stem=stem or Path(str(source)).name,
+        dim=int(config.hidden_size),
+        n_layers=int(config.num_hidden_layers),
+        n_parameters=n_parameters,
+        n_embedding_parameters=n_embedding,
+        max_tokens=max_tokens or _max_tokens(folder, config),
+        has_pooler=has_pooler,
+        license=license or (_card_license(folder) if folder else None) or "not specified",
+        release_date=release_date,
+        reference=reference,
+    )
+
+
+# ------------------------------------------------------------------ the encoder
+@cache
+def _load(source: str, revision: str | None) -> tuple[Any, Any]:
+    """Tokenizer and model of a checkpoint, loaded once per process (shared by its variants)."""
+    from transformers import AutoModel, AutoTokenizer
+
+    local = revision is None
+    tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, local_files_only=local)
+    model = AutoModel.from_pretrained(source, revision=revision, local_files_only=local)
+    model.eval()
+    return tokenizer, model
+
+
+def forward_features(
+    tokenizer: Any, model: Any, texts: Sequence[str], max_length: int
+) -> NDArray[np.float32]:
+    """``(len(texts), 4, dim)``: masked means of ``h_1`` and ``h_L``, ``h_L[0]``, pooler output.
+
+    A model without a pooler gives zeros in the last row (no pooler variant is built for it).
+    """
+    import torch
+
+    batch = tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    with torch.inference_mode():
+        out = model(**batch, output_hidden_states=True)
+    hidden = out.hidden_states
+    mask = batch["attention_mask"].unsqueeze(-1).to(hidden[0].dtype)
+    count = mask.sum(dim=1).clamp(min=1e-9)
+    first, last = ((h * mask).sum(dim=1) / count for h in (hidden[1], hidden[-1]))
+    pooler = getattr(out, "pooler_output", None)
+    rows = [first, last, hidden[-1][:, 0], torch.zeros_like(first) if pooler is None else pooler]
+    return torch.stack(rows, dim=1).float().numpy()
+
+
+class HFPooling(TextEmbedder):
+    """A checkpoint with one of :data:`POOLINGS`; features from the process's embedding cache.
+
+    ``forward_calls`` (class attribute) counts the forward passes in this process.
+    """
+
+    forward_calls = 0
+
+    def __init__(
+        self, checkpoint: Checkpoint, pooling: str, *, max_length: int | None = None, batch_size: int = 32
+    ) -> None:
+        if pooling not in POOLINGS:
+            raise ValueError(f"unknown pooling {pooling!r}; expected one of {', '.join(POOLINGS)}.")
+        if pooling == "pooler" and not checkpoint.has_pooler:
+            raise ValueError(f"{checkpoint.source} has no pooler: pooling 'pooler' does not apply.")
+        self.checkpoint = checkpoint
+        self.pooling = pooling
+        self.max_length = max_length or checkpoint.max_tokens
+        self.batch_size = batch_size
+        self.tokenizer, self.model = _load(
+            checkpoint.source, None if checkpoint.is_local else checkpoint.revision
+        )
+
+    def _forward(self, texts: list[str]) -> NDArray[np.float32]:
+        type(self).forward_calls += 1
+        return forward_features(self.tokenizer, self.model, texts, self.max_length)
+
+    def _forward_all(self, texts: list[str]) -> NDArray[np.float32]:
+        width = len(FEATURE_ROWS) * self.checkpoint.dim
+        return in_batches(
+            self._forward, texts, batch_size=self.batch_size, width=width, where=self.checkpoint.source
+        )
+
+    def features(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """``(n, 4, dim)`` per-text features: cached, or one forward pass per batch of misses."""
+        dim = self.checkpoint.dim
+        if not texts:
+            return np.zeros((0, len(FEATURE_ROWS), dim), dtype=np.float32)
+        key = self.checkpoint.features_key(self.max_length)
+        rows = process_cache().embed(key, list(texts), self._forward_all, where=f"{key.model} features")
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), len(FEATURE_ROWS), dim)
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """``(n, dim)`` embeddings of ``texts`` under this pooling."""
+        return pool(self.features(texts), self.pooling)
+
+
+def pool(features: NDArray[np.float32], pooling: str) -> NDArray[np.float32]:
+    """One pooling from ``(n, 4, dim)`` features (:data:`FEATURE_ROWS`)."""
+    if pooling == "first-last-avg":
+        return (features[:, 0] + features[:, 1]) / np.float32(2)
+    row = {"last-avg": 1, "cls": 2, "pooler": 3}[pooling]
+    return features[:, row].copy()
+
+
+# ------------------------------------------------------------------ variants and metas
+@dataclass(frozen=True)
+class Variant:
+    """One of the paper's variants: a checkpoint, a pooling, with or without whitening."""
+
+    checkpoint: Checkpoint
+    pooling: str
+    whiten: bool = False
+    max_length: int | None = None
+    """Truncation in tokens; default the checkpoint's ``max_tokens``."""
+
+    @property
+    def name(self) -> str:
+        return f"{PREFIX}{self.checkpoint.stem}-{self.pooling}{'-whiten' if self.whiten else ''}"
+
+    @property
+    def tokens(self) -> int:
+        return self.max_length or self.checkpoint.max_tokens
+
+
+def paper_variants(
+    checkpoint: Checkpoint, poolings: Iterable[str] = PAPER_POOLINGS, whiten: Iterable[bool] = (False, True)
+) -> list[Variant]:
+    """The paper's variants of ``checkpoint``: each pooling, each without and with whitening."""
+    return [Variant(checkpoint, pooling, flag) for pooling in poolings for flag in whiten]
+
+
+def build_variant(variant: Variant, *, corpus: FitCorpus | None = None, batch_size: int = 32) -> AbsEncoder:
+    """The variant's mteb encoder: :class:`HFPooling`, whitened by the zoo's
+    :class:`PostProcessedEncoder` (fit corpus ``corpus``, default the WMT17 DA references)."""
+    base = HFPooling(variant.checkpoint, variant.pooling, max_length=variant.tokens, batch_size=batch_size)
+    if not variant.whiten:
+        return base
+    fit = postprocess.fitter("whiten", variant.checkpoint.dim)
+    return PostProcessedEncoder(base, fit=fit, corpus=corpus or wmt17_references())
+
+
+def load_variant(variant: Variant, model_name: str, revision: str | None = None, **kwargs: Any) -> AbsEncoder:
+    """Loader of a variant's ``ModelMeta`` (bound with :func:`functools.partial`)."""
+    return build_variant(variant)
+
+
+_FAMILIES: dict[str, str] = {}
+"""Variant name -> family (its checkpoint's stem), filled as metas are built."""
+
+
+def variant_family(name: str) -> str | None:
+    """The family of a variant whose meta was built in this process (its checkpoint), else ``None``."""
+    return _FAMILIES.get(name)
+
+
+def _describe(variant: Variant) -> str:
+    how = {
+        "cls": "last-layer first token",
+        "last-avg": "masked mean of the last layer",
+        "first-last-avg": "mean of the masked means of the first and last transformer layers",
+        "pooler": "the checkpoint's pooler output",
+    }[variant.pooling]
+    return how + (", whitened (Su et al., 2021)" if variant.whiten else "")
+
+
+def variant_meta(variant: Variant) -> ModelMeta:
+    """The variant's ``ModelMeta``: facts from its checkpoint; whitening adds ``mean + d x d``."""
+    point = variant.checkpoint
+    n_parameters = point.n_parameters + (point.dim + point.dim * point.dim if variant.whiten else 0)
+    _FAMILIES[variant.name] = point.stem
+    facts: dict[str, Any] = {  # through a dict, as the zoo: mteb types loader and scoring narrowly
+        "loader": partial(load_variant, variant),
+        "similarity_fn_name": ScoringFunction.COSINE,
+    }
+    return ModelMeta(
+        **facts,
+        name=variant.name,
+        revision=point.revision,
+        release_date=point.release_date,
+        languages=["eng-Latn"],
+        n_parameters=n_parameters,
+        n_embedding_parameters=point.n_embedding_parameters,
+        memory_usage_mb=round(n_parameters * 4 / 2**20),
+        max_tokens=variant.tokens,
+        embed_dim=point.dim,
+        license=point.license,
+        open_weights=True,
+        public_training_code=None,
+        public_training_data=None,
+        framework=["PyTorch", "Transformers"],
+        reference=point.reference,
+        use_instructions=False,
+        training_datasets=set(),
+        modalities=["text"],
+    )
+
+
+# ------------------------------------------------------------------ the paper's population
+def _hub(
+    hub_id: str, revision: str, sizes: tuple[int, int, int, int, int], license: str, released: str
+) -> Checkpoint:
+    """A Hub checkpoint with its config's facts: ``(dim, layers, n_parameters, n_embedding, max_tokens)``."""
+    dim, layers, n_parameters, n_embedding, max_tokens = sizes
+    return Checkpoint(
+        source=hub_id,
+        revision=revision,
+        stem=hub_id.rsplit("/", 1)[-1],
+        dim=dim,
+        n_layers=layers,
+        n_parameters=n_parameters,
+        n_embedding_parameters=n_embedding,
+        max_tokens=max_tokens,
+        license=license,
+        release_date=released,
+        reference=f"https://huggingface.co/{hub_id}",
+    )
+
+
+# (dim, layers, AutoModel parameters incl. pooler, input embeddings, tokens); checked against
+# AutoModel.from_config on the meta device in tests/test_hf_variants.py
+_BERT_BASE = (768, 12, 109_482_240, 23_440_896, PAPER_MAX_LENGTH)
+_BERT_LARGE = (1024, 24, 335_141_888, 31_254_528, PAPER_MAX_LENGTH)
+_ROBERTA_BASE = (768, 12, 124_645_632, 38_603_520, PAPER_MAX_LENGTH)
+_ROBERTA_LARGE = (1024, 24, 355_359_744, 51_471_360, PAPER_MAX_LENGTH)
+
+BERT_BASE = _hub(
+    "google-bert/bert-base-uncased",
+    "86b5e0934494bd15c9632b12f734a8a67f723594",
+    _BERT_BASE,
+    "apache-2.0",
+    "2018-10-11",
+)
+BERT_LARGE = _hub(
+    "google-bert/bert-large-uncased",
+    "6da4b6a26a1877e173fca3225479512db81a5e5b",
+    _BERT_LARGE,
+    "apache-2.0",
+    "2018-10-11",
+)
+ROBERTA_BASE = _hub(
+    "FacebookAI/roberta-base", "e2da8e2f811d1448a5b465c236feacd80ffbac7b", _ROBERTA_BASE, "mit", "2019-07-26"
+)
+ROBERTA_LARGE = _hub(
+    "FacebookAI/roberta-large",
+    "722cf37b1afa9454edce342e7895e588b6ff1d59",
+    _ROBERTA_LARGE,
+    "mit",
+    "2019-07-26",
+)
+SBERT_NLI = _hub(
+    "sentence-transformers/bert-base-nli-mean-tokens", "main", _BERT_BASE, "apache-2.0", "2019-08-27"
+)
+UNSUP_SIMCSE = _hub("princeton-nlp/unsup-simcse-bert-base-uncased", "main", _BERT_BASE, "mit", "2021-04-21")
+SUP_SIMCSE = _hub(
+    "princeton-nlp/sup-simcse-bert-base-uncased",
+    "2d82fab19ac3a73a20dd20333d27eb8a52d6e97f",
+    _BERT_BASE,
+    "mit",
+    "2021-04-21",
+)
+PAPER_CHECKPOINTS = (BERT_BASE, BERT_LARGE, ROBERTA_BASE, ROBERTA_LARGE, SBERT_NLI, UNSUP_SIMCSE, SUP_SIMCSE)
+"""Revisions: pinned commits where known; ``main`` (the branch head) for SBERT-NLI and unsup-SimCSE."""
+
+
+@dataclass(frozen=True)
+class PopulationEntry:
+    """One row of a population: the paper's row, and the variant that runs it or why none does."""
+
+    rows: str
+    """Table 9 model number(s), e.g. ``41`` or ``61``."""
+    model: str
+    details: str
+    """The paper's *Details* column (and post-processing)."""
+    variant: Variant | None = None
+    not_runnable: str | None = None
+    """Why no ``transformers`` checkpoint runs this model (``variant`` is then ``None``)."""
+
+
+@dataclass(frozen=True)
+class Population:
+    """A named list of models, declared once (``mteb-evalrank study --population NAME``)."""
+
+    name: str
+    description: str
+    entries: tuple[PopulationEntry, ...]
+
+    @property
+    def variants(self) -> tuple[Variant, ...]:
+        return tuple(entry.variant for entry in self.entries if entry.variant is not None)
+
+    @property
+    def not_runnable(self) -> tuple[PopulationEntry, ...]:
+        return tuple(entry for entry in self.entries if entry.variant is None)
+
+    @property
+    def checkpoints(self) -> tuple[Checkpoint, ...]:
+        return tuple(dict.fromkeys(variant.checkpoint for variant in self.variants))
+
+
+INFERSENT = (
+    "InferSent is a BiLSTM over GloVe/fastText vectors with Facebook's own PyTorch code "
+    "(models.py) and pickled weights (infersent1.pkl / infersent2.pkl): not a transformers checkpoint"
+)
+BERT_FLOW = (
+    "BERT-flow needs a normalising flow trained on the target corpus (STS-B test in the paper) with "
+    "its authors' TensorFlow code; no such flow is a transformers checkpoint"
+)
+
+
+def _paper_entries() -> tuple[PopulationEntry, ...]:
+    entries = [
+        PopulationEntry("39", "InferSent", "v_1, no post-processing", not_runnable=INFERSENT),
+        PopulationEntry("40", "InferSent", "v_2, no post-processing", not_runnable=INFERSENT),
+    ]
+    number = 41
+    for name, checkpoint, poolings in (
+        ("BERT", BERT_BASE, PAPER_POOLINGS),
+        ("BERT", BERT_LARGE, PAPER_POOLINGS),
+        ("RoBERTa", ROBERTA_BASE, PAPER_POOLINGS[1:]),
+        ("RoBERTa", ROBERTA_LARGE, PAPER_POOLINGS[1:]),
+    ):
+        for variant in paper_variants(checkpoint, poolings):
+            post = "whitening" if variant.whiten else "no"
+            details = f"{checkpoint.stem} & {variant.pooling}, {post}"
+            entries.append(PopulationEntry(str(number), name, details, variant))
+            number += 1
+    for pooling in PAPER_POOLINGS:
+        entries.append(
+            PopulationEntry(
+                str(number), "BERT-flow", f"bert-base-uncased & {pooling}", not_runnable=BERT_FLOW
+            )
+        )
+        number += 1
+    for flag in (False, True):
+        post = "whitening" if flag else "no"
+        sbert = Variant(SBERT_NLI, "last-avg", flag)
+        entries.append(PopulationEntry(str(number), "SBERT", f"sbert-base-nli-mean-tokens, {post}", sbert))
+        number += 1
+    for checkpoint in (UNSUP_SIMCSE, SUP_SIMCSE):
+        simcse = Variant(checkpoint, "pooler")
+        entries.append(PopulationEntry(str(number), "SimCSE", f"{checkpoint.stem}, no", simcse))
+        number += 1
+    return tuple(entries)
+
+
+EVALRANK_PAPER = Population(
+    "evalrank-paper",
+    "the 29 neural models of Wang et al. (2022), Table 9 rows 39-67",
+    _paper_entries(),
+)
+POPULATIONS: dict[str, Population] = {EVALRANK_PAPER.name: EVALRANK_PAPER}
+
+
+def get_population(name: str) -> Population:
+    """The population ``name``; ``KeyError`` naming the known ones."""
+    if name not in POPULATIONS:
+        raise KeyError(f"unknown population {name!r}; known: {', '.join(POPULATIONS)}.")
+    return POPULATIONS[name]
+
+
+@cache
+def population_metas(name: str) -> tuple[ModelMeta, ...]:
+    """The ``ModelMeta`` of every runnable variant of population ``name``, in its order."""
+    return tuple(variant_meta(variant) for variant in get_population(name).variants)
+
+
+# ------------------------------------------------------------------ availability and registration
+class PopulationUnavailable(RuntimeError):
+    """A checkpoint of a population cannot be loaded here (offline, or not on the Hub)."""
+
+
+def _config_reachable(checkpoint: Checkpoint) -> str | None:
+    """``None`` if the checkpoint's ``config.json`` is in the Hub cache or downloadable, else why not."""
+    if checkpoint.is_local:
+        return None if (Path(checkpoint.source) / "config.json").is_file() else "no config.json in the folder"
+    from huggingface_hub import hf_hub_download
+
+    try:
+        hf_hub_download(checkpoint.source, "config.json", revision=checkpoint.revision)
+    except Exception as error:  # offline, unreachable, unknown repo or revision: all one answer
+        return type(error).__name__
+    return None
+
+
+def check_population(name: str) -> None:
+    """Raise :class:`PopulationUnavailable` (one paragraph) at the first checkpoint that does not load."""
+    population = get_population(name)
+    for checkpoint in population.checkpoints:
+        why = _config_reachable(checkpoint)
+        if why is None:
+            continue
+        offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+        where = (
+            "downloads are switched off (HF_HUB_OFFLINE=1)"
+            if offline
+            else "the Hugging Face Hub did not answer"
+        )
+        raise PopulationUnavailable(
+            f"the population {name!r} ({len(population.variants)} runnable variants of "
+            f"{len(population.checkpoints)} checkpoints) cannot run here: its checkpoint "
+            f"{checkpoint.source!r} (revision {checkpoint.revision}) is not in the Hugging Face cache "
+            f"and {where} ({why}). It needs a connected machine: run the same command there (the "
+            "checkpoints are downloaded on first use, about 5 GB), or copy its Hub cache "
+            '($HF_HOME/hub) here. See docs/zoo.md, "The paper\'s neural population".'
+        )
+
+
+def register_population_metas(metas: Iterable[ModelMeta]) -> list[str]:
+    """Add ``metas`` to mteb's model registry (an existing same object is kept; another object
+    under the same name is never replaced). Returns the names added or already there."""
+    from mteb_evalrank import _mteb_adapter
+
+    registry = _mteb_adapter.model_registry()
+    names = []
+    for meta in metas:
+        assert meta.name is not None
+        registry.setdefault(meta.name, meta)
+        if registry[meta.name] is meta:
+            names.append(meta.name)
+    return names
+
+
+def populations_from_environment() -> tuple[ModelMeta, ...]:
+    """The metas of the populations named in ``$MTEB_EVALRANK_POPULATIONS`` (comma-separated)."""
+    names = [part.strip() for part in os.environ.get(POPULATION_ENV, "").split(",") if part.strip()]
+    return tuple(meta for name in names for meta in population_metas(name))
+
+
+def enable_population(name: str, *, check: bool = True) -> list[str]:
+    """Check that population ``name`` loads here, register its metas (also in study workers,
+    through ``$MTEB_EVALRANK_POPULATIONS``) and return its model names.
+
+    Raises:
+        KeyError: unknown population.
+        PopulationUnavailable: a checkpoint cannot be loaded (offline machine).
+    """
+    metas = population_metas(name)
+    if check:
+        check_population(name)
+    present = [part for part in os.environ.get(POPULATION_ENV, "").split(",") if part]
+    if name not in present:
+        os.environ[POPULATION_ENV] = ",".join([*present, name])
+    register_population_metas(metas)
+    return [meta.name for meta in metas if meta.name is not None]
