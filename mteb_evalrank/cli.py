@@ -633,7 +633,8 @@ def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "--population",
         metavar="NAME",
         help="add a declared model population: evalrank-paper = the paper's 29 neural models (Table 9), "
-        "the 24 that are transformers checkpoints (downloads them: needs a connected machine)",
+        "the 24 that are transformers checkpoints (downloads them: needs a connected machine); "
+        "paper-variants-local = the same variants of the local MiniLM and mpnet (offline)",
     )
     study.add_argument("--tasks", nargs="+", metavar="TASK", help="mteb task names")
     study.add_argument("--benchmark", metavar="NAME", help="add the tasks of this benchmark")

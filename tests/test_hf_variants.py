@@ -295,3 +295,43 @@ def test_population_offline_error_is_no_traceback(tmp_path: Path) -> None:
     assert run.returncode == 1
     assert "Traceback" not in run.stderr
     assert "google-bert/bert-base-uncased" in run.stderr and "connected machine" in run.stderr
+
+
+# ------------------------------------------------------------------ the local population, end to end
+@pytest.mark.slow
+def test_local_population_declares_the_paper_variants_of_the_local_checkpoints() -> None:
+    population = hv.get_population(hv.LOCAL_POPULATION)
+    stems = {checkpoint.stem for checkpoint in population.checkpoints}
+    assert "all-MiniLM-L6-v2-hf" in stems and stems <= {"all-MiniLM-L6-v2-hf", "all-mpnet-base-v2-hf"}
+    names = [variant.name for variant in population.variants]
+    assert len(names) == len(set(names)) == 6 * len(stems)
+    assert not set(names) & {meta.name for meta in MODEL_METAS}  # never a zoo name
+    hv.check_population(hv.LOCAL_POPULATION)  # every checkpoint loads here
+    for meta in hv.population_metas(hv.LOCAL_POPULATION):
+        type(meta).model_validate(meta.model_dump())
+
+
+@pytest.mark.slow
+def test_study_population_runs_in_worker_processes(tmp_path: Path, source: Path) -> None:
+    """``enable_population`` then a study on two Dask workers: the workers register the
+    population from ``$MTEB_EVALRANK_POPULATIONS``; a checkpoint's variants form one chain."""
+    script = f"""
+from mteb_evalrank.models.hf_variants import enable_population
+from mteb_evalrank.study import run_study
+from mteb_evalrank.study.jobs import family_of
+names = [n for n in enable_population("paper-variants-local") if "MiniLM" in n and not n.endswith("-whiten")]
+assert {{family_of(n) for n in names}} == {{"all-MiniLM-L6-v2-hf"}}
+summary = run_study(names + ["evalrank/glove-toy-50d"], ["WordSimMC30"], out={str(tmp_path / "study")!r},
+                    workers=2, progress=False, n_bootstrap=10, n_permutations=10)
+assert summary.ok, [o for o in summary.outcomes if o.status != "done"]
+print(sorted(o.model for o in summary.outcomes))
+"""
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "MTEB_EVALRANK_SOURCE": str(source)}
+    env.pop(hv.POPULATION_ENV, None)
+    run = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=900, check=False
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.count("all-MiniLM-L6-v2-hf-") == 3
+    results = {path.parent.parent.name for path in (tmp_path / "study" / "results").rglob("WordSimMC30.json")}
+    assert {"evalrank__all-MiniLM-L6-v2-hf-cls", "evalrank__all-MiniLM-L6-v2-hf-last-avg"} <= results

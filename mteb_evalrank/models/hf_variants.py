@@ -49,7 +49,9 @@ card) and are *not* in the plugin's default registry: a population is registered
 24 are plain ``transformers`` checkpoints with one of the poolings above and run on a
 connected machine; InferSent v1/v2 (a BiLSTM over GloVe, Facebook's own code and pickled
 weights) and BERT-flow (a normalising flow trained on the target corpus, TensorFlow code)
-need code outside ``transformers`` and are listed with that reason.
+need code outside ``transformers`` and are listed with that reason. :data:`LOCAL_POPULATION`
+(``paper-variants-local``) is the same six variants of the checkpoints this machine has
+(MiniLM, mpnet): the offline run of the same machinery.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
@@ -559,14 +561,55 @@ EVALRANK_PAPER = Population(
     "the 29 neural models of Wang et al. (2022), Table 9 rows 39-67",
     _paper_entries(),
 )
-POPULATIONS: dict[str, Population] = {EVALRANK_PAPER.name: EVALRANK_PAPER}
+LOCAL_POPULATION = "paper-variants-local"
 
 
+def local_population() -> Population:
+    """The paper's six variants (``cls``, ``last-avg``, ``first-last-avg``, each +- whitening) of the
+    checkpoints this machine has: the bundled all-MiniLM-L6-v2 and, when installed
+    (``scripts/install_encoders.sh``), all-mpnet-base-v2. Stems end in ``-hf`` so the names never
+    clash with the zoo's MiniLM poolings (which compute the same vectors)."""
+    from .encoders.install import mpnet_dir, mpnet_ready
+    from .minilm import model_path
+    from .offline import MINILM, MINILM_REVISION
+
+    minilm = checkpoint_from_config(
+        model_path(),
+        revision=MINILM_REVISION,
+        stem="all-MiniLM-L6-v2-hf",
+        release_date="2021-08-30",
+        reference=f"https://huggingface.co/{MINILM}",
+    )
+    checkpoints = [minilm]
+    if mpnet_ready():
+        reference = "https://huggingface.co/sentence-transformers/all-mpnet-base-v2"
+        mpnet = checkpoint_from_config(
+            mpnet_dir(), stem="all-mpnet-base-v2-hf", release_date="2021-08-30", reference=reference
+        )
+        checkpoints.append(mpnet)
+    entries = tuple(
+        PopulationEntry(
+            "-", checkpoint.stem, f"{variant.pooling}, {'whitening' if variant.whiten else 'no'}", variant
+        )
+        for checkpoint in checkpoints
+        for variant in paper_variants(checkpoint)
+    )
+    return Population(LOCAL_POPULATION, "the paper's variants of the local checkpoints (offline)", entries)
+
+
+POPULATIONS: dict[str, Callable[[], Population]] = {
+    EVALRANK_PAPER.name: lambda: EVALRANK_PAPER,
+    LOCAL_POPULATION: local_population,
+}
+"""Every population by name, built on first use (a local one reads its checkpoints' configs)."""
+
+
+@cache
 def get_population(name: str) -> Population:
     """The population ``name``; ``KeyError`` naming the known ones."""
     if name not in POPULATIONS:
         raise KeyError(f"unknown population {name!r}; known: {', '.join(POPULATIONS)}.")
-    return POPULATIONS[name]
+    return POPULATIONS[name]()
 
 
 @cache
