@@ -3,11 +3,13 @@
 Every plugin task class puts :class:`PluginDatasetLoading` before its mteb base class. Its
 ``load_data``
 
-1. builds and installs the task's dataset family from ``$MTEB_EVALRANK_SOURCE`` when it is not
-   installed yet (:func:`mteb_evalrank.data.status.ensure_dataset`);
+1. builds and installs the task's dataset family when it is not installed yet
+   (:func:`mteb_evalrank.data.status.ensure_dataset`: from ``$MTEB_EVALRANK_SOURCE``, else
+   from the raw files it fetches, unless an offline variable is set);
 2. runs mteb's own ``load_data`` with the ``datasets`` logger lowered to errors for the call,
    unless the user set it more verbose (offline, ``datasets`` warns "Using the latest cached
-   version of the dataset" once per config: 70 lines for the main job);
+   version of the dataset" once per config: 70 lines for the main job), and, for a local
+   build, with the Hugging Face Hub switched off (:func:`hub_switched_off`);
 3. turns a failure to find the dataset (offline, or not published) into
    :class:`~mteb_evalrank.data.status.DatasetNotAvailableError`, whose message says what is
    missing, the command that builds it and where the raw data come from.
@@ -16,7 +18,7 @@ Every plugin task class puts :class:`PluginDatasetLoading` before its mteb base 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import datasets
@@ -43,6 +45,25 @@ def quiet_datasets() -> Iterator[None]:
         logging.set_verbosity(before)
 
 
+@contextmanager
+def hub_switched_off() -> Iterator[None]:
+    """No request to the Hugging Face Hub during the block, as with ``HF_HUB_OFFLINE=1``.
+
+    For a dataset built locally (the plugin's are not on the Hub): online,
+    ``datasets.load_dataset`` asks the Hub first and reads the local build only once the Hub has
+    answered; an unreachable Hub costs ``huggingface_hub``'s retries, about 23 s per config
+    (3 minutes for ``EvalRankSent``). Both libraries read these flags at call time.
+    """
+    from huggingface_hub import constants
+
+    before = constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = datasets.config.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE = before
+
+
 class PluginDatasetLoading:
     """Mixin for the plugin's task classes (put it first among the bases)."""
 
@@ -55,8 +76,9 @@ class PluginDatasetLoading:
         spec = spec_for_hub_id(self.metadata.dataset["path"])
         if spec is not None:
             ensure_dataset(spec)
+        local = spec is not None and dataset_location(spec) == "local build"
         try:
-            with quiet_datasets():
+            with quiet_datasets(), hub_switched_off() if local else nullcontext():
                 self._load_plugin_data(num_proc=num_proc, **kwargs)
         except (ConnectionError, FileNotFoundError, OSError, ValueError) as error:
             if spec is None or dataset_location(spec) is not None:
