@@ -100,8 +100,8 @@ def read_shard(path: Path, store: str | None = None) -> tuple[NDArray[np.uint8],
     Raises:
         BadShardError: the file is unreadable or not a shard of this store (the message says why).
     """
-    try:
-        with np.load(path, allow_pickle=False) as data:
+    try:  # the file opened here: np.load leaves its own handle open when the zip is bad
+        with path.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
             missing = sorted({"keys", "vectors"} - set(data.files))
             if missing:
                 raise BadShardError(f"no {' and no '.join(missing)} array")

@@ -372,3 +372,35 @@ def test_a_resumed_study_redoes_the_job_of_a_damaged_result_only(
     assert json.loads(result.read_text(encoding="utf-8"))["scores"] == clean
     assert (folder / f"{tasks[0]}.json.corrupt").read_bytes() == damaged
     assert (folder / f"{tasks[1]}.json").read_bytes() == untouched
+
+
+@pytest.mark.slow
+def test_a_study_resumes_past_damaged_embedding_shards(
+    word_similarity: None, offline_models: None, tmp_path: Path
+) -> None:
+    """Issue 26's "done when": the study's shared embedding cache damaged (every shard cut to
+    1,000 bytes) and a job to redo: one warning per shard, the job done, the same scores."""
+    import mteb
+
+    from mteb_evalrank.embedding_cache import CorruptShardWarning
+    from mteb_evalrank.study import run_study
+
+    model, tasks = "evalrank/all-MiniLM-L6-v2-cls", ["WordSimWS353All"]
+    assert run_study([model], tasks, out=tmp_path, workers=1, progress=False).count("done") == 1
+    folder = tmp_path / "results" / model.replace("/", "__") / mteb.get_model_meta(model).revision
+    result = folder / f"{tasks[0]}.json"
+    clean = json.loads(result.read_text(encoding="utf-8"))["scores"]
+    result.unlink()  # the job to redo
+    shards = sorted(tmp_path.rglob("shard-*.npz"))
+    assert shards
+    for shard in shards:
+        shard.write_bytes(shard.read_bytes()[:1000])
+    with pytest.warns(CorruptShardWarning) as record:
+        again = run_study([model], tasks, out=tmp_path, workers=1, progress=False)
+    assert again.count("done") == 1 and again.ok
+    warned = sorted(
+        str(w.message).split(" is unusable")[0] for w in record if w.category is CorruptShardWarning
+    )
+    assert warned == [f"embedding cache: {shard}" for shard in shards]
+    assert json.loads(result.read_text(encoding="utf-8"))["scores"] == clean
+    assert all(shard.with_name(shard.name + ".corrupt").is_file() for shard in shards)
