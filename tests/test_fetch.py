@@ -295,6 +295,25 @@ def test_an_unwritable_cache_is_one_message_and_no_request(
     assert server.raw_requests() == 0
 
 
+def test_a_full_disk_is_one_message_and_leaves_nothing(online: Path, server: RawServer) -> None:
+    # A real write failure in a child process: a file size limit of 100 kB (RLIMIT_FSIZE, with
+    # SIGXFSZ ignored) makes the write of sts-test.csv (200 kB) fail with EFBIG, as a full disk
+    # fails with ENOSPC.
+    code = (
+        "import resource, signal; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000)); "
+        "from mteb_evalrank.data import fetch, registry; "
+        "fetch.fetch_family(registry.get_dataset_spec('stsb-granularity'))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MTEB_EVALRANK_TRACEBACK": ""}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.returncode == 1
+    assert "FetchError: could not write the raw file" in result.stderr and "File too large" in result.stderr
+    assert partial_files(online) == [] and STSB_TEST not in cached_files(online)
+    fetch.fetch_family(STSB_GRANULARITY)  # with room again, a rerun succeeds
+    assert sorted(cached_files(online)) == sorted(SMALL)
+
+
 @pytest.mark.parametrize("flag", fetch.OFFLINE_ENVS)
 def test_an_offline_variable_means_no_request(
     online: Path, server: RawServer, monkeypatch: pytest.MonkeyPatch, flag: str
@@ -355,9 +374,9 @@ def test_two_processes_fetching_at_once_download_each_file_once(online: Path, se
     outcomes = [process.communicate(timeout=120) for process in processes]
     for process, (_, err) in zip(processes, outcomes, strict=True):
         assert process.returncode == 0, err[-2000:]
-    assert {path: n for path, n in server.requests.items()} == {
-        path: 1 for path in server.requests
-    } and server.raw_requests() == len(SMALL)
+        assert f"fetching {len(SMALL)} raw file(s)" in err  # both started while the files were missing
+    assert set(server.requests.values()) == {1}  # one download per file
+    assert server.raw_requests() == len(SMALL)
     assert sorted(cached_files(online)) == sorted(SMALL) and partial_files(online) == []
 
 
@@ -461,6 +480,16 @@ def test_a_new_users_first_mteb_run_fetches_and_scores_like_a_source_build(
     assert server.raw_requests() == len(needed)
     for task in FIRST_RUN_TASKS:
         assert main_scores(tmp_path / "out", task) == main_scores(tmp_path / "out-source", task), task
+
+
+@pytest.mark.slow
+def test_a_failed_fetch_in_mteb_run_is_one_paragraph(tmp_path: Path, server: RawServer) -> None:
+    server.faults["*"] = "404"
+    result = mteb_run(tmp_path / "out", fresh_online_env(tmp_path, server), ("STSBenchmarkGranularity",))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    (message,) = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert "could not fetch" in message and "HTTP 404" in message and releases.RAW_URL_ENV in message
+    assert partial_files(tmp_path / "home" / "raw") == []
 
 
 @pytest.mark.slow
