@@ -404,3 +404,37 @@ def test_a_study_resumes_past_damaged_embedding_shards(
     assert warned == [f"embedding cache: {shard}" for shard in shards]
     assert json.loads(result.read_text(encoding="utf-8"))["scores"] == clean
     assert all(shard.with_name(shard.name + ".corrupt").is_file() for shard in shards)
+
+
+# ---------------------------------------------------------------------------------- processes
+@pytest.mark.slow
+def test_two_mteb_runs_into_one_output_folder_and_one_cache(word_similarity: None, tmp_path: Path) -> None:
+    """Two ``mteb run`` at once, sharing the output folder and the on-disk embedding cache: both
+    exit 0 without a warning, and the result is a lone run's."""
+    import os
+    import subprocess
+    import sys
+
+    from mteb_evalrank.embedding_cache import CACHE_DIR_ENV
+
+    model, task = "evalrank/all-MiniLM-L6-v2-cls", "WordSimWS353All"
+    mteb_cli = str(Path(sys.executable).parent / "mteb")
+
+    def start(output: str, cache: str) -> subprocess.Popen[str]:
+        command = [mteb_cli, "run", "-t", task, "-m", model, "--output-folder", str(tmp_path / output)]
+        env = os.environ | {CACHE_DIR_ENV: str(tmp_path / cache)}
+        return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def score(output: str) -> float:
+        (path,) = (tmp_path / output).rglob(f"{task}.json")
+        return float(json.loads(path.read_text(encoding="utf-8"))["scores"]["test"][0]["main_score"])
+
+    lone = start("lone", "lone-cache")
+    assert lone.wait(timeout=600) == 0, lone.communicate()[1][-3000:]
+    both = [start("shared", "shared-cache"), start("shared", "shared-cache")]
+    for process in both:
+        _, stderr = process.communicate(timeout=600)
+        assert process.returncode == 0, stderr[-3000:]
+        assert "CorruptShardWarning" not in stderr
+    assert score("shared") == score("lone")
+    assert not list((tmp_path / "shared-cache").rglob("*.corrupt"))
