@@ -290,8 +290,14 @@ def test_benchmark_resolves_with_every_task(name: str) -> None:
 
 
 # --------------------------------------------------------------------------------- models
+@pytest.fixture(scope="module")
+def known_tasks() -> set[str]:
+    """Every task name mteb knows (instantiating them all takes seconds: once per module)."""
+    return {task.metadata.name for task in mteb.get_tasks(exclude_superseded=False, exclude_aggregate=False)}
+
+
 @pytest.mark.parametrize("name", MODEL_NAMES)
-def test_model_meta_valid(name: str) -> None:
+def test_model_meta_valid(name: str, known_tasks: set[str]) -> None:
     """mteb's model-meta checks (tests/test_models/test_model_meta.py) for one zoo model."""
     meta = mteb.get_model_meta(name)
     assert meta in MODEL_METAS
@@ -300,9 +306,6 @@ def test_model_meta_valid(name: str) -> None:
     assert meta.revision is not None
     assert meta.name != meta.adapted_from
     meta.get_training_datasets()  # test_check_training_datasets_can_be_derived
-    known_tasks = {
-        task.metadata.name for task in mteb.get_tasks(exclude_superseded=False, exclude_aggregate=False)
-    }
     assert set(meta.training_datasets or ()) <= known_tasks
     if meta.adapted_from is not None:
         mteb.get_model_meta(meta.adapted_from)

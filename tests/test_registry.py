@@ -162,7 +162,6 @@ def test_a_name_clash_becomes_one_warning_and_the_rest_registers(monkeypatch: py
         "import mteb, mteb_evalrank",
         "from mteb_evalrank.tasks import EvalRankWord; import mteb",
         "from mteb_evalrank.suites import BENCHMARKS; import mteb",
-        "from mteb_evalrank.benchmarks import BENCHMARKS; import mteb",  # the deprecated alias
         "import mteb_evalrank.models; import mteb",
         "import mteb; mteb_evalrank = __import__('mteb_evalrank'); mteb_evalrank.register()",
     ],
@@ -239,29 +238,3 @@ def test_a_changed_private_task_hook_is_named(monkeypatch: pytest.MonkeyPatch, i
         expected = "does not exist"
     with pytest.raises(MtebInternalsChanged, match=rf"{cls_name}\.{method}.*{expected}"):
         check()
-
-
-def test_the_renamed_reporting_module_still_imports_with_a_deprecation_warning() -> None:
-    code = (
-        "import warnings; warnings.simplefilter('error', DeprecationWarning)\n"
-        "try:\n    import mteb_evalrank.reporting\nexcept DeprecationWarning as w:\n    print(w)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "mteb_evalrank.scores_table" in out.stdout
-
-
-def test_the_renamed_benchmarks_module_still_imports_with_a_deprecation_warning() -> None:
-    code = (
-        "import warnings\n"
-        "with warnings.catch_warnings(record=True) as caught:\n"
-        "    warnings.simplefilter('always', DeprecationWarning)\n"
-        "    from mteb_evalrank.benchmarks import BENCHMARKS, EVALRANK\n"
-        "import mteb_evalrank.suites as suites\n"
-        "print(BENCHMARKS is suites.BENCHMARKS and EVALRANK is suites.EVALRANK)\n"
-        "print([str(w.message) for w in caught if w.category is DeprecationWarning"
-        " and 'mteb_evalrank.benchmarks' in str(w.message)])"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    same, messages = out.stdout.strip().splitlines()
-    assert same == "True"
-    assert "mteb_evalrank.suites" in messages

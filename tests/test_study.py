@@ -398,35 +398,6 @@ def test_study_help_gives_the_size_of_the_zoo(capsys: pytest.CaptureFixture) -> 
     assert len(registered) == 56  # the zoo of issue 15: update with the zoo
 
 
-@pytest.mark.parametrize(
-    ("old", "new", "names"),
-    [
-        ("core", "api", ["run_study", "StudyInputError", "default_downstream", "resolve_tasks"]),
-        ("core", "summary", ["StudySummary", "write_report", "intrinsic_columns"]),
-        ("core", "timing", ["with_history"]),
-        ("engine", "dispatch", ["run_chains", "default_workers", "worker_env", "POLL_SECONDS"]),
-        ("runner", "chain_execution", ["run_chain", "run_job", "JobOutcome", "ChainReport", "clear_staging"]),
-    ],
-)
-def test_renamed_study_modules_still_import_with_a_deprecation_warning(
-    old: str, new: str, names: list[str]
-) -> None:
-    code = (
-        "import warnings\n"
-        "with warnings.catch_warnings(record=True) as caught:\n"
-        "    warnings.simplefilter('always', DeprecationWarning)\n"
-        f"    import mteb_evalrank.study.{old} as old\n"
-        f"import mteb_evalrank.study.{new} as new\n"
-        f"print(all(getattr(old, name) is getattr(new, name) for name in {names!r}))\n"
-        "print([str(w.message) for w in caught if w.category is DeprecationWarning"
-        f" and 'mteb_evalrank.study.{old}' in str(w.message)])"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    same, messages = out.stdout.strip().splitlines()
-    assert same == "True"
-    assert f"mteb_evalrank.study.{new}" in messages
-
-
 def test_shard_store_round_trip_keeps_every_digest(tmp_path: Path) -> None:
     digests = [bytes([i]) * (DIGEST_SIZE - 1) + b"\x00" for i in range(1, 4)] + [b"\x00" * DIGEST_SIZE]
     vectors = np.arange(8, dtype=np.float64).reshape(4, 2)

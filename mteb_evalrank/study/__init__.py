@@ -9,26 +9,14 @@ Modules: :mod:`.jobs` (the job plan, skipping finished jobs, model families),
 :mod:`.api` (``run_study``: check, plan, dispatch, record), :mod:`.timing`
 (``study_timing.json``), :mod:`.summary` (``StudySummary``, the report), :mod:`.progress`
 (the progress bar). Embeddings: the plugin's one cache, :mod:`mteb_evalrank.embedding_cache`.
-CLI: ``mteb-evalrank study``. ``core``, ``engine``, ``runner`` and ``embedding_cache`` are
-deprecated aliases.
+CLI: ``mteb-evalrank study``.
 """
-
-from typing import Any
 
 from mteb_evalrank.embedding_cache import EncodeStats
 
 from .api import StudyInputError, default_downstream, run_study
 from .chain_execution import JobOutcome
 from .summary import StudySummary
-
-
-def __getattr__(name: str) -> Any:
-    if name == "StudyEmbeddingCache":  # deprecated: warns on use, not on import of the package
-        from . import embedding_cache
-
-        return embedding_cache.StudyEmbeddingCache
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "EncodeStats",
