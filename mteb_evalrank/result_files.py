@@ -14,8 +14,13 @@ stops at the first file it cannot parse, with a bare ``JSONDecodeError`` naming 
 * any other file mteb cannot read (e.g. a result written by mteb < 1.12.48 for a task mteb
   does not know) still raises mteb's error, which ``correlate`` turns into a message naming it.
 
+A result **written for another dataset revision** than the registered task now reads (an older
+version of the task, or a custom-data task whose file changed) is kept, with one
+:class:`OutdatedResultWarning` naming it and the rerun command.
+
 A study deciding which jobs are done (:func:`result_is_done`) moves a damaged result aside to
-``<name>.corrupt`` (never deleted) with one warning, so that a resumed study redoes that job only.
+``<name>.corrupt`` and an outdated one to ``<name>.outdated`` (never deleted), with one
+warning, so that a resumed study redoes those jobs only.
 
 Nothing is changed on disk: when a file is damaged, the readable files are read through a
 temporary copy of the folder. See ``docs/faults.md``.
@@ -41,6 +46,28 @@ _FIRST_CURRENT_FORMAT = (1, 11)
 
 class DamagedResultWarning(UserWarning):
     """A result file (or ``model_meta.json``) could not be parsed and was skipped."""
+
+
+class OutdatedResultWarning(UserWarning):
+    """A result was written for another dataset revision than its task now reads."""
+
+
+def outdated(task_name: str, dataset_revision: str | None) -> str | None:
+    """Why a result of ``task_name`` is outdated, or ``None``: only a task registered with mteb
+    whose dataset revision differs from the result's counts (unknown tasks are not judged)."""
+    import mteb
+
+    try:
+        current = mteb.get_task(task_name).metadata.dataset.get("revision")
+    except (KeyError, ValueError):
+        return None
+    if not current or not dataset_revision or str(current) == str(dataset_revision):
+        return None
+    return f"written for dataset revision {dataset_revision!r}, the task now reads {current!r}"
+
+
+def _rerun(task: str, model: str, folder: Path) -> str:
+    return f"mteb run -t {task} -m {model} --output-folder {folder} --overwrite-strategy always"
 
 
 def _json_object(path: Path) -> tuple[dict[str, Any] | None, str | None]:
@@ -127,26 +154,39 @@ def find_damaged(folder: Path, tasks: Sequence[str] | None = None) -> dict[Path,
 def result_is_done(path: Path) -> bool:
     """Whether ``path`` holds a usable result (a study job that need not run again).
 
-    A damaged result (:func:`result_damage`) is renamed to ``<name>.corrupt`` (a free name;
-    never deleted) with one :class:`DamagedResultWarning`, and the job counts as not done.
+    A damaged result (:func:`result_damage`) is renamed to ``<name>.corrupt``, an
+    :func:`outdated` one to ``<name>.outdated`` (a free name; never deleted), with one
+    :class:`DamagedResultWarning` or :class:`OutdatedResultWarning`; the job counts as not done.
     """
     if not path.is_file():
         return False
     problem = result_damage(path)
-    if problem is None:
-        return True
-    target = path.with_name(path.name + ".corrupt")
+    if problem is not None:
+        category: type[UserWarning] = DamagedResultWarning
+        target = _set_aside(path, ".corrupt")
+    else:
+        data, _ = _json_object(path)
+        problem = (
+            outdated(str(data.get("task_name", path.stem)), data.get("dataset_revision")) if data else None
+        )
+        if problem is None:
+            return True
+        category, target = OutdatedResultWarning, _set_aside(path, ".outdated")
+    warnings.warn(
+        f"{path}: {problem}; moved aside to {target.name}, the job runs again.", category, stacklevel=2
+    )
+    return False
+
+
+def _set_aside(path: Path, suffix: str) -> Path:
+    """Rename ``path`` to ``<name><suffix>`` (``-1``, ``-2``, ... if taken); the new path."""
+    target = path.with_name(path.name + suffix)
     n = 0
     while target.exists():
         n += 1
-        target = path.with_name(f"{path.name}.corrupt-{n}")
+        target = path.with_name(f"{path.name}{suffix}-{n}")
     path.rename(target)
-    warnings.warn(
-        f"{path}: {problem}; moved aside to {target.name}, the job runs again.",
-        DamagedResultWarning,
-        stacklevel=2,
-    )
-    return False
+    return target
 
 
 def _warn(folder: Path, path: Path, problem: str) -> str:
@@ -159,8 +199,8 @@ def _warn(folder: Path, path: Path, problem: str) -> str:
         )
     else:
         message = (
-            f"{path}: {problem}; skipped. To write it again: mteb run -t {path.stem} -m {model} "
-            f"--output-folder {folder} --overwrite-strategy always (or move the file away)."
+            f"{path}: {problem}; skipped. To write it again: {_rerun(path.stem, model, folder)} "
+            "(or move the file away)."
         )
     warnings.warn(message, DamagedResultWarning, stacklevel=3)
     return message
@@ -186,7 +226,8 @@ def load_result_folder(
         )
 
     try:
-        return load(folder), []
+        results = load(folder)
+        return results, _flag_outdated(results, folder)
     except (KeyError, ValueError, OSError, AttributeError, TypeError):  # mteb's reader on a bad file
         damaged = find_damaged(folder, tasks)
         if not damaged:
@@ -199,4 +240,24 @@ def load_result_folder(
             return [name for name in names if (Path(directory) / name).resolve() in skip]
 
         shutil.copytree(folder / "results", Path(copy) / "results", ignore=ignore)
-        return load(Path(copy)), messages
+        results = load(Path(copy))
+    return results, messages + _flag_outdated(results, folder)
+
+
+def _flag_outdated(results: BenchmarkResults, folder: Path) -> list[str]:
+    """One :class:`OutdatedResultWarning` per :func:`outdated` result (kept); the messages."""
+    messages = []
+    for model in results.model_results:
+        for task in model.task_results:
+            stale = outdated(task.task_name, task.dataset_revision)
+            if stale is None:
+                continue
+            revision = model.model_revision or "no_revision_available"
+            path = (
+                folder / "results" / model.model_name.replace("/", "__") / revision / f"{task.task_name}.json"
+            )
+            rerun = _rerun(task.task_name, model.model_name, folder)
+            message = f"{path}: {stale}; kept. To write it again: {rerun}."
+            warnings.warn(message, OutdatedResultWarning, stacklevel=3)
+            messages.append(message)
+    return messages

@@ -277,6 +277,37 @@ def test_a_clean_result_folder_warns_nothing(tmp_path: Path) -> None:
         assert len(score_rows(_result_folder(tmp_path))) == len(RESULT_MODELS) * len(RESULT_TASKS)
 
 
+def _set_revision(path: Path, revision: str) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["dataset_revision"] = revision
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def test_a_result_of_an_older_dataset_revision_is_kept_with_one_warning(tmp_path: Path) -> None:
+    """A result written for dataset revision v0.9.0 of a task that now reads v1.0.0: both readers
+    keep it (documented) and warn once, naming the file, both revisions and the rerun command."""
+    from mteb_evalrank.correlation import load_results
+    from mteb_evalrank.result_files import OutdatedResultWarning
+    from mteb_evalrank.scores_table import score_rows
+
+    clean = _scores(score_rows(_result_folder(tmp_path / "clean")))
+    folder = _result_folder(tmp_path / "old")
+    (old,) = (folder / "results" / RESULT_MODELS[2]).glob(f"*/{RESULT_TASKS[1]}.json")
+    _set_revision(old, "v0.9.0")
+    expected = (
+        rf"^{re.escape(str(old))}: written for dataset revision 'v0\.9\.0', the task now reads 'v1\.0\.0'; "
+        rf"kept\. To write it again: mteb run -t {RESULT_TASKS[1]} -m evalrank/all-MiniLM-L6-v2-mean-last "
+    )
+    with pytest.warns(OutdatedResultWarning) as record:
+        assert _scores(score_rows(folder)) == clean
+    with pytest.warns(OutdatedResultWarning) as record_correlate:
+        loaded = load_results([folder])
+    for warned in (record, record_correlate):
+        (message,) = [str(w.message) for w in warned if w.category is OutdatedResultWarning]
+        assert re.search(expected, message), message
+    assert any(str(old) in note for note in loaded.notes)
+
+
 @pytest.mark.slow
 def test_mteb_evalrank_scores_cli_skips_a_truncated_result(tmp_path: Path) -> None:
     import subprocess
@@ -372,6 +403,34 @@ def test_a_resumed_study_redoes_the_job_of_a_damaged_result_only(
     assert json.loads(result.read_text(encoding="utf-8"))["scores"] == clean
     assert (folder / f"{tasks[0]}.json.corrupt").read_bytes() == damaged
     assert (folder / f"{tasks[1]}.json").read_bytes() == untouched
+
+
+@pytest.mark.slow
+def test_a_resumed_study_redoes_the_job_of_an_outdated_result_only(
+    word_similarity: None, tmp_path: Path
+) -> None:
+    """A study result of an older dataset revision: the resumed study moves it aside to
+    ``*.outdated`` (one warning) and runs that job only again, for the current revision."""
+    import mteb
+
+    from mteb_evalrank.result_files import OutdatedResultWarning
+    from mteb_evalrank.study import run_study
+
+    glove, tasks = "evalrank/glove.6B.50d", ["WordSimWS353All", "WordSimSimLex999"]
+    run_study([glove], tasks, out=tmp_path, workers=1, progress=False)
+    folder = tmp_path / "results" / glove.replace("/", "__") / mteb.get_model_meta(glove).revision
+    result = folder / f"{tasks[1]}.json"
+    clean = json.loads(result.read_text(encoding="utf-8"))
+    _set_revision(result, "v0.9.0")
+    with pytest.warns(
+        OutdatedResultWarning,
+        match=rf"{re.escape(str(result))}: written for dataset revision 'v0\.9\.0'.*\.outdated",
+    ):
+        again = run_study([glove], tasks, out=tmp_path, workers=1, progress=False)
+    assert (again.count("done"), again.count("skipped")) == (1, 1) and again.ok
+    rerun = json.loads(result.read_text(encoding="utf-8"))
+    assert rerun["dataset_revision"] == clean["dataset_revision"] and rerun["scores"] == clean["scores"]
+    assert json.loads((folder / f"{tasks[1]}.json.outdated").read_text())["dataset_revision"] == "v0.9.0"
 
 
 @pytest.mark.slow
