@@ -489,3 +489,46 @@ def main() -> None:
     """Install every package's files (:func:`install_word_vectors`) and print the folders."""
     for folder in install_word_vectors():
         print(f"word vectors (files SHA-256 checked when extracted) -> {folder}")
+
+
+# ------------------------------------------------------------------ coverage per task
+EVALRANK_WORD_TASKS = {"EvalRankWord": "corpus", "EvalRankWordNoWiki": "no_wiki-corpus"}
+"""EvalRank word tasks and the config of their background (every word they rank)."""
+
+
+def task_vocabularies(source: Path) -> dict[str, list[str]]:
+    """``{task: its distinct words, in order}`` for the word-level tasks, from the raw data.
+
+    EvalRankWord / EvalRankWordNoWiki: the background (it holds every word of the positive
+    pairs); each ``WordSim*`` task: the words of its pairs (``sentence1`` then
+    ``sentence2``). The datasets are built by their recipes, a pure function of ``source``.
+    """
+    from mteb_evalrank.data.registry import EVALRANK_WORD, WORD_SIMILARITY
+    from mteb_evalrank.tasks import TASKS
+
+    evalrank = EVALRANK_WORD.recipe().build(source).configs
+    similarity = WORD_SIMILARITY.recipe().build(source).configs
+    words = {
+        task: list(dict.fromkeys(evalrank[config]["test"]["text"]))
+        for task, config in EVALRANK_WORD_TASKS.items()
+    }
+    for task in TASKS:
+        dataset = task.metadata.dataset
+        if dataset["path"] == WORD_SIMILARITY.hub_id:
+            rows = similarity[dataset["name"]]["test"]
+            words[task.metadata.name] = list(dict.fromkeys([*rows["sentence1"], *rows["sentence2"]]))
+    return words
+
+
+def coverage_table(
+    encoders: dict[str, StaticWordEmbeddings], vocabularies: dict[str, list[str]]
+) -> dict[str, dict[str, float]]:
+    """``{task: {model: coverage}}``: :meth:`StaticWordEmbeddings.coverage` of each task's words.
+
+    Coverage is the share of the task's distinct words that have a vector (a word-similarity
+    task's own ``coverage`` score is the share of *pairs* with both words known).
+    """
+    return {
+        task: {name: encoder.coverage(words) for name, encoder in encoders.items()}
+        for task, words in vocabularies.items()
+    }
