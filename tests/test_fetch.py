@@ -426,7 +426,8 @@ def test_the_fetch_command_fetches_builds_and_reports(tmp_path: Path, server: Ra
         check=True,
     ).stdout
     line = next(line for line in report.splitlines() if "evalrank/" in line and "verified" in line)
-    assert "2 verified" in line and server.url in line
+    n_evalrank = sum(name.startswith("evalrank/") for name in releases.manifest())
+    assert f"2 of {n_evalrank} files present and verified" in line and server.url in line
     offline = {**env, "MTEB_EVALRANK_OFFLINE": "1"}
     command[-1] = STSB_GRANULARITY.family
     refused = subprocess.run(command, capture_output=True, text=True, env=offline, cwd=tmp_path)
@@ -526,3 +527,11 @@ def test_the_build_prints_one_line_per_family_and_the_statistics_with_v(
     out, err = capsys.readouterr()
     assert "  stats (also in" in out and json.dumps(info["stats"]) in out
     assert "Creating parquet" in err
+
+
+def test_fetched_files_are_readable_by_everyone_the_umask_allows(online: Path) -> None:
+    fetch.fetch_family(STSB_GRANULARITY)
+    mask = os.umask(0)
+    os.umask(mask)
+    for name in (*SMALL, fetch.PROVENANCE):
+        assert (online / name).stat().st_mode & 0o777 == 0o666 & ~mask, name

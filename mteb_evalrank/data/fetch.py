@@ -29,8 +29,8 @@ import contextlib
 import http.client
 import json
 import os
+import secrets
 import sys
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Iterator
@@ -212,10 +212,9 @@ def fetch_one(name: str, *, root: Path, base_url: str | None, timeout: float) ->
 
 def _download(url: str, target: Path, entry: ManifestEntry, timeout: float) -> None:
     """Stream ``url`` to a ``.part`` file beside ``target``, check it, rename it into place."""
-    fd, part_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-    part = Path(part_name)
+    part = _new_part_file(target)
     try:
-        with os.fdopen(fd, "wb") as out:
+        with part.open("wb") as out:
             digest, size = _stream(url, out, entry, timeout, target.name)
         if size != entry.size or digest != entry.sha256:
             raise FetchError(
@@ -226,6 +225,13 @@ def _download(url: str, target: Path, entry: ManifestEntry, timeout: float) -> N
         part.replace(target)  # atomic (same folder)
     finally:
         part.unlink(missing_ok=True)
+
+
+def _new_part_file(target: Path) -> Path:
+    """A new, empty ``.<name>.<random>.part`` beside ``target`` (mode 0666 less the umask, like any file)."""
+    part = target.parent / f".{target.name}.{secrets.token_hex(8)}.part"
+    os.close(os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    return part
 
 
 def _stream(url: str, out: BinaryIO, entry: ManifestEntry, timeout: float, label: str) -> tuple[str, int]:
@@ -308,10 +314,10 @@ def _record_provenance(root: Path, name: str, url: str, entry: ManifestEntry) ->
             "sha256": entry.sha256,
             "fetched": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
-        fd, part_name = tempfile.mkstemp(dir=root, prefix=f".{PROVENANCE}.", suffix=".part")
+        part = _new_part_file(root / PROVENANCE)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
+            with part.open("w", encoding="utf-8") as out:
                 json.dump(record, out, indent=1, sort_keys=True)
-            Path(part_name).replace(root / PROVENANCE)
+            part.replace(root / PROVENANCE)
         finally:
-            Path(part_name).unlink(missing_ok=True)
+            part.unlink(missing_ok=True)

@@ -141,13 +141,13 @@ def raw_cache_report(root: Path | None = None) -> list[str]:
         origins = sorted({s.origin.rsplit(f"/{raw.commit}/", 1)[0] for s in mine if s.origin})
         came = f"; fetched from {', '.join(origins)}" if origins else ""
         lines.append(
-            f"  {raw.folder + '/':<10} {raw.pinned}: {len(counts['verified'])} verified, "
-            f"{len(counts['damaged'])} damaged, {len(counts['missing'])} missing{came}"
+            f"  {raw.folder + '/':<10} {raw.pinned}: {len(counts['verified'])} of {len(mine)} files present "
+            f"and verified, {len(counts['damaged'])} damaged, {len(counts['missing'])} not fetched{came}"
         )
         for state in counts["damaged"]:
             lines.append(f"     damaged (fetched again on next use): {state.path}")
     if any(state.state != "verified" for state in states):
-        lines.append(f"  -> fetch them: {fetch_command()}")
+        lines.append(f"  -> files are fetched when a dataset needs them; all at once: {fetch_command()}")
     return lines
 
 
