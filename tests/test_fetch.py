@@ -535,3 +535,11 @@ def test_fetched_files_are_readable_by_everyone_the_umask_allows(online: Path) -
     os.umask(mask)
     for name in (*SMALL, fetch.PROVENANCE):
         assert (online / name).stat().st_mode & 0o777 == 0o666 & ~mask, name
+
+
+def test_files_are_named_by_any_iterable_and_must_be_in_the_manifest(online: Path, server: RawServer) -> None:
+    fetch.fetch_files(name for name in SMALL)
+    assert sorted(cached_files(online)) == sorted(SMALL)
+    with pytest.raises(FetchError, match="no manifest entry for raw file"):
+        fetch.fetch_files(["evalrank/not-a-release-file.txt"])
+    assert server.raw_requests() == len(SMALL)

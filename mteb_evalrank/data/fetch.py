@@ -156,11 +156,12 @@ def fetch_files(
     :class:`FetchError` without any network attempt.
     """
     root = raw_dir() if root is None else root
+    files = list(dict.fromkeys(files))
     known = manifest()
     unknown = sorted(set(files) - set(known))
     if unknown:
         raise FetchError(f"no manifest entry for raw file(s) {', '.join(unknown)}: reinstall mteb-evalrank.")
-    todo = [name for name in dict.fromkeys(files) if not is_verified(root / name, known[name])]
+    todo = [name for name in files if not is_verified(root / name, known[name])]
     if not todo:
         return root
     if flag := offline_flag():
