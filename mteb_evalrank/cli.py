@@ -283,7 +283,7 @@ def _population_models(name: str) -> list[str]:
 
     try:
         names = enable_population(name)
-    except (KeyError, PopulationUnavailable) as error:
+    except (KeyError, ValueError, PopulationUnavailable) as error:
         raise SystemExit(f"mteb-evalrank study --population: {error.args[0]}") from None
     skipped = get_population(name).not_runnable
     if skipped:

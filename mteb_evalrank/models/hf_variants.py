@@ -660,17 +660,20 @@ def check_population(name: str) -> None:
 
 
 def register_population_metas(metas: Iterable[ModelMeta]) -> list[str]:
-    """Add ``metas`` to mteb's model registry (an existing same object is kept; another object
-    under the same name is never replaced). Returns the names added or already there."""
+    """Add ``metas`` to mteb's model registry and return their names (idempotent).
+
+    Raises:
+        ValueError: a name that mteb already uses for another object (never replaced).
+    """
     from mteb_evalrank import _mteb_adapter
 
     registry = _mteb_adapter.model_registry()
     names = []
     for meta in metas:
         assert meta.name is not None
-        registry.setdefault(meta.name, meta)
-        if registry[meta.name] is meta:
-            names.append(meta.name)
+        if registry.setdefault(meta.name, meta) is not meta:
+            raise ValueError(f"mteb already has a model named {meta.name!r}: {registry[meta.name]!r}.")
+        names.append(meta.name)
     return names
 
 
@@ -687,6 +690,7 @@ def enable_population(name: str, *, check: bool = True) -> list[str]:
     Raises:
         KeyError: unknown population.
         PopulationUnavailable: a checkpoint cannot be loaded (offline machine).
+        ValueError: a name clashes with a model of mteb's.
     """
     metas = population_metas(name)
     if check:
@@ -694,5 +698,4 @@ def enable_population(name: str, *, check: bool = True) -> list[str]:
     present = [part for part in os.environ.get(POPULATION_ENV, "").split(",") if part]
     if name not in present:
         os.environ[POPULATION_ENV] = ",".join([*present, name])
-    register_population_metas(metas)
-    return [meta.name for meta in metas if meta.name is not None]
+    return register_population_metas(metas)
