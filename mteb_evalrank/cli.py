@@ -101,7 +101,7 @@ def _fetch_datasets(args: argparse.Namespace) -> None:
         elif (where := dataset_location(spec)) is not None:
             print(f"{spec.hub_id}@{spec.revision}: raw files verified in {raw}; already installed ({where})")
         else:
-            build_and_install(spec, raw)
+            build_and_install(spec, raw, why="datasets fetch")
             print(f"{spec.hub_id}@{spec.revision}: fetched into {raw}, built and installed")
 
 

@@ -118,11 +118,11 @@ def datasets_progress_bars(enabled: bool) -> Iterator[None]:
             datasets.enable_progress_bars()
 
 
-def build_and_install(spec: DatasetSpec, folder: Path) -> Path:
+def build_and_install(spec: DatasetSpec, folder: Path, why: str = "first use") -> Path:
     """Build ``spec`` from the raw data folder ``folder`` into the datasets cache; returns its folder."""
     from .hub import install_into_cache
 
-    print(f"mteb-evalrank: building {spec.hub_id} from {folder} (first use) ...", file=sys.stderr, flush=True)
+    print(f"mteb-evalrank: building {spec.hub_id} from {folder} ({why}) ...", file=sys.stderr, flush=True)
     with datasets_progress_bars(False):
         built = spec.recipe().build(folder)
         root = install_into_cache(spec, built)
