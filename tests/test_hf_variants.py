@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import mteb
@@ -342,3 +343,8 @@ print(sorted(o.model for o in summary.outcomes))
     assert run.stdout.count("all-MiniLM-L6-v2-hf-") == 3
     results = {path.parent.parent.name for path in (tmp_path / "study" / "results").rglob("WordSimMC30.json")}
     assert {"evalrank__all-MiniLM-L6-v2-hf-cls", "evalrank__all-MiniLM-L6-v2-hf-last-avg"} <= results
+
+
+def test_a_wrong_declaration_is_caught_when_the_weights_load(minilm: hv.Checkpoint) -> None:
+    with pytest.raises(ValueError, match="its declaration says"):
+        hv.HFPooling(replace(minilm, n_layers=12), "cls")

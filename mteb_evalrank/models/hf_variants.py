@@ -260,6 +260,22 @@ def forward_features(
     return torch.stack(rows, dim=1).float().numpy()
 
 
+def check_declared(checkpoint: Checkpoint, model: Any) -> None:
+    """``ValueError`` if the loaded model is not what ``checkpoint`` declares (size, layers,
+    parameters): a declared population's facts are checked once its weights are there."""
+    found = (
+        int(model.config.hidden_size),
+        int(model.config.num_hidden_layers),
+        sum(int(parameter.numel()) for parameter in model.parameters()),
+    )
+    declared = (checkpoint.dim, checkpoint.n_layers, checkpoint.n_parameters)
+    if found != declared:
+        raise ValueError(
+            f"{checkpoint.source}@{checkpoint.revision}: the loaded model has (hidden size, layers, "
+            f"parameters) = {found}, its declaration says {declared}; fix the declaration."
+        )
+
+
 class HFPooling(TextEmbedder):
     """A checkpoint with one of :data:`POOLINGS`; features from the process's embedding cache.
 
@@ -282,6 +298,7 @@ class HFPooling(TextEmbedder):
         self.tokenizer, self.model = _load(
             checkpoint.source, None if checkpoint.is_local else checkpoint.revision
         )
+        check_declared(checkpoint, self.model)
 
     def _forward(self, texts: list[str]) -> NDArray[np.float32]:
         type(self).forward_calls += 1
