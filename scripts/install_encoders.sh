@@ -35,5 +35,3 @@ PYTHON
 # this checkout's code derives the folders (also when the installed plugin is older)
 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" HF_HUB_OFFLINE=1 TQDM_DISABLE=1 \
     "$PY" -c 'from mteb_evalrank.cli import main; main(["models", "install-encoders"])'
-PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" \
-    "$PY" -c 'from mteb_evalrank.models.encoders.word_vectors import main; main()'

