@@ -229,13 +229,17 @@ def checkpoint_from_config(
 # ------------------------------------------------------------------ the encoder
 @cache
 def _load(source: str, revision: str | None) -> tuple[Any, Any]:
-    """Tokenizer and model of a checkpoint, loaded once per process (shared by its variants)."""
+    """Tokenizer and model of a checkpoint, loaded once per process (shared by its variants), on
+    the GPU when torch sees one (the paper's code does the same), else on the CPU."""
+    import torch
     from transformers import AutoModel, AutoTokenizer
 
     local = revision is None
     tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, local_files_only=local)
     model = AutoModel.from_pretrained(source, revision=revision, local_files_only=local)
     model.eval()
+    if torch.cuda.is_available():
+        model.to("cuda")
     return tokenizer, model
 
 
@@ -249,6 +253,7 @@ def forward_features(
     import torch
 
     batch = tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    batch = batch.to(model.device)
     with torch.inference_mode():
         out = model(**batch, output_hidden_states=True)
     hidden = out.hidden_states
@@ -257,7 +262,7 @@ def forward_features(
     first, last = ((h * mask).sum(dim=1) / count for h in (hidden[1], hidden[-1]))
     pooler = getattr(out, "pooler_output", None)
     rows = [first, last, hidden[-1][:, 0], torch.zeros_like(first) if pooler is None else pooler]
-    return torch.stack(rows, dim=1).float().numpy()
+    return torch.stack(rows, dim=1).float().cpu().numpy()
 
 
 def check_declared(checkpoint: Checkpoint, model: Any) -> None:
