@@ -497,3 +497,110 @@ def test_two_mteb_runs_into_one_output_folder_and_one_cache(word_similarity: Non
         assert "CorruptShardWarning" not in stderr
     assert score("shared") == score("lone")
     assert not list((tmp_path / "shared-cache").rglob("*.corrupt"))
+
+
+# ------------------------------------------------------------ built datasets in the datasets cache
+@pytest.fixture
+def own_datasets_cache(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The word-similarity sets built into a datasets cache of this test's own (it damages it)."""
+    import datasets
+
+    from mteb_evalrank.data import hub
+    from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
+    return hub.install_into_cache(WORD_SIMILARITY, WORD_SIMILARITY.recipe().build(source))
+
+
+def _cut_arrow(root: Path) -> Path:
+    (arrow,) = root.glob("ws-353-all/*/*/*.arrow")
+    arrow.write_bytes(arrow.read_bytes()[: arrow.stat().st_size // 2])
+    return arrow
+
+
+def _no_info(root: Path) -> Path:
+    (info,) = root.glob("ws-353-all/*/*/dataset_info.json")
+    info.unlink()
+    return info
+
+
+def _bad_info(root: Path) -> Path:
+    (info,) = root.glob("ws-353-all/*/*/dataset_info.json")
+    info.write_text('{"description', encoding="utf-8")
+    return info
+
+
+BUILD_FAULTS = {
+    "arrow truncated": (_cut_arrow, "unreadable Arrow file"),
+    "dataset_info.json missing": (_no_info, "missing"),
+    "dataset_info.json invalid": (_bad_info, "not valid JSON"),
+}
+
+
+@pytest.mark.parametrize("fault", list(BUILD_FAULTS))
+def test_a_damaged_local_build_without_raw_data_names_the_dataset_and_the_command(
+    own_datasets_cache: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """Offline, no raw data: one paragraph naming the dataset, the damaged file and the build
+    command; the damaged build is kept beside the cache (``.corrupt``), not deleted."""
+    import mteb
+
+    import mteb_evalrank  # noqa: F401
+    from mteb_evalrank.data.repair import DamagedDatasetWarning, DatasetDamagedError
+    from mteb_evalrank.data.status import SOURCE_ENV
+
+    monkeypatch.delenv(SOURCE_ENV, raising=False)
+    damage, problem = BUILD_FAULTS[fault]
+    damaged = damage(own_datasets_cache)
+    expected = (
+        r"WordSimWS353All: the local build of mteb-evalrank/word-similarity in the datasets cache was "
+        rf"damaged \({re.escape(str(damaged))}: {problem}.*\) and has been moved aside to "
+        rf"{re.escape(str(own_datasets_cache))}\.corrupt\. Build it again: "
+        r"`mteb-evalrank datasets build --source /path/to/raw-data --only word-similarity`"
+    )
+    with (
+        pytest.warns(DamagedDatasetWarning, match=re.escape(str(damaged))),
+        pytest.raises(DatasetDamagedError, match=expected),
+    ):
+        mteb.get_task("WordSimWS353All").load_data()
+    assert DatasetDamagedError.user_facing
+    corrupt = own_datasets_cache.with_name(own_datasets_cache.name + ".corrupt")
+    assert (corrupt / damaged.relative_to(own_datasets_cache)).exists() != (
+        fault == "dataset_info.json missing"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", list(BUILD_FAULTS))
+def test_a_damaged_local_build_is_rebuilt_from_the_raw_data_and_scores_the_same(
+    own_datasets_cache: Path, source: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """``$MTEB_EVALRANK_SOURCE`` set: the damaged build is moved aside with one warning, built
+    again, and the task scores as on the sound build."""
+    import mteb
+
+    import mteb_evalrank  # noqa: F401
+    from mteb_evalrank.data.repair import DamagedDatasetWarning
+    from mteb_evalrank.data.status import SOURCE_ENV
+
+    monkeypatch.setenv(SOURCE_ENV, str(source))
+    model = mteb.get_model("evalrank/glove-toy-50d")
+
+    def score() -> float:
+        result = mteb.evaluate(
+            model,
+            mteb.get_task("WordSimWS353All"),
+            cache=None,
+            overwrite_strategy="always",
+            show_progress_bar=False,
+        )
+        return float(result.task_results[0].get_score())
+
+    clean = score()
+    damaged = BUILD_FAULTS[fault][0](own_datasets_cache)
+    with pytest.warns(DamagedDatasetWarning) as record:
+        assert score() == clean
+    (message,) = [str(w.message) for w in record if w.category is DamagedDatasetWarning]
+    assert str(damaged) in message and "moved aside" in message
+    assert own_datasets_cache.with_name(own_datasets_cache.name + ".corrupt").is_dir()
+    assert score() == clean  # the rebuilt copy is sound

@@ -12,7 +12,11 @@ Every plugin task class puts :class:`PluginDatasetLoading` before its mteb base 
    build, with the Hugging Face Hub switched off (:func:`hub_switched_off`);
 3. turns a failure to find the dataset (offline, or not published) into
    :class:`~mteb_evalrank.data.status.DatasetNotAvailableError`, whose message says what is
-   missing, the command that builds it and where the raw data come from.
+   missing, the command that builds it and where the raw data come from;
+4. on a failure to read an installed local build, checks its files
+   (:func:`mteb_evalrank.data.repair.repair_local_build`): a damaged build is moved aside with
+   one warning and built again where the raw data are at hand (then loaded again), else one
+   paragraph names the dataset and the command that rebuilds it (issue 26).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 import datasets
 
 from mteb_evalrank.data.registry import spec_for_hub_id
+from mteb_evalrank.data.repair import repair_local_build
 from mteb_evalrank.data.status import (
     DatasetNotAvailableError,
     dataset_location,
@@ -81,9 +86,17 @@ class PluginDatasetLoading:
             with quiet_datasets(), hub_switched_off() if local else nullcontext():
                 self._load_plugin_data(num_proc=num_proc, **kwargs)
         except (ConnectionError, FileNotFoundError, OSError, ValueError) as error:
-            if spec is None or dataset_location(spec) is not None:
+            if spec is None:
                 raise
-            raise DatasetNotAvailableError(not_available_message(spec, self.metadata.name, error)) from None
+            location = dataset_location(spec)
+            if location is None:
+                raise DatasetNotAvailableError(
+                    not_available_message(spec, self.metadata.name, error)
+                ) from None
+            if location != "local build" or not repair_local_build(spec, self.metadata.name):
+                raise
+            with quiet_datasets(), hub_switched_off():  # built again from the raw data
+                self._load_plugin_data(num_proc=num_proc, **kwargs)
 
     def _load_plugin_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         """The loading itself: mteb's ``load_data`` unless a task class overrides this."""
