@@ -32,7 +32,7 @@ from mteb_evalrank.models.encoders.install import EncoderFolderError, sha256_fil
 from mteb_evalrank.models.postprocess import abtt_components
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 from mteb_evalrank.models.wrappers import PostProcessedEncoder
-from mteb_evalrank.models.zoo import ZOO, ZOO_METAS, ZOO_MODELS, family_bases, model_family
+from mteb_evalrank.models.zoo import ZOO, ZOO_METAS, ZOO_MODELS, family_bases, family_training, model_family
 from mteb_evalrank.tasks import TASKS
 
 SETS = wv.WORD_VECTOR_SETS
@@ -71,12 +71,17 @@ def test_every_package_is_pinned_by_version_and_sha256() -> None:
         assert len(spec.files) == (2 if spec.format == "spacy-table" else 1)
 
 
-def test_seven_sets_from_five_independent_trainings() -> None:
-    """With glove.6B.50d and its toy subset: 8 sets, 5 trainings (GoogleNews counted once)."""
-    trainings = {spec.training for spec in SETS} | {"GloVe 6B"}
-    assert len(SETS) + 2 == 8 and len(trainings) == 5
-    by_training = {t: [s.name for s in SETS if s.training == t] for t in trainings}
-    assert len(by_training[wv.GOOGLENEWS]) == 2
+def test_eight_static_sets_from_five_independent_trainings() -> None:
+    """With glove.6B.50d and its toy subset: 8 sets in 7 families, 5 trainings (GoogleNews and
+    neuralcoref's static / tuned tables each counted once)."""
+    static = [s.family for s in SETS] + ["glove.6B.50d", "glove-toy"]
+    families = set(static)
+    trainings = {family_training(family) for family in families}
+    assert len(static) == 8 and len(families) == 7 and len(trainings) == 5
+    googlenews = {f for f in families if family_training(f) == wv.GOOGLENEWS}
+    assert googlenews == {"word2vec-googlenews-bolukbasi", "word2vec-googlenews-wefe"}
+    assert family_training("glove-toy") == family_training("glove.6B.50d")
+    assert family_training("all-mpnet-base-v2") == "all-mpnet-base-v2"
 
 
 @pytest.mark.parametrize("package", wv.PACKAGES, ids=[p.name for p in wv.PACKAGES])

