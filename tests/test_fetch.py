@@ -410,6 +410,7 @@ def fresh_online_env(tmp_path: Path, server: RawServer, **extra: str) -> dict[st
     }
 
 
+@pytest.mark.slow  # three CLI processes and a build
 def test_the_fetch_command_fetches_builds_and_reports(tmp_path: Path, server: RawServer) -> None:
     env = fresh_online_env(tmp_path, server)
     command = [str(BIN / "mteb-evalrank"), "datasets", "fetch", "--only", STR_2021.family]
