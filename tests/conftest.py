@@ -10,10 +10,13 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = Path(os.environ.get("MTEB_EVALRANK_SOURCE", REPO.parent / "shared" / "data")).resolve()
 HF_HOME = Path(os.environ.get("MTEB_EVALRANK_TEST_HF_HOME") or tempfile.mkdtemp(prefix="mteb-evalrank-hf-"))
+if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("MTEB_EVALRANK_TEST_HF_HOME"):
+    HF_HOME = HF_HOME / os.environ["PYTEST_XDIST_WORKER"]  # xdist workers never share a writable cache
 os.environ["HF_HOME"] = str(HF_HOME)
 os.environ.pop("HF_DATASETS_CACHE", None)
 os.environ.pop("HF_HUB_CACHE", None)
@@ -22,6 +25,9 @@ os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest  # noqa: E402
+
+if TYPE_CHECKING:
+    from mteb_evalrank.data.layout import BuiltDataset
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -43,19 +49,58 @@ def hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("hub")
 
 
+def shared_build(family: str, source: Path, tmp_path_factory: pytest.TempPathFactory) -> BuiltDataset:
+    """``DATASETS[family].recipe().build(source)``, computed once per test run.
+
+    Under pytest-xdist every worker is a session of its own; the first worker to need a family
+    builds it (under a file lock) and pickles it into the run's shared temporary folder, and the
+    others load that pickle (the build is a pure function of the raw files). Without xdist the
+    folder is this session's own.
+    """
+    import pickle
+
+    from filelock import FileLock
+
+    from mteb_evalrank.data.registry import DATASETS
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, common to its workers
+    folder = shared / "built-datasets"
+    folder.mkdir(exist_ok=True)
+    target = folder / f"{family}.pickle"
+    with FileLock(str(target) + ".lock"):
+        if target.is_file():
+            data: BuiltDataset = pickle.loads(target.read_bytes())
+            return data
+        data = DATASETS[family].recipe().build(source)
+        staging = target.with_suffix(".partial")
+        staging.write_bytes(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
+        staging.replace(target)
+        return data
+
+
 @pytest.fixture(scope="session")
-def built(source: Path, hub_dir: Path) -> dict[str, object]:
-    """Every dataset built once, written as a Hub folder and installed in the datasets cache."""
+def built(source: Path, hub_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, BuiltDataset]:
+    """Every dataset built once, written as a Hub folder and installed in the datasets cache.
+
+    Workers walk the families in different orders, so that under xdist they build different
+    families at the same time instead of queueing on one lock.
+    """
     from mteb_evalrank.data import hub
     from mteb_evalrank.data.registry import DATASETS
 
+    families = list(DATASETS)
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        families.reverse()
     result = {}
-    for family, spec in DATASETS.items():
-        data = spec.recipe().build(source)
+    for family in families:
+        spec = DATASETS[family]
+        data = shared_build(family, source, tmp_path_factory)
         hub.write_hub_folder(spec, data, source, hub_dir)
         hub.install_into_cache(spec, data)
         result[family] = data
-    return result
+    return {family: result[family] for family in DATASETS}
 
 
 @pytest.fixture(scope="session")

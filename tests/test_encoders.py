@@ -125,6 +125,7 @@ def test_names_do_not_replace_mteb_entries() -> None:
 
 # ------------------------------------------------------------------ packages and weights
 @pytest.mark.parametrize("spec", FAMILIES, ids=FAMILY_IDS)
+@pytest.mark.slow  # hashes every weight file
 def test_weight_files_have_the_recorded_sha256(spec: EncoderFamily) -> None:
     base(spec)  # installed (and derived folders written)
     for weight in spec.weights:

@@ -52,6 +52,7 @@ def run_mteb(env: dict[str, str], out: Path, task: str = "EvalRankSent") -> subp
 # --- an unbuilt dataset --------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # spawns the mteb CLI
 def test_an_unbuilt_dataset_ends_in_one_paragraph(tmp_path: Path) -> None:
     result = run_mteb(fresh_env(tmp_path / "hf"), tmp_path / "out")
     assert result.returncode == 1

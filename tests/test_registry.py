@@ -71,6 +71,7 @@ def test_hook_costs_nothing_in_other_processes() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow  # spawns python -m mteb
 def test_hook_registers_in_python_dash_m_mteb() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "mteb", "available-tasks"], capture_output=True, text=True, check=True
@@ -119,6 +120,7 @@ def test_python_dash_m_mteb_registers_whatever_the_interpreter_flags(flags: list
     assert "EvalRankSent" in out.stdout and "STSBenchmark" in out.stdout
 
 
+@pytest.mark.slow  # spawns the mteb CLI
 def test_a_broken_plugin_leaves_the_mteb_cli_working(tmp_path: Path) -> None:
     """Forced failure: an mteb_evalrank that raises on import shadows the real one."""
     broken = tmp_path / "mteb_evalrank"

@@ -85,6 +85,7 @@ def result_file(out: Path, model: str, task: str) -> Path:
     return out / "results" / model.replace("/", "__") / revision / f"{task}.json"
 
 
+@pytest.mark.slow  # a local Dask cluster runs a real study
 def test_cluster_runs_every_job_and_reports_the_failures(study: tuple[Path, Any, list]) -> None:
     out, summary, seen = study
     assert summary.workers == 2
@@ -102,6 +103,7 @@ def test_cluster_runs_every_job_and_reports_the_failures(study: tuple[Path, Any,
     assert "3 failed" in report and f"| {BROKEN} | WordSimMC30 | loading the model" in report
 
 
+@pytest.mark.slow  # real models over real datasets
 def test_scores_equal_a_direct_mteb_evaluate(study: tuple[Path, Any, list], tmp_path: Path) -> None:
     """A direct ``mteb.evaluate`` per (model, task), saved by mteb (which rounds the scores)."""
     from mteb.cache import ResultCache
@@ -130,6 +132,7 @@ def test_scores_equal_a_direct_mteb_evaluate(study: tuple[Path, Any, list], tmp_
                     assert stored[key] == value, (model_name, task, key)
 
 
+@pytest.mark.slow  # the study fixture: a local Dask cluster
 def test_each_unique_text_is_encoded_once_per_model(study: tuple[Path, Any, list]) -> None:
     out, summary, _ = study
     texts: set[str] = set()
@@ -155,6 +158,7 @@ def test_each_unique_text_is_encoded_once_per_model(study: tuple[Path, Any, list
     assert timing["wall_seconds"] == pytest.approx(summary.wall_seconds)
 
 
+@pytest.mark.slow  # the study fixture: a local Dask cluster
 def test_report_correlates_intrinsic_with_downstream(study: tuple[Path, Any, list]) -> None:
     out, summary, _ = study
     assert summary.intrinsic == INTRINSIC and summary.downstream == DOWNSTREAM
@@ -177,6 +181,7 @@ def test_report_correlates_intrinsic_with_downstream(study: tuple[Path, Any, lis
     assert "3 models: too few to resample" in (out / "report" / "report.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # the study fixture: a local Dask cluster
 def test_rerun_skips_everything_without_encoding(study: tuple[Path, Any, list], tmp_path: Path) -> None:
     """Resuming a finished study, on a copy of it: the shared ``study`` folder stays as the first
     run left it, so the other tests hold in any order."""

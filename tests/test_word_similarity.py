@@ -293,6 +293,7 @@ def test_unknown_words_have_cosine_zero_and_are_counted() -> None:
 
 
 @pytest.mark.usefixtures("built")
+@pytest.mark.slow  # glove.6B.50d over all 13 sets
 def test_glove_on_every_set_matches_numpy_and_scipy() -> None:
     """The task's ``cosine_spearman`` equals numpy cosines + ``scipy.stats.spearmanr``.
 

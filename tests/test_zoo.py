@@ -102,6 +102,7 @@ def test_minilm_parameter_counts_match_the_torch_modules() -> None:
     assert ZOO_METAS[f"{MINILM}cls"].n_embedding_parameters == model.embeddings.word_embeddings.weight.numel()
 
 
+@pytest.mark.slow  # loads every zoo model
 def test_every_zoo_model_loads_offline(offline_models: None) -> None:
     for name in ZOO:
         model = mteb.get_model(name)
@@ -252,6 +253,7 @@ def test_truncated_glove_is_the_first_dims() -> None:
 
 
 # ------------------------------------------------------------------ MiniLM
+@pytest.mark.slow  # real MiniLM
 def test_minilm_poolings_against_transformers(sentences: list[str]) -> None:
     import torch
     from transformers import AutoModel, AutoTokenizer
@@ -275,6 +277,7 @@ def test_minilm_poolings_against_transformers(sentences: list[str]) -> None:
         np.testing.assert_allclose(got, np.stack(rows), atol=2e-5, err_msg=pooling)
 
 
+@pytest.mark.slow  # real MiniLM
 def test_mean_last_equals_the_official_model(sentences: list[str]) -> None:
     from sentence_transformers import SentenceTransformer
 
@@ -339,6 +342,7 @@ def test_default_sentence_fit_corpus_is_the_wmt17_references(source: Path, wmt17
     assert model.corpus.name == wmt17_references().name
 
 
+@pytest.mark.slow  # real MiniLM fitted on the WMT17 references
 def test_sentence_wrapper_fits_on_its_corpus_once(sentences: list[str], wmt17: None) -> None:
     corpus = wmt17_references(limit=40)
     base = MiniLMLayerPooling("mean-last")
