@@ -530,7 +530,14 @@ def _bad_info(root: Path) -> Path:
     return info
 
 
+def _no_config(root: Path) -> Path:
+    """As a build killed before it wrote this config leaves it."""
+    shutil.rmtree(root / "ws-353-all")
+    return root / "ws-353-all"
+
+
 BUILD_FAULTS = {
+    "a config missing": (_no_config, "missing"),
     "arrow truncated": (_cut_arrow, "unreadable Arrow file"),
     "dataset_info.json missing": (_no_info, "missing"),
     "dataset_info.json invalid": (_bad_info, "not valid JSON"),
@@ -565,8 +572,8 @@ def test_a_damaged_local_build_without_raw_data_names_the_dataset_and_the_comman
         mteb.get_task("WordSimWS353All").load_data()
     assert DatasetDamagedError.user_facing
     corrupt = own_datasets_cache.with_name(own_datasets_cache.name + ".corrupt")
-    assert (corrupt / damaged.relative_to(own_datasets_cache)).exists() != (
-        fault == "dataset_info.json missing"
+    assert (corrupt / damaged.relative_to(own_datasets_cache)).exists() == (
+        BUILD_FAULTS[fault][1] != "missing"
     )
 
 
@@ -604,3 +611,59 @@ def test_a_damaged_local_build_is_rebuilt_from_the_raw_data_and_scores_the_same(
     assert str(damaged) in message and "moved aside" in message
     assert own_datasets_cache.with_name(own_datasets_cache.name + ".corrupt").is_dir()
     assert score() == clean  # the rebuilt copy is sound
+
+
+@pytest.mark.slow
+def test_a_dataset_build_killed_midway_then_a_run_scores_as_a_clean_build(
+    word_similarity: None, source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``datasets build`` SIGKILLed right after its first config is complete (the family then
+    looks installed; SimLex-999's config, written later, is missing), then ``mteb run`` of
+    SimLex-999 with the raw data at hand: the build is repaired, exit 0, a clean build's score."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import mteb
+
+    from mteb_evalrank.data.hub import read_card_configs
+    from mteb_evalrank.data.registry import WORD_SIMILARITY
+    from mteb_evalrank.data.status import SOURCE_ENV
+
+    monkeypatch.setenv(SOURCE_ENV, str(source))
+    task, model = "WordSimSimLex999", "evalrank/glove-toy-50d"
+    result = mteb.evaluate(mteb.get_model(model), mteb.get_task(task), cache=None, show_progress_bar=False)
+    clean = float(result.task_results[0].get_score())
+
+    env = {k: v for k, v in os.environ.items() if k != "HF_DATASETS_CACHE"} | {
+        "HF_HOME": str(tmp_path / "hf")
+    }
+    root = tmp_path / "hf" / "datasets" / "mteb-evalrank___word-similarity"
+    bin_dir = Path(sys.executable).parent
+    command = [str(bin_dir / "mteb-evalrank"), "datasets", "build", "--source", str(source)]
+    command += ["--only", "word-similarity", "--out", str(tmp_path / "hub")]
+    build = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while (
+        build.poll() is None and not any(root.glob("*/*/*/dataset_info.json")) and time.monotonic() < deadline
+    ):
+        time.sleep(0.001)
+    assert build.poll() is None, "the build ended before it was killed"
+    build.send_signal(signal.SIGKILL)
+    assert build.wait(timeout=60) == -signal.SIGKILL
+    configs = read_card_configs(WORD_SIMILARITY.card_path)
+    assert len(list(root.glob("*/*/*/dataset_info.json"))) < len(configs)  # killed midway
+    assert not (root / "simlex-999").exists()
+
+    run = subprocess.run(
+        [str(bin_dir / "mteb"), "run", "-t", task, "-m", model, "--output-folder", str(tmp_path / "out")],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stderr.count("DamagedDatasetWarning") == 1 and f"moved aside to {root}.corrupt" in run.stderr
+    (path,) = (tmp_path / "out").rglob(f"{task}.json")
+    assert json.loads(path.read_text(encoding="utf-8"))["scores"]["test"][0]["main_score"] == pytest.approx(
+        clean, abs=5e-7
+    )  # the result file holds 6 decimals

@@ -2,9 +2,10 @@
 
 A local build (``datasets build``, or a first-use build) lives in
 ``$HF_DATASETS_CACHE/mteb-evalrank___<family>/<config>/0.0.0/<hash>/``: a ``dataset_info.json``
-and one Arrow file per split. A disk filling up or a copy cut short can leave an Arrow file
-truncated or ``dataset_info.json`` missing or invalid; ``datasets`` then fails with a bare
-``OSError`` or ``JSONDecodeError`` naming no dataset.
+and one Arrow file per split. A disk filling up, a copy cut short or a build killed midway can
+leave an Arrow file truncated, ``dataset_info.json`` missing or invalid, or a config of the
+dataset card missing; ``datasets`` then fails with a bare ``OSError``, ``JSONDecodeError`` or
+``FileNotFoundError`` naming no dataset.
 
 When loading an installed local build fails, :func:`repair_local_build` checks every file of
 the family's build (:func:`build_damage`). If one is damaged, the family's folder is moved aside
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 
 from .registry import DatasetSpec
@@ -60,9 +62,11 @@ def _info_problem(path: Path) -> str | None:
     return None if isinstance(data, dict) else "not a JSON object"
 
 
-def build_damage(root: Path) -> list[str]:
-    """``"<file>: <problem>"`` for every damaged file of the local build under ``root`` (``[]``: sound)."""
-    problems: list[str] = []
+def build_damage(root: Path, configs: Iterable[str] = ()) -> list[str]:
+    """``"<file>: <problem>"`` for every damaged file of the local build under ``root``, and for
+    each of ``configs`` (the card's) that has no folder, as a build killed midway leaves it
+    (``[]``: sound)."""
+    problems = [f"{root / config}: missing" for config in configs if not (root / config).is_dir()]
     for folder in sorted(p for p in root.glob("*/*/*") if p.is_dir()):  # <config>/<version>/<hash>
         info = folder / "dataset_info.json"
         if (problem := _info_problem(info)) is not None:
@@ -101,11 +105,15 @@ def repair_local_build(spec: DatasetSpec, task: str) -> bool:
         DatasetDamagedError: the build was damaged (and moved aside) but the raw data to build
             it again are not at hand; the message names the dataset, the file and the command.
     """
-    from .hub import cache_root
+    from .hub import cache_root, read_card_configs
     from .status import SOURCE_ENV, build_command, ensure_dataset
 
     root = cache_root(spec.hub_id)
-    problems = build_damage(root)
+    try:
+        configs = list(read_card_configs(spec.card_path))
+    except (OSError, ValueError):  # no card to compare with: check the files present
+        configs = []
+    problems = build_damage(root, configs)
     if not problems:
         return False
     aside = _move_aside(root)
