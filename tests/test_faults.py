@@ -667,3 +667,49 @@ def test_a_dataset_build_killed_midway_then_a_run_scores_as_a_clean_build(
     assert json.loads(path.read_text(encoding="utf-8"))["scores"]["test"][0]["main_score"] == pytest.approx(
         clean, abs=5e-7
     )  # the result file holds 6 decimals
+
+
+@pytest.mark.slow
+def test_a_study_killed_mid_job_leaves_whole_results_and_the_rerun_completes(
+    word_similarity: None, source: Path, tmp_path: Path
+) -> None:
+    """``mteb-evalrank study`` SIGKILLed once its first job has started: every result file left
+    is whole, and the rerun runs the missing jobs only, with a clean study's scores."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from mteb_evalrank.result_files import result_damage
+    from mteb_evalrank.study import run_study
+
+    glove, tasks = "evalrank/glove.6B.50d", ["WordSimWS353All", "WordSimSimLex999", "WordSimMEN"]
+    clean = run_study([glove], tasks, out=tmp_path / "clean", workers=1, progress=False)
+    assert clean.count("done") == 3
+    out = tmp_path / "killed"
+    command = [
+        str(Path(sys.executable).parent / "mteb-evalrank"),
+        "study",
+        "--models",
+        glove,
+        "--tasks",
+        *tasks,
+    ]
+    command += ["--out", str(out), "--workers", "1", "--no-progress"]
+    env = os.environ | {"MTEB_EVALRANK_SOURCE": str(source)}
+    study = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while study.poll() is None and not any((out / ".staging").glob("*")) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert study.poll() is None, "the study ended before it was killed"
+    study.send_signal(signal.SIGKILL)
+    study.wait(timeout=60)
+    left = sorted((out / "results").rglob("WordSim*.json")) if (out / "results").is_dir() else []
+    assert all(result_damage(path) is None for path in left)
+    again = run_study([glove], tasks, out=out, workers=1, progress=False)
+    assert (again.count("done"), again.count("skipped")) == (3 - len(left), len(left)) and again.ok
+    for task in tasks:
+        (mine,) = out.rglob(f"results/*/*/{task}.json")
+        (reference,) = (tmp_path / "clean").rglob(f"results/*/*/{task}.json")
+        assert json.loads(mine.read_text())["scores"] == json.loads(reference.read_text())["scores"], task
