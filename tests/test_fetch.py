@@ -394,6 +394,34 @@ def test_first_use_fetches_builds_and_installs(
     assert server.raw_requests() == len(SMALL)
 
 
+@pytest.mark.slow  # a process fetching and building a family
+def test_a_family_is_built_by_one_process_at_a_time(
+    online: Path, server: RawServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # This process holds the family's build lock while another one fetches; it builds the family
+    # itself meanwhile; the other one, once let in, finds it installed and builds nothing.
+    monkeypatch.setattr("datasets.config.HF_DATASETS_CACHE", tmp_path / "hf" / "datasets")
+    code = (
+        "from mteb_evalrank.data import registry, status; "
+        "print(status.ensure_dataset(registry.get_dataset_spec('stsb-granularity')))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HOME": str(tmp_path / "hf")}
+    with status._build_lock(STSB_GRANULARITY):
+        process = subprocess.Popen(
+            [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        deadline = time.monotonic() + 60
+        while [s.state for s in fetch.file_states(SMALL)] != ["verified"] * len(SMALL):
+            assert time.monotonic() < deadline and process.poll() is None, "the files were not fetched"
+            time.sleep(0.05)
+        time.sleep(1)  # without the lock, the other process would be building by now
+        status.build_and_install(STSB_GRANULARITY, online)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err[-2000:]
+    assert out.strip() == "False" and "installed" not in err
+    assert server.raw_requests() == len(SMALL)
+
+
 def fresh_online_env(tmp_path: Path, server: RawServer, **extra: str) -> dict[str, str]:
     """A new user's connected machine: empty HF_HOME and plugin home; the server stands in for the
     upstream hosts and for the Hub (HF_ENDPOINT: 404 for every Hub path)."""

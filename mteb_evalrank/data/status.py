@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from filelock import FileLock
+
 from .fetch import fetch_family, file_states, offline_flag, raw_dir
 from .registry import DATASETS, DatasetSpec
 from .releases import RAW_SOURCES, RawSource, recipe_files, release_of
@@ -83,7 +85,9 @@ def ensure_dataset(spec: DatasetSpec) -> bool:
 
     The raw data: ``$MTEB_EVALRANK_SOURCE`` if set; else, unless an offline variable is set
     (then nothing happens and the task's loader reports the dataset missing), the family's raw
-    files fetched into the raw cache (files already there and verified are reused).
+    files fetched into the raw cache (files already there and verified are reused). One process
+    at a time builds a family (a lock file beside its ``datasets`` cache folder); a process that
+    waited finds it installed.
     """
     if dataset_location(spec) is not None:
         return False
@@ -99,8 +103,20 @@ def ensure_dataset(spec: DatasetSpec) -> bool:
         folder = fetch_family(spec)
     else:
         return False
-    build_and_install(spec, folder)
+    with _build_lock(spec):
+        if dataset_location(spec) is not None:
+            return False  # another process built it while this one waited
+        build_and_install(spec, folder)
     return True
+
+
+def _build_lock(spec: DatasetSpec) -> FileLock:
+    """``<datasets cache>/<org>___<name>.mteb-evalrank.lock``: one builder of ``spec`` at a time."""
+    from .hub import cache_root
+
+    root = cache_root(spec.hub_id)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(root.with_name(root.name + ".mteb-evalrank.lock"))
 
 
 @contextmanager
