@@ -17,7 +17,8 @@ seeds the hub cache with the bundled model. Then, on ``EvalRankSent``:
 2. times ``rank_counts`` (cosine and euclidean, all pairs of the default subset) against
    mteb's stock retrieval evaluation on the *same* embeddings (a look-up encoder), and
    explains the gap between the two MRRs step by step;
-3. checks ``rank_counts`` against a brute-force float64 per-pair loop on a random sample;
+3. checks ``rank_counts`` against the brute-force float64 reference
+   (``mteb_evalrank.evaluation.ranking_reference``) on a random sample;
 4. measures the peak extra memory of ``rank_counts`` (``tracemalloc``) for three chunk
    budgets and for growing numbers of pairs.
 
@@ -412,47 +413,6 @@ def mrr_decomposition(
         "n_queries": len(best_rank),
         "queries_with_positive_beyond_top1000": int((ranks > STOCK_TOP_K).sum()),
     }
-
-
-# ---------------------------------------------------------------------------- step 3
-def brute_force_counts(
-    embeddings: NDArray[np.float64],
-    queries: Sequence[int],
-    positives: Sequence[int],
-    similarity: str,
-    tol: float,
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Straightforward float64 reference: one pair at a time, one similarity row per pair.
-
-    The rule of ``mteb_evalrank.evaluation.ranking`` (its module doc): cosine ties within an
-    absolute ``tol`` of ``s(q, p)``, euclidean within a relative ``tol`` of ``d(q, p)``.
-    """
-    centred = embeddings - embeddings.mean(axis=0)
-    if similarity == "cosine":
-        norms = np.sqrt((centred * centred).sum(axis=1))
-        safe = np.where(norms > 0, norms, 1.0)
-        prepared = np.where(norms[:, None] > 0, centred / safe[:, None], 0.0)
-    else:
-        prepared = centred
-    better, tied = [], []
-    for q, p in zip(queries, positives, strict=True):
-        if q == p:
-            better.append(0)
-            tied.append(0)
-            continue
-        keep = np.ones(len(prepared), dtype=bool)
-        keep[[q, p]] = False
-        if similarity == "cosine":  # absolute tolerance on the cosine
-            sims = prepared @ prepared[q]
-            target, others = sims[p], sims[keep]
-            better.append(int(np.count_nonzero(others > target + tol)))
-            tied.append(int(np.count_nonzero(np.abs(others - target) <= tol)))
-        else:  # relative tolerance on the distance d(q, u) (ranking.py's module doc)
-            distances = np.sqrt(((prepared - prepared[q]) ** 2).sum(axis=1))
-            target, others = distances[p], distances[keep]
-            better.append(int(np.count_nonzero(target - others > tol * target)))
-            tied.append(int(np.count_nonzero(np.abs(others - target) <= tol * target)))
-    return np.asarray(better, dtype=np.int64), np.asarray(tied, dtype=np.int64)
 
 
 # ---------------------------------------------------------------------------- step 4
@@ -985,6 +945,7 @@ def step3_exactness(
     """Step 3: ``rank_counts`` against the float64 brute force on a random sample of pairs and a
     few q == p pairs; the report's ``step3``."""
     from mteb_evalrank.evaluation.ranking import DEFAULT_TOL, SIMILARITIES, rank_counts
+    from mteb_evalrank.evaluation.ranking_reference import brute_force_counts
 
     rng = np.random.default_rng(seed)
     sample = np.sort(rng.choice(queries.size, size=min(n_sample, queries.size), replace=False))

@@ -487,13 +487,6 @@ def process_cache() -> EmbeddingCache:
         return _PROCESS_CACHE
 
 
-def reset_process_cache() -> None:
-    """Forget the process cache; the next :func:`process_cache` reads the environment again."""
-    global _PROCESS_CACHE
-    with _PROCESS_LOCK:
-        _PROCESS_CACHE = None
-
-
 @contextmanager
 def using_process_cache(cache: EmbeddingCache) -> Iterator[EmbeddingCache]:
     """Make ``cache`` this process's cache inside the block (the study's workers: on disk)."""

@@ -21,44 +21,23 @@ from mteb_evalrank.evaluation.ranking import (
     rank_metrics,
     reciprocal_ranks,
 )
+from mteb_evalrank.evaluation.ranking_reference import brute_force_counts
 
 TOL = 1e-6
 
 
-def brute_force_counts(emb: np.ndarray, q: int, p: int, similarity: str, tol: float = TOL) -> tuple[int, int]:
-    """Loop over the background with the protocol written out literally, in float64.
+def oracle_counts(
+    emb: np.ndarray, q: np.ndarray | list[int], p: np.ndarray | list[int], similarity: str
+) -> tuple[list[int], list[int]]:
+    """``(better, tied)`` per pair by the brute-force reference (``ranking_reference``), as lists."""
+    better, tied = brute_force_counts(emb, q, p, similarity, TOL)
+    return better.tolist(), tied.tolist()
 
-    cosine: better ``s(q,u) > s(q,p) + tol``, tied ``|s(q,u) - s(q,p)| <= tol``;
-    euclidean: better ``d(q,p) - d(q,u) > tol d(q,p)``, tied ``|d(q,u) - d(q,p)| <= tol d(q,p)``.
-    """
-    if q == p:
-        return 0, 0
-    x = emb.astype(np.float64)
-    x = x - x.mean(axis=0)
 
-    def cos(a: int, b: int) -> float:
-        na, nb = math.sqrt(float(x[a] @ x[a])), math.sqrt(float(x[b] @ x[b]))
-        if na == 0 or nb == 0:
-            return 0.0
-        return float(x[a] @ x[b]) / na / nb
-
-    def dist(a: int, b: int) -> float:
-        diff = x[a] - x[b]
-        return math.sqrt(float(diff @ diff))
-
-    better = tied = 0
-    for u in range(len(x)):
-        if u in (q, p):
-            continue
-        if similarity == "cosine":
-            value, target = cos(q, u), cos(q, p)
-            better += value > target + tol
-            tied += abs(value - target) <= tol
-        else:
-            gap, bound = dist(q, u) - dist(q, p), tol * dist(q, p)
-            better += -gap > bound
-            tied += abs(gap) <= bound
-    return better, tied
+def pair_counts(emb: np.ndarray, q: int, p: int, similarity: str) -> tuple[int, int]:
+    """``(better, tied)`` of one pair by the brute-force reference."""
+    better, tied = oracle_counts(emb, [q], [p], similarity)
+    return better[0], tied[0]
 
 
 # Small integer coordinates: similarities are either equal or far apart (many exact ties).
@@ -76,7 +55,7 @@ def test_counts_match_brute_force(data: st.DataObject, emb: np.ndarray, similari
     p = np.array([b for _, b in pairs])
     chunk = data.draw(st.sampled_from([1, 64, 1 << 20]))  # tiny chunks exercise chunking
     counts = rank_counts(emb, q, p, similarity=similarity, chunk_bytes=chunk)  # type: ignore[arg-type]
-    expected = [brute_force_counts(emb, a, b, similarity) for a, b in pairs]
+    expected = [pair_counts(emb, a, b, similarity) for a, b in pairs]
     assert list(zip(counts.better.tolist(), counts.tied.tolist(), strict=True)) == expected
 
 
@@ -189,38 +168,11 @@ def test_float32_fast_path_is_exact_next_to_the_decision_band(scale: float) -> N
     queries, positives = np.zeros(5, dtype=np.intp), np.array([1, 2, 50, 300, 1000])
     got = rank_counts_all(x, queries, positives)
     for similarity in ("cosine", "euclidean"):
-        expected = [brute_force_counts(x, 0, int(p), similarity) for p in positives]
+        expected = [pair_counts(x, 0, int(p), similarity) for p in positives]
         assert (
             list(zip(got[similarity].better.tolist(), got[similarity].tied.tolist(), strict=True)) == expected
         )
         assert sum(t for _, t in expected) > 0  # the case really has ties within tol
-
-
-def oracle_counts(
-    emb: np.ndarray, q: np.ndarray, p: np.ndarray, similarity: str
-) -> tuple[list[int], list[int]]:
-    """The rule of ``brute_force_counts`` vectorised over the background, one pair at a time (float64)."""
-    x = emb.astype(np.float64) - emb.astype(np.float64).mean(axis=0)
-    norms = np.sqrt((x * x).sum(axis=1))
-    better, tied = [], []
-    for a, b in zip(q.tolist(), p.tolist(), strict=True):
-        others = np.ones(len(x), dtype=bool)
-        others[[a, b]] = False
-        if a == b:
-            better.append(0)
-            tied.append(0)
-            continue
-        if similarity == "cosine":
-            unit = np.divide(x, norms[:, None], out=np.zeros_like(x), where=norms[:, None] > 0)
-            s = unit @ unit[a]
-            better.append(int(np.sum(s[others] > s[b] + TOL)))
-            tied.append(int(np.sum(np.abs(s[others] - s[b]) <= TOL)))
-        else:
-            d = np.sqrt(((x - x[a]) ** 2).sum(axis=1))
-            gap, bound = d[others] - d[b], TOL * d[b]
-            better.append(int(np.sum(-gap > bound)))
-            tied.append(int(np.sum(np.abs(gap) <= bound)))
-    return better, tied
 
 
 def structured_background(seed: int) -> np.ndarray:
@@ -293,7 +245,7 @@ def test_far_apart_points_never_count_the_query_or_the_positive() -> None:
     for (q, p), expected in cases.items():
         got = rank_counts(emb, [q], [p], similarity="euclidean")
         assert (int(got.better[0]), int(got.tied[0])) == expected, (q, p)
-        assert brute_force_counts(emb, q, p, "euclidean") == expected
+        assert pair_counts(emb, q, p, "euclidean") == expected
 
 
 def test_duplicates_tie_only_with_exact_duplicates_at_distance_zero() -> None:
@@ -304,7 +256,7 @@ def test_duplicates_tie_only_with_exact_duplicates_at_distance_zero() -> None:
         assert (int(got.better[0]), int(got.tied[0])) == (0, 1)
     # cosine: rows 0..2 are the same vector (identical cosine 1 with row 0 after centring)
     got = rank_counts(emb, [0], [1], similarity="cosine")
-    assert (int(got.better[0]), int(got.tied[0])) == brute_force_counts(emb, 0, 1, "cosine")
+    assert (int(got.better[0]), int(got.tied[0])) == pair_counts(emb, 0, 1, "cosine")
     assert int(got.tied[0]) >= 1
 
 
@@ -378,7 +330,7 @@ def test_duplicates_of_the_query_and_positive_are_competitors(similarity: str) -
     q = np.array([0, 0, 3, 0, 1])
     p = np.array([3, 1, 0, 0, 3])
     got = rank_counts(emb, q, p, similarity=similarity)  # type: ignore[arg-type]
-    expected = [brute_force_counts(emb, int(i), int(j), similarity) for i, j in zip(q, p, strict=True)]
+    expected = [pair_counts(emb, int(i), int(j), similarity) for i, j in zip(q, p, strict=True)]
     assert list(zip(got.better.tolist(), got.tied.tolist(), strict=True)) == expected
     # q = 0, p = 3 (B): rows 1, 2 (A, like the query) are better, row 4 (B) ties
     assert expected[0][0] >= 2 and expected[0][1] >= 1

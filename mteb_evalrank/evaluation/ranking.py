@@ -128,11 +128,6 @@ def check_embeddings(embeddings: ArrayLike, *, where: str = "") -> NDArray[np.fl
     return matrix
 
 
-def centre(embeddings: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``E - mean(E)``: subtract the mean background embedding from every row."""
-    return embeddings - embeddings.mean(axis=0, keepdims=True)
-
-
 #: unit roundoffs of float32 and float64
 _U32 = 2.0**-24
 _U64 = 2.0**-53

@@ -2,7 +2,7 @@
 
 ``encode(text) = mean of the vectors of the known tokens`` of ``text.lower().split()``
 (whitespace tokens, lower-cased); the zero vector when no token is known. Unknown tokens
-are skipped (and counted, see ``StaticWordEmbeddings.oov_rate``), never guessed;
+are skipped (and counted: ``n_unknown_tokens`` of ``n_tokens`` seen), never guessed;
 ``StaticWordEmbeddings.coverage(words)`` is the share of given words that have a vector.
 
 Two lookups: by word (``StaticWordEmbeddings``: a vocabulary, one row per word) and by a
@@ -63,11 +63,6 @@ class StaticWordEmbeddings(TextEmbedder):
     def dim(self) -> int:
         return int(self.vectors.shape[1])
 
-    @property
-    def oov_rate(self) -> float:
-        """Share of the tokens seen so far that had no vector."""
-        return self.n_unknown_tokens / self.n_tokens if self.n_tokens else 0.0
-
     def row(self, token: str) -> int | None:
         """The row of ``token``'s vector, ``None`` if it has none."""
         return self.index.get(token)
@@ -77,7 +72,7 @@ class StaticWordEmbeddings(TextEmbedder):
 
         ``coverage = #{w : every token of w known} / #{w}`` over the distinct non-empty
         words given (0.0 for none); the per-task coverage of a word-level task is this over
-        the task's words. Counts nothing into ``oov_rate``.
+        the task's words. Counts nothing into ``n_tokens`` / ``n_unknown_tokens``.
         """
         distinct = {word for word in words if self.tokenize(word)}
         known = sum(all(self.row(token) is not None for token in self.tokenize(word)) for word in distinct)
