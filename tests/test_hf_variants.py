@@ -166,7 +166,7 @@ def test_whitening_gives_identity_covariance_and_equals_the_zoo(
     np.testing.assert_allclose(eigenvalues, np.round(eigenvalues), atol=2e-3)
     assert set(np.round(eigenvalues)) <= {0.0, 1.0} and np.round(eigenvalues).sum() >= 375
     zoo = PostProcessedEncoder(
-        MiniLMLayerPooling(ZOO_POOLING[pooling]), fit=postprocess.fitter("whiten", 384), corpus=corpus
+        MiniLMLayerPooling(ZOO_POOLING[pooling]), postprocess.make_postprocessor("whiten"), corpus=corpus
     )
     np.testing.assert_allclose(encode(ours, TEXTS), encode(zoo, TEXTS), rtol=0, atol=1e-5)
 

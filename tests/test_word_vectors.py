@@ -333,7 +333,7 @@ def test_abtt_is_fitted_on_the_whole_table(spec: wv.WordVectorSet) -> None:
     u = np.linalg.svd(table - mu, full_matrices=False)[2][:d].T
     x = model.base.embed(["the"])[0].astype(np.float64)
     expected = (x - mu) - u @ (u.T @ (x - mu))
-    np.testing.assert_allclose(model.fitted()(x[None])[0], expected, atol=1e-5)
+    np.testing.assert_allclose(model.fitted().transform(x[None])[0], expected, atol=1e-5)
 
 
 # ------------------------------------------------------------------ a real score

@@ -16,7 +16,6 @@ from sklearn.decomposition import PCA
 
 import mteb_evalrank  # noqa: F401
 from mteb_evalrank.embedding_cache import process_cache
-from mteb_evalrank.evaluation import ranking
 from mteb_evalrank.models import MODEL_METAS, postprocess
 from mteb_evalrank.models.base import in_batches
 from mteb_evalrank.models.minilm import FEATURES_KEY, MiniLMLayerPooling, model_path
@@ -107,7 +106,7 @@ def test_every_zoo_model_loads_offline(offline_models: None) -> None:
     for name in ZOO:
         model = mteb.get_model(name)
         assert isinstance(model, AbsEncoder) and model.mteb_model_meta.name == name
-        if isinstance(model, PostProcessedEncoder) and model.transform is None:
+        if isinstance(model, PostProcessedEncoder) and not model.is_fitted:
             continue  # fitting is tested below
         assert encode(model, ["the cat sat on the mat ."]).shape == (1, ZOO_METAS[name].embed_dim)
 
@@ -120,117 +119,20 @@ def test_toy_glove_is_found_through_the_environment(tmp_path: Path, monkeypatch:
         toy_glove_path()
 
 
-# ------------------------------------------------------------------ post-processing maths
-@pytest.fixture(scope="module")
-def anisotropic() -> np.ndarray:
-    rng = np.random.default_rng(0)
-    return rng.normal(size=(300, 12)) @ rng.normal(size=(12, 12)) + rng.normal(size=12) * 3
-
-
-def test_abtt_removes_mean_and_top_components(anisotropic: np.ndarray) -> None:
-    x = anisotropic
-    transform = postprocess.fit_abtt(x, 2)
-    y = transform(x).astype(np.float64)
-    pcs = PCA(n_components=2).fit(x).components_  # independent: scikit-learn's PCA
-    np.testing.assert_allclose(y @ pcs.T, 0, atol=1e-5)
-    np.testing.assert_allclose(y.mean(axis=0), 0, atol=1e-5)
-    centred = x - x.mean(axis=0)
-    by_hand = centred - (centred @ pcs.T) @ pcs
-    np.testing.assert_allclose(y, by_hand, atol=1e-5)
-    row = x[:1] + 1.0  # a new row: same formula
-    np.testing.assert_allclose(
-        transform(row), (row - x.mean(0)) - ((row - x.mean(0)) @ pcs.T) @ pcs, atol=1e-5
-    )
-
-
-def test_whitening_gives_identity_covariance(anisotropic: np.ndarray) -> None:
-    y = postprocess.fit_whitening(anisotropic)(anisotropic).astype(np.float64)
-    np.testing.assert_allclose(np.cov(y, rowvar=False), np.eye(12), atol=1e-5)
-    np.testing.assert_allclose(y.mean(axis=0), 0, atol=1e-5)
-    reduced_fit = postprocess.fit_whitening(anisotropic, k=4)
-    reduced = reduced_fit(anisotropic).astype(np.float64)
-    assert reduced.shape == (300, 4)
-    np.testing.assert_allclose(np.cov(reduced, rowvar=False), np.eye(4), atol=1e-5)
-    # k=4 keeps the 4 largest-variance directions: the columns lie in the top-4 PC subspace
-    pcs = PCA(n_components=4).fit(anisotropic).components_
-    np.testing.assert_allclose(pcs.T @ pcs @ reduced_fit.matrix, reduced_fit.matrix, atol=1e-8)
-
-
-def test_pc_removal_is_uncentred(anisotropic: np.ndarray) -> None:
-    x = anisotropic
-    y = postprocess.fit_pc_removal(x, 1)(x).astype(np.float64)
-    _, vectors = np.linalg.eigh(x.T @ x)  # independent: top eigenvector of X^T X, no centring
-    u = vectors[:, -1]
-    np.testing.assert_allclose(y @ u, 0, atol=1e-5)
-    np.testing.assert_allclose(y, x - np.outer(x @ u, u), atol=1e-5)
-    assert np.abs(y.mean(axis=0)).max() > 0.1  # not centred
-
-
-def test_znorm_rows_have_unit_length(anisotropic: np.ndarray) -> None:
-    x = anisotropic
-    y = postprocess.fit_znorm(x)(x).astype(np.float64)
-    z = (x - x.mean(0)) / x.std(0)
-    np.testing.assert_allclose(y, z / np.linalg.norm(z, axis=1, keepdims=True), atol=1e-6)
-    np.testing.assert_allclose(np.linalg.norm(y, axis=1), 1, atol=1e-6)
-
-
-def test_truncation_is_the_first_columns(anisotropic: np.ndarray) -> None:
-    np.testing.assert_array_equal(
-        postprocess.truncation(12, 5)(anisotropic), anisotropic[:, :5].astype(np.float32)
-    )
-    with pytest.raises(ValueError, match=r"k must be in \[1, 12\]"):
-        postprocess.truncation(12, 13)
-
-
-@pytest.mark.parametrize("kind", postprocess.KINDS)
-def test_degenerate_input_gives_finite_zeros(kind: str) -> None:
-    constant = np.tile(np.array([[0.3, -1.7, 2.1, 0.0]], dtype=np.float32), (50, 1))
-    transform = postprocess.fitter(kind, 4)(constant)
-    out = transform(constant)
-    assert np.isfinite(out).all() and not out.any()
-    # one constant dimension among varying ones: finite, and that dimension contributes nothing
-    rng = np.random.default_rng(1)
-    x = rng.normal(size=(50, 4)).astype(np.float32)
-    x[:, 2] = 5.0
-    out = postprocess.fitter(kind, 4)(x)(x)
-    assert np.isfinite(out).all()
-    # a constant encoder does not rank: whole-background MRR with random tie-breaking ~ H(n)/n
-    counts = ranking.rank_counts(transform(constant), list(range(0, 50, 2)), list(range(1, 50, 2)))
-    assert ranking.rank_metrics(counts)["mrr"] == pytest.approx(sum(1 / r for r in range(1, 50)) / 49)
-
-
-def test_bad_inputs_are_rejected(anisotropic: np.ndarray) -> None:
-    with pytest.raises(ValueError, match="2-D"):
-        postprocess.fit_znorm(np.ones(5))
-    bad = anisotropic.copy()
-    bad[7, 3] = np.nan
-    with pytest.raises(ValueError, match=r"non-finite value .* row 7"):
-        postprocess.fit_abtt(bad, 2)
-    with pytest.raises(ValueError, match="more than 3 fit rows"):
-        postprocess.fit_abtt(anisotropic[:3], 3)
-    with pytest.raises(ValueError, match=r"in \[1, 11\]"):
-        postprocess.fit_pc_removal(anisotropic, 12)
-    with pytest.raises(ValueError, match="fitted on 12-d rows"):
-        postprocess.fit_znorm(anisotropic)(anisotropic[:, :3])
-    with pytest.raises(ValueError, match="unknown post-processing"):
-        postprocess.fitter("pca", 12)
-    assert postprocess.abtt_components(50) == 1 and postprocess.abtt_components(384) == 4
-
-
 # ------------------------------------------------------------------ static-vector wrappers
 def test_glove_abtt_is_fitted_on_the_most_frequent_words() -> None:
     model = mteb.get_model("evalrank/glove.6B.50d-abtt")
-    assert isinstance(model, PostProcessedEncoder) and model.transform is None
+    assert isinstance(model, PostProcessedEncoder) and not model.is_fitted
     out = encode(model, ["the", "cat"])
     vectors = model.base.vectors[:GLOVE_FIT_WORDS].astype(np.float64)  # glove files: most frequent first
     pcs = PCA(n_components=1).fit(vectors).components_
-    np.testing.assert_allclose(model.transform.mean, vectors.mean(0), atol=1e-6)
+    np.testing.assert_allclose(model.estimator.mean_, vectors.mean(0), atol=1e-6)
     raw = encode(model.base, ["the", "cat"]).astype(np.float64) - vectors.mean(0)
     np.testing.assert_allclose(out, raw - (raw @ pcs.T) @ pcs, atol=1e-5)
     toy = mteb.get_model("evalrank/glove-toy-50d-abtt")
     encode(toy, ["cat"])
     toy_mean = toy.base.vectors.astype(np.float64).mean(0)  # all 5,000 words
-    np.testing.assert_allclose(toy.transform.mean, toy_mean, atol=1e-9)
+    np.testing.assert_allclose(toy.estimator.mean_, toy_mean, atol=1e-9)
 
 
 @pytest.mark.parametrize("name", [f"evalrank/glove.6B.50d-{kind}" for kind in postprocess.KINDS])
@@ -346,14 +248,15 @@ def test_default_sentence_fit_corpus_is_the_wmt17_references(source: Path, wmt17
 def test_sentence_wrapper_fits_on_its_corpus_once(sentences: list[str], wmt17: None) -> None:
     corpus = wmt17_references(limit=40)
     base = MiniLMLayerPooling("mean-last")
-    wrapped = PostProcessedEncoder(base, fit=lambda x: postprocess.fit_abtt(x, 4), corpus=corpus)
+    wrapped = PostProcessedEncoder(base, postprocess.ABTT(4), corpus=corpus)
     out = encode(wrapped, sentences[:6])
-    fit_rows = base.embed(wmt17_reference_sentences(40))
-    expected = postprocess.fit_abtt(fit_rows, 4)(base.embed(sentences[:6]))
-    np.testing.assert_allclose(out, expected, atol=1e-5)
-    fitted = wrapped.transform
+    fit_rows = base.embed(wmt17_reference_sentences(40)).astype(np.float64)
+    pcs = PCA(n_components=4).fit(fit_rows).components_  # independent: scikit-learn's PCA
+    centred = base.embed(sentences[:6]).astype(np.float64) - fit_rows.mean(axis=0)
+    np.testing.assert_allclose(out, centred - (centred @ pcs.T) @ pcs, atol=1e-5)
+    fitted = wrapped.estimator.components_
     encode(wrapped, sentences[6:8])
-    assert wrapped.transform is fitted
+    assert wrapped.estimator.components_ is fitted  # fitted once
     # PCs are of the fit corpus, not of the encoded texts: the texts' mean is not removed
     assert not math.isclose(float(np.abs(out.mean(0)).max()), 0, abs_tol=1e-3)
 

@@ -22,7 +22,7 @@ transformer layers (``hidden_states[0 .. L]``) and ``m_t`` the attention mask of
   next-sentence head); the paper's code uses it for both SimCSE models (``_simcse.py``).
 
 **Whitening** (``-whiten``; Su et al., 2021, the paper's "BERT-whitening" post-processing):
-:func:`mteb_evalrank.models.postprocess.fit_whitening`, reused as the zoo's whitening:
+:class:`mteb_evalrank.models.postprocess.Whitening`, reused as the zoo's whitening:
 ``mu`` the mean of the fit rows ``X``, ``Sigma = cov(X)`` (``n - 1`` denominator)
 ``= U diag(S) U^T`` (SVD), ``y = (x - mu) U diag(S)^-1/2``, all dimensions kept, so the fit
 rows have identity covariance. The formula is the paper's ``bertwhitening_post_process``.
@@ -370,8 +370,7 @@ def build_variant(variant: Variant, *, corpus: FitCorpus | None = None, batch_si
     base = HFPooling(variant.checkpoint, variant.pooling, max_length=variant.tokens, batch_size=batch_size)
     if not variant.whiten:
         return base
-    fit = postprocess.fitter("whiten", variant.checkpoint.dim)
-    return PostProcessedEncoder(base, fit=fit, corpus=corpus or wmt17_references())
+    return PostProcessedEncoder(base, postprocess.Whitening(), corpus=corpus or wmt17_references())
 
 
 def load_variant(variant: Variant, model_name: str, revision: str | None = None, **kwargs: Any) -> AbsEncoder:

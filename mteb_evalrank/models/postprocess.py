@@ -1,41 +1,46 @@
-"""Post-processing of embeddings, as the papers define it: pure numpy, fitted once, applied to any rows.
+"""Post-processing of embeddings as the papers define it: scikit-learn transformers.
 
-Every transform here is affine, optionally followed by L2 normalisation::
+Each class is a ``TransformerMixin, BaseEstimator`` with ``fit(X, y=None)`` /
+``transform(X)``, so it can be cloned, pickled and put in a ``sklearn.pipeline.Pipeline``.
+Inputs are validated by scikit-learn (``validate_data``, which runs ``check_array``: 2-D,
+finite, at least two fit rows; ``check_is_fitted`` before ``transform``); fitted attributes
+end with ``_``. The maths is float64 and ``transform`` returns float64 (the zoo's
+``PostProcessedEncoder`` hands float32 to mteb). With ``X`` the ``(n, d)`` fit rows and
+``mu`` their mean:
 
-    y = (x - mean) @ matrix                       (matrix: d_in x d_out)
-    y <- y / ||y||   if unit_length (a zero row stays zero)
-
-* **ABTT** "all-but-the-top" (Mu and Viswanath, ICLR 2018): ``mean = mu`` (mean of the fit
-  rows), ``u_1..u_D`` the top-``D`` principal directions of ``X - mu``, ``matrix = I - U U^T``,
-  i.e. ``y = (x - mu) - sum_i (u_i . (x - mu)) u_i``. Rule of thumb ``D ~ d / 100``.
-* **Whitening** (Su et al., 2021, "Whitening sentence representations"): ``mean = mu``,
-  ``Sigma = cov(X)`` (``np.cov``, ``n - 1`` denominator), ``Sigma = U diag(S) U^T`` (SVD),
-  ``matrix = (U diag(S^-1/2))[:, :k]``; the fit rows then have identity covariance.
-* **Principal-component removal** (Arora, Liang and Ma, ICLR 2017, "SIF"): no centring,
-  ``u_1..u_D`` the top right singular vectors of ``X`` itself, ``y = x - sum_i u_i u_i^T x``.
-* **z-normalisation + unit length** (Eger, Rücklé and Gurevych, 2019): per dimension
-  ``(x_j - mu_j) / sigma_j`` (population std), then ``y / ||y||``.
-* **Truncation** (Eger et al.: "size matters"): the first ``k`` dimensions, no fit.
+* :class:`ABTT` "all-but-the-top" (Mu and Viswanath, ICLR 2018): ``u_1..u_D`` the top-``D``
+  principal directions of ``X - mu``; ``y = (x - mu) - sum_i (u_i . (x - mu)) u_i``, i.e.
+  ``y = (x - mu) (I - U U^T)``. Rule of thumb ``D = ceil(d / 100)`` (the default).
+* :class:`Whitening` (Su et al., 2021, "Whitening sentence representations"):
+  ``Sigma = cov(X)`` (``n - 1`` denominator) ``= U diag(S) U^T`` (SVD),
+  ``y = (x - mu) (U diag(S^-1/2))[:, :k]``; the fit rows then have identity covariance.
+* :class:`PCRemoval`, principal-component removal (Arora, Liang and Ma, ICLR 2017, "SIF"):
+  no centring, ``u_1..u_D`` the top right singular vectors of ``X`` itself,
+  ``y = x - sum_i (u_i . x) u_i = x (I - U U^T)``.
+* :class:`ZNorm`, z-normalisation + unit length (Eger, Rücklé and Gurevych, 2019): per
+  dimension ``z_j = (x_j - mu_j) / sigma_j`` (population std), then ``y = z / ||z||``.
+* :class:`Truncation` (Eger et al.: "size matters"): the first ``k`` dimensions, nothing to fit.
 
 Degenerate input (e.g. a constant encoder): a direction whose spread is below the float32
 resolution of the data (``sigma <= 1e-7 * max|X|``) is mapped to 0 instead of being divided
 by ~0, and the residual of a projection that is only rounding noise
-(``||y|| <= 1e-6 ||x - mean||``) is set to the zero vector. A constant encoder therefore
+(``||y|| <= 1e-6 ||x - mu||``) is set to the zero vector. A constant encoder therefore
 gives all-zero, finite output (no NaN, no noise that could rank well).
 
-Why hand-written: scikit-learn's PCA always centres (Arora et al.'s removal must not), has
-no whitening with the ``n - 1`` covariance of Su et al. and no zero-variance guard; the
-exact SVD of numpy is a few lines and deterministic.
+Why not scikit-learn's ``PCA``: it always centres (Arora et al.'s removal must not), has no
+whitening with the ``n - 1`` covariance of Su et al. and no zero-variance guard; the exact
+SVD of numpy is a few lines and deterministic.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 #: Spread below this share of ``max|X|`` is float32 rounding, treated as zero variance.
 FLOAT32_RESOLUTION = 1e-7
@@ -43,120 +48,66 @@ FLOAT32_RESOLUTION = 1e-7
 RESIDUAL_RTOL = 1e-6
 
 KINDS = ("abtt", "whiten", "pcr", "znorm")
+"""The zoo's post-processings (model name suffixes), see :func:`make_postprocessor`."""
+
+Float64Array = NDArray[np.float64]
 
 
-@dataclass(frozen=True, eq=False)
-class Transform:
-    """A fitted ``y = (x - mean) @ matrix`` (+ optional unit length); apply with ``transform(X)``."""
-
-    kind: str
-    mean: NDArray[np.float64]
-    """``(d_in,)``."""
-    matrix: NDArray[np.float64]
-    """``(d_in, d_out)``."""
-    unit_length: bool = False
-    residual_rtol: float = 0.0
-    """Rows with ``||y|| <= residual_rtol * ||x - mean||`` become 0 (projections only)."""
-
-    @property
-    def in_dim(self) -> int:
-        return int(self.matrix.shape[0])
-
-    @property
-    def out_dim(self) -> int:
-        return int(self.matrix.shape[1])
-
-    def __call__(self, embeddings: ArrayLike) -> NDArray[np.float32]:
-        x = _check(embeddings, what=f"{self.kind} input")
-        if x.shape[1] != self.in_dim:
-            raise ValueError(f"{self.kind}: fitted on {self.in_dim}-d rows, got {x.shape[1]}-d rows.")
-        centred = x - self.mean
-        y = centred @ self.matrix
-        norms = np.linalg.norm(y, axis=1)
-        if self.residual_rtol > 0:
-            noise = norms <= self.residual_rtol * np.linalg.norm(centred, axis=1)
-            y[noise] = 0.0
-            norms[noise] = 0.0
-        if self.unit_length:
-            y = np.divide(y, norms[:, None], out=np.zeros_like(y), where=norms[:, None] > 0)
-        return y.astype(np.float32)
+# ------------------------------------------------------------------ shared steps
+def _fit_rows(estimator: BaseEstimator, X: ArrayLike) -> Float64Array:
+    """``X`` as float64 after scikit-learn's checks (2-D, finite, >= 2 rows); records ``n_features_in_``."""
+    rows: Float64Array = validate_data(estimator, X, reset=True, dtype=np.float64, ensure_min_samples=2)
+    return rows
 
 
-def _check(embeddings: ArrayLike, *, what: str, min_rows: int = 1) -> NDArray[np.float64]:
-    x = np.array(embeddings, dtype=np.float64)  # a copy: callers may modify the result
-    if x.ndim != 2:
-        raise ValueError(f"{what}: expected a 2-D (rows, dims) array, got shape {x.shape}.")
-    if x.shape[0] < min_rows:
-        raise ValueError(f"{what}: needs at least {min_rows} rows, got {x.shape[0]}.")
-    if x.shape[1] < 1:
-        raise ValueError(f"{what}: rows have no dimensions.")
-    if not np.isfinite(x).all():
-        bad = int(np.flatnonzero(~np.isfinite(x).all(axis=1))[0])
-        raise ValueError(f"{what}: non-finite value (NaN or inf) in row {bad}.")
-    return x
+def _new_rows(estimator: BaseEstimator, X: ArrayLike) -> Float64Array:
+    """``X`` as float64 for ``transform``: the estimator fitted, as many columns as at fit time."""
+    check_is_fitted(estimator)
+    rows: Float64Array = validate_data(estimator, X, reset=False, dtype=np.float64)
+    return rows
 
 
-def _floor(x: NDArray[np.float64]) -> float:
+def _floor(x: Float64Array) -> float:
     """Spread at or below which a direction counts as constant (float32 resolution of ``x``)."""
     return FLOAT32_RESOLUTION * float(np.abs(x).max())
 
 
-def _top_directions(x: NDArray[np.float64], d: int, kind: str) -> NDArray[np.float64]:
-    """``(dim, d)``: the top-``d`` right singular vectors of ``x`` (exact SVD)."""
-    if not 1 <= d < x.shape[1]:
-        raise ValueError(f"{kind}: the number of directions must be in [1, {x.shape[1] - 1}], got {d}.")
-    if x.shape[0] <= d:
-        raise ValueError(f"{kind}: removing {d} directions needs more than {d} fit rows, got {x.shape[0]}.")
+def _n_directions(n_components: int | None, x: Float64Array, name: str) -> int:
+    """The number of directions to remove: ``n_components``, default ``ceil(d / 100)``."""
+    n, d = x.shape
+    k = abtt_components(d) if n_components is None else n_components
+    if not 1 <= k < d:
+        raise ValueError(f"{name}: n_components must be in [1, n_features - 1], got {k}; n_features = {d}.")
+    if n <= k:
+        raise ValueError(f"{name}: removing {k} directions needs more than {k} fit rows, got {n}.")
+    return k
+
+
+def _top_directions(x: Float64Array, k: int) -> Float64Array:
+    """``(k, d)``: the top-``k`` right singular vectors of ``x`` (exact SVD, rows)."""
     _, _, vt = np.linalg.svd(x, full_matrices=False)
-    return vt[:d].T
+    return vt[:k]
 
 
-def fit_abtt(embeddings: ArrayLike, d: int) -> Transform:
-    """All-but-the-top (Mu and Viswanath, 2018): remove the mean and the top-``d`` PCs."""
-    x = _check(embeddings, what="abtt fit", min_rows=2)
-    mean = x.mean(axis=0)
-    u = _top_directions(x - mean, d, "abtt")
-    return Transform("abtt", mean, np.eye(x.shape[1]) - u @ u.T, residual_rtol=RESIDUAL_RTOL)
+def _top_directions_gram(x: Float64Array, k: int) -> Float64Array:
+    """``(k, d)``: the top-``k`` eigenvectors of ``x^T x`` (= right singular vectors of ``x``)."""
+    _, vectors = np.linalg.eigh(x.T @ x)  # eigenvalues ascending
+    top: Float64Array = vectors[:, ::-1][:, :k].T
+    return top
 
 
-def fit_pc_removal(embeddings: ArrayLike, d: int = 1) -> Transform:
-    """Common-component removal (Arora et al., 2017): ``x - sum_i u_i u_i^T x``, no centring."""
-    x = _check(embeddings, what="pcr fit", min_rows=2)
-    u = _top_directions(x, d, "pcr")
-    return Transform("pcr", np.zeros(x.shape[1]), np.eye(x.shape[1]) - u @ u.T, residual_rtol=RESIDUAL_RTOL)
+def _projection(components: Float64Array) -> Float64Array:
+    """``I - U U^T`` with ``U = components^T`` (orthonormal columns)."""
+    u = components.T
+    matrix: Float64Array = np.eye(u.shape[0]) - u @ u.T
+    return matrix
 
 
-def fit_whitening(embeddings: ArrayLike, k: int | None = None) -> Transform:
-    """Whitening (Su et al., 2021): ``(x - mu) U S^-1/2``, first ``k`` columns (all if ``None``).
-
-    Directions with ``sqrt(S) <= 1e-7 max|X|`` (zero variance) get weight 0, not ``1/0``.
-    """
-    x = _check(embeddings, what="whitening fit", min_rows=2)
-    dim = x.shape[1]
-    k = dim if k is None else k
-    if not 1 <= k <= dim:
-        raise ValueError(f"whitening: k must be in [1, {dim}], got {k}.")
-    mean = x.mean(axis=0)
-    u, s, _ = np.linalg.svd(np.cov(x, rowvar=False).reshape(dim, dim))
-    std = np.sqrt(np.clip(s, 0.0, None))
-    keep = std > _floor(x)
-    scale = np.divide(1.0, std, out=np.zeros_like(std), where=keep)
-    return Transform("whiten", mean, (u * scale)[:, :k])
-
-
-def fit_znorm(embeddings: ArrayLike) -> Transform:
-    """z-normalisation + unit length (Eger et al., 2019); zero-variance dimensions map to 0."""
-    x = _check(embeddings, what="znorm fit", min_rows=2)
-    mean, std = x.mean(axis=0), x.std(axis=0)
-    scale = np.divide(1.0, std, out=np.zeros_like(std), where=std > _floor(x))
-    return Transform("znorm", mean, np.diag(scale), unit_length=True)
-
-
-def truncation(in_dim: int, k: int) -> Transform:
-    """The first ``k`` of ``in_dim`` dimensions (nothing to fit)."""
-    if not 1 <= k <= in_dim:
-        raise ValueError(f"truncation: k must be in [1, {in_dim}], got {k}.")
-    return Transform("truncate", np.zeros(in_dim), np.eye(in_dim)[:, :k])
+def _drop_noise(y: Float64Array, before: Float64Array) -> Float64Array:
+    """Rows with ``||y|| <= 1e-6 ||before||`` (a projection's rounding noise) set to 0."""
+    noise = np.linalg.norm(y, axis=1) <= RESIDUAL_RTOL * np.linalg.norm(before, axis=1)
+    y[noise] = 0.0
+    return y
 
 
 def abtt_components(dim: int) -> int:
@@ -164,16 +115,186 @@ def abtt_components(dim: int) -> int:
     return max(1, math.ceil(dim / 100))
 
 
-def fitter(kind: str, dim: int) -> Callable[[NDArray[np.floating]], Transform]:
-    """The zoo's fit function of ``kind`` for ``dim``-d embeddings (ABTT: ``D = ceil(dim/100)``,
-    whitening: all dims, PC removal: ``D = 1``, as Arora et al.)."""
-    if kind == "abtt":
-        d = abtt_components(dim)
-        return lambda x: fit_abtt(x, d)
-    if kind == "whiten":
-        return fit_whitening
-    if kind == "pcr":
-        return lambda x: fit_pc_removal(x, 1)
-    if kind == "znorm":
-        return fit_znorm
-    raise ValueError(f"unknown post-processing {kind!r}; expected one of {', '.join(KINDS)}.")
+# ------------------------------------------------------------------ estimators
+class ABTT(TransformerMixin, BaseEstimator):
+    """All-but-the-top (Mu and Viswanath, 2018): ``y = (x - mu) (I - U U^T)``.
+
+    ``mu`` is the mean of the fit rows ``X`` and the rows of ``U^T`` are the top-``D``
+    principal directions of ``X - mu``.
+
+    Args:
+        n_components: ``D``, the number of directions removed; ``None``: ``ceil(d / 100)``.
+        svd_solver: ``"full"``, the exact SVD of ``X - mu``; ``"covariance_eigh"``, the
+            eigenvectors of ``(X - mu)^T (X - mu)`` (same directions, a ``d x d`` problem:
+            fast for tall ``X``, e.g. a 100k-row word-vector table).
+
+    Fitted attributes: ``mean_`` ``(d,)``, ``components_`` ``(D, d)`` (orthonormal rows),
+    ``projection_`` ``(d, d)`` = ``I - U U^T``, ``n_features_in_``.
+    """
+
+    def __init__(
+        self, n_components: int | None = None, svd_solver: Literal["full", "covariance_eigh"] = "full"
+    ) -> None:
+        self.n_components = n_components
+        self.svd_solver = svd_solver
+
+    def fit(self, X: ArrayLike, y: object = None) -> ABTT:
+        """Fit ``mu`` and the top-``D`` principal directions on ``X``."""
+        x = _fit_rows(self, X)
+        k = _n_directions(self.n_components, x, "ABTT")
+        if self.svd_solver not in ("full", "covariance_eigh"):
+            raise ValueError(f"ABTT: svd_solver is 'full' or 'covariance_eigh', got {self.svd_solver!r}.")
+        self.mean_ = x.mean(axis=0)
+        centred = x - self.mean_
+        solve = _top_directions if self.svd_solver == "full" else _top_directions_gram
+        self.components_ = solve(centred, k)
+        self.projection_ = _projection(self.components_)
+        return self
+
+    def transform(self, X: ArrayLike) -> Float64Array:
+        """``(x - mu) (I - U U^T)`` per row (rounding-noise residuals -> 0)."""
+        centred = _new_rows(self, X) - self.mean_
+        return _drop_noise(centred @ self.projection_, centred)
+
+
+class PCRemoval(TransformerMixin, BaseEstimator):
+    """Principal-component removal (Arora et al., 2017), no centring: ``y = x (I - U U^T)``.
+
+    The rows of ``U^T`` are the top-``D`` right singular vectors of the fit rows ``X``
+    themselves (not of ``X - mu``: the common component includes the mean).
+
+    Args:
+        n_components: ``D``, the number of directions removed (Arora et al.: 1).
+
+    Fitted attributes: ``components_`` ``(D, d)``, ``projection_`` ``(d, d)`` = ``I - U U^T``,
+    ``n_features_in_``.
+    """
+
+    def __init__(self, n_components: int = 1) -> None:
+        self.n_components = n_components
+
+    def fit(self, X: ArrayLike, y: object = None) -> PCRemoval:
+        """Fit the top-``D`` right singular vectors of ``X``."""
+        x = _fit_rows(self, X)
+        self.components_ = _top_directions(x, _n_directions(self.n_components, x, "PCRemoval"))
+        self.projection_ = _projection(self.components_)
+        return self
+
+    def transform(self, X: ArrayLike) -> Float64Array:
+        """``x (I - U U^T)`` per row (rounding-noise residuals -> 0)."""
+        x = _new_rows(self, X)
+        return _drop_noise(x @ self.projection_, x)
+
+
+class Whitening(TransformerMixin, BaseEstimator):
+    """Whitening (Su et al., 2021): ``y = (x - mu) (U diag(S^-1/2))[:, :k]``.
+
+    ``Sigma = cov(X) = U diag(S) U^T`` (``n - 1`` denominator, SVD), so the whitened fit rows
+    have identity covariance. Directions with ``sqrt(S) <= 1e-7 max|X|`` (zero variance) get
+    weight 0, not ``1 / 0``.
+
+    Args:
+        n_components: ``k``, the number of output dimensions (largest variance first);
+            ``None``: all ``d``.
+
+    Fitted attributes: ``mean_`` ``(d,)``, ``explained_variance_`` ``(d,)`` (``S``),
+    ``whitening_matrix_`` ``(d, k)``, ``n_features_in_``.
+    """
+
+    def __init__(self, n_components: int | None = None) -> None:
+        self.n_components = n_components
+
+    def fit(self, X: ArrayLike, y: object = None) -> Whitening:
+        """Fit ``mu`` and ``U diag(S^-1/2)`` on ``X``."""
+        x = _fit_rows(self, X)
+        dim = x.shape[1]
+        k = dim if self.n_components is None else self.n_components
+        if not 1 <= k <= dim:
+            raise ValueError(f"Whitening: n_components must be in [1, n_features = {dim}], got {k}.")
+        self.mean_ = x.mean(axis=0)
+        u, s, _ = np.linalg.svd(np.cov(x, rowvar=False).reshape(dim, dim))
+        std = np.sqrt(np.clip(s, 0.0, None))
+        scale = np.divide(1.0, std, out=np.zeros_like(std), where=std > _floor(x))
+        self.explained_variance_ = s
+        self.whitening_matrix_ = (u * scale)[:, :k]
+        return self
+
+    def transform(self, X: ArrayLike) -> Float64Array:
+        """``(x - mu) W`` with ``W = (U diag(S^-1/2))[:, :k]``."""
+        result: Float64Array = (_new_rows(self, X) - self.mean_) @ self.whitening_matrix_
+        return result
+
+
+class ZNorm(TransformerMixin, BaseEstimator):
+    """z-normalisation then unit length (Eger et al., 2019): ``z = (x - mu) / sigma``, ``y = z / ||z||``.
+
+    ``sigma`` is the population standard deviation of each dimension of the fit rows; a
+    dimension with ``sigma <= 1e-7 max|X|`` (constant) maps to 0; a zero ``z`` stays zero.
+
+    Fitted attributes: ``mean_`` ``(d,)``, ``scale_`` ``(d,)`` (``1 / sigma``, or 0),
+    ``n_features_in_``.
+    """
+
+    def fit(self, X: ArrayLike, y: object = None) -> ZNorm:
+        """Fit ``mu`` and ``1 / sigma`` per dimension on ``X``."""
+        x = _fit_rows(self, X)
+        self.mean_, std = x.mean(axis=0), x.std(axis=0)
+        self.scale_ = np.divide(1.0, std, out=np.zeros_like(std), where=std > _floor(x))
+        return self
+
+    def transform(self, X: ArrayLike) -> Float64Array:
+        """``z / ||z||`` with ``z = (x - mu) / sigma``."""
+        z = (_new_rows(self, X) - self.mean_) * self.scale_
+        norms = np.linalg.norm(z, axis=1, keepdims=True)
+        result: Float64Array = np.divide(z, norms, out=np.zeros_like(z), where=norms > 0)
+        return result
+
+
+class Truncation(TransformerMixin, BaseEstimator):
+    """The first ``k`` dimensions: ``y = x[:k]`` (Eger et al., 2019). Stateless: ``fit`` only
+    records ``n_features_in_``, and ``transform`` works without it.
+
+    Args:
+        n_components: ``k``; ``None``: every dimension.
+    """
+
+    def __init__(self, n_components: int | None = None) -> None:
+        self.n_components = n_components
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = False
+        return tags
+
+    def fit(self, X: ArrayLike, y: object = None) -> Truncation:
+        """Check that ``X`` has at least ``k`` columns; nothing is learnt."""
+        self._keep(validate_data(self, X, reset=True, dtype=np.float64))
+        return self
+
+    def transform(self, X: ArrayLike) -> Float64Array:
+        """The first ``k`` columns of ``X`` (a float64 copy)."""
+        x: Float64Array = validate_data(self, X, reset=False, dtype=np.float64)
+        return np.array(x[:, : self._keep(x)])
+
+    def _keep(self, x: Float64Array) -> int:
+        dim = x.shape[1]
+        k = dim if self.n_components is None else self.n_components
+        if not 1 <= k <= dim:
+            raise ValueError(f"Truncation: n_components must be in [1, n_features = {dim}], got {k}.")
+        return k
+
+
+def make_postprocessor(kind: str) -> TransformerMixin:
+    """The zoo's (unfitted) post-processing ``kind`` (one of :data:`KINDS`): ``ABTT()``
+    (``D = ceil(d / 100)``), ``Whitening()`` (all dimensions), ``PCRemoval(1)`` (Arora et al.'s
+    one component), ``ZNorm()``."""
+    estimators: dict[str, type[BaseEstimator]] = {
+        "abtt": ABTT,
+        "whiten": Whitening,
+        "pcr": PCRemoval,
+        "znorm": ZNorm,
+    }
+    if kind not in estimators:
+        raise ValueError(f"unknown post-processing {kind!r}; expected one of {', '.join(KINDS)}.")
+    estimator: TransformerMixin = estimators[kind]()
+    return estimator

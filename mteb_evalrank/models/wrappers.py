@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from mteb.models.abs_encoder import AbsEncoder
 from numpy.typing import NDArray
-
-from .postprocess import Transform
+from sklearn.base import TransformerMixin
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
@@ -100,42 +99,39 @@ def encode_texts(
 
 
 class PostProcessedEncoder(AbsEncoder):
-    """``transform(base.encode(...))``; the transform is fitted on ``corpus`` at first use.
+    """``estimator.transform(base.encode(...))``, the estimator fitted on ``corpus`` at first use.
 
     Args:
         base: the wrapped mteb encoder.
-        fit: ``embeddings of the fit corpus -> Transform`` (e.g. ``postprocess.fit_abtt``).
+        estimator: a scikit-learn transformer (``postprocess.ABTT()``, a ``Pipeline``, ...).
+            With ``corpus``, it is fitted on the fit corpus's embeddings at the first
+            ``encode``; without, it is used as given: already fitted, or stateless
+            (``postprocess.Truncation``).
         corpus: the fit corpus, encoded by ``base``.
-        transform: an already fitted transform instead of ``fit``/``corpus`` (e.g.
-            ``postprocess.truncation``, which needs no data).
+
+    ``is_fitted`` says whether the estimator is ready (fitted on the corpus, or given ready).
     """
 
     def __init__(
-        self,
-        base: AbsEncoder,
-        *,
-        fit: Callable[[NDArray[np.float32]], Transform] | None = None,
-        corpus: FitCorpus | None = None,
-        transform: Transform | None = None,
+        self, base: AbsEncoder, estimator: TransformerMixin, *, corpus: FitCorpus | None = None
     ) -> None:
-        if transform is None and (fit is None or corpus is None):
-            raise ValueError("PostProcessedEncoder needs a fitted transform, or fit= and corpus=.")
         self.base = base
-        self.fit = fit
+        self.estimator = estimator
         self.corpus = corpus
-        self.transform = transform
+        self.is_fitted = corpus is None
 
-    def fitted(self, task_metadata: TaskMetadata | None = None, **kwargs: Any) -> Transform:
-        """The transform, fitted now on the fit corpus if not yet."""
-        if self.transform is None:
-            assert self.fit is not None and self.corpus is not None
+    def fitted(self, task_metadata: TaskMetadata | None = None, **kwargs: Any) -> TransformerMixin:
+        """The estimator, fitted now on the fit corpus if not yet."""
+        if not self.is_fitted:
+            assert self.corpus is not None
             texts = self.corpus.texts(self.base)
             if not texts:
                 raise ValueError(f"the fit corpus ({self.corpus.name}) is empty.")
             kwargs.setdefault("hf_split", "fit")
             kwargs.setdefault("hf_subset", "default")
-            self.transform = self.fit(encode_texts(self.base, texts, task_metadata=task_metadata, **kwargs))
-        return self.transform
+            self.estimator.fit(encode_texts(self.base, texts, task_metadata=task_metadata, **kwargs))
+            self.is_fitted = True
+        return self.estimator
 
     def encode(
         self,
@@ -149,10 +145,10 @@ class PostProcessedEncoder(AbsEncoder):
     ) -> Array:
         """The wrapped encoder's embeddings of ``inputs``, post-processed; zero rows stay zero.
 
-        The first call fits the transform; the fit corpus is encoded with this call's
+        The first call fits the estimator; the fit corpus is encoded with this call's
         ``task_metadata`` (the zoo's encoders ignore it) and no prompt type.
         """
-        transform = self.fitted(task_metadata)
+        estimator = self.fitted(task_metadata)
         embeddings = self.base.encode(
             inputs,
             task_metadata=task_metadata,
@@ -162,6 +158,6 @@ class PostProcessedEncoder(AbsEncoder):
             **kwargs,
         )
         base = np.asarray(embeddings)
-        out = transform(base)
+        out = np.asarray(estimator.transform(base), dtype=np.float32)
         out[~base.any(axis=1)] = 0.0
         return out

@@ -265,26 +265,21 @@ def load_glove_toy(model_name: str, revision: str | None = None, **kwargs: Any) 
 
 
 @cache
-def word_vector_abtt(name: str) -> postprocess.Transform:
+def word_vector_abtt(name: str) -> postprocess.ABTT:
     """ABTT (Mu and Viswanath, 2018) fitted on every row of the word-vector set ``name``'s table.
 
     Mu and Viswanath fit on the word vectors; these tables are not all frequency ordered
     (wefe's and ldt's are alphabetical, neuralcoref's hashed), so the fit corpus is the
-    whole table, each row once (spaCy's 20,000 rows, not its 514,157 keys). Same transform
-    as ``postprocess.fit_abtt(table, D)``, ``D = ceil(d / 100)``: ``mu`` the mean row,
-    ``u_1..u_D`` the top eigenvectors of ``C = (X - mu)^T (X - mu)`` (= the top right singular
-    vectors of ``X - mu``), ``y = (x - mu) - U U^T (x - mu)``. The ``d x d`` eigenproblem
-    replaces the SVD of the ``n x d`` table (up to 103,144 rows; seconds instead of tens of
-    seconds on a loaded 2-core machine).
+    whole table, each row once (spaCy's 20,000 rows, not its 514,157 keys).
+    ``postprocess.ABTT(D, svd_solver="covariance_eigh")``, ``D = ceil(d / 100)``: ``mu`` the
+    mean row, ``u_1..u_D`` the top eigenvectors of ``C = (X - mu)^T (X - mu)`` (= the top right
+    singular vectors of ``X - mu``), ``y = (x - mu) - U U^T (x - mu)``. The ``d x d``
+    eigenproblem replaces the SVD of the ``n x d`` table (up to 103,144 rows; seconds instead
+    of tens of seconds on a loaded 2-core machine).
     """
-    table = np.asarray(load_word_vectors(name).vectors, dtype=np.float64)
-    dim = table.shape[1]
-    d = postprocess.abtt_components(dim)
-    mean = table.mean(axis=0)
-    centred = table - mean
-    _, vectors = np.linalg.eigh(centred.T @ centred)  # eigenvalues ascending
-    u = vectors[:, ::-1][:, :d]
-    return postprocess.Transform("abtt", mean, np.eye(dim) - u @ u.T, residual_rtol=postprocess.RESIDUAL_RTOL)
+    table = load_word_vectors(name).vectors
+    d = postprocess.abtt_components(table.shape[1])
+    return postprocess.ABTT(d, svd_solver="covariance_eigh").fit(table)
 
 
 def _base_encoder(model: ZooModel) -> AbsEncoder:
@@ -306,12 +301,12 @@ def load_zoo_model(model_name: str, revision: str | None = None, **kwargs: Any) 
     model = ZOO_MODELS[model_name]
     base = _base_encoder(model)
     if model.truncate is not None:
-        return PostProcessedEncoder(base, transform=postprocess.truncation(model.base_dims, model.truncate))
+        return PostProcessedEncoder(base, postprocess.Truncation(model.truncate))
     if model.postprocess == "abtt" and model.base in WORD_VECTOR_BY_NAME:
-        return PostProcessedEncoder(base, transform=word_vector_abtt(model.base))
+        return PostProcessedEncoder(base, word_vector_abtt(model.base))
     if model.postprocess is not None:
         return PostProcessedEncoder(
-            base, fit=postprocess.fitter(model.postprocess, model.base_dims), corpus=fit_corpus(model)
+            base, postprocess.make_postprocessor(model.postprocess), corpus=fit_corpus(model)
         )
     return base
 
