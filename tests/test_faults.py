@@ -698,11 +698,13 @@ def test_a_study_killed_mid_job_leaves_whole_results_and_the_rerun_completes(
     ]
     command += ["--out", str(out), "--workers", "1", "--no-progress"]
     env = os.environ | {"MTEB_EVALRANK_SOURCE": str(source)}
-    study = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = tmp_path / "study.log"
+    with log.open("w") as stderr:
+        study = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
     deadline = time.monotonic() + 300
     while study.poll() is None and not any((out / ".staging").glob("*")) and time.monotonic() < deadline:
         time.sleep(0.005)
-    assert study.poll() is None, "the study ended before it was killed"
+    assert study.poll() is None, f"the study ended before it was killed: {log.read_text()[-3000:]}"
     study.send_signal(signal.SIGKILL)
     study.wait(timeout=60)
     left = sorted((out / "results").rglob("WordSim*.json")) if (out / "results").is_dir() else []
