@@ -28,9 +28,12 @@ import os
 import platform
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from mteb_evalrank.models.base import TextEmbedder
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_OUT = Path(__file__).resolve().parent / "classifiers"
@@ -45,11 +48,15 @@ def mr_fold(model_name: str) -> tuple[np.ndarray, ...]:
 
     task = mteb.get_task("SentEvalMR")
     task.load_data()
+    assert task.dataset is not None  # loaded
     fold = task.dataset["fold-0"]
     model = mteb.get_model(model_name)
     texts = as_list(fold["train"]["text"]) + as_list(fold["test"]["text"])
     inner = getattr(model, "model", None)  # a sentence-transformers model, else a plugin encoder
-    x = inner.encode(texts, batch_size=64, convert_to_numpy=True) if inner is not None else model.embed(texts)
+    if inner is not None:
+        x = inner.encode(texts, batch_size=64, convert_to_numpy=True)
+    else:
+        x = cast("TextEmbedder", model).embed(texts)
     n = len(fold["train"])
     x = np.asarray(x, dtype=np.float64)
     return (

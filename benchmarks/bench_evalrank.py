@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -52,6 +52,7 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:
     from mteb.abstasks.retrieval import AbsTaskRetrieval
     from mteb.models import EncoderProtocol, ModelMeta
+    from mteb.types import EncodeKwargs
     from torch.utils.data import DataLoader
 
 REPO = Path(__file__).resolve().parents[1]
@@ -170,6 +171,15 @@ def machine_info() -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- step 1
+def make_encode_kwargs(batch_size: int, **flags: bool) -> EncodeKwargs:
+    """mteb's ``encode_kwargs``: ``batch_size`` and the given flags (e.g. ``show_progress_bar``).
+
+    A cast: mteb declares the keys ``NotRequired`` with ``typing.NotRequired``, which mypy's
+    ``python_version = "3.10"`` (pyproject.toml) does not know, so it would require all three.
+    """
+    return cast("EncodeKwargs", {"batch_size": batch_size, **flags})
+
+
 def _as_numpy(embeddings: Any) -> NDArray[Any]:
     if hasattr(embeddings, "detach"):  # torch tensor
         embeddings = embeddings.detach().cpu().float().numpy()
@@ -192,7 +202,7 @@ def encode_texts(
             hf_split=SPLIT,
             hf_subset="default",
             prompt_type=None,
-            batch_size=batch_size,
+            **make_encode_kwargs(batch_size),
         )
     )
 
@@ -212,7 +222,7 @@ def encode_background(
         hf_split=SPLIT,
         hf_subset="default",
         prompt_type=None,
-        batch_size=batch_size,
+        **make_encode_kwargs(batch_size),
     )
     seconds = time.perf_counter() - start
     return _as_numpy(embeddings), seconds, time.process_time() - cpu_start
@@ -234,7 +244,7 @@ def run_whole_task(model: EncoderProtocol, batch_size: int) -> dict[str, Any]:
         task,
         overwrite_strategy="always",
         cache=None,
-        encode_kwargs={"batch_size": batch_size},
+        encode_kwargs=make_encode_kwargs(batch_size),
         co2_tracker=False,
     )
     seconds = time.perf_counter() - start
@@ -243,7 +253,7 @@ def run_whole_task(model: EncoderProtocol, batch_size: int) -> dict[str, Any]:
         raise RuntimeError(f"mteb.evaluate failed: {result.exceptions}")
     task_result = result.task_results[0]
     scores = {entry["hf_subset"]: dict(entry) for entry in task_result.scores[SPLIT]}
-    phases = [
+    phases: list[dict[str, Any]] = [
         {
             "name": phase["name"],
             "subset": phase.get("subset", ""),
@@ -336,7 +346,7 @@ def run_stock(
         task,
         encoder,
         data_split,  # type: ignore[arg-type]
-        encode_kwargs={"batch_size": batch_size, "show_progress_bar": False},
+        encode_kwargs=make_encode_kwargs(batch_size, show_progress_bar=False),
         hf_split=SPLIT,
         hf_subset="default",
         timer=timer,
@@ -796,6 +806,7 @@ def load_model_and_task(model_name: str) -> tuple[dict[str, Any], Any, Any, dict
     model = mteb.get_model(model_name)
     task = mteb.get_task(TASK_NAME)
     task.load_data()
+    assert task.dataset is not None  # loaded
     return machine, model, task, task.dataset["default"][SPLIT]
 
 

@@ -61,7 +61,11 @@ def run_tier(tier: str, workers: str) -> dict[str, Any]:
     start = time.perf_counter()
     result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
-    record = {"tier": tier, "command": " ".join(["python", *command[1:]]), "returncode": result.returncode}
+    record: dict[str, Any] = {
+        "tier": tier,
+        "command": " ".join(["python", *command[1:]]),
+        "returncode": result.returncode,
+    }
     record |= parse_summary(result.stdout)
     record["wall_seconds"] = round(wall, 1)
     slowest = re.findall(r"^(\d+\.\d+)s (call|setup|teardown)\s+(\S+)", result.stdout, flags=re.M)

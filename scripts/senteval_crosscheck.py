@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import mteb
 
 import mteb_evalrank  # noqa: F401  (registers the tasks)
 from mteb_evalrank.models.static import StaticWordEmbeddings
+
+if TYPE_CHECKING:
+    from mteb.models import EncoderProtocol
 
 #: accuracies (%) of the toy GloVe bag-of-words in the EvalRank toolkit's README
 PUBLISHED = {"MR": 62.7, "CR": 69.8, "SUBJ": 83.0, "MPQA": 79.0, "SST2": 63.2, "TREC": 66.6}
@@ -33,6 +38,9 @@ def main() -> None:
     model = StaticWordEmbeddings.from_file(
         Path(args.source) / "evalrank/word_emb/toy_emb.txt", name="evalrank/toy-glove-5k"
     )
+    # a cast: mteb's AbsEncoder types ``mteb_model_meta`` as ``ModelMeta | None`` and its
+    # EncoderProtocol as ``ModelMeta``, so no AbsEncoder passes for the protocol
+    encoder = cast("EncoderProtocol", model)
     lines = [
         "| task | ours: LR (z-norm selected) | LR raw | LR z-norm | MLP | published | difference | seconds |",
         "|---|---|---|---|---|---|---|---|",
@@ -40,11 +48,11 @@ def main() -> None:
     for name in args.tasks:
         task = mteb.get_task(f"SentEval{name}")
         start = time.perf_counter()
-        result = mteb.evaluate(model, task, cache=None, overwrite_strategy="always").task_results[0]
+        result = mteb.evaluate(encoder, task, cache=None, overwrite_strategy="always").task_results[0]
         seconds = time.perf_counter() - start
         rows = result.scores["test"]
 
-        def mean(key: str, rows: list[dict] = rows) -> float:
+        def mean(key: str, rows: Sequence[Mapping[str, Any]] = rows) -> float:
             return 100 * sum(row[key] for row in rows) / len(rows)
 
         ours = mean("lr_accuracy")

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mteb.models.abs_encoder import AbsEncoder
+from mteb_evalrank.models.base import TextEmbedder
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class EncoderFamily:
     """The base model's mteb name (``evalrank/...``)."""
     dim: int
     what: str
-    load: Callable[[], AbsEncoder]
+    load: Callable[[], TextEmbedder]
     """The base encoder, one object per process (``functools.cache``)."""
     packages: tuple[str, ...]
     meta: dict[str, Any]
