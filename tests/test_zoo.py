@@ -18,6 +18,8 @@ import mteb_evalrank  # noqa: F401
 from mteb_evalrank.embedding_cache import process_cache
 from mteb_evalrank.models import MODEL_METAS, postprocess
 from mteb_evalrank.models.base import in_batches
+from mteb_evalrank.models.encoders import FAMILIES
+from mteb_evalrank.models.encoders.word_vectors import WORD_VECTOR_SETS
 from mteb_evalrank.models.minilm import FEATURES_KEY, MiniLMLayerPooling, model_path
 from mteb_evalrank.models.static import StaticWordEmbeddings
 from mteb_evalrank.models.wrappers import (
@@ -27,11 +29,13 @@ from mteb_evalrank.models.wrappers import (
     wmt17_references,
 )
 from mteb_evalrank.models.zoo import (
+    ENCODER_FAMILIES,
     GLOVE_FIT_WORDS,
     SOURCE_ENV,
     ZOO,
     ZOO_METAS,
     ZOO_MODELS,
+    ZOO_TABLE,
     model_family,
     toy_glove_path,
 )
@@ -85,6 +89,29 @@ def test_zoo_names_metas_and_families() -> None:
     assert model_family("sentence-transformers/all-MiniLM-L6-v2") == "all-MiniLM-L6-v2"
     assert model_family("someone/else") == "someone/else"
     assert ZOO_METAS["evalrank/glove.6B.50d"].n_parameters == 400_000 * 50
+
+
+def test_every_model_list_is_derived_from_the_one_table() -> None:
+    """``ZOO_TABLE`` declares the zoo; the other lists are views of it, in its order."""
+    declared = [model for group in ZOO_TABLE for model in group.models()]
+    assert list(ZOO_MODELS.values()) == declared and tuple(model.name for model in declared) == ZOO
+    assert list(ZOO_METAS) == list(ZOO)
+    assert all(meta is ZOO_METAS[meta.name] for meta in MODEL_METAS) and len(MODEL_METAS) == len(ZOO)
+    assert list(ENCODER_FAMILIES.values()) == list(FAMILIES)
+    assert all(model_family(model.name) == group.family for group in ZOO_TABLE for model in group.models())
+    # one row per PyPI encoder and per word-vector set, after GloVe, toy GloVe and MiniLM, in their order
+    assert [group.bases[0][0] for group in ZOO_TABLE[3:]] == [
+        *(spec.name for spec in FAMILIES),
+        *(spec.name for spec in WORD_VECTOR_SETS),
+    ]
+
+
+def test_the_zoo_table_of_the_docs_is_the_zoos_order() -> None:
+    """docs/zoo.md's first table (issue 7's 27 models), row by row: names, families, dims, what."""
+    lines = (Path(__file__).parent.parent / "docs" / "zoo.md").read_text(encoding="utf-8").splitlines()
+    rows = [line.split(" | ") for line in lines if line.startswith("| `evalrank/")][:27]
+    documented = [(row[0].strip("| `"), row[1], int(row[2]), row[3]) for row in rows]
+    assert documented == [(m.name, m.family, m.dims, m.what) for m in list(ZOO_MODELS.values())[:27]]
 
 
 def test_minilm_parameter_counts_match_the_torch_modules() -> None:

