@@ -1,6 +1,7 @@
-"""The code's shape: imports between ``mteb_evalrank`` modules go one way (no cycle), and no
-function is longer than :data:`MAX_BODY_LINES` (ruff's C901 / PLR0915 bound complexity and
-statements, not length: a long flat function such as a report renderer passes those).
+"""The code's shape: imports between ``mteb_evalrank`` modules go one way (no cycle), the imports
+between layers are those of docs/architecture.md's layer table, and no function is longer than
+:data:`MAX_BODY_LINES` (ruff's C901 / PLR0915 bound complexity and statements, not length: a long
+flat function such as a report renderer passes those).
 
 Imports.
 
@@ -11,12 +12,23 @@ that is a module of the package, else to ``package`` (its ``__init__``). The imp
 module's parent packages is not an edge (Python runs a package's ``__init__`` before its modules;
 that is not a cycle). The graph must be acyclic: :class:`graphlib.TopologicalSorter` raises
 :class:`graphlib.CycleError` naming a cycle otherwise.
+
+Layers.
+
+The first table of docs/architecture.md (layer | where | what | depends on) assigns every module of
+the package, and every dataset recipe ``tasks/<family>/recipe.py``, to exactly one layer by the
+paths of its "where" column; the "depends on" column names in bold the layers a layer imports.
+The import graph (plus the recipes' imports) must use exactly those layer edges, and a layer may
+depend on one listed below it only where the table marks it *upward*.
 """
 
 from __future__ import annotations
 
 import ast
+import fnmatch
 import graphlib
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -55,29 +67,31 @@ def _imported(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) 
     return [f"{base}.{alias.name}" for alias in node.names] + [base]
 
 
+def file_imports(path: Path, name: str, modules: dict[str, Path]) -> set[str]:
+    """The modules of ``modules`` that the file ``path`` (module ``name``) imports, anywhere in its source."""
+    is_package = path.name == "__init__.py"
+    deps: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        candidates = _imported(node, name, is_package)
+        if isinstance(node, ast.ImportFrom):
+            # ``from p import m`` reaches module p.m if it exists, else names of p itself
+            submodules = [c for c in candidates[:-1] if c in modules]
+            names_of_base = len(submodules) < len(candidates) - 1
+            candidates = submodules + ([candidates[-1]] if names_of_base else [])
+        for target in candidates:
+            while target not in modules and "." in target:  # ``import a.b.c`` of a name: its module
+                target = target.rsplit(".", 1)[0]
+            if target in modules and target != name:
+                deps.add(target)
+    return deps
+
+
 def import_graph(package: Path) -> dict[str, set[str]]:
     """Module -> the package's modules it imports (anywhere in its source)."""
     modules = module_names(package)
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        is_package = path.name == "__init__.py"
-        deps: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-            if not isinstance(node, ast.Import | ast.ImportFrom):
-                continue
-            candidates = _imported(node, name, is_package)
-            if isinstance(node, ast.ImportFrom):
-                # ``from p import m`` reaches module p.m if it exists, else names of p itself
-                submodules = [c for c in candidates[:-1] if c in modules]
-                names_of_base = len(submodules) < len(candidates) - 1
-                candidates = submodules + ([candidates[-1]] if names_of_base else [])
-            for target in candidates:
-                while target not in modules and "." in target:  # ``import a.b.c`` of a name: its module
-                    target = target.rsplit(".", 1)[0]
-                if target in modules and target != name:
-                    deps.add(target)
-        graph[name] = deps
-    return graph
+    return {name: file_imports(path, name, modules) for name, path in modules.items()}
 
 
 def test_the_graph_sees_every_kind_of_import() -> None:
@@ -117,6 +131,178 @@ def test_no_import_cycle_among_the_package_s_modules() -> None:
         cycle = " -> ".join(error.args[1])
         pytest.fail(f"import cycle: {cycle}; move what both sides need into a module below them")
     assert set(order) == set(graph)
+
+
+# ----------------------------------------------------------------------------- layers
+ARCHITECTURE_DOC = REPO / "docs" / "architecture.md"
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One row of docs/architecture.md's layer table."""
+
+    name: str
+    where: tuple[str, ...]
+    """Repository paths (a folder ends with ``/``; ``<family>`` stands for any folder name)."""
+    depends_on: frozenset[str]
+    """The layers named in bold in the "depends on" column."""
+    upward: frozenset[str]
+    """Those of them marked *upward* (a layer listed below this one)."""
+
+
+def layer_table(markdown: str) -> list[Layer]:
+    """The first table of ``markdown``, whose columns must be layer | where | what | depends on."""
+    lines = markdown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines[start:]]
+    rows = rows[: next((i for i, line in enumerate(lines[start:]) if not line.startswith("|")), len(rows))]
+    assert rows[0] == ["layer", "where", "what", "depends on"], rows[0]
+    layers = []
+    for name, where, _, depends_on in rows[2:]:  # after the header and its |---| line
+        named = re.findall(r"\*\*([\w ]+)\*\*( \(\*upward\*)?", depends_on)
+        layers.append(
+            Layer(
+                name=name,
+                where=tuple(re.findall(r"`([^`]+)`", where)),
+                depends_on=frozenset(layer for layer, _ in named),
+                upward=frozenset(layer for layer, mark in named if mark),
+            )
+        )
+    return layers
+
+
+def covers(item: str, path: str) -> bool:
+    """Whether the table's ``where`` item (a file, or a folder ending with ``/``) holds ``path``."""
+    pattern = item.replace("<family>", "*")
+    return fnmatch.fnmatchcase(path, pattern + "*" if pattern.endswith("/") else pattern)
+
+
+def layer_of(path: str, layers: list[Layer]) -> str:
+    """The one layer whose ``where`` holds the repository path ``path``."""
+    owners = [layer.name for layer in layers if any(covers(item, path) for item in layer.where)]
+    assert len(owners) == 1, f"{path} belongs to {len(owners)} layers of the table: {owners}"
+    return owners[0]
+
+
+def layer_edges(
+    graph: dict[str, set[str]], paths: dict[str, str], layers: list[Layer]
+) -> dict[str, dict[str, str]]:
+    """Layer -> the other layers it imports, each with one module edge as the example."""
+    edges: dict[str, dict[str, str]] = {layer.name: {} for layer in layers}
+    for module, deps in sorted(graph.items()):
+        source = layer_of(paths[module], layers)
+        for dep in sorted(deps):
+            target = layer_of(paths[dep], layers)
+            if target != source:
+                edges[source].setdefault(target, f"{module} -> {dep}")
+    return edges
+
+
+def layer_mismatches(edges: dict[str, dict[str, str]], layers: list[Layer]) -> list[str]:
+    """How the imports between layers differ from the table's "depends on" column."""
+    problems = []
+    for layer in layers:
+        used = edges[layer.name]
+        problems += [
+            f"{layer.name} -> {t} not in the table ({e})"
+            for t, e in used.items()
+            if t not in layer.depends_on
+        ]
+        problems += [
+            f"{layer.name} -> {t} in the table, not imported" for t in sorted(layer.depends_on - set(used))
+        ]
+    return problems
+
+
+def layer_order_mismatches(layers: list[Layer]) -> list[str]:
+    """Layers named but not in the table; dependencies on a layer listed below not marked *upward*,
+    or marked *upward* on a layer listed above."""
+    position = {layer.name: i for i, layer in enumerate(layers)}
+    problems = []
+    for i, layer in enumerate(layers):
+        for dep in sorted(layer.depends_on):
+            if dep not in position:
+                problems.append(f"{layer.name} -> {dep}: no such layer")
+            elif position[dep] > i and dep not in layer.upward:
+                problems.append(f"{layer.name} -> {dep}: a layer listed below, not marked upward")
+            elif position[dep] < i and dep in layer.upward:
+                problems.append(f"{layer.name} -> {dep}: marked upward, but listed above")
+    return problems
+
+
+def plugin_graph() -> tuple[dict[str, set[str]], dict[str, str]]:
+    """The package's import graph plus the dataset recipes' imports of it; node -> repository path."""
+    modules = module_names(PACKAGE)
+    graph = import_graph(PACKAGE)
+    paths = {name: path.relative_to(REPO).as_posix() for name, path in modules.items()}
+    for recipe in sorted((REPO / "tasks").glob("*/recipe.py")):
+        name = recipe.relative_to(REPO).as_posix()
+        graph[name] = file_imports(recipe, name, modules)
+        paths[name] = name
+    return graph, paths
+
+
+def test_the_layer_table_is_read() -> None:
+    layers = layer_table(ARCHITECTURE_DOC.read_text(encoding="utf-8"))
+    names = [layer.name for layer in layers]
+    assert names[:3] == ["base", "embeddings", "maths"] and names[-1] == "interface"
+    data = layers[names.index("data")]
+    assert "tasks/<family>/" in data.where and data.upward == {"models"} and "base" in data.depends_on
+
+
+def test_every_place_the_layer_table_names_exists() -> None:
+    for layer in layer_table(ARCHITECTURE_DOC.read_text(encoding="utf-8")):
+        for item in layer.where:
+            assert list(REPO.glob(item.replace("<family>", "*").rstrip("/"))), (
+                f"{layer.name}: {item} not found"
+            )
+
+
+def test_every_module_belongs_to_exactly_one_layer() -> None:
+    layers = layer_table(ARCHITECTURE_DOC.read_text(encoding="utf-8"))
+    graph, paths = plugin_graph()
+    assert len(graph) > 100 and any(name.endswith("recipe.py") for name in graph)
+    assert {layer_of(path, layers) for path in paths.values()} == {layer.name for layer in layers}
+
+
+def test_imports_between_layers_are_those_of_the_layer_table() -> None:
+    """Every import edge between two layers is named in the importer's "depends on" column, every
+    layer named there is imported, and the layers are listed from the most basic up."""
+    layers = layer_table(ARCHITECTURE_DOC.read_text(encoding="utf-8"))
+    graph, paths = plugin_graph()
+    problems = layer_mismatches(layer_edges(graph, paths, layers), layers) + layer_order_mismatches(layers)
+    assert not problems, "docs/architecture.md's layer table and the imports disagree:\n" + "\n".join(
+        problems
+    )
+
+
+def test_a_layer_mismatch_is_reported() -> None:
+    doc = (
+        "intro\n\n| layer | where | what | depends on |\n|---|---|---|---|\n"
+        "| a | `pkg/a.py` | x | no layer; numpy |\n"
+        "| b | `pkg/b/` | x | **a**, **c** (*upward*: why) |\n"
+        "| c | `pkg/c.py` | x | **a** (*upward*: wrong), **zz** |\n\n| second | table |\n"
+    )
+    layers = layer_table(doc)
+    assert [layer.name for layer in layers] == ["a", "b", "c"]
+    assert layers[1] == Layer("b", ("pkg/b/",), frozenset({"a", "c"}), frozenset({"c"}))
+    assert layer_of("pkg/b/x/y.py", layers) == "b"
+    with pytest.raises(AssertionError, match="0 layers"):
+        layer_of("pkg/d.py", layers)
+    graph = {"pkg.a": {"pkg.b.x"}, "pkg.b.x": {"pkg.a"}, "pkg.c": set()}
+    paths = {"pkg.a": "pkg/a.py", "pkg.b.x": "pkg/b/x.py", "pkg.c": "pkg/c.py"}
+    assert layer_mismatches(layer_edges(graph, paths, layers), layers) == [
+        "a -> b not in the table (pkg.a -> pkg.b.x)",
+        "b -> c in the table, not imported",
+        "c -> a in the table, not imported",
+        "c -> zz in the table, not imported",
+    ]
+    assert layer_order_mismatches(layers) == [
+        "c -> a: marked upward, but listed above",
+        "c -> zz: no such layer",
+    ]
+    unmarked = layer_table(doc.replace("**c** (*upward*: why)", "**c**"))
+    assert layer_order_mismatches(unmarked)[0] == "b -> c: a layer listed below, not marked upward"
 
 
 # ----------------------------------------------------------------------------- function length
