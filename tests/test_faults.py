@@ -1,9 +1,10 @@
-"""Issue 26's fault matrix for the files a user or a recipe hands the plugin (``docs/faults.md``).
+"""Issue 26's fault matrix (``docs/faults.md``), but for the embedding cache (``test_embedding_cache.py``).
 
-Every case writes the damaged file for real and runs the plugin's own reader on it: raw source
-files (``data/sources.py``, a dataset recipe), the triplet JSON-lines file, mteb result files
-(``scores``, ``correlate``; copies of the study's committed results). The embedding-cache rows
-are in ``test_embedding_cache.py``.
+Every case damages real files and runs the plugin's own reader on them: raw source files
+(``data/sources.py``, a dataset recipe, ``datasets build``), the triplet JSON-lines file, the
+families file, mteb result files (``scores``, ``correlate``, a resumed study; copies of the
+study's committed results), local builds in the ``datasets`` cache; and processes killed or
+running side by side (a dataset build, a study, two ``mteb run``).
 """
 
 from __future__ import annotations
