@@ -105,10 +105,23 @@ def _fetch_datasets(args: argparse.Namespace) -> None:
             print(f"{spec.hub_id}@{spec.revision}: fetched into {raw}, built and installed")
 
 
+def _bundled_models_report() -> str:
+    """The ``Bundled models`` lines of ``datasets status``: each model's offline state and its fix."""
+    from .models.offline import model_states
+
+    lines = ["Bundled models:"]
+    for model in model_states():
+        lines.append(f"  {model.name:<40} {model.state}")
+        if model.fix:
+            lines.append(f"  -> run: {model.fix}")
+    return "\n".join(lines)
+
+
 def _datasets_status(args: argparse.Namespace) -> None:
     from .data.status import status_report
 
     print(status_report(source=args.source))
+    print(_bundled_models_report())
 
 
 def _remove_mirrors(args: argparse.Namespace) -> None:

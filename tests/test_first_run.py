@@ -195,3 +195,6 @@ def test_status_lists_every_dataset_with_its_location_and_the_fix(tmp_path: Path
     assert any(EVALRANK_SENT.hub_id in line and "MISSING" in line for line in lines)
     assert any("mteb-evalrank datasets build --source" in line for line in lines)
     assert sum("missing" in line for line in lines if "-sts" in line) == len(STS_MIRROR_SPECS)
+    # the bundled models come last, added by the command (issue 28: `data` never imports `models`)
+    models = lines[lines.index("Bundled models:") + 1 :]
+    assert any(line.startswith(f"  {offline.MINILM} ") for line in models)

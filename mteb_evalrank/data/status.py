@@ -168,8 +168,11 @@ def raw_cache_report(root: Path | None = None) -> list[str]:
 
 
 def status_report(source: str | Path | None = None) -> str:
-    """A plain-text table of every dataset, mirror and bundled model, with what to run for the missing."""
-    from ..models.offline import model_states
+    """A plain-text table of every dataset, raw file and mirror, with what to run for the missing.
+
+    ``mteb-evalrank datasets status`` adds the bundled models itself (from ``models.offline``,
+    which ``data`` never imports).
+    """
     from .mirrors import mirror_states
 
     source = source or os.environ.get(SOURCE_ENV)
@@ -190,9 +193,4 @@ def status_report(source: str | Path | None = None) -> str:
         lines.append(f"  {state.task:<14} {state.hub_id:<24} {state.state}")
     if any(state.state == "missing" for state in mirrors):
         lines.append(f"  -> optional: {build_command(source)} --sts-mirrors")
-    lines.append("Bundled models:")
-    for model in model_states():
-        lines.append(f"  {model.name:<40} {model.state}")
-        if model.fix:
-            lines.append(f"  -> run: {model.fix}")
     return "\n".join(lines)
