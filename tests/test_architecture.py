@@ -251,6 +251,14 @@ def test_the_layer_table_is_read() -> None:
     assert "models" not in data.depends_on and not data.upward  # issue 28: `datasets status` lists the models
 
 
+def test_the_study_results_stay_out_of_the_docs_build() -> None:
+    """docs/study/run holds the study's result files (issue 28): committed, but no part of the site."""
+    assert (REPO / "docs" / "study" / "run" / "results").is_dir()
+    config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    block = re.search(r"^exclude_docs: \|\n((?:  .*\n)+)", config, re.MULTILINE)
+    assert block is not None and "study/run/" in block.group(1).split()
+
+
 def test_every_place_the_layer_table_names_exists() -> None:
     for layer in layer_table(ARCHITECTURE_DOC.read_text(encoding="utf-8")):
         for item in layer.where:
