@@ -1,11 +1,12 @@
 """The one place where mteb-evalrank touches mteb's internals.
 
 mteb 2.26 has no plugin API, so the plugin needs a few private names: the registries it adds
-its tasks, benchmarks and model metas to, mteb's dataloader factory, and the private hooks
-that its task classes override (mteb's own tasks extend mteb the same way). Each is reached
-or declared here, nowhere else, and :func:`check` verifies them all: when a new mteb release
-renames one, the failure is an :class:`MtebInternalsChanged` naming the internal and the
-supported mteb version, not an ``AttributeError`` deep inside a run.
+its tasks, benchmarks and model metas to, mteb's dataloader factory, the private hooks and
+class flags that its task classes override (mteb's own tasks extend mteb the same way), and the
+type of the scores a hook receives. Each is reached or declared here, nowhere else, and
+:func:`check` verifies them all: when a new mteb release renames one, the failure is an
+:class:`MtebInternalsChanged` naming the internal and the supported mteb version, not an
+``AttributeError`` deep inside a run.
 
 Public mteb API (``mteb.get_task``, ``TaskMetadata``, the ``AbsTask*`` base classes, ...) is
 used directly everywhere; only private names live here.
@@ -16,7 +17,11 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # the scores ``AbsTaskSTS._calculate_scores`` receives (for the type checker only; see ``check``)
+    from mteb._evaluators.any_sts_evaluator import STSEvaluatorScores as STSEvaluatorScores
 
 #: The mteb release line these internals were written against.
 SUPPORTED_MTEB = "2.26"
@@ -134,6 +139,7 @@ TASK_HOOKS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "_calculate_descriptive_statistics_from_split",
         ("split", "hf_subset"),
     ),
+    ("mteb.abstasks.abstask", "AbsTask", "_get_content_columns", ()),
     ("mteb.abstasks.retrieval", "AbsTaskRetrieval", "_evaluate_subset", ("model", "data_split")),
     ("mteb.abstasks.classification", "AbsTaskClassification", "_evaluate_subset", ("model", "data_split")),
     ("mteb.abstasks.classification", "AbsTaskClassification", "_run_experiment", ("timer",)),
@@ -143,6 +149,19 @@ TASK_HOOKS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("mteb.abstasks.sts", "AbsTaskSTS", "_calculate_scores", ("scores", "normalized_scores")),
     ("mteb.abstasks.sts", "AbsTaskSTS", "_evaluate_subset", ("model", "data_split")),
     ("mteb.abstasks.sts", "AbsTaskSTS", "_normalize", ("x",)),
+)
+
+
+#: (module, class, flag): private ``bool`` class attributes the plugin's task classes set
+#: (``AbsTaskEvalRank``: neither a cross-encoder nor a search model can rank the whole background)
+TASK_FLAGS: tuple[tuple[str, str, str], ...] = (
+    ("mteb.abstasks.abstask", "AbsTask", "_support_cross_encoder"),
+    ("mteb.abstasks.abstask", "AbsTask", "_support_search"),
+)
+
+#: (module, TypedDict, keys the plugin reads): private score types the plugin's hooks receive
+SCORE_TYPES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("mteb._evaluators.any_sts_evaluator", "STSEvaluatorScores", ("cosine_scores",)),
 )
 
 
@@ -159,6 +178,22 @@ def check_task_hook(module_name: str, class_name: str, method: str, parameters: 
         raise MtebInternalsChanged(internal, f"no longer takes the parameter(s) {', '.join(missing)}")
 
 
+def check_task_flag(module_name: str, class_name: str, flag: str) -> None:
+    """Raise :class:`MtebInternalsChanged` unless ``class_name.flag`` is a ``bool`` class attribute."""
+    cls = _attribute(module_name, class_name)
+    if not isinstance(getattr(cls, flag, None), bool):
+        raise MtebInternalsChanged(f"{module_name}.{class_name}.{flag}", "is no longer a bool flag")
+
+
+def check_score_type(module_name: str, type_name: str, keys: tuple[str, ...]) -> None:
+    """Raise :class:`MtebInternalsChanged` unless the TypedDict ``type_name`` declares ``keys``."""
+    declared = getattr(_attribute(module_name, type_name), "__annotations__", {})
+    missing = [key for key in keys if key not in declared]
+    if missing:
+        internal = f"{module_name}.{type_name}"
+        raise MtebInternalsChanged(internal, f"no longer has the key(s) {', '.join(missing)}")
+
+
 def check() -> None:
     """Verify every internal above; raises :class:`MtebInternalsChanged` on the first that changed."""
     task_registry()
@@ -170,3 +205,7 @@ def check() -> None:
     _attribute("mteb.abstasks._statistics_calculation", "calculate_label_statistics")
     for hook in TASK_HOOKS:
         check_task_hook(*hook)
+    for flag in TASK_FLAGS:
+        check_task_flag(*flag)
+    for score_type in SCORE_TYPES:
+        check_score_type(*score_type)

@@ -210,6 +210,7 @@ def test_every_mteb_internal_the_plugin_uses_is_present() -> None:
         ("mteb._create_dataloaders", "create_dataloader"),
         ("mteb.abstasks._statistics_calculation", "calculate_pair_modality_statistics"),
         ("mteb.abstasks._statistics_calculation", "calculate_label_statistics"),
+        ("mteb._evaluators.any_sts_evaluator", "STSEvaluatorScores"),
     ],
 )
 def test_a_missing_mteb_internal_is_named(monkeypatch: pytest.MonkeyPatch, module: str, name: str) -> None:
@@ -240,3 +241,43 @@ def test_a_changed_private_task_hook_is_named(monkeypatch: pytest.MonkeyPatch, i
         expected = "does not exist"
     with pytest.raises(MtebInternalsChanged, match=rf"{cls_name}\.{method}.*{expected}"):
         check()
+
+
+@pytest.mark.parametrize("flag", ["_support_cross_encoder", "_support_search"])
+def test_a_changed_private_task_flag_is_named(monkeypatch: pytest.MonkeyPatch, flag: str) -> None:
+    from mteb.abstasks.abstask import AbsTask
+
+    from mteb_evalrank._mteb_adapter import MtebInternalsChanged, check
+
+    monkeypatch.setattr(AbsTask, flag, None)
+    with pytest.raises(MtebInternalsChanged, match=rf"AbsTask\.{flag}.*no longer a bool flag"):
+        check()
+
+
+def test_a_changed_score_type_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mteb._evaluators.any_sts_evaluator import STSEvaluatorScores
+
+    from mteb_evalrank._mteb_adapter import MtebInternalsChanged, check
+
+    monkeypatch.setattr(STSEvaluatorScores, "__annotations__", {"renamed": list})
+    with pytest.raises(MtebInternalsChanged, match=r"STSEvaluatorScores.*no longer has the key\(s\) cosine_"):
+        check()
+
+
+def test_every_private_mteb_name_a_task_class_overrides_is_declared_in_the_adapter() -> None:
+    """A private hook or flag of an mteb base class that a plugin task class redefines is in
+    ``TASK_HOOKS`` or ``TASK_FLAGS``, so that ``check()`` covers it (issue 28)."""
+    from mteb_evalrank._mteb_adapter import TASK_FLAGS, TASK_HOOKS
+    from mteb_evalrank.tasks import TASKS
+
+    declared = {name for _, _, name, _ in TASK_HOOKS} | {name for _, _, name in TASK_FLAGS}
+    undeclared = set()
+    for task in TASKS:
+        ours = [cls for cls in task.__mro__ if cls.__module__.startswith("mteb_evalrank.")]
+        mtebs = [cls for cls in task.__mro__ if cls.__module__.startswith("mteb.")]
+        for cls in ours:
+            for name in vars(cls):
+                private = name.startswith("_") and not name.startswith("__") and name != "_abc_impl"
+                if private and any(name in vars(base) for base in mtebs) and name not in declared:
+                    undeclared.add(f"{cls.__name__}.{name}")
+    assert not undeclared, f"mteb internals overridden but not in _mteb_adapter: {sorted(undeclared)}"

@@ -64,6 +64,7 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
     tol: float = DEFAULT_TOL
     ks: tuple[int, ...] = DEFAULT_KS
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    # mteb's private flags, declared and checked in ``_mteb_adapter.TASK_FLAGS``
     _support_cross_encoder: bool = False
     _support_search: bool = False
 

@@ -29,7 +29,7 @@ from mteb_evalrank.tasks._loading import PluginDatasetLoading
 from ._citations import ABE2022_CITATION, WMT17_METRICS_CITATION, cite
 
 if TYPE_CHECKING:
-    from mteb._evaluators.any_sts_evaluator import STSEvaluatorScores
+    from mteb_evalrank._mteb_adapter import STSEvaluatorScores
 
 ENGLISH = ["eng-Latn"]
 WMT17_LANGUAGE_PAIRS = ("cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en")
