@@ -28,8 +28,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 TIERS = {"fast": ["-m", "not slow"], "all": []}
 TARGETS = {"fast": 180.0}
-#: pytest's closing line, e.g. "=== 592 passed, 31 deselected in 566.80s (0:09:26) ==="
-SUMMARY = re.compile(r"=+ (?P<counts>.*?) in (?P<seconds>[\d.]+)s")
+#: pytest's closing line, e.g. "592 passed, 31 deselected in 566.80s (0:09:26)" (framed by "=" without -q)
+SUMMARY = re.compile(r"^=*\s*(?P<counts>\d+ \w+.*?) in (?P<seconds>[\d.]+)s", re.M)
 
 
 def machine() -> str:
