@@ -31,6 +31,7 @@ from datasets.naming import camelcase_to_snakecase, filename_prefix_for_split
 
 from .layout import BuiltDataset
 from .registry import DatasetSpec
+from .releases import sha256_file
 
 CACHE_VERSION = "0.0.0"
 
@@ -68,14 +69,6 @@ def check_card(spec: DatasetSpec, built: BuiltDataset) -> None:
         )
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def build_info(spec: DatasetSpec, built: BuiltDataset, source: Path) -> dict[str, Any]:
     """Provenance record: revision, licence, every source file with its SHA-256, stats."""
     sources = getattr(spec.recipe(), "SOURCES", ())
@@ -83,7 +76,7 @@ def build_info(spec: DatasetSpec, built: BuiltDataset, source: Path) -> dict[str
         "dataset": spec.hub_id,
         "revision": spec.revision,
         "license": spec.license,
-        "sources": {name: _sha256(source / name) for name in sources},
+        "sources": {name: sha256_file(source / name) for name in sources},
         "configs": {name: {s: len(d) for s, d in data.items()} for name, data in built.configs.items()},
         "stats": built.stats,
     }
