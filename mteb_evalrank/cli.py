@@ -61,9 +61,14 @@ def _build_datasets(args: argparse.Namespace) -> None:
 
 
 def _build_family(spec: DatasetSpec, source: Path, args: argparse.Namespace) -> None:
-    """Build one family: one line (rows, where it went); with ``-v`` the configs and statistics too."""
-    from .data import hub
+    """Build one family: one line (rows, where it went); with ``-v`` the configs and statistics too.
 
+    Raw files that differ from the pinned release give one ``SourceMismatchWarning`` each.
+    """
+    from .data import hub
+    from .data.releases import warn_source_mismatches
+
+    warn_source_mismatches(spec, source)
     built = spec.recipe().build(source)
     folder = hub.write_hub_folder(spec, built, source, Path(args.out))
     rows = {name: sum(len(d) for d in data.values()) for name, data in built.configs.items()}

@@ -133,6 +133,78 @@ def test_datasets_build_cli_shows_one_line_for_a_raw_file_that_is_not_utf8(
     assert not (tmp_path / "hub" / "evalrank-word").exists()
 
 
+# ------------------------------------------------- raw source files not those of the pinned release
+def _copy_family(source: Path, target: Path, family: str) -> Path:
+    """A raw data folder holding only ``family``'s raw files, copied from ``source``."""
+    from mteb_evalrank.data.registry import get_dataset_spec
+    from mteb_evalrank.data.releases import family_files
+
+    for name in family_files(get_dataset_spec(family)):
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / name, target / name)
+    return target
+
+
+def _cut_at_a_line_end(path: Path) -> None:
+    """Drop the last line: the file still reads as a well-formed, shorter file."""
+    data = path.read_bytes()
+    path.write_bytes(data[: data.rstrip(b"\n").rfind(b"\n") + 1])
+
+
+def _source_mismatch_warnings(run: Callable[[], object]) -> list[str]:
+    """The ``SourceMismatchWarning`` messages ``run`` gives (every warning recorded)."""
+    import warnings
+
+    from mteb_evalrank.data.releases import SourceMismatchWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run()
+    return [str(w.message) for w in caught if issubclass(w.category, SourceMismatchWarning)]
+
+
+@pytest.mark.parametrize("cut", [True, False], ids=["cut at a line end", "the pinned file"])
+def test_datasets_build_warns_once_for_a_raw_file_cut_at_a_line_end(
+    source: Path, tmp_path: Path, cut: bool
+) -> None:
+    """A file cut at a line end reads as a shorter, well-formed file: only the manifest tells."""
+    from mteb_evalrank.cli import main
+    from mteb_evalrank.data.releases import manifest
+
+    name = "evalrank/sent_similarity/STS/STSBenchmark/sts-test.csv"
+    raw = _copy_family(source, tmp_path / "raw", "stsb-granularity")
+    if cut:
+        _cut_at_a_line_end(raw / name)
+    argv = ["datasets", "build", "--source", str(raw), "--only", "stsb-granularity", "--no-install"]
+    messages = _source_mismatch_warnings(lambda: main([*argv, "--out", str(tmp_path / "hub")]))
+    assert (tmp_path / "hub" / "stsb-granularity" / "build_info.json").is_file()  # built anyway
+    if not cut:
+        assert messages == []
+        return
+    (message,) = messages
+    expected = manifest()[name]
+    found = (raw / name).stat().st_size
+    assert str(raw / name) in message and expected.sha256 in message
+    assert f"expected {expected.size:,} bytes" in message and f"found {found:,} bytes" in message
+    assert "not be comparable with the published release" in message
+
+
+def test_a_first_use_build_warns_once_for_a_raw_file_cut_at_a_line_end(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$MTEB_EVALRANK_SOURCE`` builds go through ``build_and_install``: the same one warning."""
+    import datasets
+
+    from mteb_evalrank.data import status
+    from mteb_evalrank.data.registry import STSB_GRANULARITY
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
+    raw = _copy_family(source, tmp_path / "raw", "stsb-granularity")
+    _cut_at_a_line_end(raw / "evalrank/LICENSE")
+    (message,) = _source_mismatch_warnings(lambda: status.build_and_install(STSB_GRANULARITY, raw))
+    assert str(raw / "evalrank/LICENSE") in message
+
+
 # ------------------------------------------------------------ accepted: BOM, CRLF, blank lines
 @pytest.mark.parametrize(("bom", "newline"), [(True, "\n"), (False, "\r\n"), (True, "\r\n")])
 def test_bom_crlf_and_blank_lines_read_as_the_plain_file(tmp_path: Path, bom: bool, newline: str) -> None:

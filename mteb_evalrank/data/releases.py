@@ -14,6 +14,12 @@ and :mod:`mteb_evalrank.data.fetch`):
   ``registry.DATASETS`` and ``registry.STS_MIRRORS``). Regenerate it from a raw data folder
   with ``python -m mteb_evalrank.data.releases DIR`` (the test suite checks it against
   ``../shared/data``).
+
+A dataset built from a raw data folder the user names (``--source``, ``$MTEB_EVALRANK_SOURCE``)
+is checked against the manifest first (:func:`warn_source_mismatches`): one
+:class:`SourceMismatchWarning` per file of another size or SHA-256 (e.g. a copy cut exactly at a
+line end, which still reads as a well-formed, shorter file). The build goes on: a user may build
+from a deliberately different copy, but its scores are not comparable with the published release.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import hashlib
 import json
 import os
 import sys
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -164,6 +171,44 @@ def write_manifest(source: Path, path: Path = MANIFEST_PATH) -> Path:
     path.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     manifest.cache_clear()
     return path
+
+
+class SourceMismatchWarning(UserWarning):
+    """A raw source file differs from the pinned release's (size or SHA-256): scores are not comparable."""
+
+
+def source_mismatches(files: Iterable[str], folder: Path) -> list[str]:
+    """One message per file of ``files`` under ``folder`` whose size or SHA-256 is not the manifest's.
+
+    Files absent from ``folder`` or from the manifest are left to the recipe (which names a
+    missing file itself).
+    """
+    known = manifest()
+    messages = []
+    for name in files:
+        path, entry = folder / name, known.get(name)
+        if entry is None or not path.is_file():
+            continue
+        size = path.stat().st_size
+        digest = sha256_file(path)
+        if size != entry.size or digest != entry.sha256:
+            messages.append(
+                f"raw source file {path} differs from the pinned release {release_of(name).pinned}: "
+                f"expected {entry.size:,} bytes with SHA-256 {entry.sha256}, found {size:,} bytes with "
+                f"SHA-256 {digest}. The dataset is built from it anyway, but its scores will not be "
+                "comparable with the published release (`mteb-evalrank datasets fetch` gets the pinned "
+                "files)."
+            )
+    return messages
+
+
+def warn_source_mismatches(spec: DatasetSpec, folder: Path) -> int:
+    """Warn once (:class:`SourceMismatchWarning`) per raw file of ``spec`` in ``folder`` that differs
+    from the pinned release; returns how many differ. Called before every build from a raw folder."""
+    messages = source_mismatches(family_files(spec), folder)
+    for message in messages:
+        warnings.warn(message, SourceMismatchWarning, stacklevel=2)
+    return len(messages)
 
 
 if __name__ == "__main__":  # python -m mteb_evalrank.data.releases DIR

@@ -18,7 +18,7 @@ from filelock import FileLock
 
 from .fetch import fetch_family, file_states, offline_flag, raw_dir
 from .registry import DATASETS, DatasetSpec
-from .releases import RAW_SOURCES, RawSource, recipe_files, release_of
+from .releases import RAW_SOURCES, RawSource, recipe_files, release_of, warn_source_mismatches
 
 #: environment variable naming the raw data folder (``evalrank/``, ``wmt17-da/``)
 SOURCE_ENV = "MTEB_EVALRANK_SOURCE"
@@ -135,10 +135,14 @@ def datasets_progress_bars(enabled: bool) -> Iterator[None]:
 
 
 def build_and_install(spec: DatasetSpec, folder: Path, why: str = "first use") -> Path:
-    """Build ``spec`` from the raw data folder ``folder`` into the datasets cache; returns its folder."""
+    """Build ``spec`` from the raw data folder ``folder`` into the datasets cache; returns its folder.
+
+    Raw files that differ from the pinned release give one :class:`SourceMismatchWarning` each.
+    """
     from .hub import install_into_cache
 
     print(f"mteb-evalrank: building {spec.hub_id} from {folder} ({why}) ...", file=sys.stderr, flush=True)
+    warn_source_mismatches(spec, folder)
     with datasets_progress_bars(False):
         built = spec.recipe().build(folder)
         root = install_into_cache(spec, built)
