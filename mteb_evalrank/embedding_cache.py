@@ -23,7 +23,8 @@ written as one append-only shard ``shard-<ns>-<pid>.npz`` (digests as ``uint8[n,
 vectors in the model's dtype, and, since issue 26, the store's ``StoreKey.folder()`` as
 ``store``) under ``<root>/<org__model>/<revision>/<context>/``: written
 to a temporary name and ``os.replace``-d into place, so a killed process leaves whole shards
-only, and a save costs O(new rows). Before encoding, a store takes an exclusive ``flock``
+only (and a ``.shard-*.tmp.npz``, removed by the next process that takes the store's lock to
+write), and a save costs O(new rows). Before encoding, a store takes an exclusive ``flock``
 on its folder and reads the shards other processes wrote meanwhile, so concurrent workers
 encode a text once between them.
 
@@ -59,7 +60,7 @@ import warnings
 import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -281,7 +282,10 @@ class VectorStore:
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        """Exclusive access across processes (``flock`` on ``<directory>/.lock``); a no-op in memory."""
+        """Exclusive access across processes (``flock`` on ``<directory>/.lock``); a no-op in memory.
+
+        Holding it, the store removes killed writers' temporary files, then reads new shards.
+        """
         if self.directory is None:
             yield
             return
@@ -289,10 +293,24 @@ class VectorStore:
         with (self.directory / ".lock").open("a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
+                self._remove_temporaries()
                 self.refresh()
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _remove_temporaries(self) -> None:
+        """Remove the ``.shard-*.tmp.npz`` of killed writers; call it holding the store's lock only.
+
+        Every write (:meth:`add`, from ``EmbeddingCache._fill``) happens under that lock, so no
+        live writer can be inside ``np.savez`` now: a temporary file left is a killed one's. A
+        file that cannot be removed (a read-only folder) stays; it is never read.
+        """
+        if self.directory is None:
+            return
+        for temporary in self.directory.glob(".shard-*.tmp.npz"):
+            with suppress(OSError):
+                temporary.unlink()
 
     def _append(self, digests: list[bytes], vectors: NDArray[Any]) -> None:
         start = sum(len(block) for block in self._blocks)
@@ -309,7 +327,7 @@ class VectorStore:
         return self._matrix
 
     def add(self, digests: list[bytes], vectors: NDArray[Any]) -> None:
-        """Add rows (persisted first as one atomic shard when the store has a folder)."""
+        """Add rows (persisted first as one atomic shard when the store has a folder: hold :meth:`locked`)."""
         if len(digests) != len(vectors):
             raise ValueError(f"{len(digests)} keys for {len(vectors)} vectors")
         if self.directory is not None:

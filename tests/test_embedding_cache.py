@@ -544,3 +544,45 @@ def test_a_write_cut_by_sigkill_leaves_a_temporary_file_that_is_never_read(
     rows, _ = _no_warning_run(tmp_path, toy, SENTENCES)
     np.testing.assert_array_equal(rows, clean)
     assert half.read_bytes() == shard.read_bytes()[:700]
+
+
+def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(
+    toy: StaticWordEmbeddings, tmp_path: Path
+) -> None:
+    """The next process that writes to the store holds its lock, under which no other writer can
+    be inside ``np.savez``: a ``.shard-*.tmp.npz`` left then is a killed writer's and is removed."""
+    EmbeddingCache(tmp_path).embed(KEY, SENTENCES[:4], toy.embed)
+    folder = tmp_path / KEY.folder()
+    half = folder / f".shard-{time.time_ns():020d}-99999.tmp.npz"
+    half.write_bytes(b"PK\x03\x04 half a shard")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CorruptShardWarning)
+        rows = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)  # writes the other rows
+    np.testing.assert_array_equal(rows, toy.embed(SENTENCES))
+    assert not half.exists()
+    assert list(folder.glob(".*.tmp.npz")) == []
+
+
+def test_a_live_writers_temporary_file_is_left_alone(toy: StaticWordEmbeddings, tmp_path: Path) -> None:
+    """A writer inside ``np.savez`` holds the store's lock: another cache that needs to write waits
+    for it and never removes its temporary file, which then becomes a whole shard."""
+    import threading
+
+    EmbeddingCache(tmp_path).embed(KEY, SENTENCES[:2], toy.embed)
+    live = EmbeddingCache(tmp_path).store(KEY)
+    assert live.directory is not None
+    other: dict[str, NDArray[np.float32]] = {}
+    with live.locked():  # the live writer, between np.savez's first byte and os.replace
+        temporary = live.directory / f".shard-{time.time_ns():020d}-{os.getpid()}.tmp.npz"
+        np.savez(temporary, keys=np.zeros((0, 16), np.uint8), vectors=np.zeros((0, 50), np.float32))
+        waiting = threading.Thread(
+            target=lambda: other.update(rows=EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed))
+        )
+        waiting.start()
+        waiting.join(timeout=1.0)
+        assert waiting.is_alive() and temporary.exists()  # it waits for the lock
+        temporary.replace(live.directory / temporary.name[1:].replace(".tmp.npz", ".npz"))
+    waiting.join(timeout=60)
+    assert not waiting.is_alive()
+    np.testing.assert_array_equal(other["rows"], toy.embed(SENTENCES))
+    assert len(list(live.directory.glob("shard-*.npz"))) == 3  # the first, the live writer's, the other's
