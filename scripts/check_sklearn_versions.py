@@ -49,7 +49,6 @@ from types import ModuleType
 import numpy as np
 import sklearn
 from numpy.typing import NDArray
-from sklearn.neural_network import MLPClassifier
 from sklearn.utils.estimator_checks import check_estimator
 from threadpoolctl import threadpool_limits
 
@@ -86,17 +85,7 @@ def compare_mlps(mlp: ModuleType, classes: int, dtype: type) -> list[str]:
     with threadpool_limits(limits=1):
         fitted = mlp.fit_lockstep([x], y, [(0, alpha) for alpha in ALPHAS], settings)
         for alpha, ours in zip(ALPHAS, fitted, strict=True):
-            reference = MLPClassifier(
-                hidden_layer_sizes=(settings.hidden,),
-                activation="logistic",
-                alpha=alpha,
-                batch_size=settings.batch_size,
-                early_stopping=True,
-                validation_fraction=settings.validation_fraction,
-                n_iter_no_change=settings.n_iter_no_change,
-                max_iter=settings.max_iter,
-                random_state=settings.seed,
-            ).fit(x, y)
+            reference = settings.classifier(alpha).fit(x, y)
             same = (
                 ours.n_iter == reference.n_iter_
                 and ours.validation_scores == list(reference.validation_scores_)

@@ -44,17 +44,7 @@ def trec(built: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def sklearn_mlp(x: np.ndarray, y: np.ndarray, alpha: float, settings: MLPSettings) -> MLPClassifier:
-    return MLPClassifier(
-        hidden_layer_sizes=(settings.hidden,),
-        activation="logistic",
-        alpha=alpha,
-        batch_size=settings.batch_size,
-        early_stopping=True,
-        validation_fraction=settings.validation_fraction,
-        n_iter_no_change=settings.n_iter_no_change,
-        max_iter=settings.max_iter,
-        random_state=settings.seed,
-    ).fit(x, y)
+    return settings.classifier(alpha).fit(x, y)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

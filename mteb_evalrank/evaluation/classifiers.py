@@ -73,7 +73,6 @@ from sklearn.base import ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit, cross_val_score
-from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -120,17 +119,9 @@ def make_classifier(kind: Kind, l2: float, n: int, *, znorm: bool, seed: int) ->
     if kind == "lr":
         model: ClassifierMixin = LogisticRegression(C=1.0 / (n * l2), max_iter=2000, random_state=seed)
     elif kind == "mlp":
-        model = MLPClassifier(
-            hidden_layer_sizes=(MLP_HIDDEN,),
-            activation="logistic",  # SentEval's MLP: Linear -> Sigmoid -> Linear
-            alpha=MLP_BATCH * l2,  # the penalty is divided by the batch's rows, not n
-            batch_size=MLP_BATCH,
-            early_stopping=True,
-            validation_fraction=MLP_HOLDOUT,  # early stopping on 10% of the rows it is fitted on
-            n_iter_no_change=MLP_PATIENCE,  # SentEval's "tenacity"
-            max_iter=MLP_MAX_EPOCHS,
-            random_state=seed,
-        )
+        # SentEval's MLP (Linear -> Sigmoid -> Linear) with the settings fit_lockstep shares; the
+        # penalty is divided by the batch's rows, not n
+        model = _mlp_settings(seed).classifier(MLP_BATCH * l2)
     else:
         raise ValueError(f"unknown classifier {kind!r}; use 'lr' or 'mlp'")
     return Pipeline([("scale", StandardScaler() if znorm else "passthrough"), ("model", model)])

@@ -61,6 +61,7 @@ from numpy.typing import NDArray
 from scipy.special import expit
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import train_test_split
+from sklearn.neural_network import MLPClassifier
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state, gen_batches, shuffle
 
@@ -82,6 +83,23 @@ class MLPSettings:
     n_iter_no_change: int
     max_iter: int
     seed: int
+
+    def classifier(self, alpha: float) -> MLPClassifier:
+        """The (unfitted) scikit-learn estimator that :func:`fit_lockstep`'s network of penalty
+        ``alpha`` equals: ``MLPClassifier(hidden_layer_sizes=(hidden,), activation="logistic",
+        solver="adam", alpha=alpha, batch_size=batch_size, early_stopping=True,
+        validation_fraction=..., n_iter_no_change=..., max_iter=..., random_state=seed)``."""
+        return MLPClassifier(
+            hidden_layer_sizes=(self.hidden,),
+            activation="logistic",
+            alpha=alpha,
+            batch_size=self.batch_size,
+            early_stopping=True,
+            validation_fraction=self.validation_fraction,
+            n_iter_no_change=self.n_iter_no_change,
+            max_iter=self.max_iter,
+            random_state=self.seed,
+        )
 
 
 @dataclass
