@@ -43,6 +43,7 @@ from typing import BinaryIO, Literal
 from filelock import FileLock
 from tqdm.auto import tqdm
 
+from .._files import sha256_file
 from .._home import home
 from .registry import DatasetSpec
 from .releases import (
@@ -52,7 +53,6 @@ from .releases import (
     manifest,
     raw_url_base,
     release_of,
-    sha256_file,
 )
 
 OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "MTEB_EVALRANK_OFFLINE")

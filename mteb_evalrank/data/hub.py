@@ -29,9 +29,9 @@ from datasets import DatasetDict, DatasetInfo, SplitDict, SplitInfo
 from datasets.arrow_writer import ArrowWriter
 from datasets.naming import camelcase_to_snakecase, filename_prefix_for_split
 
+from .._files import sha256_file
 from .layout import BuiltDataset
 from .registry import DatasetSpec
-from .releases import sha256_file
 
 CACHE_VERSION = "0.0.0"
 

@@ -24,7 +24,6 @@ from a deliberately different copy, but its scores are not comparable with the p
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -34,6 +33,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from .._files import sha256_file
 from .registry import DATASETS, STS_MIRRORS, DatasetSpec
 
 #: environment variable replacing the base of every raw-file URL (mirrors, air-gapped copies, tests)
@@ -141,15 +141,6 @@ def family_files(spec: DatasetSpec) -> tuple[str, ...]:
 def recipe_files() -> list[str]:
     """Every raw file a recipe reads (``DATASETS`` and ``STS_MIRRORS``), sorted."""
     return sorted({name for spec in (*DATASETS.values(), STS_MIRRORS) for name in family_files(spec)})
-
-
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def compute_manifest(source: Path, files: Iterable[str] | None = None) -> dict[str, dict[str, str | int]]:

