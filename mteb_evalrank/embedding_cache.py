@@ -68,6 +68,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mteb_evalrank._files import aside_name
+
 DIGEST_SIZE = 16
 CACHE_DIR_ENV = "MTEB_EVALRANK_EMBEDDING_CACHE"
 CACHE_MIB_ENV = "MTEB_EVALRANK_CACHE_MIB"
@@ -127,11 +129,7 @@ def set_aside(shard: Path, reason: str) -> Path | None:
     Returns the new path, or ``None`` if another process moved it first (it warned then).
     If the rename fails (a read-only folder), the warning says so and the shard stays.
     """
-    target = shard.with_name(shard.name + CORRUPT_SUFFIX)
-    n = 0
-    while target.exists() or target.is_symlink():
-        n += 1
-        target = shard.with_name(f"{shard.name}{CORRUPT_SUFFIX}-{n}")
+    target = aside_name(shard, CORRUPT_SUFFIX)
     try:
         shard.rename(target)
     except FileNotFoundError:

