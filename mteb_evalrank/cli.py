@@ -176,7 +176,7 @@ def _install_encoders(args: argparse.Namespace) -> None:
 
 
 def _print_zoo(args: argparse.Namespace) -> None:
-    from .models.zoo import ZOO, family_bases, model_family
+    from .models.zoo import ZOO, family_bases, family_training, model_family
 
     families = list(family_bases())
     if unknown := set(args.family or ()) - set(families):
@@ -185,8 +185,16 @@ def _print_zoo(args: argparse.Namespace) -> None:
     if args.families:
         print("\n".join(f for f in families if f in wanted))
         return
-    names = family_bases().values() if args.bases else ZOO
-    print("\n".join(name for name in names if model_family(name) in wanted))
+    listed = family_bases().values() if args.bases else ZOO
+    names = [name for name in listed if model_family(name) in wanted]
+    if args.trainings:  # correlate --families FILE: the training as the resampling unit
+        import csv
+
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        units = ((name, family_training(model_family(name))) for name in names)
+        writer.writerows([("model", "family"), *units])
+        return
+    print("\n".join(names))
 
 
 def _remove_encoders(args: argparse.Namespace) -> None:
@@ -473,6 +481,12 @@ def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     zoo.add_argument("--family", nargs="+", metavar="FAMILY", help="only the models of these families")
     zoo.add_argument("--bases", action="store_true", help="only each family's base model")
     zoo.add_argument("--families", action="store_true", help="print the family names instead")
+    zoo.add_argument(
+        "--trainings",
+        action="store_true",
+        help="print a CSV model,family whose family is the training the model's vectors come from "
+        "(families sharing one are not independent), for correlate --families FILE",
+    )
     zoo.set_defaults(func=_print_zoo)
 
 

