@@ -36,6 +36,14 @@ store's) is moved aside to ``<shard>.corrupt`` (never deleted), one
 again when asked for. The shards hold their own digests: there is no index file to damage
 (``.lock`` is only ``flock``-ed, never read). See ``docs/faults.md``.
 
+**Old-format shards.** A shard that records no store (written before issue 26) may be another
+model's, even of the same dimension: its rows are not served until it is checked. When a text
+it holds is asked for, up to :data:`VERIFY_TEXTS` of the asked texts it holds are encoded again
+(under the store's lock) and compared with its rows (:data:`VERIFY_TOLERANCE`): if they agree,
+the store is recorded in the shard (rewritten atomically: no process checks it again); if not,
+it is moved aside with one :class:`CorruptShardWarning` and its texts are encoded again. A shard
+none of whose texts is asked for costs nothing.
+
 **Memory.** An :class:`EmbeddingCache` bounds the bytes its stores hold in memory
 (``max_bytes``); past it, whole least-recently-used stores are dropped (a persisted store
 reloads its shards when asked again). The most recently used store is never dropped.
@@ -50,6 +58,7 @@ is never cached across evaluations unless you wrap it yourself.
 
 from __future__ import annotations
 
+import bisect
 import fcntl
 import hashlib
 import os
@@ -78,6 +87,11 @@ DEFAULT_MAX_MIB = 4096
 Encode = Callable[[list[str]], Any]
 """``texts -> (len(texts), dim)`` array: what a store calls for the texts it lacks."""
 
+VERIFY_TEXTS = 3
+"""Texts per old-format shard encoded again to check it (see :meth:`EmbeddingCache.ensure`)."""
+VERIFY_TOLERANCE = 1e-3
+"""Largest difference, relative to the largest component, of a re-encoded row that still agrees."""
+
 CORRUPT_SUFFIX = ".corrupt"
 """Appended to the name of a shard moved aside (``shard-<ns>-<pid>.npz.corrupt``)."""
 
@@ -93,8 +107,11 @@ class BadShardError(Exception):
     """A shard that cannot be used; the message says why."""
 
 
-def read_shard(path: Path, store: str | None = None) -> tuple[NDArray[np.uint8], NDArray[Any]]:
-    """The ``(keys, vectors)`` of one shard file, checked.
+def read_shard(path: Path, store: str | None = None) -> tuple[NDArray[np.uint8], NDArray[Any], str | None]:
+    """The ``(keys, vectors, written_for)`` of one shard file, checked.
+
+    ``written_for`` is the store the shard records (``None``: an old-format shard, written
+    before shards recorded it).
 
     Args:
         path: the ``shard-*.npz`` file.
@@ -120,7 +137,7 @@ def read_shard(path: Path, store: str | None = None) -> tuple[NDArray[np.uint8],
         raise BadShardError(f"{len(keys)} digests for {len(vectors)} rows")
     if store is not None and written_for is not None and written_for != store:
         raise BadShardError(f"written for the store {written_for!r}, not {store!r}")
-    return keys, vectors
+    return keys, vectors, written_for
 
 
 def set_aside(shard: Path, reason: str) -> Path | None:
@@ -225,6 +242,8 @@ class VectorStore:
         self._blocks: list[NDArray[Any]] = []
         self._matrix: NDArray[Any] | None = None
         self._shards: set[str] = set()
+        self._unverified: dict[int, tuple[int, str]] = {}  # old-format shards: first row -> (end, name)
+        self._refused: set[str] = set()  # bad shards that could not be moved aside: never read
         self.refresh()
 
     def __len__(self) -> int:
@@ -247,36 +266,46 @@ class VectorStore:
         """
         if self.directory is None or not self.directory.is_dir():
             return
-        read: list[tuple[Path, NDArray[np.uint8], NDArray[Any]]] = []
+        read: list[tuple[Path, NDArray[np.uint8], NDArray[Any], str | None]] = []
         for shard in sorted(self.directory.glob("shard-*.npz")):
-            if shard.name in self._shards:
+            if shard.name in self._shards or shard.name in self._refused:
                 continue
             try:
                 read.append((shard, *read_shard(shard, self.identity)))
             except BadShardError as bad:
                 self._skip(shard, str(bad))
-        dim = self.dim if self.dim is not None else _majority_dim([vectors for _, _, vectors in read])
-        for shard, keys, vectors in read:
+        dim = self.dim if self.dim is not None else _majority_dim([vectors for _, _, vectors, _ in read])
+        for shard, keys, vectors, written_for in read:
             if vectors.shape[1] != dim:
                 self._skip(shard, f"{vectors.shape[1]}-d vectors in a store of {dim}-d ones: another model's")
                 continue
             raw = keys.tobytes()
-            self._append([raw[i : i + DIGEST_SIZE] for i in range(0, len(raw), DIGEST_SIZE)], vectors)
+            start = self._append([raw[i : i + DIGEST_SIZE] for i in range(0, len(raw), DIGEST_SIZE)], vectors)
             self._shards.add(shard.name)
+            if written_for is None and self.identity is not None:
+                self._unverified[start] = (start + len(vectors), shard.name)
 
     def _skip(self, shard: Path, reason: str) -> None:
         """Move a bad shard aside; if it stays (a read-only folder), never read it again."""
         if set_aside(shard, reason) == shard:
-            self._shards.add(shard.name)
+            self._refused.add(shard.name)
 
     def discard(self, reason: str) -> None:
         """Move every shard this store read aside (they hold another model's rows) and empty it."""
         if self.directory is not None:
             for name in sorted(self._shards):
                 if (self.directory / name).exists():
-                    set_aside(self.directory / name, reason)
+                    self._skip(self.directory / name, reason)
+        self._forget()
+
+    def reload(self) -> None:
+        """Forget every row and read the folder's shards again (but those refused)."""
+        self._forget()
+        self.refresh()
+
+    def _forget(self) -> None:
         self.index.clear()
-        self._blocks, self._matrix, self._shards = [], None, set()
+        self._blocks, self._matrix, self._shards, self._unverified = [], None, set(), {}
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -310,12 +339,51 @@ class VectorStore:
             with suppress(OSError):
                 temporary.unlink()
 
-    def _append(self, digests: list[bytes], vectors: NDArray[Any]) -> None:
+    def _append(self, digests: list[bytes], vectors: NDArray[Any]) -> int:
+        """Append rows; returns the first one's number."""
         start = sum(len(block) for block in self._blocks)
         for offset, digest in enumerate(digests):
             self.index.setdefault(digest, start + offset)
         self._blocks.append(vectors)
         self._matrix = None
+        return start
+
+    def unverified(self, digests: Sequence[bytes]) -> dict[str, list[int]]:
+        """``{old-format shard: positions in digests}`` of the digests served from a shard that
+        records no store and is not verified yet (see :meth:`EmbeddingCache.ensure`)."""
+        if not self._unverified:
+            return {}
+        starts = sorted(self._unverified)
+        served: dict[str, list[int]] = {}
+        for position, digest in enumerate(digests):
+            row = self.index.get(digest)
+            if row is None or (k := bisect.bisect_right(starts, row) - 1) < 0:
+                continue
+            end, name = self._unverified[starts[k]]
+            if row < end:
+                served.setdefault(name, []).append(position)
+        return served
+
+    def confirm(self, name: str) -> None:
+        """An old-format shard found to hold this store's rows: serve it, and record the store in
+        it (rewritten atomically, under :meth:`locked`) so that no process checks it again; a
+        folder that cannot be written keeps the old file (checked again by the next process)."""
+        self._unverified = {start: v for start, v in self._unverified.items() if v[1] != name}
+        if self.directory is None:
+            return
+        with suppress(OSError, BadShardError):
+            keys, vectors, _ = read_shard(self.directory / name, self.identity)
+            self._write_shard(name, keys, vectors)
+
+    def _write_shard(self, name: str, keys: NDArray[np.uint8], vectors: NDArray[Any]) -> None:
+        """``<directory>/<name>`` with this store's record: a temporary file ``os.replace``-d into place."""
+        assert self.directory is not None
+        tmp = self.directory / f".{name.removesuffix('.npz')}.tmp.npz"
+        arrays: dict[str, Any] = {"keys": keys, "vectors": vectors}
+        if self.identity is not None:
+            arrays["store"] = np.array(self.identity)
+        np.savez(tmp, **arrays)
+        tmp.replace(self.directory / name)  # atomic: a reader sees whole shards only
 
     def matrix(self) -> NDArray[Any]:
         """All rows, in insertion order (row ``index[digest]`` is that text's vector)."""
@@ -330,21 +398,46 @@ class VectorStore:
             raise ValueError(f"{len(digests)} keys for {len(vectors)} vectors")
         if self.directory is not None:
             self.directory.mkdir(parents=True, exist_ok=True)
-            name = f"shard-{time.time_ns():020d}-{os.getpid()}"
-            tmp = self.directory / f".{name}.tmp.npz"
+            name = f"shard-{time.time_ns():020d}-{os.getpid()}.npz"
             keys = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), DIGEST_SIZE)
-            arrays: dict[str, Any] = {"keys": keys, "vectors": vectors}
-            if self.identity is not None:
-                arrays["store"] = np.array(self.identity)
-            np.savez(tmp, **arrays)
-            tmp.replace(self.directory / f"{name}.npz")  # atomic: a reader sees whole shards only
-            self._shards.add(f"{name}.npz")
+            self._write_shard(name, keys, vectors)
+            self._shards.add(name)
         self._append(digests, vectors)
 
     def take(self, digests: Sequence[bytes]) -> NDArray[Any]:
         """The rows of ``digests``, in order (a ``KeyError`` for a digest not stored)."""
         rows = np.fromiter((self.index[d] for d in digests), dtype=np.int64, count=len(digests))
         return self.matrix()[rows]
+
+
+@dataclass
+class _Request:
+    """One :meth:`EmbeddingCache.ensure` call: the asked texts and their digests, the encoder,
+    the counters and the label errors name."""
+
+    digests: list[bytes]
+    texts: Sequence[str]
+    encode: Encode
+    stats: EncodeStats
+    where: str
+
+    def run(self, texts: list[str]) -> NDArray[Any]:
+        """``encode(texts)`` as a matrix, timed and counted in ``stats``.
+
+        Raises:
+            ValueError: the encoder returned a wrong number of rows or not a matrix (names ``where``).
+        """
+        start = time.perf_counter()
+        try:
+            vectors = as_numpy(self.encode(texts))
+        finally:
+            self.stats.encode_seconds += time.perf_counter() - start
+            self.stats.encode_calls += 1
+        if vectors.ndim != 2 or len(vectors) != len(texts):
+            raise ValueError(
+                f"{self.where}: the encoder returned shape {vectors.shape} for {len(texts)} texts."
+            )
+        return vectors
 
 
 class EmbeddingCache:
@@ -410,7 +503,8 @@ class EmbeddingCache:
 
         Texts it lacks are passed to ``encode`` once each, longest first (similar lengths
         share a batch, as sentence-transformers orders them); with a folder this happens
-        under the store's lock, after reading what other processes added meanwhile.
+        under the store's lock, after reading what other processes added meanwhile, and after
+        checking the old-format shards that would serve a text (module docstring).
 
         Raises:
             ValueError: if ``encode`` returns a wrong number of rows or not a matrix (names ``where``).
@@ -426,9 +520,11 @@ class EmbeddingCache:
             if stats is not None:
                 stats.requested += len(texts)
                 stats.cached += sum(1 for d in digests if d in store.index)
-            if any(d not in store.index for d in digests):
+            if any(d not in store.index for d in digests) or store.unverified(digests):
                 with store.locked():
-                    self._fill(store, digests, texts, encode, stats or EncodeStats(), where or key.model)
+                    request = _Request(digests, texts, encode, stats or EncodeStats(), where or key.model)
+                    self._verify(store, request)
+                    self._fill(store, request)
             return store, digests
 
     def embed(
@@ -448,14 +544,55 @@ class EmbeddingCache:
         return out
 
     @staticmethod
-    def _fill(
-        store: VectorStore,
-        digests: list[bytes],
-        texts: Sequence[str],
-        encode: Encode,
-        stats: EncodeStats,
-        where: str,
-    ) -> None:
+    def _verify(store: VectorStore, request: _Request) -> None:
+        """Check the old-format shards that would serve the request's texts against its encoder.
+
+        Per such shard, the :data:`VERIFY_TEXTS` asked texts whose stored rows are the longest
+        (a zero row, e.g. a static model's unknown word, tells little) are encoded and compared
+        with those rows (:func:`_mismatch`). A shard that agrees is confirmed (its store
+        recorded in it); one that does not (another model's, of any dimension) is moved aside
+        with one :class:`CorruptShardWarning`, and the fresh rows replace it.
+        """
+        digests, texts, where = request.digests, request.texts, request.where
+        pending: dict[str, list[int]] = {}
+        for name, served in store.unverified(digests).items():
+            first: dict[bytes, int] = {}
+            for position in served:
+                first.setdefault(digests[position], position)
+            distinct = list(first.values())
+            norms = np.linalg.norm(store.take([digests[i] for i in distinct]).astype(np.float64), axis=1)
+            pending[name] = [distinct[k] for k in np.argsort(-norms, kind="stable")[:VERIFY_TEXTS]]
+        if not pending:
+            return
+        order = [position for positions in pending.values() for position in positions]
+        fresh = request.run([texts[i] for i in order])
+        stored = store.take([digests[i] for i in order])
+        bad: dict[str, str] = {}
+        offset = 0
+        for name, positions in pending.items():
+            problem = _mismatch(
+                stored[offset : offset + len(positions)], fresh[offset : offset + len(positions)], where
+            )
+            offset += len(positions)
+            if problem is None:
+                store.confirm(name)
+            else:
+                bad[name] = problem
+        if not bad:
+            return
+        assert store.directory is not None  # old-format shards are read from a folder
+        for name, problem in bad.items():
+            store._skip(store.directory / name, problem)
+        store.reload()
+        rows = {digests[i]: fresh[k] for k, i in enumerate(order) if digests[i] not in store.index}
+        if rows and store.dim in (None, fresh.shape[1]):  # the check's rows: not encoded twice
+            store.add(list(rows), np.stack(list(rows.values())))
+            request.stats.encoded += len(rows)
+
+    @staticmethod
+    def _fill(store: VectorStore, request: _Request) -> None:
+        """Encode the request's texts that ``store`` lacks, once each, longest first, and add them."""
+        digests, texts, stats, where = request.digests, request.texts, request.stats, request.where
         first: dict[bytes, int] = {}
         for position, digest in enumerate(digests):
             if digest not in store.index and digest not in first:
@@ -463,21 +600,33 @@ class EmbeddingCache:
         if not first:  # another process encoded them meanwhile
             return
         order = sorted(first.values(), key=lambda i: -len(texts[i]))
-        start = time.perf_counter()
-        try:
-            vectors = as_numpy(encode([texts[i] for i in order]))
-        finally:
-            stats.encode_seconds += time.perf_counter() - start
-            stats.encode_calls += 1
-        if vectors.ndim != 2 or len(vectors) != len(order):
-            raise ValueError(f"{where}: the encoder returned shape {vectors.shape} for {len(order)} texts.")
+        vectors = request.run([texts[i] for i in order])
         foreign = store.dim is not None and store.dim != vectors.shape[1]
         if foreign:  # the stored rows are another model's: move them aside, encode the rest too
             store.discard(f"{store.dim}-d vectors, the encoder of {where} gives {vectors.shape[1]}-d ones")
         store.add([digests[i] for i in order], vectors)
         stats.encoded += len(order)
         if foreign:
-            EmbeddingCache._fill(store, digests, texts, encode, stats, where)
+            EmbeddingCache._fill(store, request)
+
+
+def _mismatch(stored: NDArray[Any], fresh: NDArray[Any], where: str) -> str | None:
+    """Why an old-format shard's rows are not those of ``where``'s encoder (``None``: they are).
+
+    The rows agree when no component differs by more than :data:`VERIFY_TOLERANCE` times the
+    largest component of the fresh rows: re-encoding the same text in another batch moves a
+    float32 embedding by about 1e-6 of its scale, another model's embedding by its whole scale.
+    """
+    if stored.shape[1] != fresh.shape[1]:
+        return f"{stored.shape[1]}-d vectors, the encoder of {where} gives {fresh.shape[1]}-d ones"
+    scale = float(np.abs(fresh).max()) or 1.0
+    difference = float(np.abs(stored.astype(np.float64) - fresh.astype(np.float64)).max())
+    if difference <= VERIFY_TOLERANCE * scale:
+        return None
+    return (
+        f"an old-format shard (no store recorded) whose rows are not {where}'s: re-encoded, "
+        f"its texts differ by up to {difference:.3g} (scale {scale:.3g}): another model's"
+    )
 
 
 def _majority_dim(blocks: Sequence[NDArray[Any]]) -> int | None:

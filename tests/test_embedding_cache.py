@@ -322,6 +322,10 @@ SHARD_FAULTS: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda s: _rewrite(s, store=np.array("other__model/1.0.0/none")),
         "written for the store 'other__model/1.0.0/none'",
     ),
+    "another model's old-format shard, same dimension": (
+        lambda s: _rewrite(s, store=None, vectors=np.roll(_vectors(s), 1, axis=0)),  # other texts' rows
+        r"an old-format shard \(no store recorded\) whose rows are not evalrank/glove-toy-50d's",
+    ),
 }
 
 
@@ -411,6 +415,25 @@ def test_a_store_of_another_model_is_moved_aside_when_the_encoder_meets_it(
     np.testing.assert_array_equal(_no_warning_run(tmp_path, toy, SENTENCES)[0], rows)
 
 
+def test_an_old_format_shard_of_this_model_is_checked_once_and_kept(
+    toy: StaticWordEmbeddings, tmp_path: Path
+) -> None:
+    """A shard written before shards recorded their store, holding this model's rows: a few of
+    its texts are encoded again to check it, no warning; the store is then recorded in it, so
+    that a later run encodes nothing."""
+    clean = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
+    (shard,) = (tmp_path / KEY.folder()).glob("shard-*.npz")
+    _rewrite(shard, store=None)
+    encode = Counting(toy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CorruptShardWarning)
+        rows = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, encode)
+    np.testing.assert_array_equal(rows, clean)
+    assert len(encode.calls) == 1 and 0 < len(encode.encoded) <= 3  # the check only
+    assert str(_arrays(shard)["store"]) == KEY.folder().as_posix()
+    np.testing.assert_array_equal(_no_warning_run(tmp_path, toy, SENTENCES)[0], clean)
+
+
 def test_a_corrupt_name_is_never_overwritten(toy: StaticWordEmbeddings, tmp_path: Path) -> None:
     """The same shard name damaged twice (a sync tool restoring it): both damaged copies are kept."""
     EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
@@ -487,7 +510,10 @@ def _ws353(root: Path, monkeypatch: pytest.MonkeyPatch, source: Path) -> tuple[f
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fault", ["truncated", "zero bytes", "another store's shard"])
+@pytest.mark.parametrize(
+    "fault",
+    ["truncated", "zero bytes", "another store's shard", "another model's old-format shard, same dimension"],
+)
 def test_the_score_after_a_damaged_shard_is_a_clean_runs(
     word_similarity: None, source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
 ) -> None:
