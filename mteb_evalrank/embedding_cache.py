@@ -44,6 +44,12 @@ the store is recorded in the shard (rewritten atomically: no process checks it a
 it is moved aside with one :class:`CorruptShardWarning` and its texts are encoded again. A shard
 none of whose texts is asked for costs nothing.
 
+**A folder that cannot be used.** If a store's folder cannot be created, locked or written (a
+read-only folder, a full disk, a path through a file), one :class:`CacheFolderWarning` names it
+and the store is kept in memory for the process: the run completes with the encoder's rows. A
+shard this process may not read (its permissions) is left where it is (it may be another
+user's), with one :class:`CacheFolderWarning`, and its texts are encoded again.
+
 **Memory.** An :class:`EmbeddingCache` bounds the bytes its stores hold in memory
 (``max_bytes``); past it, whole least-recently-used stores are dropped (a persisted store
 reloads its shards when asked again). The most recently used store is never dropped.
@@ -103,8 +109,18 @@ class CorruptShardWarning(UserWarning):
     """A shard of the on-disk embedding cache was unusable: moved aside, its rows re-encoded."""
 
 
+class CacheFolderWarning(UserWarning):
+    """A store's folder cannot be created, locked or written, or a shard in it cannot be read
+    with this process's permissions: the run goes on, encoding what it cannot read and keeping
+    that store in memory only."""
+
+
 class BadShardError(Exception):
     """A shard that cannot be used; the message says why."""
+
+
+class ShardPermissionError(BadShardError):
+    """A shard this process may not read (its permissions): skipped, never moved aside."""
 
 
 def read_shard(path: Path, store: str | None = None) -> tuple[NDArray[np.uint8], NDArray[Any], str | None]:
@@ -121,7 +137,13 @@ def read_shard(path: Path, store: str | None = None) -> tuple[NDArray[np.uint8],
         BadShardError: the file is unreadable or not a shard of this store (the message says why).
     """
     try:  # the file opened here: np.load leaves its own handle open when the zip is bad
-        with path.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
+        handle = path.open("rb")
+    except PermissionError as error:
+        raise ShardPermissionError(f"{error.strerror or error}") from None
+    except _LOAD_ERRORS as error:
+        raise BadShardError(f"unreadable: {type(error).__name__}: {error}") from None
+    try:
+        with handle, np.load(handle, allow_pickle=False) as data:
             missing = sorted({"keys", "vectors"} - set(data.files))
             if missing:
                 raise BadShardError(f"no {' and no '.join(missing)} array")
@@ -272,6 +294,14 @@ class VectorStore:
                 continue
             try:
                 read.append((shard, *read_shard(shard, self.identity)))
+            except ShardPermissionError as refused:
+                self._refused.add(shard.name)  # perhaps another user's: left where it is
+                warnings.warn(
+                    f"embedding cache: {shard} cannot be read by this process ({refused}); it is left "
+                    "where it is and its texts are encoded again. Check the folder's permissions.",
+                    CacheFolderWarning,
+                    stacklevel=3,
+                )
             except BadShardError as bad:
                 self._skip(shard, str(bad))
         dim = self.dim if self.dim is not None else _majority_dim([vectors for _, _, vectors, _ in read])
@@ -316,8 +346,14 @@ class VectorStore:
         if self.directory is None:
             yield
             return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with (self.directory / ".lock").open("a") as handle:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            handle = (self.directory / ".lock").open("a")
+        except OSError as error:
+            self._in_memory_only(error)
+            yield
+            return
+        with handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 self._remove_temporaries()
@@ -325,6 +361,18 @@ class VectorStore:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _in_memory_only(self, error: OSError) -> None:
+        """The folder cannot be used (created, locked, written): warn once, keep this store in memory."""
+        warnings.warn(
+            f"embedding cache: the folder {self.directory} cannot be used ({type(error).__name__}: "
+            f"{error.strerror or error}); its embeddings are kept in memory for this process only and "
+            f"nothing more is written there. Check its permissions and free space, or set {CACHE_DIR_ENV} "
+            "to another folder.",
+            CacheFolderWarning,
+            stacklevel=5,
+        )
+        self.directory = None
 
     def _remove_temporaries(self) -> None:
         """Remove the ``.shard-*.tmp.npz`` of killed writers; call it holding the store's lock only.
@@ -382,8 +430,13 @@ class VectorStore:
         arrays: dict[str, Any] = {"keys": keys, "vectors": vectors}
         if self.identity is not None:
             arrays["store"] = np.array(self.identity)
-        np.savez(tmp, **arrays)
-        tmp.replace(self.directory / name)  # atomic: a reader sees whole shards only
+        try:
+            np.savez(tmp, **arrays)
+            tmp.replace(self.directory / name)  # atomic: a reader sees whole shards only
+        except OSError:
+            with suppress(OSError):
+                tmp.unlink()  # a full disk: no half file left
+            raise
 
     def matrix(self) -> NDArray[Any]:
         """All rows, in insertion order (row ``index[digest]`` is that text's vector)."""
@@ -393,15 +446,23 @@ class VectorStore:
         return self._matrix
 
     def add(self, digests: list[bytes], vectors: NDArray[Any]) -> None:
-        """Add rows (persisted first as one atomic shard when the store has a folder: hold :meth:`locked`)."""
+        """Add rows (persisted first as one atomic shard when the store has a folder: hold :meth:`locked`).
+
+        If the shard cannot be written (a read-only folder, a full disk), the rows are kept in
+        memory, one :class:`CacheFolderWarning` names the folder and the store stays in memory.
+        """
         if len(digests) != len(vectors):
             raise ValueError(f"{len(digests)} keys for {len(vectors)} vectors")
         if self.directory is not None:
-            self.directory.mkdir(parents=True, exist_ok=True)
             name = f"shard-{time.time_ns():020d}-{os.getpid()}.npz"
             keys = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), DIGEST_SIZE)
-            self._write_shard(name, keys, vectors)
-            self._shards.add(name)
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._write_shard(name, keys, vectors)
+            except OSError as error:  # a read-only folder, a full disk
+                self._in_memory_only(error)
+            else:
+                self._shards.add(name)
         self._append(digests, vectors)
 
     def take(self, digests: Sequence[bytes]) -> NDArray[Any]:

@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from mteb_evalrank.embedding_cache import (
     CACHE_DIR_ENV,
+    CacheFolderWarning,
     CorruptShardWarning,
     EmbeddingCache,
     EncodeStats,
@@ -333,8 +334,10 @@ def _content(path: Path) -> bytes | list[str]:
     return sorted(p.name for p in path.iterdir()) if path.is_dir() else path.read_bytes()
 
 
-def _corrupt_warnings(record: list[warnings.WarningMessage]) -> list[str]:
-    return [str(w.message) for w in record if issubclass(w.category, CorruptShardWarning)]
+def _corrupt_warnings(
+    record: list[warnings.WarningMessage], category: type[Warning] = CorruptShardWarning
+) -> list[str]:
+    return [str(w.message) for w in record if issubclass(w.category, category)]
 
 
 def _no_warning_run(
@@ -491,8 +494,11 @@ def word_similarity(source: Path) -> None:
     hub.install_into_cache(WORD_SIMILARITY, WORD_SIMILARITY.recipe().build(source))
 
 
-def _ws353(root: Path, monkeypatch: pytest.MonkeyPatch, source: Path) -> tuple[float, list[str]]:
-    """WordSimWS353All with the toy GloVe over the on-disk cache at ``root``: score and warnings."""
+def _ws353(
+    root: Path, monkeypatch: pytest.MonkeyPatch, source: Path, category: type[Warning] = CorruptShardWarning
+) -> tuple[float, list[str]]:
+    """WordSimWS353All with the toy GloVe over the on-disk cache at ``root``: score and warnings
+    (those of ``category``)."""
     import mteb
 
     import mteb_evalrank  # noqa: F401
@@ -506,7 +512,7 @@ def _ws353(root: Path, monkeypatch: pytest.MonkeyPatch, source: Path) -> tuple[f
             model, mteb.get_task("WordSimWS353All"), cache=None, overwrite_strategy="always",
             show_progress_bar=False,
         )  # fmt: skip
-    return float(result.task_results[0].get_score()), _corrupt_warnings(record)
+    return float(result.task_results[0].get_score()), _corrupt_warnings(record, category)
 
 
 @pytest.mark.slow
@@ -612,3 +618,108 @@ def test_a_live_writers_temporary_file_is_left_alone(toy: StaticWordEmbeddings, 
     assert not waiting.is_alive()
     np.testing.assert_array_equal(other["rows"], toy.embed(SENTENCES))
     assert len(list(live.directory.glob("shard-*.npz"))) == 3  # the first, the live writer's, the other's
+
+
+# ------------------------------------------------- a cache folder that cannot be used (issue 26)
+def _a_path_through_a_file(tmp_path: Path) -> Path:
+    """A cache root whose parent is a file (a mistyped ``$MTEB_EVALRANK_EMBEDDING_CACHE``, an
+    unmounted disk's mount point replaced): it can be neither created nor read, even by root."""
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
+    return tmp_path / "a-file" / "cache"
+
+
+def test_a_cache_folder_that_cannot_be_created_keeps_the_store_in_memory_with_one_warning(
+    toy: StaticWordEmbeddings, tmp_path: Path
+) -> None:
+    """The run goes on: the encoder's rows, each text encoded once, one warning naming the folder."""
+    root = _a_path_through_a_file(tmp_path)
+    cache, encode = EmbeddingCache(root), Counting(toy)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        rows = cache.embed(KEY, SENTENCES, encode)
+        again = cache.embed(KEY, SENTENCES[::-1], encode)
+    np.testing.assert_array_equal(rows, toy.embed(SENTENCES))
+    np.testing.assert_array_equal(again, toy.embed(SENTENCES[::-1]))
+    assert encode.encoded == Counter(set(SENTENCES))
+    (message,) = _corrupt_warnings(record, CacheFolderWarning)
+    assert f"the folder {root / KEY.folder()} cannot be used (NotADirectoryError" in message
+    assert "kept in memory for this process only" in message and CACHE_DIR_ENV in message
+    assert _corrupt_warnings(record) == []
+
+
+_FULL_DISK_RUN = """
+import json, resource, signal, sys, warnings
+from pathlib import Path
+from mteb_evalrank.embedding_cache import CacheFolderWarning, EmbeddingCache, StoreKey
+from mteb_evalrank.models.static import StaticWordEmbeddings
+
+root, vectors, texts = Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3])
+toy = StaticWordEmbeddings.from_file(vectors, name="toy")
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+resource.setrlimit(resource.RLIMIT_FSIZE, (256, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+with warnings.catch_warnings(record=True) as record:
+    warnings.simplefilter("always")
+    rows = EmbeddingCache(root).embed(StoreKey(*sys.argv[4:7]), texts, toy.embed)
+print(json.dumps({"rows": rows.tolist(), "warnings": [str(w.message) for w in record]}))
+"""
+
+
+def test_a_full_disk_while_a_shard_is_written_keeps_the_rows_with_one_warning(
+    toy: StaticWordEmbeddings, source: Path, tmp_path: Path
+) -> None:
+    """Writes past 256 bytes fail (``RLIMIT_FSIZE``, as a full disk; root too): the run returns
+    the encoder's rows, one warning names the folder, no half shard is left."""
+    vectors = source / "evalrank" / "word_emb" / "toy_emb.txt"
+    command = [sys.executable, "-c", _FULL_DISK_RUN, str(tmp_path), str(vectors), json.dumps(SENTENCES)]
+    env = os.environ | {"PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [*command, KEY.model, KEY.revision, KEY.context], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    np.testing.assert_allclose(np.array(out["rows"]), toy.embed(SENTENCES), rtol=0, atol=0)
+    (message,) = out["warnings"]
+    assert f"the folder {tmp_path / KEY.folder()} cannot be used (OSError: File too large)" in message
+    assert sorted(p.name for p in (tmp_path / KEY.folder()).iterdir()) == [".lock"]
+
+
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0,
+    reason="root reads and writes whatever the permissions; the path through a file and the full "
+    "disk exercise the same code as root",
+)
+def test_a_read_only_store_and_an_unreadable_shard_are_skipped_with_a_warning_each(
+    toy: StaticWordEmbeddings, tmp_path: Path
+) -> None:
+    """``chmod 0o500`` on the store, ``0o000`` on its shard: the shard is left where it is (it may
+    be another user's), its texts encoded again, kept in memory; the encoder's rows."""
+    EmbeddingCache(tmp_path).embed(KEY, SENTENCES[:2], toy.embed)
+    folder = tmp_path / KEY.folder()
+    (shard,) = folder.glob("shard-*.npz")
+    shard.chmod(0o000)
+    folder.chmod(0o500)
+    try:
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            rows = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
+    finally:
+        folder.chmod(0o700)
+        shard.chmod(0o600)
+    np.testing.assert_array_equal(rows, toy.embed(SENTENCES))
+    unreadable, read_only = _corrupt_warnings(record, CacheFolderWarning)
+    assert f"{shard} cannot be read by this process" in unreadable
+    assert f"the folder {folder} cannot be used (PermissionError" in read_only
+    assert sorted(p.name for p in folder.iterdir()) == [".lock", shard.name]
+
+
+@pytest.mark.slow
+def test_the_score_over_a_cache_folder_that_cannot_be_created_is_a_clean_runs(
+    word_similarity: None, source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task run through mteb with the cache's path running through a file: a clean run's score
+    and one warning naming the folder."""
+    clean, _ = _ws353(tmp_path / "clean", monkeypatch, source)
+    score, messages = _ws353(_a_path_through_a_file(tmp_path), monkeypatch, source, CacheFolderWarning)
+    assert score == clean
+    (message,) = messages
+    assert "cannot be used (NotADirectoryError" in message

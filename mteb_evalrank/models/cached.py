@@ -79,10 +79,14 @@ class CachedEncoder(CachedEmbeddingWrapper):
         if by_instance:  # the stores die with the wrapper: an id is never reused while they exist
             weakref.finalize(self, self.cache.drop, id(self))
         root = self.cache.root
-        if root is not None:  # mteb's wrapper makes this folder (its own NumpyCache is never used)
-            super().__init__(model, root / model_dir_name(self.name) / model_dir_name(self.revision))
-        else:  # memory only: its __init__ would make an empty folder under the working directory;
-            # what it sets besides is used only by its encode and close, both replaced here
+        folder = None if root is None else root / model_dir_name(self.name) / model_dir_name(self.revision)
+        try:
+            if folder is not None:  # mteb's wrapper makes this folder (its own NumpyCache is never used)
+                super().__init__(model, folder)
+        except OSError:  # a folder that cannot be made: the store warns once, when it is used
+            folder = None
+        if folder is None:  # memory only: its __init__ would make an empty folder under the working
+            # directory; what it sets besides is used only by its encode and close, both replaced here
             self._model, self.cache_dict = model, {}
         self.stats = EncodeStats()
 
