@@ -191,7 +191,8 @@ def encode_texts(
 ) -> NDArray[Any]:
     """Encode ``texts`` exactly as ``AbsTaskEvalRank`` encodes the background (prompt_type=None)."""
     from datasets import Dataset
-    from mteb._create_dataloaders import create_dataloader
+
+    from mteb_evalrank._mteb_adapter import create_dataloader
 
     dataset = Dataset.from_dict({"text": list(texts)})
     loader = create_dataloader(dataset, task_metadata=task.metadata, batch_size=batch_size)
@@ -211,7 +212,7 @@ def encode_background(
     model: EncoderProtocol, task: AbsTaskRetrieval, batch_size: int
 ) -> tuple[NDArray[Any], float, float]:
     """Encode the default subset's corpus once as the task does: embeddings, wall and CPU seconds."""
-    from mteb._create_dataloaders import create_dataloader
+    from mteb_evalrank._mteb_adapter import create_dataloader
 
     corpus = task.dataset["default"][SPLIT]["corpus"].select_columns(["text"])
     cpu_start = time.process_time()

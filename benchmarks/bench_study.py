@@ -121,9 +121,9 @@ def cache_benchmark(root: Path, n_texts: int, n_calls: int) -> dict[str, Any]:
 
     import mteb
     from datasets import Dataset
-    from mteb._create_dataloaders import create_dataloader
     from mteb.models.cache_wrappers import CachedEmbeddingWrapper
 
+    from mteb_evalrank._mteb_adapter import create_dataloader
     from mteb_evalrank.embedding_cache import EmbeddingCache
     from mteb_evalrank.models.cached import CachedEncoder
 

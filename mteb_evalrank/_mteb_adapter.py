@@ -2,9 +2,13 @@
 
 mteb 2.26 has no plugin API, so the plugin needs a few private names: the registries it adds
 its tasks, benchmarks and model metas to, mteb's dataloader factory, the private hooks and
-class flags that its task classes override (mteb's own tasks extend mteb the same way), and the
-type of the scores a hook receives. Each is reached or declared here, nowhere else, and
-:func:`check` verifies them all: when a new mteb release renames one, the failure is an
+class flags that its task classes override (mteb's own tasks extend mteb the same way), the
+type of the scores a hook receives, the merge of ``run_settings.jsonl`` files, and the
+attributes of ``CachedEmbeddingWrapper`` that a memory-only subclass sets without its
+``__init__``. Besides, the run-time switch of two module constants of ``huggingface_hub`` and
+``datasets`` (:func:`hub_switched_off`). Each is reached or declared here, nowhere else (a test
+of ``tests/test_architecture.py`` fails on a private mteb name anywhere else), and :func:`check`
+verifies them all: when a new release renames one, the failure is an
 :class:`MtebInternalsChanged` naming the internal and the supported mteb version, not an
 ``AttributeError`` deep inside a run.
 
@@ -14,9 +18,13 @@ used directly everywhere; only private names live here.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
-from collections.abc import Callable
+import textwrap
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -103,6 +111,116 @@ def create_dataloader(dataset: Any, **kwargs: Any) -> Any:
     """``mteb._create_dataloaders.create_dataloader``: batches as mteb's own evaluators build them."""
     factory = _attribute("mteb._create_dataloaders", "create_dataloader")
     return factory(dataset, **kwargs)
+
+
+# --- result files -----------------------------------------------------------------------------
+
+#: mteb's merge of ``run_settings.jsonl`` entries (``ResultCache`` uses it when it copies results)
+RUN_SETTINGS_MERGE = ("mteb.results.task_result", "_write_and_merge_keyed_json")
+
+
+def merge_run_settings(path: Path, entries: list[dict[str, Any]]) -> None:
+    """``mteb.results.task_result._write_and_merge_keyed_json``: write ``entries`` into the
+    ``run_settings.jsonl`` file ``path``, merged with the entries it holds (one per task, split and
+    subset, the last one winning), as mteb's ``ResultCache`` merges them."""
+    merge = _attribute(*RUN_SETTINGS_MERGE)
+    merge(path, entries)
+
+
+# --- mteb's cached-model wrapper -------------------------------------------------------------
+
+#: ``mteb.models.cache_wrappers.cache_wrapper.CachedEmbeddingWrapper``
+CACHED_WRAPPER = ("mteb.models.cache_wrappers.cache_wrapper", "CachedEmbeddingWrapper")
+#: the instance attributes its ``__init__`` sets: ``_model`` (read by ``mteb_model_meta``,
+#: ``similarity`` and ``similarity_pairwise``), ``cache_dict`` (read by ``close``), ``cache_path``
+#: and ``cache_backend`` (read only by ``encode``'s per-task ``NumpyCache``)
+CACHED_WRAPPER_INIT_ATTRIBUTES = frozenset({"_model", "cache_path", "cache_backend", "cache_dict"})
+
+
+def init_cached_wrapper_in_memory(wrapper: Any, model: Any) -> None:
+    """Set on ``wrapper`` (an instance of a ``CachedEmbeddingWrapper`` subclass that replaces
+    ``encode`` and ``close``) what the wrapper's other methods read, as its ``__init__`` would:
+    ``_model`` = ``model`` and an empty ``cache_dict``, without the cache folder its ``__init__``
+    makes (``cache_path``, ``cache_backend``: used only by the replaced ``encode``)."""
+    wrapper._model = model
+    wrapper.cache_dict = {}
+
+
+def _assigned_self_attributes(function: Callable[..., Any]) -> set[str]:
+    """The ``self.<name>`` a function's source assigns (``self`` = its first parameter)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    definition = tree.body[0]
+    assert isinstance(definition, ast.FunctionDef | ast.AsyncFunctionDef)
+    this = definition.args.args[0].arg
+    names = set()
+    for node in ast.walk(definition):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign | ast.AugAssign):
+            targets = [node.target]
+        for target in targets:
+            for item in target.elts if isinstance(target, ast.Tuple) else [target]:
+                if (
+                    isinstance(item, ast.Attribute)
+                    and isinstance(item.value, ast.Name)
+                    and item.value.id == this
+                ):
+                    names.add(item.attr)
+    return names
+
+
+def check_cached_wrapper() -> None:
+    """Raise :class:`MtebInternalsChanged` unless ``CachedEmbeddingWrapper.__init__`` sets exactly
+    :data:`CACHED_WRAPPER_INIT_ATTRIBUTES` (what :func:`init_cached_wrapper_in_memory` replaces)."""
+    cls = _attribute(*CACHED_WRAPPER)
+    internal = f"{CACHED_WRAPPER[0]}.{CACHED_WRAPPER[1]}.__init__"
+    try:
+        assigned = _assigned_self_attributes(cls.__init__)
+    except (OSError, TypeError, SyntaxError, AssertionError, IndexError) as error:
+        raise MtebInternalsChanged(internal, f"cannot be read ({error})") from error
+    if assigned != CACHED_WRAPPER_INIT_ATTRIBUTES:
+        expected = ", ".join(sorted(CACHED_WRAPPER_INIT_ATTRIBUTES))
+        raise MtebInternalsChanged(internal, f"sets {', '.join(sorted(assigned))} instead of {expected}")
+
+
+# --- the Hugging Face Hub switch ---------------------------------------------------------------
+
+#: (module, constant): the offline flags ``huggingface_hub`` and ``datasets`` read at call time
+#: (set from ``HF_HUB_OFFLINE`` when they are imported)
+HUB_OFFLINE_FLAGS: tuple[tuple[str, str], ...] = (
+    ("huggingface_hub.constants", "HF_HUB_OFFLINE"),
+    ("datasets.config", "HF_HUB_OFFLINE"),
+)
+
+
+def check_hub_offline_flags() -> None:
+    """Raise :class:`MtebInternalsChanged` unless every :data:`HUB_OFFLINE_FLAGS` constant is a ``bool``."""
+    for module_name, name in HUB_OFFLINE_FLAGS:
+        if not isinstance(_attribute(module_name, name), bool):
+            raise MtebInternalsChanged(f"{module_name}.{name}", "is no longer a bool flag")
+
+
+@contextmanager
+def hub_switched_off() -> Iterator[None]:
+    """No request to the Hugging Face Hub during the block, as with ``HF_HUB_OFFLINE=1``.
+
+    For a dataset built locally (the plugin's are not on the Hub): online,
+    ``datasets.load_dataset`` asks the Hub first and reads the local build only once the Hub has
+    answered; an unreachable Hub costs ``huggingface_hub``'s retries, about 23 s per config
+    (3 minutes for ``EvalRankSent``). Both libraries read these flags at call time.
+
+    Process state: the flags are module constants of those libraries, set for the block and put
+    back after it; so one thread per process loads data this way at a time (the study runs one
+    chain per worker process, see ``study/chain_execution.py``).
+    """
+    modules = [importlib.import_module(module_name) for module_name, _ in HUB_OFFLINE_FLAGS]
+    before = [getattr(module, name) for module, (_, name) in zip(modules, HUB_OFFLINE_FLAGS, strict=True)]
+    for module, (_, name) in zip(modules, HUB_OFFLINE_FLAGS, strict=True):
+        setattr(module, name, True)
+    try:
+        yield
+    finally:
+        for module, (_, name), value in zip(modules, HUB_OFFLINE_FLAGS, before, strict=True):
+            setattr(module, name, value)
 
 
 # --- descriptive statistics -------------------------------------------------------------------
@@ -203,6 +321,9 @@ def check() -> None:
     _attribute("mteb._create_dataloaders", "create_dataloader")
     _attribute("mteb.abstasks._statistics_calculation", "calculate_pair_modality_statistics")
     _attribute("mteb.abstasks._statistics_calculation", "calculate_label_statistics")
+    _attribute(*RUN_SETTINGS_MERGE)
+    check_cached_wrapper()
+    check_hub_offline_flags()
     for hook in TASK_HOOKS:
         check_task_hook(*hook)
     for flag in TASK_FLAGS:

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import mteb
 import pytest
@@ -211,6 +212,10 @@ def test_every_mteb_internal_the_plugin_uses_is_present() -> None:
         ("mteb.abstasks._statistics_calculation", "calculate_pair_modality_statistics"),
         ("mteb.abstasks._statistics_calculation", "calculate_label_statistics"),
         ("mteb._evaluators.any_sts_evaluator", "STSEvaluatorScores"),
+        ("mteb.results.task_result", "_write_and_merge_keyed_json"),
+        ("mteb.models.cache_wrappers.cache_wrapper", "CachedEmbeddingWrapper"),
+        ("huggingface_hub.constants", "HF_HUB_OFFLINE"),
+        ("datasets.config", "HF_HUB_OFFLINE"),
     ],
 )
 def test_a_missing_mteb_internal_is_named(monkeypatch: pytest.MonkeyPatch, module: str, name: str) -> None:
@@ -281,3 +286,75 @@ def test_every_private_mteb_name_a_task_class_overrides_is_declared_in_the_adapt
                 if private and any(name in vars(base) for base in mtebs) and name not in declared:
                     undeclared.add(f"{cls.__name__}.{name}")
     assert not undeclared, f"mteb internals overridden but not in _mteb_adapter: {sorted(undeclared)}"
+
+
+def test_a_changed_cached_wrapper_init_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``CachedEncoder`` sets, for a memory-only cache, what ``CachedEmbeddingWrapper.__init__``
+    sets without calling it: ``check()`` fails once that ``__init__`` sets something else."""
+    from mteb.models.cache_wrappers.cache_wrapper import CachedEmbeddingWrapper
+
+    from mteb_evalrank._mteb_adapter import MtebInternalsChanged, check
+
+    def changed_init(self: Any, model: Any, cache_path: Any) -> None:
+        self._model, self.cache_path, self.cache_backend, self.cache_dict = model, cache_path, None, {}
+        self.index = {}
+
+    monkeypatch.setattr(CachedEmbeddingWrapper, "__init__", changed_init)
+    with pytest.raises(MtebInternalsChanged, match=r"CachedEmbeddingWrapper\.__init__.*sets _model, .*index"):
+        check()
+
+
+def test_a_memory_only_cached_encoder_has_what_mteb_s_init_sets(tmp_path: Path) -> None:
+    from mteb.models.cache_wrappers.cache_wrapper import CachedEmbeddingWrapper
+
+    from mteb_evalrank._mteb_adapter import CACHED_WRAPPER_INIT_ATTRIBUTES
+    from mteb_evalrank.embedding_cache import EmbeddingCache
+    from mteb_evalrank.models.cached import CachedEncoder
+
+    class Model:
+        mteb_model_meta = object()
+
+        def encode(self, inputs: Any, **kwargs: Any) -> None: ...
+
+        def similarity(self, a: Any, b: Any) -> str:
+            return "the model's"
+
+    model = Model()
+    in_memory = CachedEncoder(model, EmbeddingCache())
+    on_disk = CachedEncoder(model, EmbeddingCache(tmp_path))
+    assert isinstance(in_memory, CachedEmbeddingWrapper)
+    assert set(vars(on_disk)) >= CACHED_WRAPPER_INIT_ATTRIBUTES
+    assert in_memory.model is model and in_memory.cache_dict == {}
+    # what mteb's own methods read through ``_model``
+    assert in_memory.mteb_model_meta is model.mteb_model_meta and in_memory.similarity(1, 2) == "the model's"
+
+
+def test_the_hub_switch_sets_and_restores_both_flags() -> None:
+    import datasets
+    from huggingface_hub import constants
+
+    from mteb_evalrank._mteb_adapter import hub_switched_off
+
+    before = constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE
+    with pytest.raises(KeyError), hub_switched_off():
+        assert constants.HF_HUB_OFFLINE is True and datasets.config.HF_HUB_OFFLINE is True
+        raise KeyError("restored on the way out")
+    assert before == (constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE)
+
+
+def test_run_settings_merge_as_mteb_s_result_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The study merges a job's ``run_settings.jsonl`` into the results' with mteb's helper; if
+    mteb lacks it, the job's lines are appended (never lost)."""
+    import json
+
+    from mteb_evalrank.study.chain_execution import _merge_run_settings
+
+    row = {"task": "T", "splits": ["test"], "subsets": ["default"], "settings": {"batch_size": 8}}
+    staged, final = tmp_path / "staged.jsonl", tmp_path / "final.jsonl"
+    staged.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    _merge_run_settings(staged, final)
+    _merge_run_settings(staged, final)  # merged: the same task, split and subset once
+    assert len(final.read_text(encoding="utf-8").splitlines()) == 1
+    monkeypatch.delattr(importlib.import_module("mteb.results.task_result"), "_write_and_merge_keyed_json")
+    _merge_run_settings(staged, final)
+    assert len(final.read_text(encoding="utf-8").splitlines()) == 2

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from mteb.models.cache_wrappers import CachedEmbeddingWrapper
 from numpy.typing import NDArray
 
+from mteb_evalrank._mteb_adapter import init_cached_wrapper_in_memory
 from mteb_evalrank.embedding_cache import (
     EmbeddingCache,
     EncodeStats,
@@ -87,7 +88,7 @@ class CachedEncoder(CachedEmbeddingWrapper):
             folder = None
         if folder is None:  # memory only: its __init__ would make an empty folder under the working
             # directory; what it sets besides is used only by its encode and close, both replaced here
-            self._model, self.cache_dict = model, {}
+            init_cached_wrapper_in_memory(self, model)
         self.stats = EncodeStats()
 
     @property

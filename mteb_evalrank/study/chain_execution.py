@@ -15,6 +15,7 @@ A failing job is recorded (model, task, error) and the chain goes on with the ne
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 import traceback
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import mteb_evalrank  # noqa: F401  (registers the plugin in worker processes once they import mteb)
+from mteb_evalrank._mteb_adapter import MtebInternalsChanged, merge_run_settings
 from mteb_evalrank.embedding_cache import EmbeddingCache, EncodeStats, process_cache, using_process_cache
 from mteb_evalrank.models.cached import CachedEncoder
 
@@ -71,16 +73,13 @@ def clear_staging(out: Path) -> None:
 
 
 def _merge_run_settings(staged: Path, final: Path) -> None:
+    """Merge the job's ``run_settings.jsonl`` into the results' one, as mteb's ``ResultCache`` does."""
     if not staged.is_file():
         return
     try:
-        import json
-
-        from mteb.cache.result_cache import _write_and_merge_keyed_json
-
         rows = [json.loads(line) for line in staged.read_text(encoding="utf-8").splitlines() if line.strip()]
-        _write_and_merge_keyed_json(final, rows)
-    except ImportError:  # mteb moved its helper: keep the settings of this run beside the result
+        merge_run_settings(final, rows)
+    except MtebInternalsChanged:  # mteb moved its helper: keep the settings of this run beside the result
         with final.open("a", encoding="utf-8") as handle:
             handle.write(staged.read_text(encoding="utf-8"))
 

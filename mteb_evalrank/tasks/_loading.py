@@ -9,7 +9,8 @@ Every plugin task class puts :class:`PluginDatasetLoading` before its mteb base 
 2. runs mteb's own ``load_data`` with the ``datasets`` logger lowered to errors for the call,
    unless the user set it more verbose (offline, ``datasets`` warns "Using the latest cached
    version of the dataset" once per config: 70 lines for the main job), and, for a local
-   build, with the Hugging Face Hub switched off (:func:`hub_switched_off`);
+   build, with the Hugging Face Hub switched off
+   (:func:`mteb_evalrank._mteb_adapter.hub_switched_off`);
 3. turns a failure to find the dataset (offline, or not published) into
    :class:`~mteb_evalrank.data.status.DatasetNotAvailableError`, whose message says what is
    missing, the command that builds it and where the raw data come from;
@@ -27,6 +28,7 @@ from typing import Any
 
 import datasets
 
+from mteb_evalrank._mteb_adapter import hub_switched_off
 from mteb_evalrank.data.registry import spec_for_hub_id
 from mteb_evalrank.data.repair import repair_local_build
 from mteb_evalrank.data.status import (
@@ -48,25 +50,6 @@ def quiet_datasets() -> Iterator[None]:
         yield
     finally:
         logging.set_verbosity(before)
-
-
-@contextmanager
-def hub_switched_off() -> Iterator[None]:
-    """No request to the Hugging Face Hub during the block, as with ``HF_HUB_OFFLINE=1``.
-
-    For a dataset built locally (the plugin's are not on the Hub): online,
-    ``datasets.load_dataset`` asks the Hub first and reads the local build only once the Hub has
-    answered; an unreachable Hub costs ``huggingface_hub``'s retries, about 23 s per config
-    (3 minutes for ``EvalRankSent``). Both libraries read these flags at call time.
-    """
-    from huggingface_hub import constants
-
-    before = constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE
-    constants.HF_HUB_OFFLINE = datasets.config.HF_HUB_OFFLINE = True
-    try:
-        yield
-    finally:
-        constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE = before
 
 
 class PluginDatasetLoading:
