@@ -760,12 +760,45 @@ def test_a_dataset_build_killed_midway_then_a_run_scores_as_a_clean_build(
     )  # the result file holds 6 decimals
 
 
+_PAUSING_STUDY = """
+import sys, time
+from pathlib import Path
+
+import mteb
+
+from mteb_evalrank.cli import main
+
+marker, pause_at = Path(sys.argv[1]), int(sys.argv[2])
+evaluate, calls = mteb.evaluate, []
+
+
+def pausing(*args, **kwargs):  # called inside a job: its staging folder exists, nothing published
+    calls.append(args)
+    if len(calls) == pause_at:
+        marker.write_text("paused", encoding="utf-8")
+        time.sleep(3600)
+    return evaluate(*args, **kwargs)
+
+
+mteb.evaluate = pausing
+main(sys.argv[3:])
+"""
+"""``mteb-evalrank ARGS`` that stops inside its job number ``pause_at`` (after writing ``marker``)."""
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("killed_in", [1, 2], ids=["the first job", "the second job"])
 def test_a_study_killed_mid_job_leaves_whole_results_and_the_rerun_completes(
-    word_similarity: None, source: Path, tmp_path: Path
+    word_similarity: None, source: Path, tmp_path: Path, killed_in: int
 ) -> None:
-    """``mteb-evalrank study`` SIGKILLed once its first job has started: every result file left
-    is whole, and the rerun runs the missing jobs only, with a clean study's scores."""
+    """``mteb-evalrank study`` SIGKILLed inside a job (its staging folder there, the jobs before it
+    published): exactly those results are left, whole, and the rerun runs the others only, with a
+    clean study's scores.
+
+    The study stops itself inside the chosen job (a marker file written from within
+    ``mteb.evaluate``) and is killed there: polling for the transient ``.staging/<job>`` folder
+    instead let the kill land wherever the scheduler put it, even after the study had ended.
+    """
     import os
     import signal
     import subprocess
@@ -778,27 +811,35 @@ def test_a_study_killed_mid_job_leaves_whole_results_and_the_rerun_completes(
     glove, tasks = "evalrank/glove.6B.50d", ["WordSimWS353All", "WordSimSimLex999", "WordSimMEN"]
     clean = run_study([glove], tasks, out=tmp_path / "clean", workers=1, progress=False)
     assert clean.count("done") == 3
-    out = tmp_path / "killed"
-    command = [
-        str(Path(sys.executable).parent / "mteb-evalrank"),
+    out, marker = tmp_path / "killed", tmp_path / "paused"
+    command = [sys.executable, "-c", _PAUSING_STUDY, str(marker), str(killed_in)]
+    command += [
         "study",
         "--models",
         glove,
         "--tasks",
         *tasks,
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+        "--no-progress",
     ]
-    command += ["--out", str(out), "--workers", "1", "--no-progress"]
     env = os.environ | {"MTEB_EVALRANK_SOURCE": str(source)}
     log = tmp_path / "study.log"
     with log.open("w") as stderr:
         study = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
-    deadline = time.monotonic() + 300
-    while study.poll() is None and not any((out / ".staging").glob("*")) and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert study.poll() is None, f"the study ended before it was killed: {log.read_text()[-3000:]}"
+    deadline = time.monotonic() + 600
+    while study.poll() is None and not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists() and study.poll() is None, (
+        f"the study never reached job {killed_in}: {log.read_text()[-3000:]}"
+    )
+    assert len(list((out / ".staging").iterdir())) == 1  # inside a job
     study.send_signal(signal.SIGKILL)
     study.wait(timeout=60)
     left = sorted((out / "results").rglob("WordSim*.json")) if (out / "results").is_dir() else []
+    assert [path.name for path in left] == [f"{task}.json" for task in tasks[: killed_in - 1]]
     assert all(result_damage(path) is None for path in left)
     again = run_study([glove], tasks, out=out, workers=1, progress=False)
     assert (again.count("done"), again.count("skipped")) == (3 - len(left), len(left)) and again.ok
