@@ -1073,3 +1073,25 @@ def test_a_damaged_hub_download_names_the_dataset_the_folder_to_delete_and_the_c
     assert (
         damaged.is_file() and not own_datasets_cache.with_name(own_datasets_cache.name + ".corrupt").exists()
     )
+
+
+# ---------------------------------------------------------------- docs/faults.md and these tests
+def test_docs_faults_names_every_fault_test_and_only_tests_that_exist() -> None:
+    """The matrix in ``docs/faults.md`` and the tests stay in sync: every test it names exists (in
+    the file it names, if any), and every test of this module is named there."""
+    import ast
+
+    tests = Path(__file__).resolve().parent
+    doc = (tests.parent / "docs" / "faults.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(?:(\w+\.py)::)?(test_\w+)\b(?!\.py)", doc))
+    defined: dict[str, set[str]] = {}
+    for path in tests.glob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                defined.setdefault(node.name, set()).add(path.name)
+    stale = sorted(
+        f"{file}::{name}" for file, name in named if name not in defined or file not in {"", *defined[name]}
+    )
+    assert not stale, f"docs/faults.md names tests that do not exist: {stale}"
+    unnamed = sorted(n for n, files in defined.items() if Path(__file__).name in files and n not in doc)
+    assert not unnamed, f"tests of {Path(__file__).name} missing from docs/faults.md: {unnamed}"
