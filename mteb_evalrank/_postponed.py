@@ -6,6 +6,14 @@ that imports go one way.
 import registration back. When mteb's import (which triggers registration) happens while one of
 them is still executing, :mod:`._registration` leaves its continuation in :data:`pending`, and each
 list module calls :func:`finish_postponed` on its last line.
+
+Why module state and not a :class:`contextvars.ContextVar`: the continuation is left by whichever
+thread imports mteb and must be run by whichever thread finishes executing the list module; they
+differ when one thread imports ``mteb`` while another is inside ``import mteb_evalrank.tasks``
+(Python's import lock makes the second wait for the module, not for the registration). A context
+variable would hide the continuation from the finishing thread and the plugin would stay
+unregistered. It is no cache: set once while an import is in progress, cleared by the
+registration it runs (which is idempotent, so a second call is harmless).
 """
 
 from __future__ import annotations

@@ -55,7 +55,8 @@ user's), with one :class:`CacheFolderWarning`, and its texts are encoded again.
 reloads its shards when asked again). The most recently used store is never dropped.
 
 **Process cache.** :func:`process_cache` is the cache the zoo's family base encoders share
-in a process: in memory, bounded by ``$MTEB_EVALRANK_CACHE_MIB`` (default 4096 MiB), and
+in a process (or the one :func:`using_process_cache` sets for the current thread: a study's
+chain, on disk): in memory, bounded by ``$MTEB_EVALRANK_CACHE_MIB`` (default 4096 MiB), and
 persisted under ``$MTEB_EVALRANK_EMBEDDING_CACHE`` when that names a folder (the study sets
 it for its workers). Embeddings of models whose weights cannot change (the zoo's, loaded
 from installed packages) are keyed by name; a model you train and evaluate in one process
@@ -76,7 +77,9 @@ import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -698,29 +701,39 @@ def _majority_dim(blocks: Sequence[NDArray[Any]]) -> int | None:
     return max(rows, key=lambda dim: rows[dim]) if rows else None
 
 
-_PROCESS_CACHE: EmbeddingCache | None = None
-_PROCESS_LOCK = threading.Lock()
+#: The cache :func:`using_process_cache` sets for the current context (a thread, or an asyncio
+#: task): a chain of the study sees its own, never another thread's; unset, the process default.
+_CURRENT_CACHE: ContextVar[EmbeddingCache | None] = ContextVar("mteb_evalrank_embedding_cache", default=None)
+_DEFAULT_LOCK = threading.Lock()
+
+
+@cache
+def _default_cache() -> EmbeddingCache:
+    """The process default, built once from the environment (the module docstring), never replaced."""
+    root = os.environ.get(CACHE_DIR_ENV) or None
+    mib = int(os.environ.get(CACHE_MIB_ENV, DEFAULT_MAX_MIB))
+    return EmbeddingCache(root, max_bytes=mib << 20)
 
 
 def process_cache() -> EmbeddingCache:
-    """This process's shared cache (see the module docstring for its environment variables)."""
-    global _PROCESS_CACHE
-    with _PROCESS_LOCK:
-        if _PROCESS_CACHE is None:
-            root = os.environ.get(CACHE_DIR_ENV) or None
-            mib = int(os.environ.get(CACHE_MIB_ENV, DEFAULT_MAX_MIB))
-            _PROCESS_CACHE = EmbeddingCache(root, max_bytes=mib << 20)
-        return _PROCESS_CACHE
+    """The cache of the current context: the one :func:`using_process_cache` set in this thread
+    (or task), else the process default (see the module docstring for its environment variables)."""
+    current = _CURRENT_CACHE.get()
+    if current is not None:
+        return current
+    with _DEFAULT_LOCK:  # built once even when two threads ask first
+        return _default_cache()
 
 
 @contextmanager
 def using_process_cache(cache: EmbeddingCache) -> Iterator[EmbeddingCache]:
-    """Make ``cache`` this process's cache inside the block (the study's workers: on disk)."""
-    global _PROCESS_CACHE
-    with _PROCESS_LOCK:
-        previous, _PROCESS_CACHE = _PROCESS_CACHE, cache
+    """Make ``cache`` the current context's cache inside the block (the study's chains: on disk).
+
+    A :class:`contextvars.ContextVar`, not a module global: another thread (its own context)
+    keeps its cache, and blocks nest.
+    """
+    token = _CURRENT_CACHE.set(cache)
     try:
         yield cache
     finally:
-        with _PROCESS_LOCK:
-            _PROCESS_CACHE = previous
+        _CURRENT_CACHE.reset(token)

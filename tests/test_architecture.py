@@ -460,3 +460,175 @@ def test_only_the_adapter_names_private_mteb_names() -> None:
         for name in private_mteb_names(path.read_text(encoding="utf-8")) - declared
     }
     assert not outside, f"private mteb names outside _mteb_adapter.py (move them there): {sorted(outside)}"
+
+
+# ----------------------------------------------------------------------------- module state
+#: Methods that change a list, dict or set in place.
+_MUTATORS = frozenset(
+    {"append", "extend", "insert", "add", "update", "setdefault", "pop", "popitem", "clear", "remove"}
+    | {"discard"}
+)
+_MEMO_DECORATORS = frozenset({"cache", "lru_cache", "functools.cache", "functools.lru_cache"})
+STATE_KINDS = ("global", "contextvar", "memo", "mutated", "patched")
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` of a chain of attributes on a plain name (a call's function for a decorator)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    path = _attribute_path(node) if isinstance(node, ast.Attribute) else None
+    if path is not None:
+        return ".".join([path[0], *path[1]])
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _imported_names(tree: ast.Module, module: str) -> dict[str, str]:
+    """Name bound by an import anywhere in the module -> what it names (dotted, relative resolved)."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                names[alias.asname or top] = alias.name if alias.asname else top
+        elif isinstance(node, ast.ImportFrom):
+            base = _imported(node, module, False)[-1]
+            names |= {alias.asname or alias.name: f"{base}.{alias.name}" for alias in node.names}
+    return names
+
+
+def _assigned(node: ast.AST) -> list[ast.expr]:
+    """The targets an assignment or ``del`` statement binds, tuples unpacked."""
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign | ast.Delete):
+        targets = list(node.targets)
+    elif isinstance(node, ast.AnnAssign | ast.AugAssign):
+        targets = [node.target]
+    return [
+        item for target in targets for item in (target.elts if isinstance(target, ast.Tuple) else [target])
+    ]
+
+
+def _top_level(tree: ast.Module) -> dict[str, ast.expr | None]:
+    """Module-level names bound by an assignment -> the value bound."""
+    return {
+        target.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in _assigned(node)
+        if isinstance(target, ast.Name)
+    }
+
+
+def _changed_in_functions(tree: ast.Module, top_level: set[str], state: dict[str, set[str]]) -> None:
+    """``global`` statements, memos, and module-level containers (or ``sys.modules``) changed in place."""
+    for function in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]:
+        if any(_dotted(d) in _MEMO_DECORATORS for d in function.decorator_list):
+            state["memo"].add(function.name)
+        for node in ast.walk(function):
+            if isinstance(node, ast.Global):
+                state["global"] |= set(node.names)
+            owners = [_dotted(t.value) for t in _assigned(node) if isinstance(t, ast.Subscript)]
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _MUTATORS
+            ):
+                owners.append(_dotted(node.func.value))
+            state["mutated"] |= {owner for owner in owners if owner in top_level}
+            state["patched"] |= {owner for owner in owners if owner == "sys.modules"}
+
+
+def module_state(source: str, module: str) -> dict[str, set[str]]:
+    """The module-level state a module's source keeps or changes, by kind:
+
+    * ``global``: names a ``global`` statement rebinds;
+    * ``contextvar``: module-level names bound to a ``ContextVar(...)``;
+    * ``memo``: functions decorated with ``functools.cache`` / ``lru_cache`` (a memo per process);
+    * ``mutated``: module-level names whose container a function changes in place
+      (``X[k] = v``, ``del X[k]``, ``X.append(...)``, ...);
+    * ``patched``: attributes of an imported module or class assigned anywhere
+      (``_postponed.pending = f``), and ``sys.modules`` changed in a function.
+    """
+    tree = ast.parse(source)
+    top_level = _top_level(tree)
+    state: dict[str, set[str]] = {kind: set() for kind in STATE_KINDS}
+    state["contextvar"] = {
+        name
+        for name, value in top_level.items()
+        if value is not None and _dotted(value) in {"ContextVar", "contextvars.ContextVar"}
+    }
+    _changed_in_functions(tree, set(top_level), state)
+    imported = _imported_names(tree, module)
+    for node in ast.walk(tree):
+        for target in _assigned(node):
+            path = _attribute_path(target) if isinstance(target, ast.Attribute) else None
+            if path is not None and path[0] in imported:
+                state["patched"].add(".".join([imported[path[0]], *path[1]]))
+    return state
+
+
+def module_state_table(markdown: str) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """docs/architecture.md's "Module state" table: per row, the modules (``where``, relative to
+    the package) and the state it names (backticked)."""
+    section = markdown.split("\n## Module state\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip().strip("|").split("|") for line in section.splitlines() if line.startswith("| `")]
+    return [
+        (frozenset(re.findall(r"`([^`]+)`", where)), frozenset(re.findall(r"`([^`]+)`", state)))
+        for where, state, *_ in rows
+    ]
+
+
+def package_state() -> dict[tuple[str, str], str]:
+    """(module relative to the package, name) -> kind, for every piece of state of the package."""
+    found = {}
+    for name, path in module_names(PACKAGE).items():
+        relative = name.removeprefix("mteb_evalrank.")
+        for kind, names in module_state(path.read_text(encoding="utf-8"), name).items():
+            found |= {(relative, item.removeprefix("mteb_evalrank.")): kind for item in names}
+    return found
+
+
+def test_module_state_is_found() -> None:
+    source = (
+        "import sys\nfrom contextvars import ContextVar\nfrom functools import cache\nfrom . import other\n"
+        "import torch\n_SEEN: dict[str, int] = {}\n_FIXED = {'a': 1}\n"
+        "CURRENT: ContextVar[int] = ContextVar('c')\n"
+        "@cache\ndef load() -> int:\n    return 1\n"
+        "def f(key: str) -> None:\n    global _FIXED\n    _SEEN[key] = 1\n    _SEEN.setdefault(key, 2)\n"
+        "    sys.modules['x'] = other\n    other.pending = f\n    torch.backends.flag = False\n"
+        "    local = {}\n    local['k'] = 1\n"
+    )
+    assert module_state(source, "pkg.mod") == {
+        "global": {"_FIXED"},
+        "contextvar": {"CURRENT"},
+        "memo": {"load"},
+        "mutated": {"_SEEN"},
+        "patched": {"sys.modules", "pkg.other.pending", "torch.backends.flag"},
+    }
+
+
+def test_no_global_statement_and_the_module_state_table_names_every_piece_of_state() -> None:
+    """Issue 28: no module-level mutable cache swapped at run time. No ``global`` in the package;
+    every context variable, ``functools.cache`` memo, module-level container changed by a function
+    and attribute of another module set is named in docs/architecture.md's "Module state" table
+    with why it is safe, and every row names state that exists."""
+    state = package_state()
+    assert len(state) > 20  # every module was read
+    globals_ = sorted(
+        f"{module}: global {name}" for (module, name), kind in state.items() if kind == "global"
+    )
+    assert not globals_, f"module state rebound at run time (use a ContextVar or pass it): {globals_}"
+    table = module_state_table(ARCHITECTURE_DOC.read_text(encoding="utf-8"))
+    unnamed = sorted(
+        f"{module}: {name} ({kind})"
+        for (module, name), kind in state.items()
+        if not any(module in where and name in names for where, names in table)
+    )
+    assert not unnamed, f"state not in docs/architecture.md's Module state table (add a row): {unnamed}"
+    stale = [
+        f"{sorted(where)}: {sorted(names)}"
+        for where, names in table
+        if not all(any((m, n) in state for n in names) for m in where)
+        or not all(any((m, n) in state for m in where) for n in names)
+    ]
+    assert not stale, f"Module state rows naming no such state: {stale}"

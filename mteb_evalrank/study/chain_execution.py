@@ -11,16 +11,26 @@ nothing or the complete result. Staging folders left by a killed process are rem
 next study (:func:`clear_staging`).
 
 A failing job is recorded (model, task, error) and the chain goes on with the next job.
+
+One chain per process at a time (:func:`one_chain_per_process`): the embedding cache a chain
+uses is its own (a context variable), but a chain also sets process-wide state: the thread
+limits of torch and the BLAS libraries, and, while a task loads a local build, the Hub's
+offline flags (``_mteb_adapter.hub_switched_off``). So a worker runs chains with one thread: a
+local cluster's workers have one thread each, a remote cluster's are checked
+(``dispatch.multithreaded_workers``), and a second chain started in a busy process fails with
+:class:`ChainAlreadyRunning` instead of sharing that state.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -39,6 +49,28 @@ if TYPE_CHECKING:
 
 STAGING = ".staging"
 EMBEDDINGS = "embeddings"
+
+#: held while a chain runs in this process (see the module docstring)
+_CHAIN_RUNNING = threading.Lock()
+
+
+class ChainAlreadyRunning(RuntimeError):
+    """A chain was started in a process that already runs one (a Dask worker with several threads)."""
+
+
+@contextmanager
+def one_chain_per_process(family: str) -> Iterator[None]:
+    """Hold this process's chain lock for the block; :class:`ChainAlreadyRunning` if it is taken."""
+    if not _CHAIN_RUNNING.acquire(blocking=False):
+        raise ChainAlreadyRunning(
+            f"the chain of {family} was started in a process that already runs a chain of the study: "
+            "a chain sets process-wide state (thread limits, the Hub's offline flags), so a worker runs "
+            "one chain at a time. Start the Dask workers with one thread each (dask worker --nthreads 1)."
+        )
+    try:
+        yield
+    finally:
+        _CHAIN_RUNNING.release()
 
 
 @dataclass
@@ -162,11 +194,27 @@ def run_chain(
     A job whose result file appeared meanwhile (e.g. a retried chain) is skipped. ``report``
     is called after each job; with ``topic`` (Dask) each outcome is also published as a
     worker event, which the client turns into progress.
+
+    Raises:
+        ChainAlreadyRunning: another chain runs in this process (see the module docstring).
     """
+    with one_chain_per_process(chain.family):
+        return _run_chain(chain, Path(out), encode_kwargs, report, topic, threads, senteval_classifiers)
+
+
+def _run_chain(
+    chain: Chain,
+    root: Path,
+    encode_kwargs: dict[str, Any] | None,
+    report: Callable[[JobOutcome], None] | None,
+    topic: str | None,
+    threads: int | None,
+    senteval_classifiers: Sequence[str] | None,
+) -> ChainReport:
+    """:func:`run_chain`'s work, once this process's chain lock is held."""
     import socket
 
     _limit_threads(threads)
-    root = Path(out)
     publish = report
     if topic is not None:
         from distributed import get_worker

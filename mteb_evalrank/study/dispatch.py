@@ -9,7 +9,10 @@ the identical study on a cluster. Ray would bring a ~100 MB binary wheel, a rayl
 and its own object store for no gain here.
 
 Execution model: one Dask task per :class:`~.jobs.Chain` (a model family); a worker with one
-thread runs it job after job (:func:`~.chain_execution.run_chain`). Per-job progress reaches the
+thread runs it job after job (:func:`~.chain_execution.run_chain`): one chain per process at a
+time, enforced wherever the study runs (here: one after the other; a local cluster: one thread
+per worker; a remote one: checked before the chains are submitted, :func:`multithreaded_workers`,
+and by the chain's lock in the worker). Per-job progress reaches the
 client as worker events on a per-study topic. Workers write results and embeddings to the
 study folder themselves, so on a cluster ``--out`` must be on a file system all workers and
 the client share (NFS, Lustre, ...) and every worker needs the plugin, the models and the
@@ -64,6 +67,29 @@ def worker_env(threads: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV)}
     env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="false")
     return env
+
+
+def multithreaded_workers(scheduler_info: dict[str, Any]) -> list[str]:
+    """The workers of a Dask ``Client.scheduler_info()`` that have more than one thread, each as
+    "address (n threads)"."""
+    workers = scheduler_info.get("workers", {})
+    return [
+        f"{address} ({info['nthreads']} threads)"
+        for address, info in sorted(workers.items())
+        if int(info.get("nthreads", 1)) > 1
+    ]
+
+
+def check_one_thread_per_worker(client: Client) -> None:
+    """Raise ``ValueError`` naming the cluster's workers that have several threads (one chain per
+    process: see the module docstring)."""
+    several = multithreaded_workers(client.scheduler_info())
+    if several:
+        raise ValueError(
+            f"the study runs one chain per worker process, but these Dask workers have several threads: "
+            f"{', '.join(several)}. Start them with one thread each: dask worker --nthreads 1 ADDRESS "
+            "(--nworkers sets how many per machine)."
+        )
 
 
 def _failed_chain(
@@ -123,6 +149,7 @@ def run_chains(
 
     client = Client(cluster if cluster is not None else scheduler)
     try:
+        check_one_thread_per_worker(client)
         return _run_on_client(
             client, cluster, chains, out, threads, encode_kwargs, on_outcome, senteval_classifiers
         )

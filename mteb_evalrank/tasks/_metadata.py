@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,11 @@ from mteb.abstasks.task_metadata import TaskMetadata
 #: Where the shipped statistics live: ``<dir>/<TaskType>/<TaskName>.json``.
 DESCRIPTIVE_STATS_DIR = Path(__file__).resolve().parent.parent / "descriptive_stats"
 
-_stats_dir: Path = DESCRIPTIVE_STATS_DIR
+#: The statistics folder of the current context (a thread): :data:`DESCRIPTIVE_STATS_DIR` unless
+#: :func:`descriptive_stats_dir` set another for a block.
+_STATS_DIR: ContextVar[Path] = ContextVar(
+    "mteb_evalrank_descriptive_stats_dir", default=DESCRIPTIVE_STATS_DIR
+)
 
 
 class PluginTaskMetadata(TaskMetadata):
@@ -34,8 +39,9 @@ class PluginTaskMetadata(TaskMetadata):
 
     @property
     def descriptive_stat_path(self) -> Path:
-        """``<stats dir>/<type>/<name>.json`` (the stats dir is :data:`DESCRIPTIVE_STATS_DIR`)."""
-        return _stats_dir / str(self.type) / f"{self.name}.json"
+        """``<stats dir>/<type>/<name>.json`` (the stats dir is :data:`DESCRIPTIVE_STATS_DIR`, or
+        the folder :func:`descriptive_stats_dir` sets in this thread)."""
+        return _STATS_DIR.get() / str(self.type) / f"{self.name}.json"
 
 
 def subset_task_metadata(
@@ -58,13 +64,14 @@ def subset_task_metadata(
 
 @contextmanager
 def descriptive_stats_dir(path: Path | str) -> Iterator[Path]:
-    """Read and write every plugin task's statistics under ``path`` for the block."""
-    global _stats_dir
-    before, _stats_dir = _stats_dir, Path(path)
+    """Read and write every plugin task's statistics under ``path`` for the block (in this thread:
+    a :class:`contextvars.ContextVar`, so another thread keeps reading the shipped files)."""
+    folder = Path(path)
+    token = _STATS_DIR.set(folder)
     try:
-        yield _stats_dir
+        yield folder
     finally:
-        _stats_dir = before
+        _STATS_DIR.reset(token)
 
 
 def normalised(stats: Any) -> Any:
