@@ -1075,6 +1075,43 @@ def test_a_damaged_hub_download_names_the_dataset_the_folder_to_delete_and_the_c
     )
 
 
+@pytest.mark.parametrize("raw_data", [False, True], ids=["no raw data", "raw data at hand"])
+def test_a_damaged_local_build_read_by_the_fit_corpus_is_named_or_rebuilt(
+    source: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+    raw_data: bool,
+) -> None:  # fmt: skip
+    """The post-processing fit corpus reads wmt17-da outside a task: an Arrow file of its local
+    build truncated gives the tasks' outcome: one paragraph naming the reader, the dataset and
+    the command, or (raw data at hand) moved aside, built again and the sound build's sentences."""
+    import datasets
+    from conftest import shared_build  # tests/conftest.py: one build per test run
+
+    from mteb_evalrank.data import hub
+    from mteb_evalrank.data.registry import WMT17_DA
+    from mteb_evalrank.data.repair import DamagedDatasetWarning, DatasetDamagedError
+    from mteb_evalrank.data.status import SOURCE_ENV
+    from mteb_evalrank.models.wrappers import wmt17_reference_sentences
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
+    root = hub.install_into_cache(WMT17_DA, shared_build(WMT17_DA.family, source, tmp_path_factory))
+    monkeypatch.delenv(SOURCE_ENV, raising=False)
+    clean = wmt17_reference_sentences()
+    (arrow,) = root.glob("all/*/*/*.arrow")
+    _cut(arrow)
+    if raw_data:
+        monkeypatch.setenv(SOURCE_ENV, str(source))
+        with pytest.warns(DamagedDatasetWarning, match=re.escape(str(arrow))):
+            assert wmt17_reference_sentences() == clean
+        return
+    expected = (
+        r"the fit corpus mteb-evalrank/wmt17-da \(config 'all'\): the local build of mteb-evalrank/wmt17-da "
+        rf"in the datasets cache was damaged \({re.escape(str(arrow))}: unreadable Arrow file.*"
+        r"Build it again: `mteb-evalrank datasets build --source /path/to/raw-data --only wmt17-da`"
+    )
+    with pytest.warns(DamagedDatasetWarning), pytest.raises(DatasetDamagedError, match=expected):
+        wmt17_reference_sentences()
+
+
 # ---------------------------------------------------------------- docs/faults.md and these tests
 def test_docs_faults_names_every_fault_test_and_only_tests_that_exist() -> None:
     """The matrix in ``docs/faults.md`` and the tests stay in sync: every test it names exists (in

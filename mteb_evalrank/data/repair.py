@@ -39,6 +39,7 @@ import os
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from mteb_evalrank._files import aside_name
 
@@ -162,6 +163,38 @@ def repair_sts_mirror(task: str) -> bool:
         f"(or, online, `{fetch_command(STS_MIRRORS.family)}`), or set {SOURCE_ENV} to the raw data folder "
         "to do so on first use."
     )
+
+
+def load_split(spec: DatasetSpec, config: str | None, split: str, user: str) -> Any:
+    """One split of a plugin dataset through ``datasets.load_dataset``, as a task loads it.
+
+    For the readers outside a task (the post-processing fit corpus, ``diagnose``): the family
+    is built on first use where the raw data are at hand
+    (:func:`~mteb_evalrank.data.status.ensure_dataset`); if loading fails, a damaged local
+    build is moved aside and built again (:func:`repair_local_build`, then loaded again) or
+    named, and a damaged Hub download is named (:func:`check_hub_download`); ``user`` names the
+    reader in the messages. Any other failure is raised as it was.
+
+    Raises:
+        DatasetDamagedError: a damaged copy that cannot be rebuilt here.
+    """
+    import datasets
+
+    from .status import dataset_location, ensure_dataset
+
+    def load() -> Any:
+        return datasets.load_dataset(spec.hub_id, config, revision=spec.revision, split=split)
+
+    ensure_dataset(spec)
+    try:
+        return load()
+    except (ConnectionError, OSError, ValueError):  # what datasets raises on a missing or damaged copy
+        location = dataset_location(spec)
+        if location == "Hub download":
+            check_hub_download(spec, user)
+        if location != "local build" or not repair_local_build(spec, user):
+            raise
+    return load()
 
 
 def _detail(problems: list[str]) -> str:

@@ -61,15 +61,18 @@ def vocabulary_head(n: int | None) -> FitCorpus:
 def wmt17_reference_sentences(limit: int | None = None) -> list[str]:
     """WMT17 DA reference sentences (config ``all``, ``sentence1``), de-duplicated, file order.
 
-    Loaded with ``datasets.load_dataset`` like the tasks (offline: after
+    Loaded with ``datasets.load_dataset`` like the tasks, with their checks
+    (:func:`mteb_evalrank.data.repair.load_split`: built on first use where the raw data are at
+    hand, a damaged copy repaired or named; offline without raw data: after
     ``mteb-evalrank datasets build``).
     """
-    import datasets
-
     from mteb_evalrank.data.registry import WMT17_DA
+    from mteb_evalrank.data.repair import DatasetDamagedError, load_split
 
     try:
-        data = datasets.load_dataset(WMT17_DA.hub_id, "all", revision=WMT17_DA.revision, split="test")
+        data = load_split(WMT17_DA, "all", "test", f"the fit corpus {WMT17_DA.hub_id} (config 'all')")
+    except DatasetDamagedError:
+        raise
     except Exception as error:  # datasets raises several types when the cache is missing
         raise RuntimeError(
             f"the fit corpus {WMT17_DA.hub_id} (config 'all') could not be loaded ({error}). Offline, "
