@@ -63,9 +63,9 @@ by :func:`mteb_evalrank.evaluation.mlp.fit_lockstep`, each identical to scikit-l
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -78,6 +78,7 @@ from sklearn.preprocessing import StandardScaler
 
 from .mlp import FittedMLP, MLPSettings, fit_lockstep
 from .ranking import check_embeddings
+from .scores import ClassifierScores, Scores, flat
 
 #: SentEval's L2 (weight decay) grid.
 L2_GRID: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
@@ -303,7 +304,7 @@ def senteval_scores(
     grid: Sequence[float] = L2_GRID,
     x_valid: ArrayLike | None = None,
     y_valid: ArrayLike | None = None,
-) -> dict[str, Any]:
+) -> Scores:
     """Scores of the ``senteval`` protocol for one train/test split.
 
     With ``x_valid``/``y_valid`` (a dataset's validation split) the hyper-parameters are
@@ -328,7 +329,7 @@ def senteval_scores(
     y_test = np.asarray(y_test)
     if len(np.unique(y_train)) < 2:
         raise ValueError("the training rows hold fewer than two classes; nothing to learn")
-    scores: dict[str, Any] = {"n_train": len(y_train), "n_test": len(y_test)}
+    scores: Scores = {"n_train": len(y_train), "n_test": len(y_test)}
     validation = None
     if (x_valid is None) != (y_valid is None):
         raise ValueError("give both x_valid and y_valid, or neither")
@@ -357,17 +358,24 @@ def senteval_scores(
                 )
                 for name, znorm in (("raw", False), ("znorm", True))
             }
-        for name, result in results.items():
-            scores[f"{kind}_accuracy_{name}"] = result.test_accuracy
-            scores[f"{kind}_f1_{name}"] = result.test_f1
-            scores[f"{kind}_l2_{name}"] = result.l2
-        chosen = (
-            results["znorm"]
-            if results["znorm"].validation_accuracy > results["raw"].validation_accuracy
-            else results["raw"]
-        )
-        scores[f"{kind}_accuracy"] = chosen.test_accuracy
-        scores[f"{kind}_f1"] = chosen.test_f1
-        scores[f"{kind}_znorm"] = float(chosen.znorm)
-        scores[f"{kind}_seconds"] = time.perf_counter() - start
+        scores |= flat(classifier_scores(results, time.perf_counter() - start), prefix=f"{kind}_")
     return scores
+
+
+def classifier_scores(results: Mapping[str, Selection], seconds: float) -> ClassifierScores:
+    """One classifier's scores from its selections ``raw`` and ``znorm``: the one with the better
+    selection score (raw wins ties) gives ``accuracy`` and ``f1`` (see :func:`senteval_scores`)."""
+    raw, znorm = results["raw"], results["znorm"]
+    chosen = znorm if znorm.validation_accuracy > raw.validation_accuracy else raw
+    return {
+        "accuracy_raw": raw.test_accuracy,
+        "f1_raw": raw.test_f1,
+        "l2_raw": raw.l2,
+        "accuracy_znorm": znorm.test_accuracy,
+        "f1_znorm": znorm.test_f1,
+        "l2_znorm": znorm.l2,
+        "accuracy": chosen.test_accuracy,
+        "f1": chosen.test_f1,
+        "znorm": float(chosen.znorm),
+        "seconds": seconds,
+    }

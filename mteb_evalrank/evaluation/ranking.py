@@ -73,6 +73,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import digamma
 
+from .scores import RankMetrics
+
 Similarity = Literal["cosine", "euclidean"]
 TiePolicy = Literal["expected", "optimistic", "pessimistic"]
 
@@ -1056,6 +1058,19 @@ def mean_ranks(counts: RankCounts, tie_policy: TiePolicy = "expected") -> NDArra
     return 1.0 + counts.better + share[tie_policy] * counts.tied
 
 
+def rank_summary(
+    counts: RankCounts, *, tie_policy: TiePolicy = "expected", ks: Sequence[int] = DEFAULT_KS
+) -> RankMetrics:
+    """The MRR, hits at each ``k`` and mean rank over all pairs."""
+    if len(counts) == 0:
+        raise ValueError("cannot score an empty set of pairs.")
+    return {
+        "mrr": float(reciprocal_ranks(counts, tie_policy).mean()),
+        "hits_at": {k: float(hits_at(counts, k, tie_policy).mean()) for k in ks},
+        "mean_rank": float(mean_ranks(counts, tie_policy).mean()),
+    }
+
+
 def rank_metrics(
     counts: RankCounts,
     *,
@@ -1063,11 +1078,10 @@ def rank_metrics(
     ks: Sequence[int] = DEFAULT_KS,
     prefix: str = "",
 ) -> dict[str, float]:
-    """``{prefix}mrr``, ``{prefix}hits_at_{k}`` and ``{prefix}mean_rank`` over all pairs."""
-    if len(counts) == 0:
-        raise ValueError("cannot score an empty set of pairs.")
-    scores = {f"{prefix}mrr": float(reciprocal_ranks(counts, tie_policy).mean())}
-    for k in ks:
-        scores[f"{prefix}hits_at_{k}"] = float(hits_at(counts, k, tie_policy).mean())
-    scores[f"{prefix}mean_rank"] = float(mean_ranks(counts, tie_policy).mean())
+    """``{prefix}mrr``, ``{prefix}hits_at_{k}`` and ``{prefix}mean_rank`` over all pairs
+    (:func:`rank_summary`, flattened)."""
+    summary = rank_summary(counts, tie_policy=tie_policy, ks=ks)
+    scores = {f"{prefix}mrr": summary["mrr"]}
+    scores |= {f"{prefix}hits_at_{k}": value for k, value in summary["hits_at"].items()}
+    scores[f"{prefix}mean_rank"] = summary["mean_rank"]
     return scores

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .scores import Scores, TripletAccuracy, flat
+
 DEFAULT_TOL = 1e-6
 #: Score name of each comparison: anchor (X vs X'/Y) and paraphrase (X' vs X/Y).
 METRICS = ("anchor_accuracy", "paraphrase_accuracy")
@@ -77,22 +79,31 @@ def triplet_outcomes(
     )
 
 
-def accuracy_scores(outcomes: TripletOutcomes, suffix: str = "") -> dict[str, float | int]:
-    """``anchor_accuracy``, ``paraphrase_accuracy``, ``n_triplets`` and the tie counts.
+def triplet_accuracy(outcomes: TripletOutcomes) -> TripletAccuracy:
+    """The anchor and paraphrase accuracies, the number of triplets and the tie counts.
 
-    ``suffix`` is appended to every key (e.g. ``[length_bucket=short]``). An empty set of
-    triplets is an error: an accuracy of nothing is undefined.
+    An empty set of triplets is an error: an accuracy of nothing is undefined.
     """
     n = int(outcomes.anchor.size)
     if n == 0:
-        raise ValueError(f"no triplets to score{' for ' + suffix if suffix else ''}")
+        raise ValueError("no triplets to score")
     return {
-        f"anchor_accuracy{suffix}": float(outcomes.anchor.mean()),
-        f"paraphrase_accuracy{suffix}": float(outcomes.paraphrase.mean()),
-        f"n_triplets{suffix}": n,
-        f"n_anchor_ties{suffix}": int(outcomes.anchor_ties.sum()),
-        f"n_paraphrase_ties{suffix}": int(outcomes.paraphrase_ties.sum()),
+        "anchor_accuracy": float(outcomes.anchor.mean()),
+        "paraphrase_accuracy": float(outcomes.paraphrase.mean()),
+        "n_triplets": n,
+        "n_anchor_ties": int(outcomes.anchor_ties.sum()),
+        "n_paraphrase_ties": int(outcomes.paraphrase_ties.sum()),
     }
+
+
+def accuracy_scores(outcomes: TripletOutcomes, suffix: str = "") -> Scores:
+    """:func:`triplet_accuracy` with ``suffix`` appended to every key (e.g. ``[length_bucket=short]``).
+
+    An empty set of triplets is an error: an accuracy of nothing is undefined.
+    """
+    if int(outcomes.anchor.size) == 0:
+        raise ValueError(f"no triplets to score{' for ' + suffix if suffix else ''}")
+    return flat(triplet_accuracy(outcomes), suffix=suffix)
 
 
 def breakdown_key(column: str, value: Any) -> str:
@@ -100,9 +111,7 @@ def breakdown_key(column: str, value: Any) -> str:
     return f"[{column}={value}]"
 
 
-def grouped_accuracy_scores(
-    outcomes: TripletOutcomes, groups: Mapping[str, Sequence[Any]]
-) -> dict[str, float | int]:
+def grouped_accuracy_scores(outcomes: TripletOutcomes, groups: Mapping[str, Sequence[Any]]) -> Scores:
     """:func:`accuracy_scores` overall and for every value of every grouping column.
 
     ``groups`` maps a column name to one label per triplet; each distinct label ``v`` of

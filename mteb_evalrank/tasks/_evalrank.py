@@ -31,6 +31,7 @@ from mteb_evalrank.evaluation.ranking import (
     rank_counts_all,
     rank_metrics,
 )
+from mteb_evalrank.evaluation.scores import Scores
 
 from ._encoding import TaskEmbeddings, as_list
 from ._loading import PluginDatasetLoading
@@ -205,7 +206,7 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
             num_proc=num_proc,
             timer=timer,
         )
-        scores: dict[str, Any] = {}
+        scores: Scores = {}
         with timer("Scoring", split=hf_split, subset=hf_subset, log_message="EvalRank - ranking pairs..."):
             counts = self._counts_for(key, embeddings, queries, positives)
             for similarity in SIMILARITIES:

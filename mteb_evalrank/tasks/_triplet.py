@@ -126,7 +126,7 @@ class AbsTaskTriplet(PluginDatasetLoading, AbsTask):
                 tol=self.tol,
             )
             groups = {c: data_split[c] for c in self.breakdown_columns if c in data_split.column_names}
-            scores: dict[str, Any] = dict(grouped_accuracy_scores(outcomes, groups))
+            scores = grouped_accuracy_scores(outcomes, groups)
         scores["n_unique_texts"] = len(texts)
         return scores
 

@@ -1,0 +1,62 @@
+"""The types of the scores the plugin's evaluators return.
+
+mteb types a task's scores as ``ScoresDict`` (``Mapping[str, Any]``) and the metrics of its own
+evaluators as TypedDicts. The plugin's evaluators build their scores from fixed-shape pieces, each
+a TypedDict here (:class:`RankMetrics` for one similarity of EvalRank, :class:`TripletAccuracy`
+for a set of triplets, :class:`ClassifierScores` for one SentEval classifier), and flatten them
+into the task's scores under keys built at run time: the similarity (``cosine_``,
+``euclidean_``), the cut-offs ``ks`` (``hits_at_{k}``), the classifier (``lr_``, ``mlp_``) or a
+breakdown group (``[column=value]``). Such keys cannot be listed in a TypedDict (mypy has no
+``extra_items``, PEP 728), so a task's scores are :data:`Scores`: numbers by name, never ``Any``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TypedDict, cast
+
+#: A task's scores for one hf_subset: metric name -> number (the pieces below, flattened).
+Scores = dict[str, float | int]
+
+
+class RankMetrics(TypedDict):
+    """EvalRank's metrics of one similarity over all pairs (``ranking.rank_summary``)."""
+
+    mrr: float
+    hits_at: dict[int, float]
+    """cut-off ``k`` -> the fraction of pairs ranked within the first ``k``"""
+    mean_rank: float
+
+
+class TripletAccuracy(TypedDict):
+    """The accuracies and tie counts of a set of triplets (``triplets.triplet_accuracy``)."""
+
+    anchor_accuracy: float
+    paraphrase_accuracy: float
+    n_triplets: int
+    n_anchor_ties: int
+    n_paraphrase_ties: int
+
+
+class ClassifierScores(TypedDict):
+    """One classifier's scores under the ``senteval`` protocol (``classifiers.senteval_scores``):
+    per normalisation (``raw``, ``znorm``) the test accuracy, macro F1 and selected L2 strength;
+    then those of the normalisation selected, whether it is z-normalisation (1.0) and the
+    seconds the selection and test took."""
+
+    accuracy_raw: float
+    f1_raw: float
+    l2_raw: float
+    accuracy_znorm: float
+    f1_znorm: float
+    l2_znorm: float
+    accuracy: float
+    f1: float
+    znorm: float
+    seconds: float
+
+
+def flat(piece: TripletAccuracy | ClassifierScores, *, prefix: str = "", suffix: str = "") -> Scores:
+    """``piece``'s values as :data:`Scores` under ``{prefix}{key}{suffix}``, in its order."""
+    numbers = cast("Mapping[str, float | int]", piece)  # every value of these TypedDicts is a number
+    return {f"{prefix}{key}{suffix}": value for key, value in numbers.items()}
