@@ -18,7 +18,8 @@ import sys
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -710,6 +711,41 @@ def test_a_read_only_store_and_an_unreadable_shard_are_skipped_with_a_warning_ea
     assert f"{shard} cannot be read by this process" in unreadable
     assert f"the folder {folder} cannot be used (PermissionError" in read_only
     assert sorted(p.name for p in folder.iterdir()) == [".lock", shard.name]
+
+
+@contextmanager
+def _immutable(folder: Path) -> Iterator[None]:
+    """``chattr +i``: no rename, no new file in ``folder``, even for root (ext4, xfs, btrfs);
+    skips the test where the attribute cannot be set (another file system, no capability)."""
+    import shutil
+
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, "+i", str(folder)], capture_output=True).returncode:
+        pytest.skip(f"cannot make {folder} immutable (chattr +i) on this machine")
+    try:
+        yield
+    finally:
+        subprocess.run([chattr, "-i", str(folder)], check=True)
+
+
+def test_a_damaged_shard_in_a_folder_that_cannot_be_changed_stays_and_is_never_read(
+    toy: StaticWordEmbeddings, tmp_path: Path
+) -> None:
+    """A truncated shard in a folder where nothing can be renamed or written: one warning names
+    it and says it could not be moved aside, the rows are the encoder's (kept in memory), the
+    shard stays as it was."""
+    EmbeddingCache(tmp_path).embed(KEY, SENTENCES[:2], toy.embed)
+    folder = tmp_path / KEY.folder()
+    (shard,) = folder.glob("shard-*.npz")
+    _truncate(shard)
+    damaged = shard.read_bytes()
+    with _immutable(folder), warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        rows = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
+    np.testing.assert_array_equal(rows, toy.embed(SENTENCES))
+    (message,) = _corrupt_warnings(record)
+    assert f"{shard} is unusable" in message and "could not be moved aside" in message
+    assert shard.read_bytes() == damaged and not list(folder.glob("*.corrupt"))
 
 
 @pytest.mark.slow
