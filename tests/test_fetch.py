@@ -57,7 +57,8 @@ class RawServer(http.server.ThreadingHTTPServer):
 
     Faults: ``404``, ``500``, ``stall`` (no answer for ``delay`` s), ``short`` (the whole file's
     Content-Length, half the body, then the connection closes), ``altered`` (one byte changed),
-    ``slow`` (half the body, ``delay`` s of silence, the rest). ``requests`` counts GETs per path.
+    ``slow`` (half the body, ``delay`` s of silence, the rest), ``gate`` (no answer until the test
+    sets ``gate``). ``requests`` counts GETs per path.
     """
 
     daemon_threads = True
@@ -70,6 +71,7 @@ class RawServer(http.server.ThreadingHTTPServer):
         self.delay = 3.0
         self.requests: Counter[str] = Counter()
         self.lock = threading.Lock()
+        self.gate = threading.Event()
 
     def handle_error(self, request: object, client_address: object) -> None:
         pass  # a client that gave up (timeout, killed) breaks the pipe: expected here
@@ -104,6 +106,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         body = file.read_bytes()
         if fault == "stall":
             time.sleep(self.server.delay)
+        if fault == "gate":
+            self.server.gate.wait(timeout=120)
         if fault == "altered":
             body = bytes([body[0] ^ 1]) + body[1:]
         self.send_response(200)
@@ -368,13 +372,33 @@ def test_a_process_killed_mid_download_leaves_no_file_and_a_rerun_succeeds(
 
 
 def test_two_processes_fetching_at_once_download_each_file_once(online: Path, server: RawServer) -> None:
-    server.faults["*"] = "slow"
-    server.delay = 1
+    # The server answers no file until both processes have said they fetch every file (so both
+    # started while the files were missing, however slowly a loaded machine starts them); only
+    # then are the downloads let through. Before, a process started after the other had finished
+    # found nothing to fetch, and the test failed on a busy machine.
+    server.faults["*"] = "gate"
     processes = [fetcher(dict(os.environ)) for _ in range(2)]
-    outcomes = [process.communicate(timeout=120) for process in processes]
-    for process, (_, err) in zip(processes, outcomes, strict=True):
-        assert process.returncode == 0, err[-2000:]
-        assert f"fetching {len(SMALL)} raw file(s)" in err  # both started while the files were missing
+    started = [threading.Event() for _ in processes]
+    errors: list[list[str]] = [[] for _ in processes]
+
+    def read(index: int) -> None:
+        stream = processes[index].stderr
+        assert stream is not None
+        for line in stream:
+            errors[index].append(line)
+            if f"fetching {len(SMALL)} raw file(s)" in line:
+                started[index].set()
+
+    readers = [threading.Thread(target=read, args=(i,), daemon=True) for i in range(len(processes))]
+    for reader in readers:
+        reader.start()
+    try:
+        assert all(event.wait(timeout=120) for event in started), "".join(map("".join, errors))[-2000:]
+    finally:
+        server.gate.set()
+    for process, reader, err in zip(processes, readers, errors, strict=True):
+        assert process.wait(timeout=120) == 0, "".join(err)[-2000:]
+        reader.join(timeout=10)
     assert set(server.requests.values()) == {1}  # one download per file
     assert server.raw_requests() == len(SMALL)
     assert sorted(cached_files(online)) == sorted(SMALL) and partial_files(online) == []
