@@ -1076,50 +1076,15 @@ def test_a_damaged_hub_download_names_the_dataset_the_folder_to_delete_and_the_c
 
 
 @pytest.mark.parametrize("raw_data", [False, True], ids=["no raw data", "raw data at hand"])
-def test_a_damaged_local_build_read_by_the_fit_corpus_is_named_or_rebuilt(
+@pytest.mark.parametrize("reader", ["fit corpus", "diagnose"])
+def test_a_damaged_local_build_read_outside_a_task_is_named_or_rebuilt(
     source: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
-    raw_data: bool,
+    reader: str, raw_data: bool,
 ) -> None:  # fmt: skip
-    """The post-processing fit corpus reads wmt17-da outside a task: an Arrow file of its local
-    build truncated gives the tasks' outcome: one paragraph naming the reader, the dataset and
-    the command, or (raw data at hand) moved aside, built again and the sound build's sentences."""
-    import datasets
-    from conftest import shared_build  # tests/conftest.py: one build per test run
-
-    from mteb_evalrank.data import hub
-    from mteb_evalrank.data.registry import WMT17_DA
-    from mteb_evalrank.data.repair import DamagedDatasetWarning, DatasetDamagedError
-    from mteb_evalrank.data.status import SOURCE_ENV
-    from mteb_evalrank.models.wrappers import wmt17_reference_sentences
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
-    root = hub.install_into_cache(WMT17_DA, shared_build(WMT17_DA.family, source, tmp_path_factory))
-    monkeypatch.delenv(SOURCE_ENV, raising=False)
-    clean = wmt17_reference_sentences()
-    (arrow,) = root.glob("all/*/*/*.arrow")
-    _cut(arrow)
-    if raw_data:
-        monkeypatch.setenv(SOURCE_ENV, str(source))
-        with pytest.warns(DamagedDatasetWarning, match=re.escape(str(arrow))):
-            assert wmt17_reference_sentences() == clean
-        return
-    expected = (
-        r"the fit corpus mteb-evalrank/wmt17-da \(config 'all'\): the local build of mteb-evalrank/wmt17-da "
-        rf"in the datasets cache was damaged \({re.escape(str(arrow))}: unreadable Arrow file.*"
-        r"Build it again: `mteb-evalrank datasets build --source /path/to/raw-data --only wmt17-da`"
-    )
-    with pytest.warns(DamagedDatasetWarning), pytest.raises(DatasetDamagedError, match=expected):
-        wmt17_reference_sentences()
-
-
-@pytest.mark.parametrize("raw_data", [False, True], ids=["no raw data", "raw data at hand"])
-def test_a_damaged_local_build_read_by_diagnose_is_named_or_rebuilt(
-    source: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
-    raw_data: bool,
-) -> None:  # fmt: skip
-    """``diagnose`` given a plugin dataset's Hub id reads it through the tasks' checks: an Arrow
-    file of its local build truncated gives one paragraph naming ``diagnose``, the dataset and
-    the command, or (raw data at hand) a rebuild and the sound build's pairs."""
+    """The post-processing fit corpus and ``diagnose`` (given a plugin dataset's Hub id) read
+    wmt17-da outside a task: an Arrow file of its local build truncated gives the tasks' outcome:
+    one paragraph naming the reader, the dataset and the command, or (raw data at hand) moved
+    aside, built again and the sound build's sentences."""
     import datasets
     from conftest import shared_build  # tests/conftest.py: one build per test run
 
@@ -1128,28 +1093,36 @@ def test_a_damaged_local_build_read_by_diagnose_is_named_or_rebuilt(
     from mteb_evalrank.data.repair import DamagedDatasetWarning, DatasetDamagedError
     from mteb_evalrank.data.status import SOURCE_ENV
     from mteb_evalrank.diagnostics import load_pairs
+    from mteb_evalrank.models.wrappers import wmt17_reference_sentences
 
+    def read() -> object:
+        if reader == "fit corpus":
+            return wmt17_reference_sentences()
+        pairs = load_pairs(f"{WMT17_DA.hub_id}:all")
+        return pairs.sentence1, pairs.sentence2
+
+    named = {
+        "fit corpus": r"the fit corpus mteb-evalrank/wmt17-da \(config 'all'\)",
+        "diagnose": r"diagnose mteb-evalrank/wmt17-da:all",
+    }[reader]
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
     root = hub.install_into_cache(WMT17_DA, shared_build(WMT17_DA.family, source, tmp_path_factory))
     monkeypatch.delenv(SOURCE_ENV, raising=False)
-    spec = f"{WMT17_DA.hub_id}:all"
-    clean = load_pairs(spec)
-    assert len(clean.sentence1) > 1000  # the real corpus, read through the checks
+    clean = read()
     (arrow,) = root.glob("all/*/*/*.arrow")
     _cut(arrow)
     if raw_data:
         monkeypatch.setenv(SOURCE_ENV, str(source))
         with pytest.warns(DamagedDatasetWarning, match=re.escape(str(arrow))):
-            again = load_pairs(spec)
-        assert (again.sentence1, again.sentence2) == (clean.sentence1, clean.sentence2)
+            assert read() == clean
         return
     expected = (
-        rf"diagnose {re.escape(spec)}: the local build of mteb-evalrank/wmt17-da in the datasets cache was "
-        rf"damaged \({re.escape(str(arrow))}: unreadable Arrow file.*"
+        rf"{named}: the local build of mteb-evalrank/wmt17-da in the datasets cache was damaged "
+        rf"\({re.escape(str(arrow))}: unreadable Arrow file.*"
         r"Build it again: `mteb-evalrank datasets build --source /path/to/raw-data --only wmt17-da`"
     )
     with pytest.warns(DamagedDatasetWarning), pytest.raises(DatasetDamagedError, match=expected):
-        load_pairs(spec)
+        read()
 
 
 # ---------------------------------------------------------------- docs/faults.md and these tests
