@@ -45,6 +45,10 @@ from mteb_evalrank._files import aside_name
 
 from .registry import DatasetSpec
 
+LOAD_ERRORS = (ConnectionError, FileNotFoundError, OSError, ValueError)
+"""What ``datasets`` raises on a missing or damaged copy in its cache (pyarrow's errors are
+``OSError`` / ``ValueError``; ``JSONDecodeError`` is a ``ValueError``)."""
+
 CORRUPT_SUFFIX = ".corrupt"
 
 
@@ -180,7 +184,7 @@ def load_split(spec: DatasetSpec, config: str | None, split: str, user: str) -> 
     """
     import datasets
 
-    from .status import dataset_location, ensure_dataset
+    from .status import ensure_dataset
 
     def load() -> Any:
         return datasets.load_dataset(spec.hub_id, config, revision=spec.revision, split=split)
@@ -188,13 +192,31 @@ def load_split(spec: DatasetSpec, config: str | None, split: str, user: str) -> 
     ensure_dataset(spec)
     try:
         return load()
-    except (ConnectionError, OSError, ValueError):  # what datasets raises on a missing or damaged copy
-        location = dataset_location(spec)
-        if location == "Hub download":
-            check_hub_download(spec, user)
-        if location != "local build" or not repair_local_build(spec, user):
+    except LOAD_ERRORS:
+        if not recover_damaged_copy(spec, user):
             raise
     return load()
+
+
+def recover_damaged_copy(spec: DatasetSpec, user: str) -> bool:
+    """After loading ``spec`` failed: the one decision of the tasks and of :func:`load_split`.
+
+    A damaged Hub download is named (:func:`check_hub_download`); a damaged local build is
+    moved aside and built again (:func:`repair_local_build`) or named. ``user`` names the reader.
+
+    Returns:
+        ``True`` if a local build was rebuilt (load again); ``False`` if no damaged copy
+        explains the failure (re-raise it).
+
+    Raises:
+        DatasetDamagedError: a damaged copy that cannot be rebuilt here.
+    """
+    from .status import dataset_location
+
+    location = dataset_location(spec)
+    if location == "Hub download":
+        check_hub_download(spec, user)
+    return location == "local build" and repair_local_build(spec, user)
 
 
 def _detail(problems: list[str]) -> str:

@@ -38,17 +38,13 @@ import datasets
 
 from mteb_evalrank._mteb_adapter import hub_switched_off
 from mteb_evalrank.data.registry import spec_for_hub_id
-from mteb_evalrank.data.repair import check_hub_download, repair_local_build, repair_sts_mirror
+from mteb_evalrank.data.repair import LOAD_ERRORS, recover_damaged_copy, repair_sts_mirror
 from mteb_evalrank.data.status import (
     DatasetNotAvailableError,
     dataset_location,
     ensure_dataset,
     not_available_message,
 )
-
-LOAD_ERRORS = (ConnectionError, FileNotFoundError, OSError, ValueError)
-"""What ``datasets`` raises on a missing or damaged copy in its cache (pyarrow's errors are ``OSError`` /
-``ValueError``; ``JSONDecodeError`` is a ``ValueError``)."""
 
 
 @contextmanager
@@ -83,14 +79,11 @@ class PluginDatasetLoading:
         except LOAD_ERRORS as error:
             if spec is None:
                 raise
-            location = dataset_location(spec)
-            if location is None:
+            if dataset_location(spec) is None:
                 raise DatasetNotAvailableError(
                     not_available_message(spec, self.metadata.name, error)
                 ) from None
-            if location == "Hub download":
-                check_hub_download(spec, self.metadata.name)
-            if location != "local build" or not repair_local_build(spec, self.metadata.name):
+            if not recover_damaged_copy(spec, self.metadata.name):
                 raise
             with quiet_datasets(), hub_switched_off():  # built again from the raw data
                 self._load_plugin_data(num_proc=num_proc, **kwargs)
