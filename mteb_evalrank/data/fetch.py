@@ -17,8 +17,7 @@ Conventions:
 * one process at a time fetches a given file (``filelock`` on ``.<name>.lock`` beside it); a
   process that waited finds the file verified and does not download it again;
 * ``provenance.json`` in the raw cache records each file's URL and when it was fetched;
-* ``HF_HUB_OFFLINE``, ``HF_DATASETS_OFFLINE`` or ``MTEB_EVALRANK_OFFLINE`` set to a true value
-  (``1``, ``true``, ``yes``, ``on``) means no network attempt at all (:func:`offline_flag`);
+* offline (:func:`mteb_evalrank._network.offline_flag`), no request is sent;
 * every failure (network, HTTP status, timeout, short body, wrong hash, disk) is one
   :class:`FetchError` whose message names the file, the URL and what to do.
 """
@@ -45,6 +44,7 @@ from tqdm.auto import tqdm
 
 from .._files import sha256_file
 from .._home import home
+from .._network import offline_flag
 from .registry import DatasetSpec
 from .releases import (
     RAW_URL_ENV,
@@ -55,7 +55,6 @@ from .releases import (
     release_of,
 )
 
-OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "MTEB_EVALRANK_OFFLINE")
 TIMEOUT_ENV = "MTEB_EVALRANK_FETCH_TIMEOUT"
 DEFAULT_TIMEOUT = 30.0
 PROVENANCE = "provenance.json"
@@ -66,14 +65,6 @@ class FetchError(RuntimeError):
     """A raw file could not be fetched; nothing partial was kept. The message says what to do."""
 
     user_facing = True  # the command line shows the message alone (mteb_evalrank._user_errors)
-
-
-def offline_flag() -> str | None:
-    """The name of the first offline variable set to a true value, else ``None``."""
-    for name in OFFLINE_ENVS:
-        if os.environ.get(name, "").strip().upper() in {"1", "TRUE", "YES", "ON"}:
-            return name
-    return None
 
 
 def raw_dir() -> Path:

@@ -38,6 +38,7 @@ import json
 import os
 import warnings
 from collections.abc import Iterable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,8 @@ def repair_sts_mirror(task: str) -> bool:
         DatasetDamagedError: the mirror was damaged (and moved aside) but the raw data to
             build it again are not at hand; the message names the task, the dataset and the command.
     """
-    from .fetch import fetch_family, offline_flag
+    from .._network import offline_flag
+    from .fetch import fetch_family
     from .hub import cache_root, hub_cache_copy
     from .mirrors import MARKER, install_sts_mirrors
     from .registry import STS_MIRROR_SPECS, STS_MIRRORS
@@ -184,12 +186,17 @@ def load_split(spec: DatasetSpec, config: str | None, split: str, user: str) -> 
     """
     import datasets
 
-    from .status import ensure_dataset
+    from .._mteb_adapter import hub_switched_off
+    from .._network import hub_allowed
+    from .status import DatasetNotAvailableError, dataset_location, ensure_dataset, not_available_message
 
     def load() -> Any:
-        return datasets.load_dataset(spec.hub_id, config, revision=spec.revision, split=split)
+        with nullcontext() if hub_allowed(location) else hub_switched_off():
+            return datasets.load_dataset(spec.hub_id, config, revision=spec.revision, split=split)
 
     ensure_dataset(spec)
+    if (location := dataset_location(spec)) is None:  # offline: nothing is requested
+        raise DatasetNotAvailableError(not_available_message(spec, user))
     try:
         return load()
     except LOAD_ERRORS:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from .fetch import fetch_family, file_states, offline_flag, raw_dir
+from .._network import offline_flag
+from .fetch import fetch_family, file_states, raw_dir
 from .registry import DATASETS, DatasetSpec
 from .releases import RAW_SOURCES, RawSource, recipe_files, release_of, warn_source_mismatches
 

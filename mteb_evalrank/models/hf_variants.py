@@ -71,6 +71,7 @@ from mteb.models.abs_encoder import AbsEncoder
 from mteb.models.model_meta import ScoringFunction
 from numpy.typing import NDArray
 
+from mteb_evalrank._network import offline_flag
 from mteb_evalrank.embedding_cache import StoreKey, process_cache
 
 from . import postprocess
@@ -234,7 +235,7 @@ def _load(source: str, revision: str | None) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    local = revision is None
+    local = revision is None or offline_flag() is not None
     tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, local_files_only=local)
     model = AutoModel.from_pretrained(source, revision=revision, local_files_only=local)
     model.eval()
@@ -644,16 +645,25 @@ class PopulationUnavailable(RuntimeError):
     """A checkpoint of a population cannot be loaded here (offline, or not on the Hub)."""
 
 
-def _config_reachable(checkpoint: Checkpoint) -> str | None:
-    """``None`` if the checkpoint's ``config.json`` is in the Hub cache or downloadable, else why not."""
+def _config_missing(checkpoint: Checkpoint) -> str | None:
+    """``None`` if the checkpoint's ``config.json`` is in the Hub cache or (online) downloadable, else why."""
     if checkpoint.is_local:
         return None if (Path(checkpoint.source) / "config.json").is_file() else "no config.json in the folder"
     from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
+    flag = offline_flag()
     try:
-        hf_hub_download(checkpoint.source, "config.json", revision=checkpoint.revision)
-    except Exception as error:  # offline, unreachable, unknown repo or revision: all one answer
-        return type(error).__name__
+        hf_hub_download(
+            checkpoint.source, "config.json", revision=checkpoint.revision, local_files_only=bool(flag)
+        )
+    except (RepositoryNotFoundError, RevisionNotFoundError) as error:
+        return f"the Hugging Face Hub has no such repository or revision ({type(error).__name__})"
+    except OSError as error:  # LocalEntryNotFoundError: not cached, and offline or the Hub did not answer
+        where = (
+            f"downloads are switched off ({flag} is set)" if flag else "the Hugging Face Hub did not answer"
+        )
+        return f"{where} ({type(error).__name__})"
     return None
 
 
@@ -661,20 +671,14 @@ def check_population(name: str) -> None:
     """Raise :class:`PopulationUnavailable` (one paragraph) at the first checkpoint that does not load."""
     population = get_population(name)
     for checkpoint in population.checkpoints:
-        why = _config_reachable(checkpoint)
+        why = _config_missing(checkpoint)
         if why is None:
             continue
-        offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-        where = (
-            "downloads are switched off (HF_HUB_OFFLINE=1)"
-            if offline
-            else "the Hugging Face Hub did not answer"
-        )
         raise PopulationUnavailable(
             f"the population {name!r} ({len(population.variants)} runnable variants of "
             f"{len(population.checkpoints)} checkpoints) cannot run here: its checkpoint "
             f"{checkpoint.source!r} (revision {checkpoint.revision}) is not in the Hugging Face cache "
-            f"and {where} ({why}). It needs a connected machine: run the same command there (the "
+            f"and {why}. It needs a connected machine: run the same command there (the "
             "checkpoints are downloaded on first use, about 5 GB), or copy its Hub cache "
             '($HF_HOME/hub) here. See docs/zoo.md, "The paper\'s neural population".'
         )

