@@ -20,29 +20,25 @@ an arbitrary encoder whose name may not identify its weights.
 **Storage.** A :class:`VectorStore` is a matrix of rows plus a ``digest -> row`` index. With
 a folder (an :class:`EmbeddingCache` with a ``root``) every batch of new rows is also
 written as one append-only shard ``shard-<ns>-<pid>.npz`` (digests as ``uint8[n, 16]``, the
-vectors in the model's dtype, and, since issue 26, the store's ``StoreKey.folder()`` as
-``store``) under ``<root>/<org__model>/<revision>/<context>/``: written
+vectors in the model's dtype, and the store's ``StoreKey.folder()`` as ``store``) under
+``<root>/format-<FORMAT_VERSION>/<org__model>/<revision>/<context>/``: written
 to a temporary name and ``os.replace``-d into place, so a killed process leaves whole shards
 only (and a ``.shard-*.tmp.npz``, removed by the next process that takes the store's lock to
 write), and a save costs O(new rows). Before encoding, a store takes an exclusive ``flock``
 on its folder and reads the shards other processes wrote meanwhile, so concurrent workers
 encode a text once between them.
 
+**Format version.** The first folder under the root names the shard format
+(:data:`FORMAT_VERSION`); a release that changes the format writes under a new one and never
+reads nor touches another version's folders (nor anything else under the root).
+
 **Damaged shards.** A shard that cannot be used (truncated, empty, not a zip, a missing
 array, keys that are not ``uint8[n, 16]``, vectors that are not a float matrix, key and row
 counts that differ, written for another store, or vectors of another dimension than the
-store's) is moved aside to ``<shard>.corrupt`` (never deleted), one
+store's) is a cache miss: moved aside to ``<shard>.corrupt`` (never deleted), one
 :class:`CorruptShardWarning` names the file and what was wrong, and its texts are encoded
 again when asked for. The shards hold their own digests: there is no index file to damage
 (``.lock`` is only ``flock``-ed, never read). See ``docs/faults.md``.
-
-**Old-format shards.** A shard that records no store (written before issue 26) may be another
-model's, even of the same dimension: its rows are not served until it is checked. When a text
-it holds is asked for, up to :data:`VERIFY_TEXTS` of the asked texts it holds are encoded again
-(under the store's lock) and compared with its rows (:data:`VERIFY_TOLERANCE`): if they agree,
-the store is recorded in the shard (rewritten atomically: no process checks it again); if not,
-it is moved aside with one :class:`CorruptShardWarning` and its texts are encoded again. A shard
-none of whose texts is asked for costs nothing.
 
 **A folder that cannot be used.** If a store's folder cannot be created, locked or written (a
 read-only folder, a full disk, a path through a file), one :class:`CacheFolderWarning` names it
@@ -65,7 +61,6 @@ is never cached across evaluations unless you wrap it yourself.
 
 from __future__ import annotations
 
-import bisect
 import fcntl
 import hashlib
 import os
@@ -92,14 +87,11 @@ DIGEST_SIZE = 16
 CACHE_DIR_ENV = "MTEB_EVALRANK_EMBEDDING_CACHE"
 CACHE_MIB_ENV = "MTEB_EVALRANK_CACHE_MIB"
 DEFAULT_MAX_MIB = 4096
+FORMAT_VERSION = 1
+"""The shard format (``keys``, ``vectors``, ``store``): the root's first folder is ``format-<it>``."""
 
 Encode = Callable[[list[str]], Any]
 """``texts -> (len(texts), dim)`` array: what a store calls for the texts it lacks."""
-
-VERIFY_TEXTS = 3
-"""Texts per old-format shard encoded again to check it (see :meth:`EmbeddingCache.ensure`)."""
-VERIFY_TOLERANCE = 1e-3
-"""Largest difference, relative to the largest component, of a re-encoded row that still agrees."""
 
 CORRUPT_SUFFIX = ".corrupt"
 """Appended to the name of a shard moved aside (``shard-<ns>-<pid>.npz.corrupt``)."""
@@ -126,11 +118,8 @@ class ShardPermissionError(BadShardError):
     """A shard this process may not read (its permissions): skipped, never moved aside."""
 
 
-def read_shard(path: Path, store: str | None = None) -> tuple[NDArray[np.uint8], NDArray[Any], str | None]:
-    """The ``(keys, vectors, written_for)`` of one shard file, checked.
-
-    ``written_for`` is the store the shard records (``None``: an old-format shard, written
-    before shards recorded it).
+def read_shard(path: Path, store: str) -> tuple[NDArray[np.uint8], NDArray[Any]]:
+    """The ``(keys, vectors)`` of one shard file, checked.
 
     Args:
         path: the ``shard-*.npz`` file.
@@ -147,11 +136,10 @@ def read_shard(path: Path, store: str | None = None) -> tuple[NDArray[np.uint8],
         raise BadShardError(f"unreadable: {type(error).__name__}: {error}") from None
     try:
         with handle, np.load(handle, allow_pickle=False) as data:
-            missing = sorted({"keys", "vectors"} - set(data.files))
+            missing = [name for name in ("keys", "vectors", "store") if name not in data.files]
             if missing:
                 raise BadShardError(f"no {' and no '.join(missing)} array")
-            keys, vectors = data["keys"], data["vectors"]
-            written_for = str(data["store"]) if "store" in data.files else None
+            keys, vectors, written_for = data["keys"], data["vectors"], str(data["store"])
     except _LOAD_ERRORS as error:
         raise BadShardError(f"unreadable: {type(error).__name__}: {error}") from None
     if keys.dtype != np.uint8 or keys.ndim != 2 or keys.shape[1] != DIGEST_SIZE:
@@ -160,9 +148,9 @@ def read_shard(path: Path, store: str | None = None) -> tuple[NDArray[np.uint8],
         raise BadShardError(f"vectors of shape {vectors.shape} {vectors.dtype}, expected a float matrix")
     if len(keys) != len(vectors):
         raise BadShardError(f"{len(keys)} digests for {len(vectors)} rows")
-    if store is not None and written_for is not None and written_for != store:
+    if written_for != store:
         raise BadShardError(f"written for the store {written_for!r}, not {store!r}")
-    return keys, vectors, written_for
+    return keys, vectors
 
 
 def set_aside(shard: Path, reason: str) -> Path | None:
@@ -228,8 +216,10 @@ class StoreKey:
     instance: int | None = None
 
     def folder(self) -> Path:
-        """``<org__model>/<revision>/<context>``: where the store's shards live under a root."""
-        return Path(model_dir_name(self.model)) / model_dir_name(self.revision) / self.context
+        """``format-<FORMAT_VERSION>/<org__model>/<revision>/<context>``: where the store's shards
+        live under a root (and the identity they record)."""
+        model, revision = model_dir_name(self.model), model_dir_name(self.revision)
+        return Path(f"format-{FORMAT_VERSION}") / model / revision / self.context
 
 
 @dataclass
@@ -260,14 +250,13 @@ class VectorStore:
     records another store is moved aside when read.
     """
 
-    def __init__(self, directory: Path | None = None, identity: str | None = None) -> None:
+    def __init__(self, directory: Path | None = None, identity: str = "") -> None:
         self.directory = directory
         self.identity = identity  # recorded in new shards; a shard recording another store is refused
         self.index: dict[bytes, int] = {}
         self._blocks: list[NDArray[Any]] = []
         self._matrix: NDArray[Any] | None = None
         self._shards: set[str] = set()
-        self._unverified: dict[int, tuple[int, str]] = {}  # old-format shards: first row -> (end, name)
         self._refused: set[str] = set()  # bad shards that could not be moved aside: never read
         self.refresh()
 
@@ -291,12 +280,11 @@ class VectorStore:
         """
         if self.directory is None or not self.directory.is_dir():
             return
-        read: list[tuple[Path, NDArray[np.uint8], NDArray[Any], str | None]] = []
         for shard in sorted(self.directory.glob("shard-*.npz")):
             if shard.name in self._shards or shard.name in self._refused:
                 continue
             try:
-                read.append((shard, *read_shard(shard, self.identity)))
+                keys, vectors = read_shard(shard, self.identity)
             except ShardPermissionError as refused:
                 self._refused.add(shard.name)  # perhaps another user's: left where it is
                 warnings.warn(
@@ -307,16 +295,13 @@ class VectorStore:
                 )
             except BadShardError as bad:
                 self._skip(shard, str(bad))
-        dim = self.dim if self.dim is not None else _majority_dim([vectors for _, _, vectors, _ in read])
-        for shard, keys, vectors, written_for in read:
-            if vectors.shape[1] != dim:
-                self._skip(shard, f"{vectors.shape[1]}-d vectors in a store of {dim}-d ones: another model's")
+                continue
+            if self.dim not in (None, vectors.shape[1]):
+                self._skip(shard, f"{vectors.shape[1]}-d vectors in a store of {self.dim}-d ones")
                 continue
             raw = keys.tobytes()
-            start = self._append([raw[i : i + DIGEST_SIZE] for i in range(0, len(raw), DIGEST_SIZE)], vectors)
+            self._append([raw[i : i + DIGEST_SIZE] for i in range(0, len(raw), DIGEST_SIZE)], vectors)
             self._shards.add(shard.name)
-            if written_for is None and self.identity is not None:
-                self._unverified[start] = (start + len(vectors), shard.name)
 
     def _skip(self, shard: Path, reason: str) -> None:
         """Move a bad shard aside; if it stays (a read-only folder), never read it again."""
@@ -331,14 +316,9 @@ class VectorStore:
                     self._skip(self.directory / name, reason)
         self._forget()
 
-    def reload(self) -> None:
-        """Forget every row and read the folder's shards again (but those refused)."""
-        self._forget()
-        self.refresh()
-
     def _forget(self) -> None:
         self.index.clear()
-        self._blocks, self._matrix, self._shards, self._unverified = [], None, set(), {}
+        self._blocks, self._matrix, self._shards = [], None, set()
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -390,56 +370,13 @@ class VectorStore:
             with suppress(OSError):
                 temporary.unlink()
 
-    def _append(self, digests: list[bytes], vectors: NDArray[Any]) -> int:
-        """Append rows; returns the first one's number."""
+    def _append(self, digests: list[bytes], vectors: NDArray[Any]) -> None:
+        """Append rows."""
         start = sum(len(block) for block in self._blocks)
         for offset, digest in enumerate(digests):
             self.index.setdefault(digest, start + offset)
         self._blocks.append(vectors)
         self._matrix = None
-        return start
-
-    def unverified(self, digests: Sequence[bytes]) -> dict[str, list[int]]:
-        """``{old-format shard: positions in digests}`` of the digests served from a shard that
-        records no store and is not verified yet (see :meth:`EmbeddingCache.ensure`)."""
-        if not self._unverified:
-            return {}
-        starts = sorted(self._unverified)
-        served: dict[str, list[int]] = {}
-        for position, digest in enumerate(digests):
-            row = self.index.get(digest)
-            if row is None or (k := bisect.bisect_right(starts, row) - 1) < 0:
-                continue
-            end, name = self._unverified[starts[k]]
-            if row < end:
-                served.setdefault(name, []).append(position)
-        return served
-
-    def confirm(self, name: str) -> None:
-        """An old-format shard found to hold this store's rows: serve it, and record the store in
-        it (rewritten atomically, under :meth:`locked`) so that no process checks it again; a
-        folder that cannot be written keeps the old file (checked again by the next process)."""
-        self._unverified = {start: v for start, v in self._unverified.items() if v[1] != name}
-        if self.directory is None:
-            return
-        with suppress(OSError, BadShardError):
-            keys, vectors, _ = read_shard(self.directory / name, self.identity)
-            self._write_shard(name, keys, vectors)
-
-    def _write_shard(self, name: str, keys: NDArray[np.uint8], vectors: NDArray[Any]) -> None:
-        """``<directory>/<name>`` with this store's record: a temporary file ``os.replace``-d into place."""
-        assert self.directory is not None
-        tmp = self.directory / f".{name.removesuffix('.npz')}.tmp.npz"
-        arrays: dict[str, Any] = {"keys": keys, "vectors": vectors}
-        if self.identity is not None:
-            arrays["store"] = np.array(self.identity)
-        try:
-            np.savez(tmp, **arrays)
-            tmp.replace(self.directory / name)  # atomic: a reader sees whole shards only
-        except OSError:
-            with suppress(OSError):
-                tmp.unlink()  # a full disk: no half file left
-            raise
 
     def matrix(self) -> NDArray[Any]:
         """All rows, in insertion order (row ``index[digest]`` is that text's vector)."""
@@ -459,10 +396,14 @@ class VectorStore:
         if self.directory is not None:
             name = f"shard-{time.time_ns():020d}-{os.getpid()}.npz"
             keys = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), DIGEST_SIZE)
+            tmp = self.directory / f".{name.removesuffix('.npz')}.tmp.npz"
             try:
                 self.directory.mkdir(parents=True, exist_ok=True)
-                self._write_shard(name, keys, vectors)
+                np.savez(tmp, keys=keys, vectors=vectors, store=np.array(self.identity))
+                tmp.replace(self.directory / name)  # atomic: a reader sees whole shards only
             except OSError as error:  # a read-only folder, a full disk
+                with suppress(OSError):
+                    tmp.unlink()  # no half file left
                 self._in_memory_only(error)
             else:
                 self._shards.add(name)
@@ -567,8 +508,7 @@ class EmbeddingCache:
 
         Texts it lacks are passed to ``encode`` once each, longest first (similar lengths
         share a batch, as sentence-transformers orders them); with a folder this happens
-        under the store's lock, after reading what other processes added meanwhile, and after
-        checking the old-format shards that would serve a text (module docstring).
+        under the store's lock, after reading what other processes added meanwhile.
 
         Raises:
             ValueError: if ``encode`` returns a wrong number of rows or not a matrix (names ``where``).
@@ -584,10 +524,9 @@ class EmbeddingCache:
             if stats is not None:
                 stats.requested += len(texts)
                 stats.cached += sum(1 for d in digests if d in store.index)
-            if any(d not in store.index for d in digests) or store.unverified(digests):
+            if any(d not in store.index for d in digests):
                 with store.locked():
                     request = _Request(digests, texts, encode, stats or EncodeStats(), where or key.model)
-                    self._verify(store, request)
                     self._fill(store, request)
             return store, digests
 
@@ -608,52 +547,6 @@ class EmbeddingCache:
         return out
 
     @staticmethod
-    def _verify(store: VectorStore, request: _Request) -> None:
-        """Check the old-format shards that would serve the request's texts against its encoder.
-
-        Per such shard, the :data:`VERIFY_TEXTS` asked texts whose stored rows are the longest
-        (a zero row, e.g. a static model's unknown word, tells little) are encoded and compared
-        with those rows (:func:`_mismatch`). A shard that agrees is confirmed (its store
-        recorded in it); one that does not (another model's, of any dimension) is moved aside
-        with one :class:`CorruptShardWarning`, and the fresh rows replace it.
-        """
-        digests, texts, where = request.digests, request.texts, request.where
-        pending: dict[str, list[int]] = {}
-        for name, served in store.unverified(digests).items():
-            first: dict[bytes, int] = {}
-            for position in served:
-                first.setdefault(digests[position], position)
-            distinct = list(first.values())
-            norms = np.linalg.norm(store.take([digests[i] for i in distinct]).astype(np.float64), axis=1)
-            pending[name] = [distinct[k] for k in np.argsort(-norms, kind="stable")[:VERIFY_TEXTS]]
-        if not pending:
-            return
-        order = [position for positions in pending.values() for position in positions]
-        fresh = request.run([texts[i] for i in order])
-        stored = store.take([digests[i] for i in order])
-        bad: dict[str, str] = {}
-        offset = 0
-        for name, positions in pending.items():
-            problem = _mismatch(
-                stored[offset : offset + len(positions)], fresh[offset : offset + len(positions)], where
-            )
-            offset += len(positions)
-            if problem is None:
-                store.confirm(name)
-            else:
-                bad[name] = problem
-        if not bad:
-            return
-        assert store.directory is not None  # old-format shards are read from a folder
-        for name, problem in bad.items():
-            store._skip(store.directory / name, problem)
-        store.reload()
-        rows = {digests[i]: fresh[k] for k, i in enumerate(order) if digests[i] not in store.index}
-        if rows and store.dim in (None, fresh.shape[1]):  # the check's rows: not encoded twice
-            store.add(list(rows), np.stack(list(rows.values())))
-            request.stats.encoded += len(rows)
-
-    @staticmethod
     def _fill(store: VectorStore, request: _Request) -> None:
         """Encode the request's texts that ``store`` lacks, once each, longest first, and add them."""
         digests, texts, stats, where = request.digests, request.texts, request.stats, request.where
@@ -672,33 +565,6 @@ class EmbeddingCache:
         stats.encoded += len(order)
         if foreign:
             EmbeddingCache._fill(store, request)
-
-
-def _mismatch(stored: NDArray[Any], fresh: NDArray[Any], where: str) -> str | None:
-    """Why an old-format shard's rows are not those of ``where``'s encoder (``None``: they are).
-
-    The rows agree when no component differs by more than :data:`VERIFY_TOLERANCE` times the
-    largest component of the fresh rows: re-encoding the same text in another batch moves a
-    float32 embedding by about 1e-6 of its scale, another model's embedding by its whole scale.
-    """
-    if stored.shape[1] != fresh.shape[1]:
-        return f"{stored.shape[1]}-d vectors, the encoder of {where} gives {fresh.shape[1]}-d ones"
-    scale = float(np.abs(fresh).max()) or 1.0
-    difference = float(np.abs(stored.astype(np.float64) - fresh.astype(np.float64)).max())
-    if difference <= VERIFY_TOLERANCE * scale:
-        return None
-    return (
-        f"an old-format shard (no store recorded) whose rows are not {where}'s: re-encoded, "
-        f"its texts differ by up to {difference:.3g} (scale {scale:.3g}): another model's"
-    )
-
-
-def _majority_dim(blocks: Sequence[NDArray[Any]]) -> int | None:
-    """The dimension holding the most rows (ties: the oldest shard's); ``None`` without rows."""
-    rows: dict[int, int] = {}
-    for block in blocks:
-        rows[int(block.shape[1])] = rows.get(int(block.shape[1]), 0) + len(block)
-    return max(rows, key=lambda dim: rows[dim]) if rows else None
 
 
 #: The cache :func:`using_process_cache` sets for the current context (a thread, or an asyncio

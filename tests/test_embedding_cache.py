@@ -262,7 +262,7 @@ def test_task_embeddings_hash_the_task_texts_once_per_model(
     assert len(hashed) == 2 + len(every_text)
 
 
-# ------------------------------------------------------------- damaged shards (issue 26)
+# ------------------------------------------------------------- damaged shards
 def _arrays(shard: Path) -> dict[str, NDArray[np.generic]]:
     with np.load(shard) as data:
         return {name: data[name] for name in data.files}
@@ -324,10 +324,7 @@ SHARD_FAULTS: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda s: _rewrite(s, store=np.array("other__model/1.0.0/none")),
         "written for the store 'other__model/1.0.0/none'",
     ),
-    "another model's old-format shard, same dimension": (
-        lambda s: _rewrite(s, store=None, vectors=np.roll(_vectors(s), 1, axis=0)),  # other texts' rows
-        r"an old-format shard \(no store recorded\) whose rows are not evalrank/glove-toy-50d's",
-    ),
+    "no store recorded": (lambda s: _rewrite(s, store=None), "no store array"),
 }
 
 
@@ -377,17 +374,25 @@ def test_a_damaged_shard_is_moved_aside_and_its_rows_encoded_again(
     np.testing.assert_array_equal(_no_warning_run(tmp_path, toy, SENTENCES)[0], clean)
 
 
+def _write_store_shard(folder: Path, name: str, texts: list[str], vectors: NDArray[np.float32]) -> Path:
+    """A shard of ``KEY``'s store (as the cache writes one) holding ``vectors`` for ``texts``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    keys = np.frombuffer(b"".join(map(text_digest, texts)), dtype=np.uint8).reshape(len(texts), 16)
+    with (folder / name).open("wb") as handle:
+        np.savez(handle, keys=keys, vectors=vectors, store=np.array(KEY.folder().as_posix()))
+    return folder / name
+
+
 def test_a_shard_of_another_dimension_beside_good_ones_is_moved_aside(
     toy: StaticWordEmbeddings, tmp_path: Path
 ) -> None:
-    """A shard of the model's 25-d truncation, in the old format (no store recorded), lands in
-    the 50-d store's folder: it is moved aside, the good shard still serves every text."""
+    """A newer shard of the store holding 25-d rows (a model whose output changed under the same
+    name and revision) beside the 50-d ones: the oldest shard's dimension is the store's, so it
+    is moved aside and the good shard still serves every text."""
     clean = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
-    foreign = tmp_path / KEY.folder() / f"shard-{1:020d}-1.npz"  # the oldest name: read first
     texts = ["a dog", "the cat sat on the mat"]
-    with foreign.open("wb") as handle:
-        keys = np.frombuffer(b"".join(map(text_digest, texts)), dtype=np.uint8).reshape(2, 16)
-        np.savez(handle, keys=keys, vectors=toy.embed(texts)[:, :25])
+    name = f"shard-{9 * 10**19:020d}-1.npz"  # the newest name: read last
+    foreign = _write_store_shard(tmp_path / KEY.folder(), name, texts, toy.embed(texts)[:, :25])
     encode = Counting(toy)
     with pytest.warns(CorruptShardWarning) as record:
         rows = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, encode)
@@ -401,14 +406,13 @@ def test_a_shard_of_another_dimension_beside_good_ones_is_moved_aside(
 def test_a_store_of_another_model_is_moved_aside_when_the_encoder_meets_it(
     toy: StaticWordEmbeddings, tmp_path: Path
 ) -> None:
-    """Every shard of the folder holds another dimension (an old-format copy of another model's
-    store): the first text to encode shows it; they are moved aside and every text re-encoded."""
-    folder = tmp_path / KEY.folder()
-    folder.mkdir(parents=True)
+    """Every shard of the store holds another dimension than the encoder gives (a model whose
+    output changed under the same name and revision): the first text to encode shows it; they
+    are moved aside and every text re-encoded."""
     texts = SENTENCES[:2]
-    keys = np.frombuffer(b"".join(map(text_digest, texts)), dtype=np.uint8).reshape(2, 16)
-    with (folder / f"shard-{1:020d}-1.npz").open("wb") as handle:
-        np.savez(handle, keys=keys, vectors=np.hstack([toy.embed(texts)] * 2))  # 100-d
+    _write_store_shard(
+        tmp_path / KEY.folder(), f"shard-{1:020d}-1.npz", texts, np.hstack([toy.embed(texts)] * 2)
+    )
     encode = Counting(toy)
     with pytest.warns(CorruptShardWarning) as record:
         rows = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, encode)
@@ -419,23 +423,32 @@ def test_a_store_of_another_model_is_moved_aside_when_the_encoder_meets_it(
     np.testing.assert_array_equal(_no_warning_run(tmp_path, toy, SENTENCES)[0], rows)
 
 
-def test_an_old_format_shard_of_this_model_is_checked_once_and_kept(
+def test_another_format_versions_folders_are_never_read_nor_touched(
     toy: StaticWordEmbeddings, tmp_path: Path
 ) -> None:
-    """A shard written before shards recorded their store, holding this model's rows: a few of
-    its texts are encoded again to check it, no warning; the store is then recorded in it, so
-    that a later run encodes nothing."""
-    clean = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
+    """The root's first folder names the shard format: a whole store of another version (a later
+    release's ``format-2``, or shards laid out without a version folder) is neither read nor
+    changed; this version encodes every text and writes under its own folder."""
+    EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
     (shard,) = (tmp_path / KEY.folder()).glob("shard-*.npz")
-    _rewrite(shard, store=None)
+    unversioned = tmp_path / Path(*KEY.folder().parts[1:]) / shard.name
+    later = tmp_path / "format-2" / Path(*KEY.folder().parts[1:]) / shard.name
+    for other in (unversioned, later):
+        other.parent.mkdir(parents=True)
+        other.write_bytes(shard.read_bytes())
+    shard.parent.joinpath(".lock").unlink()
+    shard.unlink()
+    before = {p: _content(p) for p in tmp_path.rglob("*") if "format-1" not in p.parts}
     encode = Counting(toy)
     with warnings.catch_warnings():
-        warnings.simplefilter("error", CorruptShardWarning)
+        warnings.simplefilter("error")
         rows = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, encode)
-    np.testing.assert_array_equal(rows, clean)
-    assert len(encode.calls) == 1 and 0 < len(encode.encoded) <= 3  # the check only
-    assert str(_arrays(shard)["store"]) == KEY.folder().as_posix()
-    np.testing.assert_array_equal(_no_warning_run(tmp_path, toy, SENTENCES)[0], clean)
+    np.testing.assert_array_equal(rows, toy.embed(SENTENCES))
+    assert encode.encoded == Counter(set(SENTENCES))
+    assert {p: _content(p) for p in tmp_path.rglob("*") if "format-1" not in p.parts} == before
+    assert (
+        KEY.folder().parts[0] == "format-1" and len(list((tmp_path / KEY.folder()).glob("shard-*.npz"))) == 1
+    )
 
 
 def test_a_corrupt_name_is_never_overwritten(toy: StaticWordEmbeddings, tmp_path: Path) -> None:
@@ -485,7 +498,7 @@ def test_concurrent_processes_meet_a_damaged_shard_once(
     np.testing.assert_array_equal(_no_warning_run(tmp_path, toy, texts)[0], toy.embed(texts))
 
 
-# ------------------------------------------------------- the same score after damage (issue 26)
+# ------------------------------------------------------- the same score after damage
 @pytest.fixture(scope="module")
 def word_similarity(source: Path) -> None:
     """The word-similarity sets installed in this process's datasets cache."""
@@ -519,7 +532,7 @@ def _ws353(
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "fault",
-    ["truncated", "zero bytes", "another store's shard", "another model's old-format shard, same dimension"],
+    ["truncated", "zero bytes", "another store's shard", "no store recorded"],
 )
 def test_the_score_after_a_damaged_shard_is_a_clean_runs(
     word_similarity: None, source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
@@ -607,7 +620,8 @@ def test_a_live_writers_temporary_file_is_left_alone(toy: StaticWordEmbeddings, 
     other: dict[str, NDArray[np.float32]] = {}
     with live.locked():  # the live writer, between np.savez's first byte and os.replace
         temporary = live.directory / f".shard-{time.time_ns():020d}-{os.getpid()}.tmp.npz"
-        np.savez(temporary, keys=np.zeros((0, 16), np.uint8), vectors=np.zeros((0, 50), np.float32))
+        empty = {"keys": np.zeros((0, 16), np.uint8), "vectors": np.zeros((0, 50), np.float32)}
+        np.savez(temporary, **empty, store=np.array(KEY.folder().as_posix()))
         waiting = threading.Thread(
             target=lambda: other.update(rows=EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed))
         )
@@ -621,7 +635,7 @@ def test_a_live_writers_temporary_file_is_left_alone(toy: StaticWordEmbeddings, 
     assert len(list(live.directory.glob("shard-*.npz"))) == 3  # the first, the live writer's, the other's
 
 
-# ------------------------------------------------- a cache folder that cannot be used (issue 26)
+# ------------------------------------------------- a cache folder that cannot be used
 def _a_path_through_a_file(tmp_path: Path) -> Path:
     """A cache root whose parent is a file (a mistyped ``$MTEB_EVALRANK_EMBEDDING_CACHE``, an
     unmounted disk's mount point replaced): it can be neither created nor read, even by root."""

@@ -150,7 +150,7 @@ def test_each_unique_text_is_encoded_once_per_model(study: tuple[Path, Any, list
         assert stats["cached"] > 0  # the three tasks share words
         assert stats["encoded"] + stats["cached"] <= stats["requested"]
         assert stats["encode_seconds"] > 0
-        shards = list((out / "embeddings").glob(f"{model.replace('/', '__')}/*/none/shard-*.npz"))
+        shards = list((out / "embeddings").glob(f"format-*/{model.replace('/', '__')}/*/none/shard-*.npz"))
         # a zoo model's own output stays in memory (a cheap function of its family's cached base)
         persisted = 0 if model in ZOO_MODELS else len(texts)
         assert sum(len(np.load(s)["keys"]) for s in shards) == persisted

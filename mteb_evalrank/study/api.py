@@ -3,11 +3,11 @@ asked, plan the jobs, dispatch them, then write the timing, the report and the o
 
 Layout of ``<out>``::
 
-    results/<org__model>/<revision>/<Task>.json   mteb's ResultCache (one file = one finished job)
-    embeddings/<org__model>/<revision>/<context>/  the cross-task embedding cache
-    study_timing.json                              wall time, encoding time and cache counters
-    study.json                                     the outcome of every job of the last run
-    report/                                        correlation report (report.md, CSV/JSON, figures)
+    results/<org__model>/<revision>/<Task>.json             mteb's ResultCache (one file = one finished job)
+    embeddings/format-1/<org__model>/<revision>/<context>/  the cross-task embedding cache
+    study_timing.json                                       wall time, encoding time and cache counters
+    study.json                                              the outcome of every job of the last run
+    report/                                                 correlation report (report.md, CSV/JSON, figures)
 """
 
 from __future__ import annotations
