@@ -11,6 +11,7 @@ Commands of its own::
     mteb-evalrank models remove-encoders
     mteb-evalrank scores RESULTS_FOLDER          # table of the scores in a results folder
     mteb-evalrank correlate RESULTS...|SCORES.csv --intrinsic COL... --extrinsic COL... --out DIR
+    mteb-evalrank report RESULTS [--out DIR] [--benchmark NAME] [--models M...]  # DIR/index.html
     mteb-evalrank diagnose --source ../shared/data --out DIR   # length / coverage histograms
     mteb-evalrank study --models M... --tasks T... --out DIR [--workers N | --scheduler ADDR]
     mteb-evalrank study --population evalrank-paper --benchmark EvalRank-Study --out DIR  # connected machine
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from .correlation import CorrelationResult
     from .data.registry import DatasetSpec
 
-OWN_COMMANDS = ("datasets", "models", "scores", "correlate", "diagnose", "study")
+OWN_COMMANDS = ("datasets", "models", "scores", "correlate", "report", "diagnose", "study")
 
 
 def _build_datasets(args: argparse.Namespace) -> None:
@@ -259,6 +260,21 @@ def _correlate(args: argparse.Namespace) -> None:
     except CorrelationInputError as error:
         raise SystemExit(f"mteb-evalrank correlate: {error}") from None
     _print_correlation_summary(result, written)
+
+
+def _report(args: argparse.Namespace) -> None:
+    import time
+
+    from .correlation import CorrelationInputError
+    from .html_report import write_report
+
+    start = time.perf_counter()
+    try:
+        path = write_report(args.results, args.out, benchmark=args.benchmark, models=args.models)
+    except CorrelationInputError as error:
+        raise SystemExit(f"mteb-evalrank report: {error}") from None
+    size = path.stat().st_size / 1e6
+    print(f"wrote {path} ({size:.1f} MB) in {time.perf_counter() - start:.1f} s; open it in a browser")
 
 
 def _print_correlation_summary(result: CorrelationResult, written: dict[str, Path]) -> None:
@@ -611,6 +627,22 @@ def _add_correlate_statistics(corr: argparse.ArgumentParser) -> None:
     corr.add_argument("--seed", type=int, default=0)
 
 
+def _add_report_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``report`` command."""
+    report = commands.add_parser(
+        "report",
+        help="a results folder as one self-contained HTML page (tables, correlations, figures)",
+        description="Write DIR/index.html: per benchmark a sortable score table, the correlation of "
+        "every intrinsic task with every downstream task (heatmap, scatter plots with Spearman ρ and "
+        "its CI), the families' own ρ, coverage and provenance. One file, no request when opened.",
+    )
+    report.add_argument("results", help="an mteb --output-folder (ResultCache layout) or its results/ folder")
+    report.add_argument("--out", default="report", help="output folder (default: ./report)")
+    report.add_argument("--benchmark", metavar="NAME", help="only the tasks of this mteb benchmark")
+    report.add_argument("--models", nargs="+", metavar="NAME", help="only these models")
+    report.set_defaults(func=_report)
+
+
 def _add_diagnose_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``diagnose`` command(s)."""
     diag = commands.add_parser(
@@ -724,6 +756,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_models_commands(commands)
     _add_scores_command(commands)
     _add_correlate_command(commands)
+    _add_report_command(commands)
     _add_diagnose_command(commands)
     _add_study_command(commands)
     return parser

@@ -17,6 +17,8 @@ VENV=$VENV bash scripts/setup.sh
 for recipe in tasks/*/recipe.py; do "$VENV/bin/mypy" --no-error-summary "$recipe"; done
 # the documentation site (docs/, mkdocs.yml): broken links, anchors or nav entries fail
 NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet
+# headless Chromium and its driver for the report's browser test (apt-get, only when missing)
+bash scripts/install_browser.sh
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 # --durations=20: the slowest tests are printed on every run, so a slow test is seen where it lands
 "$VENV/bin/python" -m pytest -n auto --durations=20 "$@"

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from .results import CorrelationData
+    from .results import CorrelationData, PairResult
 
 
 def _pyplot() -> ModuleType:  # the matplotlib.pyplot module, on the Agg backend
@@ -198,6 +198,57 @@ def family_plot(result: CorrelationData, intrinsic: str, extrinsic: str, path: P
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
+
+
+def family_colours(result: CorrelationData) -> dict[str, str]:
+    """One colour per family (``#rrggbb``; tab10, or tab20 beyond ten families), in sorted order."""
+    import matplotlib.colors
+
+    families = sorted(set(result.families.values()))
+    colours = _pyplot().get_cmap("tab10" if len(families) <= 10 else "tab20")
+    return {family: matplotlib.colors.to_hex(colours(i % colours.N)) for i, family in enumerate(families)}
+
+
+def scatter_grid(result: CorrelationData, intrinsic: str, path: Path) -> Path:
+    """Each extrinsic score against the ``intrinsic`` score, one panel per extrinsic column and one
+    point per model (coloured by family), each panel titled with the pair's Spearman ρ and its CI."""
+    plt = _pyplot()
+    columns = [c for c in result.extrinsic if c != intrinsic]
+    ncols = min(5, len(columns))
+    nrows = -(-len(columns) // ncols)
+    colour = family_colours(result)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(2.4 * ncols, 2.2 * nrows + 0.3), squeeze=False, layout="constrained"
+    )
+    for ax, extrinsic in zip(axes.flat, columns, strict=False):
+        both = result.table.frame[[intrinsic, extrinsic]].dropna()
+        ax.scatter(  # unclipped and without edges: a small SVG
+            both[intrinsic], both[extrinsic], s=14, linewidths=0, clip_on=False,
+            c=[colour[result.families.get(name, name)] for name in both.index],
+        )  # fmt: skip
+        pair = result.pair(intrinsic, extrinsic)
+        ax.set_title(f"{_short(extrinsic)}\n{_rho_ci(pair)}", fontsize=7)
+        ax.tick_params(labelsize=6)
+        ax.grid(alpha=0.3, lw=0.5)
+    for ax in axes.flat[len(columns) :]:
+        ax.set_visible(False)
+    fig.supxlabel(f"{intrinsic} (score)", fontsize=8)
+    fig.supylabel("downstream score", fontsize=8)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def _rho_ci(pair: PairResult) -> str:
+    """``ρ = 0.75 [0.60, 0.85], n = 68`` (no CI where the pair has none)."""
+    if not np.isfinite(pair.spearman):
+        return f"ρ undefined, n = {pair.n}"
+    ci = (
+        f" [{pair.spearman_ci_low:.2f}, {pair.spearman_ci_high:.2f}]"
+        if np.isfinite(pair.spearman_ci_low)
+        else ""
+    )
+    return f"ρ = {pair.spearman:.2f}{ci}, n = {pair.n}"
 
 
 def check_pairs(result: CorrelationData, kind: str, pairs: list[tuple[str, str]]) -> None:

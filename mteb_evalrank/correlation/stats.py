@@ -165,9 +165,9 @@ def _weighted_ranks(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
     ``rank_i = #{copies below x_i} + (#{copies equal to x_i} + 1) / 2`` (what ``rankdata`` gives on
     the expanded sample); entries of weight 0 get a rank that is never used.
     """
-    below = (x[None, :] < x[:, None]).astype(np.float64)  # [i, j] = x_j < x_i
-    equal = (x[None, :] == x[:, None]).astype(np.float64)
-    return weights @ below.T + (weights @ equal.T + 1.0) / 2.0
+    # one product: [i, j] = 1 if x_j < x_i, 1/2 if x_j == x_i (exact in float64 for integer weights)
+    below_or_half = (x[None, :] < x[:, None]) + 0.5 * (x[None, :] == x[:, None])
+    return weights @ below_or_half.T + 0.5
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:

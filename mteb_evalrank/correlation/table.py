@@ -365,6 +365,32 @@ def tasks_of_type(loaded: LoadedResults, task_type: str, language: str | None = 
     return names
 
 
+def default_downstream(tasks: Sequence[str]) -> list[str]:
+    """The downstream tasks among ``tasks`` by default: those of mteb type Classification."""
+    import mteb
+
+    return [name for name in tasks if mteb.get_task(name).metadata.type == "Classification"]
+
+
+def intrinsic_columns(tasks: Sequence[str]) -> list[str]:
+    """Correlation rows: ``Task`` for a one-subset task, one ``Task:subset`` row per subset otherwise.
+
+    The subsets of an intrinsic task are different evaluations (e.g. EvalRankSent's ``stsb``
+    and ``str`` ablations), never averaged; downstream tasks stay whole (their subsets are
+    cross-validation folds, averaged).
+    """
+    import mteb
+
+    columns = []
+    for name in tasks:
+        try:
+            subsets = mteb.get_task(name).metadata.hf_subsets
+        except KeyError:  # a task mteb does not know: its main score, as the correlation module reads it
+            subsets = []
+        columns += [f"{name}:{subset}" for subset in subsets] if len(subsets) > 1 else [name]
+    return columns
+
+
 def _closest(name: str, options: Iterable[str]) -> str:
     close = difflib.get_close_matches(name, list(options), n=3)
     return f" Did you mean: {', '.join(close)}?" if close else ""

@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mteb_evalrank.correlation.table import default_downstream
+
 from .chain_execution import ChainReport, JobOutcome, clear_staging
 from .dispatch import default_workers, run_chains
 from .jobs import Chain, balance, plan
@@ -94,13 +96,6 @@ def _check_models(models: Sequence[str]) -> None:
         raise StudyInputError(
             f"unknown model(s) {unknown}: give mteb model names (e.g. evalrank/glove.6B.50d)"
         )
-
-
-def default_downstream(tasks: Sequence[str]) -> list[str]:
-    """The downstream tasks of a study by default: those of mteb type Classification."""
-    import mteb
-
-    return [name for name in tasks if mteb.get_task(name).metadata.type == "Classification"]
 
 
 def run_study(

@@ -5,10 +5,11 @@ then the jobs of the run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from mteb_evalrank.correlation.table import intrinsic_columns
 
 from .chain_execution import JobOutcome
 
@@ -78,25 +79,6 @@ def _jobs_markdown(summary: StudySummary) -> str:
             lines.append(f"| {o.model} | {o.task} | {first.replace('|', '/')} |")
         lines.append("")
     return "\n".join(lines)
-
-
-def intrinsic_columns(tasks: Sequence[str]) -> list[str]:
-    """Report rows: ``Task`` for a one-subset task, one ``Task:subset`` row per subset otherwise.
-
-    The subsets of an intrinsic task are different evaluations (e.g. EvalRankSent's ``stsb``
-    and ``str`` ablations), never averaged; downstream tasks stay whole (their subsets are
-    cross-validation folds, averaged).
-    """
-    import mteb
-
-    columns = []
-    for name in tasks:
-        try:
-            subsets = mteb.get_task(name).metadata.hf_subsets
-        except KeyError:  # a task mteb does not know: its main score, as the correlation module reads it
-            subsets = []
-        columns += [f"{name}:{subset}" for subset in subsets] if len(subsets) > 1 else [name]
-    return columns
 
 
 def write_report(

@@ -1,0 +1,496 @@
+"""``mteb-evalrank report``: one self-contained HTML page of an mteb results folder.
+
+The page (``<out>/index.html``) needs nothing but itself: figures are inline SVG (matplotlib),
+styles and the few lines of script that sort the tables are inline, so it opens from ``file://``
+without a network. Every number comes from the correlation module (:mod:`.correlation`): the score
+tables from its ``table.py`` (a task's main score, averaged over its hf_subsets, split ``test``), the
+correlations, their CIs and the families' own ρ from ``correlate`` and :mod:`.correlation.stats`.
+
+Sections, each shown where the results allow it:
+
+* **scores**, one sortable table per benchmark: the plugin's benchmarks in their order, each task in
+  the first benchmark listing it, then the tasks of no benchmark (``--benchmark NAME``: that
+  benchmark's tasks only, any mteb benchmark). Scores ×100, the best of each column marked;
+* **coverage**: the share of the pairs whose words a model knows, for the tasks that report it
+  (the ``coverage`` score of the word-similarity tasks);
+* **correlation** (at least :data:`.stats.MIN_MODELS` models): every intrinsic task (any task that is
+  not of mteb type Classification, one row per subset as in a study) against every downstream task
+  (type Classification): the heatmap of Spearman ρ, the mean ρ per intrinsic task with its CI, and
+  per intrinsic task one scatter per downstream task with ρ and its CI (family-cluster bootstrap);
+* **families** (families of at least :data:`.stats.MIN_FAMILY_SIZE` models, by the zoo's
+  ``model_family``): each family's own ρ for every pair;
+* **provenance**: per model its revision, family, embedding size, the mteb versions and dates of its
+  results; per task its dataset revision(s); the versions that wrote the page;
+* **notes**: damaged result files skipped (named), tasks left out and why.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..correlation import CorrelationInputError, correlate, load_results, stats
+from ..correlation import figures as correlation_figures
+from ..correlation.core import resolve_families
+from ..correlation.table import (
+    ColumnSpec,
+    LoadedResults,
+    build_table,
+    column_scores,
+    default_downstream,
+    intrinsic_columns,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..correlation import CorrelationResult
+
+SPLIT = "test"
+OTHER_TASKS = "Other tasks"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: its text, the number it sorts by (``None``: missing) and whether it is the
+    best of its column; ``colour``: a background (the family heat tables)."""
+
+    text: str
+    value: float | None = None
+    best: bool = False
+    colour: str | None = None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A sortable table: header cells (``heads``: name, sub-line), rows of cells."""
+
+    heads: list[tuple[str, str]]
+    rows: list[list[Cell]]
+    numeric: list[bool]
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled part of the page: a description, tables and inline SVG figures."""
+
+    title: str
+    description: str = ""
+    tables: list[Table] = field(default_factory=list)
+    figures: list[tuple[str, str]] = field(default_factory=list)
+    """(caption, SVG markup)"""
+    anchor: str = ""
+
+
+@dataclass
+class Page:
+    """Everything the template shows."""
+
+    title: str
+    source: str
+    models: list[str]
+    tasks: list[str]
+    scores: list[Section]
+    coverage: Section | None
+    correlation: list[Section]
+    families: list[Section]
+    provenance: list[Section]
+    notes: list[str]
+    written_by: str
+    colours: dict[str, str] = field(default_factory=dict)
+    """family -> colour of the scatter plots"""
+    seconds: float = 0.0
+
+
+def write_report(
+    results: str | Path,
+    out: str | Path,
+    *,
+    benchmark: str | None = None,
+    models: Sequence[str] | None = None,
+    n_bootstrap: int = 2000,
+    n_permutations: int = 10000,
+    seed: int = 0,
+) -> Path:
+    """Write ``<out>/index.html`` for the results folder ``results`` (see the module docstring).
+
+    Raises:
+        CorrelationInputError: no usable results (the message names the folder, model or benchmark).
+    """
+    start = time.perf_counter()
+    page = build_page(
+        Path(results), benchmark=benchmark, models=models, n_bootstrap=n_bootstrap,
+        n_permutations=n_permutations, seed=seed,
+    )  # fmt: skip
+    page.seconds = time.perf_counter() - start
+    return _write_atomically(Path(out) / "index.html", render(page))
+
+
+def build_page(
+    results: Path,
+    *,
+    benchmark: str | None = None,
+    models: Sequence[str] | None = None,
+    n_bootstrap: int = 2000,
+    n_permutations: int = 10000,
+    seed: int = 0,
+) -> Page:
+    """The page's content: load the results, then each section (module docstring)."""
+    loaded = load_results([_cache_folder(results)], models=models)
+    notes = list(loaded.notes)
+    tasks = _usable_tasks(loaded, _benchmark_tasks(benchmark, loaded), notes)
+    if not tasks:
+        raise CorrelationInputError(f"{results}: no task has results in split {SPLIT!r}")
+    frame = build_table(loaded, [ColumnSpec(t) for t in tasks], SPLIT).frame
+    families, _ = resolve_families(frame.index)
+    result = _correlation(loaded, tasks, notes, n_bootstrap, n_permutations, seed)
+    return Page(
+        title=f"mteb-evalrank report: {results}",
+        source=str(results),
+        models=list(frame.index),
+        tasks=tasks,
+        scores=_score_sections(frame, families, _sections(benchmark, tasks)),
+        coverage=_coverage_section(loaded, tasks),
+        correlation=_correlation_sections(result) if result is not None else [],
+        families=_family_sections(result) if result is not None else [],
+        provenance=_provenance_sections(loaded, families, tasks),
+        notes=notes,
+        written_by=_versions(),
+        colours=correlation_figures.family_colours(result) if result is not None else {},
+    )
+
+
+# ----------------------------------------------------------------------------- tasks and sections
+def _cache_folder(path: Path) -> Path:
+    """The folder in mteb's ``ResultCache`` layout: ``path``, or its parent when ``path`` is the
+    ``results/`` folder itself (``docs/study/run/results``)."""
+    if not (path / "results").is_dir() and path.name == "results" and path.is_dir():
+        return path.parent
+    return path
+
+
+def _benchmark_tasks(benchmark: str | None, loaded: LoadedResults) -> list[str]:
+    """The results' tasks, sorted; with ``benchmark``, only its tasks (an error if none is present)."""
+    present = sorted(loaded.task_names())
+    if benchmark is None:
+        return present
+    wanted = _tasks_of_benchmark(benchmark)
+    kept = [t for t in present if t in wanted]
+    if not kept:
+        raise CorrelationInputError(
+            f"--benchmark {benchmark}: none of its tasks has results here "
+            f"(tasks present: {', '.join(present)})"
+        )
+    return kept
+
+
+def _tasks_of_benchmark(name: str) -> list[str]:
+    import mteb
+
+    try:
+        return [task.metadata.name for task in mteb.get_benchmark(name).tasks]
+    except KeyError as error:
+        raise CorrelationInputError(f"--benchmark {name}: {error.args[0]}") from None
+
+
+def _usable_tasks(loaded: LoadedResults, tasks: list[str], notes: list[str]) -> list[str]:
+    """The tasks with a main score in split ``test`` for some model; the others noted."""
+    usable = []
+    for task in tasks:
+        try:
+            column_scores(loaded, ColumnSpec(task), SPLIT)
+        except CorrelationInputError as error:
+            notes.append(f"not shown: {error}")
+            continue
+        usable.append(task)
+    return usable
+
+
+def _sections(benchmark: str | None, tasks: list[str]) -> list[tuple[str, str, list[str]]]:
+    """(title, description, tasks) per score table: each task in the first benchmark listing it."""
+    import mteb
+
+    if benchmark is not None:
+        return [(benchmark, mteb.get_benchmark(benchmark).description or "", tasks)]
+    from ..suites import BENCHMARKS
+
+    sections, placed = [], set()
+    for suite in BENCHMARKS:
+        own = [t for t in tasks if t in {task.metadata.name for task in suite.tasks} and t not in placed]
+        if own:
+            sections.append((suite.name, suite.description or "", own))
+            placed.update(own)
+    rest = [t for t in tasks if t not in placed]
+    if rest:
+        sections.append((OTHER_TASKS, "Tasks of none of the plugin's benchmarks.", rest))
+    return sections
+
+
+def _main_metric(task: str) -> str:
+    import mteb
+
+    try:
+        return str(mteb.get_task(task).metadata.main_score)
+    except KeyError:
+        return "main_score"
+
+
+# ----------------------------------------------------------------------------- score tables
+def _number(value: float, scale: float = 100.0) -> str:
+    return f"{scale * value:.1f}"
+
+
+def _model_table(
+    frame: pd.DataFrame, families: dict[str, str], heads: list[tuple[str, str]], mark_best: bool = True
+) -> Table:
+    """Model and family columns, then one column per column of ``frame`` (×100, best marked)."""
+    best = frame.max(axis=0, skipna=True)
+    rows = []
+    for name, scores in frame.iterrows():
+        cells = [Cell(str(name)), Cell(families.get(str(name), str(name)))]
+        for column, value in scores.items():
+            if np.isfinite(value):
+                cells.append(Cell(_number(value), float(value), mark_best and value == best[column]))
+            else:
+                cells.append(Cell("–"))
+        rows.append(cells)
+    return Table([("model", ""), ("family", ""), *heads], rows, [False, False, *([True] * len(heads))])
+
+
+def _score_sections(
+    frame: pd.DataFrame, families: dict[str, str], sections: list[tuple[str, str, list[str]]]
+) -> list[Section]:
+    return [
+        Section(
+            title,
+            description,
+            [_model_table(frame[tasks], families, [(t, _main_metric(t)) for t in tasks])],
+            anchor=f"scores-{i}",
+        )
+        for i, (title, description, tasks) in enumerate(sections)
+    ]
+
+
+def _coverage_section(loaded: LoadedResults, tasks: list[str]) -> Section | None:
+    """Each model's ``coverage`` score on the tasks reporting one (×100), or ``None``."""
+    columns = []
+    for task in tasks:
+        try:
+            column_scores(loaded, ColumnSpec(task, None, "coverage"), SPLIT)
+        except CorrelationInputError:
+            continue
+        columns.append(ColumnSpec(task, None, "coverage"))
+    if not columns:
+        return None
+    frame = build_table(loaded, columns, SPLIT).frame
+    families, _ = resolve_families(frame.index)
+    heads = [(c.task, "coverage") for c in columns]
+    return Section(
+        "Coverage",
+        "The share of a task's pairs whose words the model knows (×100): a pair with an unknown word "
+        "counts as a wrong answer in the task's score.",
+        [_model_table(frame, families, heads, mark_best=False)],
+        anchor="coverage",
+    )
+
+
+# ----------------------------------------------------------------------------- correlation
+def _correlation(
+    loaded: LoadedResults, tasks: list[str], notes: list[str], n_bootstrap: int, n_permutations: int,
+    seed: int,
+) -> CorrelationResult | None:  # fmt: skip
+    """Every intrinsic column against every downstream task, or ``None`` (why: in ``notes``)."""
+    import mteb
+
+    known = []
+    for task in tasks:
+        try:
+            mteb.get_task(task)
+        except KeyError:
+            notes.append(f"not correlated: {task} is a task mteb does not know (intrinsic or downstream?)")
+            continue
+        known.append(task)
+    downstream = default_downstream(known)
+    intrinsic = [t for t in known if t not in downstream]
+    if len(loaded.models) < stats.MIN_MODELS or not downstream or not intrinsic:
+        notes.append(
+            f"no correlations: they need at least {stats.MIN_MODELS} models, an intrinsic task and a "
+            f"downstream task (mteb type Classification); here {len(loaded.models)} model(s), "
+            f"{len(intrinsic)} intrinsic and {len(downstream)} downstream task(s)"
+        )
+        return None
+    try:
+        return correlate(
+            loaded, intrinsic_columns(intrinsic), downstream, split=SPLIT,
+            n_bootstrap=n_bootstrap, n_permutations=n_permutations, seed=seed,
+        )  # fmt: skip
+    except CorrelationInputError as error:
+        notes.append(f"no correlations: {error}")
+        return None
+
+
+def _svg(draw: Callable[[Path], Path], salt: str) -> str:
+    """The SVG markup a figure function writes (text as text; ids unique to this figure)."""
+    import matplotlib
+
+    with tempfile.TemporaryDirectory(prefix="mteb-evalrank-report-") as folder:
+        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+            path = draw(Path(folder) / "figure.svg")
+        text = path.read_text(encoding="utf-8")
+    return text[text.index("<svg") :]
+
+
+def _correlation_sections(result: CorrelationResult) -> list[Section]:
+    """The heatmap with the row means, then the scatters of each intrinsic column."""
+    n = sorted({p.n for p in result.pairs})
+    means = [
+        [
+            Cell(r.intrinsic),
+            Cell(_number(r.mean), r.mean),
+            Cell(f"[{_number(r.ci_low)}, {_number(r.ci_high)}]" if np.isfinite(r.ci_low) else "–"),
+            Cell(str(r.n), r.n),
+            Cell(str(r.n_families), r.n_families),
+        ]
+        for r in result.row_means
+    ]
+    heads = [("intrinsic", ""), ("mean ρ", "×100"), ("CI", f"{result.settings.confidence:.0%}"),
+             ("models", ""), ("families", "")]  # fmt: skip
+    heatmap = _svg(partial(correlation_figures.heatmap, result), "heatmap")
+    overview = Section(
+        "Which intrinsic task predicts the downstream tasks?",
+        f"Spearman ρ across models between each intrinsic score and each downstream score "
+        f"(n = {n[0]}{f'–{n[-1]}' if len(n) > 1 else ''} models per pair), and each intrinsic task's mean ρ "
+        "over the downstream tasks with its family-cluster bootstrap CI.",
+        [Table(heads, means, [False, True, False, True, True])],
+        [("Spearman ρ (×100) of every intrinsic × downstream pair", heatmap)],
+        anchor="correlation",
+    )
+    scatters = []
+    for i, intrinsic in enumerate(result.intrinsic):
+        svg = _svg(partial(correlation_figures.scatter_grid, result, intrinsic), f"scatter-{i}")
+        caption = f"{intrinsic} against each downstream task: one point per model, coloured by family"
+        scatters.append(Section(intrinsic, figures=[(caption, svg)], anchor=f"scatter-{i}"))
+    return [overview, *scatters]
+
+
+def _family_sections(result: CorrelationResult) -> list[Section]:
+    """Per family of at least MIN_FAMILY_SIZE models: its own ρ for every pair (a heat table)."""
+    import matplotlib
+
+    colormap = matplotlib.colormaps["RdBu_r"]
+    per_pair = {
+        (a, b): result.family_spearman(a, b) for a in result.intrinsic for b in result.extrinsic if a != b
+    }
+    sizes: dict[str, int] = {}
+    for family in result.families.values():
+        sizes[family] = sizes.get(family, 0) + 1
+    sections = []
+    for i, family in enumerate(sorted(f for f, k in sizes.items() if k >= stats.MIN_FAMILY_SIZE)):
+        rows = []
+        for a in result.intrinsic:
+            cells = [Cell(a)]
+            for b in result.extrinsic:
+                _, rho = per_pair.get((a, b), {}).get(family, (0, float("nan")))
+                cells.append(
+                    Cell(_number(rho), rho, colour=matplotlib.colors.to_hex(colormap((rho + 1) / 2)))
+                    if np.isfinite(rho)
+                    else Cell("–")
+                )
+            rows.append(cells)
+        members = sorted(name for name, f in result.families.items() if f == family)
+        heads = [("intrinsic", ""), *[(b, "ρ") for b in result.extrinsic]]
+        table = Table(heads, rows, [False, *([True] * len(result.extrinsic))])
+        description = (
+            f"Models: {', '.join(members)}. Each cell: this family's own Spearman ρ (×100) over its "
+            "models having both scores."
+        )
+        sections.append(
+            Section(f"{family} ({len(members)} models)", description, [table], anchor=f"family-{i}")
+        )
+    return sections
+
+
+# ----------------------------------------------------------------------------- provenance
+def _provenance_sections(loaded: LoadedResults, families: dict[str, str], tasks: list[str]) -> list[Section]:
+    """Per model: revision, family, embedding size, mteb versions, dates; per task: dataset revisions."""
+    rows = []
+    for name, model in sorted(loaded.models.items()):
+        results = [model.tasks[t] for t in tasks if t in model.tasks]
+        dates = sorted(r.date.strftime("%Y-%m-%d") for r in results if r.date is not None)
+        versions = sorted({r.mteb_version or "unknown" for r in results})
+        rows.append([
+            Cell(name), Cell(model.revision or "–"), Cell(families.get(name, name)),
+            Cell(str(model.embed_dim) if model.embed_dim else "–", model.embed_dim),
+            Cell(str(len(results)), len(results)), Cell(", ".join(versions)),
+            Cell(f"{dates[0]} – {dates[-1]}" if len(set(dates)) > 1 else (dates[0] if dates else "–")),
+        ])  # fmt: skip
+    model_heads = [("model", ""), ("revision", ""), ("family", ""), ("dim", ""), ("tasks", ""),
+                   ("mteb", "version"), ("evaluated", "dates")]  # fmt: skip
+    task_rows = []
+    for task in tasks:
+        having = [m.tasks[task] for m in loaded.models.values() if task in m.tasks]
+        revisions = sorted({str(r.dataset_revision) for r in having})
+        task_rows.append([Cell(task), Cell(", ".join(revisions)), Cell(str(len(having)), len(having))])
+    return [
+        Section("Models", tables=[Table(model_heads, rows, [False, False, False, True, True, False, False])],
+                anchor="provenance-models"),
+        Section("Tasks", "The dataset revision(s) each task's results were computed on.",
+                [Table([("task", ""), ("dataset revision", ""), ("models", "")], task_rows,
+                       [False, False, True])], anchor="provenance-tasks"),
+    ]  # fmt: skip
+
+
+def _versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = []
+    for package in ("mteb-evalrank", "mteb"):
+        try:
+            found.append(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            found.append(f"{package} (not installed)")
+    return ", ".join(found)
+
+
+# ----------------------------------------------------------------------------- output
+def render(page: Page) -> str:
+    """The page's HTML (jinja2, autoescaped; the SVG figures are inserted as they are)."""
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("mteb_evalrank.html_report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return environment.get_template("report.html.j2").render(page=page, markup=_markup)
+
+
+def _markup(svg: str) -> Any:
+    import markupsafe
+
+    return markupsafe.Markup(svg)  # matplotlib's own SVG output (it escapes the text it writes)
+
+
+def _write_atomically(path: Path, text: str) -> Path:
+    """Write ``path`` through a temporary file of this process and thread in its folder, renamed
+    into place: a reader never sees half a page, two writers at once leave one whole page."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return path

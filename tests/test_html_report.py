@@ -1,0 +1,282 @@
+"""``mteb-evalrank report``: the page of a results folder, checked against numbers computed here from
+the result files (scipy for ρ), and in a real browser (headless Chromium from Debian, driven by
+selenium through Debian's chromedriver; ``scripts/install_browser.sh`` installs both).
+
+Fixtures are copies of the committed study's results (``docs/study/run/results``): real scores of
+real models, a few models and tasks so that the page is built in seconds.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from mteb_evalrank.html_report import write_report
+
+REPO = Path(__file__).resolve().parent.parent
+STUDY = REPO / "docs" / "study" / "run" / "results"
+#: base model -> its family in the zoo (models/zoo.py) and the number of its variants taken here
+FAMILIES = {
+    "all-mpnet-base-v2": ("all-mpnet-base-v2", 3),  # its truncation is -dim384, not taken
+    "bge-small-en-v1.5-int8": ("bge-small-en-v1.5", 4),
+    "paraphrase-MiniLM-L3-v2": ("paraphrase-MiniLM-L3-v2", 4),
+}
+MODELS = [f"evalrank/{base}{variant}" for base in FAMILIES for variant in ("", "-abtt", "-whiten", "-dim192")]
+MODELS = [m for m in MODELS if (STUDY / m.replace("/", "__")).is_dir()]
+TASKS = ("EvalRankSent", "WordSimMEN", "STSBenchmark", "SentEvalMR", "SentEvalCR")
+INTRINSIC, DOWNSTREAM = ("EvalRankSent", "STSBenchmark", "WordSimMEN"), ("SentEvalCR", "SentEvalMR")
+QUICK = {"n_bootstrap": 200, "n_permutations": 200}
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+
+
+def copy_results(out: Path, models: list[str], tasks: tuple[str, ...]) -> Path:
+    """``out/results/<model>/<revision>/`` holding the study's files of these models and tasks."""
+    for model in models:
+        for source in (STUDY / model.replace("/", "__")).iterdir():
+            target = out / "results" / source.parent.name / source.name
+            target.mkdir(parents=True)
+            for name in [*(f"{t}.json" for t in tasks), "model_meta.json"]:
+                shutil.copy(source / name, target / name)
+    return out
+
+
+def main_score(model: str, task: str) -> float:
+    """A task's main score read from the study's file: the mean over its test subsets."""
+    (folder,) = (STUDY / model.replace("/", "__")).iterdir()
+    data = json.loads((folder / f"{task}.json").read_text(encoding="utf-8"))
+    return float(np.mean([entry["main_score"] for entry in data["scores"]["test"]]))
+
+
+class Cells(HTMLParser):
+    """The text of every table's cells, and every attribute that loads something."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list[list[str]]] = []
+        self.loads: list[str] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.loads += [  # an in-page anchor or inline data (the heatmap's pixels) loads nothing
+            f"{tag} {k}={v}"
+            for k, v in attrs
+            if k in ("src", "href", "xlink:href") and not (v or "").startswith(("#", "data:"))
+        ]
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append(" ".join(" ".join(self._cell).split()))
+            self._cell = None
+
+
+def parse(page: Path) -> Cells:
+    cells = Cells()
+    cells.feed(page.read_text(encoding="utf-8"))
+    return cells
+
+
+def table_with(cells: Cells, header: str) -> list[list[str]]:
+    """The first table whose header row has a cell starting with ``header``."""
+    return next(t for t in cells.tables if any(c.startswith(header) for c in t[0]))
+
+
+@pytest.fixture(scope="module")
+def small_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = copy_results(tmp_path_factory.mktemp("results"), MODELS, TASKS)
+    return write_report(folder, folder / "site", **QUICK)
+
+
+def test_the_score_table_shows_every_models_main_score_and_marks_the_best(small_page: Path) -> None:
+    table = table_with(parse(small_page), "EvalRankSent")
+    head = table[0]
+    column = next(i for i, c in enumerate(head) if c.startswith("EvalRankSent"))
+    assert head[column] == "EvalRankSent cosine_mrr"  # the headline metric is named
+    rows = {row[0]: row for row in table[1:]}
+    assert sorted(rows) == sorted(MODELS)
+    scores = {m: main_score(m, "EvalRankSent") for m in MODELS}
+    best = max(scores, key=scores.__getitem__)
+    for model, score in scores.items():
+        expected = f"{100 * score:.1f}" + (" ★" if model == best else "")
+        assert rows[model][column] == expected
+    assert rows[MODELS[0]][1] == "all-mpnet-base-v2"  # the zoo's family
+
+
+def test_each_intrinsic_tasks_mean_rho_is_the_mean_of_scipys_spearman(small_page: Path) -> None:
+    table = table_with(parse(small_page), "intrinsic")
+    shown = {row[0]: float(row[1]) for row in table[1:]}
+    assert set(shown) == set(INTRINSIC)
+    for intrinsic in INTRINSIC:
+        x = [main_score(m, intrinsic) for m in MODELS]
+        rhos = [stats.spearmanr(x, [main_score(m, d) for m in MODELS]).statistic for d in DOWNSTREAM]
+        assert shown[intrinsic] == pytest.approx(100 * np.mean(rhos), abs=0.051)
+
+
+def test_the_scatter_titles_give_scipys_rho_and_a_ci_around_it(small_page: Path) -> None:
+    text = small_page.read_text(encoding="utf-8")
+    x = [main_score(m, "STSBenchmark") for m in MODELS]
+    rho = stats.spearmanr(x, [main_score(m, "SentEvalMR") for m in MODELS]).statistic
+    titles = re.findall(r"ρ = (-?[\d.]+) \[(-?[\d.]+), (-?[\d.]+)\], n = (\d+)", text)
+    assert len(titles) == len(INTRINSIC) * len(DOWNSTREAM)  # one panel per pair
+    assert (f"{rho:.2f}", str(len(MODELS))) in {(r, n) for r, _, _, n in titles}
+    assert all(float(lo) <= float(r) <= float(hi) for r, lo, hi, _ in titles)
+
+
+def test_the_page_loads_nothing_and_names_coverage_families_and_provenance(small_page: Path) -> None:
+    cells = parse(small_page)
+    assert cells.loads == []  # nothing is requested
+    coverage = table_with(cells, "WordSimMEN")
+    assert any(row[0] == MODELS[0] for row in table_with(cells, "revision")[1:])
+    text = small_page.read_text(encoding="utf-8")
+    assert "WordSimMEN coverage" in " ".join(t[0][2] for t in cells.tables if len(t[0]) > 2)
+    assert coverage
+    for family, k in FAMILIES.values():
+        assert f"<summary>{family} ({k} models)</summary>" in text
+    assert "v1.0.0" in text and "2.26" in text  # the dataset revision, mteb's version
+
+
+def test_a_one_model_one_task_folder_gives_a_page_without_correlations(tmp_path: Path) -> None:
+    folder = copy_results(tmp_path, MODELS[:1], ("EvalRankSent",))
+    cells = parse(write_report(folder, tmp_path / "site", **QUICK))
+    table = table_with(cells, "EvalRankSent")
+    assert table[1][0] == MODELS[0]
+    assert table[1][2] == f"{100 * main_score(MODELS[0], 'EvalRankSent'):.1f} ★"
+    assert not any(t[0][0] == "intrinsic" for t in cells.tables)
+    assert "no correlations: they need at least 3 models" in (tmp_path / "site" / "index.html").read_text()
+
+
+def test_a_damaged_result_file_is_named_on_the_page_and_the_rest_shown(tmp_path: Path) -> None:
+    folder = copy_results(tmp_path, MODELS, TASKS)
+    (damaged,) = (folder / "results" / MODELS[1].replace("/", "__")).glob("*/SentEvalMR.json")
+    damaged.write_bytes(damaged.read_bytes()[:1000])  # cut short
+    with pytest.warns(UserWarning, match="SentEvalMR.json"):
+        page = write_report(folder, tmp_path / "site", **QUICK)
+    text = page.read_text(encoding="utf-8")
+    assert f"{damaged}: not valid JSON" in text
+    rows = {row[0]: row for row in table_with(parse(page), "SentEvalCR")[1:]}
+    column = table_with(parse(page), "SentEvalCR")[0].index("SentEvalMR lr_accuracy")
+    assert rows[MODELS[1]][column] == "–" and rows[MODELS[0]][column] != "–"
+
+
+def test_the_page_is_replaced_whole(tmp_path: Path) -> None:
+    folder = copy_results(tmp_path, MODELS[:1], ("EvalRankSent",))
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("an older page")
+    write_report(folder, site, **QUICK)
+    assert (site / "index.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert [p.name for p in site.iterdir()] == ["index.html"]  # no temporary file left
+
+
+# ----------------------------------------------------------------------------- in a browser
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
+        pytest.fail(f"{CHROMIUM} or {CHROMEDRIVER} missing: run bash scripts/install_browser.sh")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    profile = tmp_path_factory.mktemp("chromium")
+    for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     f"--user-data-dir={profile}", "--window-size=1400,1000"):  # fmt: skip
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def ink(png: bytes) -> float:
+    """The share of pixels that are not the page's white background."""
+    from PIL import Image
+
+    pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=int)
+    return float((np.abs(pixels - 255).sum(axis=2) > 30).mean())
+
+
+def open_page(driver: Any, page: Path) -> None:
+    driver.get(page.resolve().as_uri())
+    assert driver.execute_script("return document.readyState") == "complete"
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
+    assert driver.execute_script("return performance.getEntriesByType('resource').length") == 0
+
+
+def check_rendered(driver: Any, tmp_path: Path) -> None:
+    """The first table and the heatmap are drawn (ink on their screenshots), the page too."""
+    from selenium.webdriver.common.by import By
+
+    driver.save_screenshot(str(tmp_path / "page.png"))
+    assert ink((tmp_path / "page.png").read_bytes()) > 0.02
+    table = driver.find_element(By.CSS_SELECTOR, "table.sortable")
+    assert table.size["height"] > 50 and ink(table.screenshot_as_png) > 0.05
+    heatmap = driver.find_element(By.CSS_SELECTOR, "#correlation figure svg")
+    assert heatmap.size["width"] > 200 and ink(heatmap.screenshot_as_png) > 0.2
+
+
+@pytest.mark.slow
+def test_the_page_renders_in_chromium_and_a_click_sorts_the_rows(
+    browser: Any, small_page: Path, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    open_page(browser, small_page)
+    check_rendered(browser, tmp_path)
+    table = browser.find_element(By.CSS_SELECTOR, "table.sortable")
+    header = next(th for th in table.find_elements(By.TAG_NAME, "th") if th.text.startswith("EvalRankSent"))
+    scores = {m: main_score(m, "EvalRankSent") for m in MODELS}
+
+    def first_column() -> list[str]:
+        return [
+            row.find_element(By.TAG_NAME, "td").text
+            for row in table.find_elements(By.CSS_SELECTOR, "tbody tr")
+        ]
+
+    assert first_column() == sorted(MODELS)  # the models in name order at first
+    header.click()
+    assert first_column() == sorted(MODELS, key=lambda m: -scores[m])  # highest first
+    header.click()
+    assert first_column() == sorted(MODELS, key=lambda m: scores[m])
+
+
+@pytest.mark.slow
+def test_the_study_page_names_all_68_models_and_renders_in_chromium(browser: Any, tmp_path: Path) -> None:
+    """The issue's command on the committed study: every model on the page, tables and figures drawn."""
+    run = subprocess.run(
+        [sys.executable, "-m", "mteb_evalrank.cli", "report", str(STUDY), "--out", str(tmp_path / "site")],
+        capture_output=True, text=True, check=False, cwd=REPO,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    page = tmp_path / "site" / "index.html"
+    models = {p.name.replace("__", "/") for p in STUDY.iterdir()}
+    assert len(models) == 68
+    table = table_with(parse(page), "EvalRankSent")
+    assert sorted(row[0] for row in table[1:]) == sorted(models)
+    open_page(browser, page)
+    check_rendered(browser, tmp_path)
