@@ -9,8 +9,8 @@ from mteb import get_tasks
 from mteb.benchmarks.benchmark import Benchmark
 
 from . import _postponed
-from .tasks import EVALRANK_PART_TASKS, STR2021, AccSent, EvalRankSent, EvalRankWord
-from .tasks._citations import EVALRANK_CITATION, cite
+from .tasks import EVALRANK_PART_TASKS, SEQUENCE_LABELLING_TASKS, STR2021, AccSent, EvalRankSent, EvalRankWord
+from .tasks._citations import CHIU_CITATION, EVALRANK_CITATION, cite
 from .tasks.senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS
 from .tasks.senteval._base import SENTEVAL_CITATION
 from .tasks.word_similarity import WORD_SIMILARITY_TASKS
@@ -74,6 +74,22 @@ EVALRANK_DOWNSTREAM_SENTEVAL = Benchmark(
     citation=cite(SENTEVAL_CITATION, EVALRANK_CITATION),
 )
 
+EVALRANK_EXTRINSIC = Benchmark(
+    name="EvalRank-Extrinsic",
+    display_name="EvalRank extrinsic (sequence labelling, Chiu et al.)",
+    tasks=[task() for task in SEQUENCE_LABELLING_TASKS],
+    description=(
+        "The extrinsic tasks of Chiu, Korhonen and Pyysalo (2016), 'Intrinsic Evaluation of Word "
+        "Vectors Fails to Predict Extrinsic Performance': POS tagging (UD English-EWT's PTB-style "
+        "tags standing in for the WSJ treebank; token accuracy), CoNLL-2000 chunking and CoNLL-2003 "
+        "NER (chunk/entity F1 as conlleval computes it), each with the window tagger of Collobert "
+        "et al. (2011) over frozen word vectors (five-word windows with a capitalisation feature, "
+        "300 hard-tanh units, 10 epochs of Adam, greedy decoding); mean over 3 seeds."
+    ),
+    reference="https://aclanthology.org/W16-2501",
+    citation=CHIU_CITATION,
+)
+
 #: mteb's own STS tasks (``datasets build --sts-mirrors`` installs offline mirrors of their datasets)
 STUDY_STS_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R")
 
@@ -91,13 +107,16 @@ EVALRANK_STUDY = Benchmark(
         STR2021(),
         AccSent(),
         *(task() for task in SENTEVAL_PROTOCOL_TASKS),
+        *(task() for task in SEQUENCE_LABELLING_TASKS),
     ],
     description=(
         "The tasks of the EvalRank paper's correlation study (Wang et al., ACL 2022, Tables 3 and 6): "
         "intrinsic EvalRankWord, EvalRankSent (and their ablations), 13 word-similarity sets, "
         "STS12-16, STS-B, SICK-R, "
         "STR 2021 and AccSent, and the downstream SentEval-protocol tasks "
-        f"({_DOWNSTREAM_SETS}). Run it over many models with `mteb-evalrank study`."
+        f"({_DOWNSTREAM_SETS}), and Chiu et al.'s (2016) sequence-labelling tasks (EWT POS tagging, "
+        "CoNLL-2000 chunking, CoNLL-2003 NER over frozen word vectors). Run it over many models with "
+        "`mteb-evalrank study`."
     ),
     reference="https://aclanthology.org/2022.acl-long.419",
     citation=EVALRANK_CITATION,
@@ -108,6 +127,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     EVALRANK_WORD_SIMILARITY,
     EVALRANK_DOWNSTREAM,
     EVALRANK_DOWNSTREAM_SENTEVAL,
+    EVALRANK_EXTRINSIC,
     EVALRANK_STUDY,
 )
 

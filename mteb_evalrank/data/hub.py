@@ -90,9 +90,13 @@ def write_hub_folder(spec: DatasetSpec, built: BuiltDataset, source: Path, out_d
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     shutil.copyfile(spec.card_path, folder / "README.md")
-    # A recipe may name its licence file (LICENSE_FILE); the default is the EvalRank release's.
-    licence = source / getattr(spec.recipe(), "LICENSE_FILE", "evalrank/LICENSE")
-    if licence.is_file():
+    # A recipe may name its licence file (LICENSE_FILE), or state the terms (LICENSE_TEXT) where its
+    # source ships no licence file; the default is the EvalRank release's.
+    recipe = spec.recipe()
+    licence = source / getattr(recipe, "LICENSE_FILE", "evalrank/LICENSE")
+    if isinstance(terms := getattr(recipe, "LICENSE_TEXT", None), str):
+        (folder / "LICENSE").write_text(terms, encoding="utf-8")
+    elif licence.is_file():
         shutil.copyfile(licence, folder / "LICENSE")
     for name, data in built.configs.items():
         for split, table in data.items():

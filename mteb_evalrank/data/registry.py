@@ -99,6 +99,12 @@ STSB_GRANULARITY = DatasetSpec("stsb-granularity", revision="v1.0.0", license="o
 """Evaluation-gap diagnostics: STS-B test pairs by gold band."""
 ACCSENT = DatasetSpec("accsent", revision="v1.0.0", license="other")
 """AccSent-style triplets: human news paraphrases (MRPC, STS-B news) and keyword swaps."""
+UD_ENGLISH_EWT = DatasetSpec("ud-english-ewt", revision="v1.0.0", license="cc-by-sa-4.0")
+"""Sequence labelling: English-EWT words and PTB-style POS tags (XPOS)."""
+CONLL2000 = DatasetSpec("conll2000", revision="v1.0.0", license="other")
+"""Sequence labelling: CoNLL-2000 chunking."""
+CONLL2003 = DatasetSpec("conll2003", revision="v1.0.0", license="other")
+"""Sequence labelling: CoNLL-2003 English NER."""
 
 DATASETS: dict[str, DatasetSpec] = {
     spec.family: spec
@@ -111,6 +117,9 @@ DATASETS: dict[str, DatasetSpec] = {
         WMT17_DA,
         STSB_GRANULARITY,
         ACCSENT,
+        UD_ENGLISH_EWT,
+        CONLL2000,
+        CONLL2003,
     )
 }
 """Every family published as ``mteb-evalrank/<family>`` (the plugin's own tasks load these)."""

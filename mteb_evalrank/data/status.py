@@ -19,7 +19,7 @@ from filelock import FileLock
 from .._network import offline_flag
 from .fetch import fetch_family, file_states, raw_dir
 from .registry import DATASETS, DatasetSpec
-from .releases import RAW_SOURCES, RawSource, recipe_files, release_of, warn_source_mismatches
+from .releases import RAW_SOURCES, Release, recipe_files, release_of, warn_source_mismatches
 
 #: environment variable naming the raw data folder (``evalrank/``, ``wmt17-da/``)
 SOURCE_ENV = "MTEB_EVALRANK_SOURCE"
@@ -31,7 +31,7 @@ class DatasetNotAvailableError(RuntimeError):
     user_facing = True  # the command line shows the message alone (mteb_evalrank._user_errors)
 
 
-def raw_sources(spec: DatasetSpec) -> list[RawSource]:
+def raw_sources(spec: DatasetSpec) -> list[Release]:
     """The raw releases a family's recipe reads (from its ``SOURCES``; the EvalRank release by default)."""
     roots = {name.split("/")[0] for name in getattr(spec.recipe(), "SOURCES", ())} or {"evalrank"}
     return [RAW_SOURCES[root] for root in sorted(roots) if root in RAW_SOURCES]
@@ -62,7 +62,7 @@ def fetch_command(family: str | None = None) -> str:
 def not_available_message(spec: DatasetSpec, task: str, cause: BaseException | None = None) -> str:
     """The one paragraph a user sees when ``task`` cannot load ``spec``."""
     sources = "; ".join(
-        f"{s.what}, {s.url} at commit {s.commit[:7]} ({s.license}), as {s.folder}/" for s in raw_sources(spec)
+        f"{s.what}, {s.url} ({s.pinned}; {s.license}), as {s.folder}/" for s in raw_sources(spec)
     )
     reason = f" ({type(cause).__name__})" if cause is not None else ""
     flag = offline_flag()
@@ -159,7 +159,7 @@ def raw_cache_report(root: Path | None = None) -> list[str]:
     for raw in RAW_SOURCES.values():
         mine = [state for state in states if release_of(state.path) is raw]
         counts = {kind: [s for s in mine if s.state == kind] for kind in ("verified", "damaged", "missing")}
-        origins = sorted({s.origin.rsplit(f"/{raw.commit}/", 1)[0] for s in mine if s.origin})
+        origins = sorted({raw.mirror_of(s.origin) for s in mine if s.origin})
         came = f"; fetched from {', '.join(origins)}" if origins else ""
         lines.append(
             f"  {raw.folder + '/':<10} {raw.pinned}: {len(counts['verified'])} of {len(mine)} files present "

@@ -3,7 +3,8 @@
 Families, in the order of the README's task table: EvalRank (word and sentence ranking),
 the similarity baselines (13 word-similarity sets, STR 2021), the SentEval downstream tasks
 under the ``mteb`` and ``senteval`` protocols, the evaluation-gap diagnostics (WMT17 DA,
-its slices, the STS-B gold bands) and AccSent triplets.
+its slices, the STS-B gold bands), AccSent triplets and Chiu et al.'s sequence-labelling
+tasks over frozen word vectors.
 """
 
 from mteb.abstasks.abstask import AbsTask
@@ -13,11 +14,14 @@ from ._evalrank import AbsTaskEvalRank
 from ._evalrank_files import evalrank_task_from_files, read_evalrank_files, tasks_from_environment
 from ._triplet import AbsTaskTriplet, read_triplet_jsonl, triplet_task_from_jsonl
 from .accsent import AccSent
+from .conll2000_chunking import CoNLL2000Chunking
+from .conll2003_ner import CoNLL2003NER
 from .evalrank_sent import EvalRankSent
 from .evalrank_sent_str import EvalRankSentSTR
 from .evalrank_sent_stsb import EvalRankSentSTSB
 from .evalrank_word import EvalRankWord
 from .evalrank_word_no_wiki import EvalRankWordNoWiki
+from .ewt_pos_tagging import EWTPOSTagging
 from .senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS
 from .str_2021 import STR2021
 from .stsb_granularity import STSBenchmarkGranularity
@@ -42,6 +46,9 @@ GAP_TASKS: tuple[type[AbsTask], ...] = (
 #: EvalRank's ablations and parts, each its own task so that every task has one headline number
 EVALRANK_PART_TASKS: tuple[type[AbsTask], ...] = (EvalRankWordNoWiki, EvalRankSentSTSB, EvalRankSentSTR)
 
+#: Chiu et al.'s (2016) extrinsic tasks: sequence labelling over frozen word vectors
+SEQUENCE_LABELLING_TASKS: tuple[type[AbsTask], ...] = (EWTPOSTagging, CoNLL2000Chunking, CoNLL2003NER)
+
 TASKS: tuple[type[AbsTask], ...] = (
     EvalRankWord,
     EvalRankSent,
@@ -52,6 +59,7 @@ TASKS: tuple[type[AbsTask], ...] = (
     *SENTEVAL_PROTOCOL_TASKS,
     *GAP_TASKS,
     AccSent,
+    *SEQUENCE_LABELLING_TASKS,
 )
 
 __all__ = [
@@ -59,6 +67,7 @@ __all__ = [
     "EVALRANK_PART_TASKS",
     "GAP_TASKS",
     "SENTEVAL_PROTOCOL_TASKS",
+    "SEQUENCE_LABELLING_TASKS",
     "STR2021",
     "TASKS",
     "WMT17DA",
@@ -66,6 +75,9 @@ __all__ = [
     "AbsTaskEvalRank",
     "AbsTaskTriplet",
     "AccSent",
+    "CoNLL2000Chunking",
+    "CoNLL2003NER",
+    "EWTPOSTagging",
     "EvalRankSent",
     "EvalRankSentSTR",
     "EvalRankSentSTSB",

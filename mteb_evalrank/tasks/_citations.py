@@ -3,10 +3,11 @@
 
 def cite(*entries: str) -> str:
     """BibTeX entries as one citation, in the form mteb's citation check requires (the output of
-    its BibTeX formatter): each entry stripped, entries sorted by key, a blank line between."""
+    its BibTeX formatter): each entry stripped, entries sorted by key ignoring case (as the formatter
+    does: ``chiu2016...`` before ``Sang2003...``), a blank line between."""
 
     def key(entry: str) -> str:
-        return entry[entry.index("{") + 1 : entry.index(",")].strip()
+        return entry[entry.index("{") + 1 : entry.index(",")].strip().lower()
 
     return "\n\n".join(sorted((entry.strip() for entry in entries), key=key))
 
@@ -88,4 +89,37 @@ Jurgens, David},
   title = {{S}em{E}val-2017 Task 1: Semantic Textual Similarity Multilingual and Crosslingual Focused Evaluation},
   url = {https://aclanthology.org/S17-2001},
   year = {2017},
+}"""
+
+
+# the sequence-labelling tasks (Chiu et al., 2016) and their datasets
+CHIU_CITATION = r"""@inproceedings{chiu2016intrinsic,
+  author = {Chiu, Billy and Korhonen, Anna and Pyysalo, Sampo},
+  booktitle = {Proceedings of the 1st Workshop on Evaluating Vector-Space Representations for {NLP}},
+  pages = {1--6},
+  title = {Intrinsic Evaluation of Word Vectors Fails to Predict Extrinsic Performance},
+  year = {2016},
+}"""
+
+SILVEIRA2014_CITATION = r"""@inproceedings{silveira2014gold,
+  author = {Silveira, Natalia and Dozat, Timothy and de Marneffe, Marie-Catherine and Bowman, Samuel and Connor, Miriam and Bauer, John and Manning, Christopher D.},
+  booktitle = {Proceedings of the Ninth International Conference on Language Resources and Evaluation ({LREC}'14)},
+  title = {A Gold Standard Dependency Corpus for {E}nglish},
+  year = {2014},
+}"""
+
+CONLL2000_CITATION = r"""@inproceedings{tjong-kim-sang-buchholz-2000-introduction,
+  author = {Tjong Kim Sang, Erik F. and Buchholz, Sabine},
+  booktitle = {Fourth Conference on Computational Natural Language Learning and the Second Learning Language in Logic Workshop},
+  title = {Introduction to the {C}o{NLL}-2000 Shared Task Chunking},
+  year = {2000},
+}"""
+
+# mteb's key and entry, verbatim (its XGlueWPRReranking task cites the paper)
+CONLL2003_CITATION = r"""@article{Sang2003IntroductionTT,
+  author = {Erik F. Tjong Kim Sang and Fien De Meulder},
+  journal = {ArXiv},
+  title = {Introduction to the CoNLL-2003 Shared Task: Language-Independent Named Entity Recognition},
+  volume = {cs.CL/0306050},
+  year = {2003},
 }"""

@@ -1,0 +1,125 @@
+"""Tagged corpora (one token per line, sentences separated by blank lines) for the sequence-labelling recipes.
+
+The three sequence-labelling families (``ud-english-ewt``, ``conll2000``, ``conll2003``) read
+column files of the same shape: one token per line, its fields separated by a tab (CoNLL-U) or a
+space (CoNLL), a blank line after each sentence. :func:`read_blocks` splits a file (or a zip
+member) into those sentences, keeping each line's number for the error messages;
+:func:`tagged_build` gives what every family builds: config ``default``, one split per raw file,
+one row per sentence, columns ``tokens`` and ``tags`` (lists of strings of the same length,
+tokens as written in the file).
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from datasets import Dataset, DatasetDict, Features, Value
+from datasets import Sequence as SequenceFeature
+
+from .layout import BuiltDataset
+from .sources import SourceFormatError, invalid_utf8
+
+TAGGED_FEATURES = Features(
+    {"tokens": SequenceFeature(Value("string")), "tags": SequenceFeature(Value("string"))}
+)
+#: A chunk or entity tag in the IOB notation: ``O``, or ``B-`` / ``I-`` and a type.
+IOB_TAG = re.compile(r"O|[BI]-[A-Za-z]+")
+
+Block = list[tuple[int, str]]
+"""The lines of one sentence: ``(line number, line)``, line ends stripped."""
+Sentence = tuple[list[str], list[str]]
+"""``(tokens, tags)`` of one sentence."""
+
+
+def split_blocks(lines: Iterable[str]) -> Iterator[Block]:
+    """The runs of non-blank lines of ``lines`` (numbered from 1), split at blank lines."""
+    block: Block = []
+    for line_no, raw in enumerate(lines, start=1):
+        line = raw.rstrip("\r\n")
+        if line.strip():
+            block.append((line_no, line))
+        elif block:
+            yield block
+            block = []
+    if block:
+        yield block
+
+
+def read_blocks(path: Path, member: str | None = None) -> tuple[Path, list[Block]]:
+    """The sentences of a UTF-8 file (or of the zip ``path``'s ``member``), and the path to name
+    in errors (``<zip>/<member>`` for a member).
+
+    Raises:
+        SourceFormatError: the text is not UTF-8, or holds no sentence.
+    """
+    if member is None:
+        where = path
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise invalid_utf8(path, error) from None
+    else:
+        where = path / member
+        with zipfile.ZipFile(path) as archive:
+            try:
+                data = archive.read(member)
+            except KeyError:
+                raise SourceFormatError(path, None, f"the archive holds no member {member!r}") from None
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise SourceFormatError(where, None, f"not valid UTF-8 ({error.reason})") from None
+    blocks = list(split_blocks(text.splitlines()))
+    if not blocks:
+        raise SourceFormatError(where, None, "the file holds no sentence")
+    return where, blocks
+
+
+def column_fields(where: Path, line_no: int, line: str, n_fields: int, separator: str) -> list[str]:
+    """``line`` split on ``separator`` into exactly ``n_fields`` non-empty fields (else an error)."""
+    fields = line.split(separator)
+    if len(fields) != n_fields or not all(field.strip() for field in fields):
+        shown = "tab" if separator == "\t" else "space"
+        raise SourceFormatError(
+            where, line_no, f"expected {n_fields} non-empty {shown}-separated fields, got {line!r}"
+        )
+    return fields
+
+
+def check_iob(where: Path, line_no: int, tag: str) -> str:
+    """``tag`` if it is an IOB chunk tag (:data:`IOB_TAG`), else an error naming the line."""
+    if not IOB_TAG.fullmatch(tag):
+        raise SourceFormatError(where, line_no, f"{tag!r} is not a chunk tag (O, B-TYPE or I-TYPE)")
+    return tag
+
+
+def tagged_dataset(sentences: Sequence[Sentence]) -> Dataset:
+    """One row per sentence: ``tokens`` and ``tags`` (:data:`TAGGED_FEATURES`)."""
+    return Dataset.from_dict(
+        {"tokens": [tokens for tokens, _ in sentences], "tags": [tags for _, tags in sentences]},
+        features=TAGGED_FEATURES,
+    )
+
+
+def tagged_stats(sentences: Sequence[Sentence]) -> dict[str, Any]:
+    """Build statistics of one split: sentences, tokens, distinct lower-cased forms, tag counts."""
+    tags = Counter(tag for _, sentence_tags in sentences for tag in sentence_tags)
+    return {
+        "n_sentences": len(sentences),
+        "n_tokens": sum(len(tokens) for tokens, _ in sentences),
+        "n_lowercased_forms": len({token.lower() for tokens, _ in sentences for token in tokens}),
+        "tags": dict(sorted(tags.items())),
+    }
+
+
+def tagged_build(splits: Mapping[str, Sequence[Sentence]]) -> BuiltDataset:
+    """Config ``default`` with the given splits (:func:`tagged_dataset`), and their :func:`tagged_stats`."""
+    data = DatasetDict({split: tagged_dataset(sentences) for split, sentences in splits.items()})
+    return BuiltDataset(
+        {"default": data}, {split: tagged_stats(sentences) for split, sentences in splits.items()}
+    )

@@ -1,0 +1,193 @@
+"""``AbsTaskSequenceLabelling``: Chiu et al.'s (2016) extrinsic tasks (POS, chunks, NER) as mteb tasks.
+
+Data: config ``default`` of a tagged family (``tasks/<family>/``), splits ``train`` and
+``test``, one row per sentence, columns ``tokens`` and ``tags``
+(:mod:`mteb_evalrank.data.tagged`).
+
+Evaluation of a model:
+
+1. every distinct **lower-cased** word form of both splits is encoded once, as a text of its own
+   (as EvalRankWord and the word-similarity tasks feed single words), through the task's
+   :class:`~mteb_evalrank.tasks._encoding.TaskEmbeddings` (NaN or infinite embeddings stop the
+   task); the capitalisation lost by lower-casing is the tagger's separate feature;
+2. **unknown words**: a word the model embeds as the zero vector (a static model's
+   out-of-vocabulary word) keeps it, frozen, like the padding at the sentence edges; nothing is
+   dropped. ``coverage`` is the share of test tokens whose vector is not zero. The known words'
+   vectors are centred (:func:`~mteb_evalrank.evaluation.tagging.centred`);
+3. the window tagger of :mod:`mteb_evalrank.evaluation.tagging` is trained on ``train`` and
+   decodes ``test`` greedily, once per seed of :attr:`AbsTaskSequenceLabelling.seeds` (0, 1, 2);
+4. scores: each seed's, and their mean (the main score is the mean over the seeds).
+
+Scores (flat keys, one hf_subset): ``accuracy`` (token accuracy); for a chunk task (``chunks``
+true) also ``precision``, ``recall``, ``f1`` (conlleval's chunk scores) and ``f1[type=X]`` per
+chunk type, all means over the seeds; ``<score>[seed=k]`` for each seed's ``accuracy`` (and
+``precision``, ``recall``, ``f1``); ``n_train_tokens``, ``n_test_tokens``, ``n_test_sentences``,
+``n_word_forms`` (distinct lower-cased forms encoded), ``coverage``, ``train_coverage``.
+
+Metadata ``type``: mteb has no token-classification type. ``Classification`` is the closest:
+as in mteb's classification tasks, a classifier is trained on the training split's frozen
+embeddings and scored on the test split, here one example per token (its window) instead of
+one per text; instruction models that choose a prompt per task type then embed the words as
+they would texts to classify, symmetrically. The class derives from mteb's ``AbsTask``, not
+``AbsTaskClassification``, whose loop samples a few texts per label and fits a logistic
+regression on single embeddings.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from mteb.abstasks.abstask import AbsTask
+from numpy.typing import NDArray
+
+from mteb_evalrank.evaluation.tagging import (
+    TaggerConfig,
+    TaggerInput,
+    capitalisation,
+    centred,
+    chunk_scores,
+    token_accuracy,
+    train_and_predict,
+)
+from mteb_evalrank.tasks._loading import PluginDatasetLoading
+
+from ._encoding import TaskEmbeddings, as_list
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+    from mteb.models import MTEBModels
+    from mteb.timing import TimingStack
+    from mteb.types import EncodeKwargs, ScoresDict
+
+
+class AbsTaskSequenceLabelling(PluginDatasetLoading, AbsTask):
+    """A sequence-labelling task over frozen word vectors (see the module doc)."""
+
+    chunks: ClassVar[bool] = False
+    """Tags are IOB chunk tags: score chunks (conlleval), not only tokens."""
+    seeds: ClassVar[tuple[int, ...]] = (0, 1, 2)
+    tagger: ClassVar[TaggerConfig] = TaggerConfig()
+    train_split: ClassVar[str] = "train"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._embeddings = TaskEmbeddings()
+
+    def unload_data(self) -> None:
+        self._embeddings.clear()
+        super().unload_data()
+
+    def _split(self, hf_subset: str, split: str) -> Dataset:
+        dataset: Any = self.dataset
+        return dataset[split] if hf_subset not in dataset else dataset[hf_subset][split]
+
+    def _evaluate_subset(
+        self,
+        model: MTEBModels,
+        data_split: Dataset,
+        *,
+        hf_split: str,
+        hf_subset: str,
+        encode_kwargs: EncodeKwargs,
+        prediction_folder: Path | None = None,
+        num_proc: int | None = None,
+        timer: TimingStack,
+        **kwargs: Any,
+    ) -> ScoresDict:
+        train, test = self._split(hf_subset, self.train_split), data_split
+        sentences = {name: as_list(split["tokens"]) for name, split in (("train", train), ("test", test))}
+        gold = {name: as_list(split["tags"]) for name, split in (("train", train), ("test", test))}
+        forms = list(
+            dict.fromkeys(token.lower() for split in sentences.values() for s in split for token in s)
+        )
+        vectors = self._embeddings.embed(
+            model,
+            forms,
+            task_metadata=self.metadata,
+            encode_kwargs=dict(encode_kwargs),
+            hf_split=hf_split,
+            hf_subset=hf_subset,
+            timer=timer,
+            num_proc=num_proc,
+        )
+        row = {form: i for i, form in enumerate(forms)}
+        known = np.linalg.norm(vectors, axis=1) > 0
+        inputs, rows = {}, {}
+        for name, split in sentences.items():
+            tokens = [token for sentence in split for token in sentence]
+            rows[name] = np.fromiter(
+                (row[token.lower()] for token in tokens), dtype=np.intp, count=len(tokens)
+            )
+            caps = np.fromiter(map(capitalisation, tokens), dtype=np.intp, count=len(tokens))
+            inputs[name] = TaggerInput.of(rows[name], caps, [len(sentence) for sentence in split])
+        with timer("Scoring", split=hf_split, subset=hf_subset):
+            scores = self._scores(centred(vectors).astype(np.float32), inputs, gold)
+        scores.update(
+            n_train_tokens=len(rows["train"]),
+            n_test_tokens=len(rows["test"]),
+            n_test_sentences=len(sentences["test"]),
+            n_word_forms=len(forms),
+            coverage=float(known[rows["test"]].mean()),
+            train_coverage=float(known[rows["train"]].mean()),
+        )
+        return scores
+
+    def _scores(
+        self, vectors: NDArray[np.float32], inputs: dict[str, TaggerInput], gold: dict[str, list[list[str]]]
+    ) -> dict[str, Any]:
+        """Train and score one tagger per seed; each seed's scores and their means."""
+        labels = sorted({tag for sentence in gold["train"] for tag in sentence})
+        index = {tag: i for i, tag in enumerate(labels)}
+        targets = np.fromiter((index[t] for s in gold["train"] for t in s), dtype=np.intp)
+        lengths = np.cumsum([len(sentence) for sentence in gold["test"]])[:-1]
+        per_seed = []
+        for seed in self.seeds:
+            predicted = train_and_predict(
+                vectors, inputs["train"], targets, inputs["test"], len(labels), seed=seed, config=self.tagger
+            )
+            tags = np.split(np.asarray(labels, dtype=object)[predicted], lengths)
+            per_seed.append(self._score_predictions(gold["test"], [list(s) for s in tags]))
+        keys = list(dict.fromkeys(key for seed_scores in per_seed for key in seed_scores))
+        scores: dict[str, Any] = {
+            key: float(np.mean([seed_scores.get(key, 0.0) for seed_scores in per_seed])) for key in keys
+        }
+        for seed, seed_scores in zip(self.seeds, per_seed, strict=True):
+            scores.update(
+                {
+                    f"{key}[seed={seed}]": seed_scores[key]
+                    for key in ("precision", "recall", "f1", "accuracy")
+                    if key in seed_scores
+                }
+            )
+        return scores
+
+    def _score_predictions(self, gold: list[list[str]], predicted: list[list[str]]) -> dict[str, float]:
+        if self.chunks:
+            return chunk_scores(gold, predicted)
+        return {"accuracy": token_accuracy([t for s in gold for t in s], [t for s in predicted for t in s])}
+
+    # token statistics (sentences, tokens, forms, tags), not one of mteb's TypedDicts
+    def _calculate_descriptive_statistics_from_split(  # type: ignore[override]
+        self,
+        split: str,
+        *,
+        hf_subset: str | None = None,
+        compute_overall: bool = False,
+        num_proc: int | None = None,
+    ) -> dict[str, Any]:
+        """``num_samples`` (sentences), ``number_of_tokens``, ``unique_lowercased_forms``,
+        ``max_sentence_length``, ``tags`` (count per tag) of one split."""
+        if not self.data_loaded:
+            self.load_data()
+        data = self._split(hf_subset or "default", split)
+        tokens, tags = as_list(data["tokens"]), as_list(data["tags"])
+        return {
+            "num_samples": len(tokens),
+            "number_of_tokens": sum(len(sentence) for sentence in tokens),
+            "unique_lowercased_forms": len({token.lower() for sentence in tokens for token in sentence}),
+            "max_sentence_length": max(len(sentence) for sentence in tokens),
+            "tags": dict(Counter(tag for sentence in tags for tag in sentence).most_common()),
+        }

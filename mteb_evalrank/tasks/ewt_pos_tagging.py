@@ -1,0 +1,39 @@
+"""EWTPOSTagging: Chiu et al.'s POS-tagging protocol on UD English-EWT's PTB-style tags."""
+
+from __future__ import annotations
+
+from mteb_evalrank.data.registry import UD_ENGLISH_EWT
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
+
+from ._citations import CHIU_CITATION, SILVEIRA2014_CITATION, cite
+from ._sequence_labelling import AbsTaskSequenceLabelling
+
+
+class EWTPOSTagging(AbsTaskSequenceLabelling):
+    metadata = PluginTaskMetadata(
+        name="EWTPOSTagging",
+        description=(
+            "Part-of-speech tagging of the English Web Treebank (Universal Dependencies English-EWT, "
+            "PTB-style XPOS, 49 tags) with Chiu et al.'s (2016) window tagger over frozen word vectors: "
+            "each lower-cased word form embedded once, five-word windows with a capitalisation "
+            "feature, one hidden layer of 300 hard-tanh units, 10 epochs of Adam; main score: test "
+            "token accuracy, mean over 3 seeds. Stands in for the paper's WSJ Penn Treebank, which "
+            "is not public; scores are not comparable with the paper's."
+        ),
+        reference="https://github.com/UniversalDependencies/UD_English-EWT",
+        dataset=UD_ENGLISH_EWT.mteb_dataset(),
+        type="Classification",
+        category="t2c",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        main_score="accuracy",
+        date=("2005-01-01", "2012-12-31"),
+        domains=["Web", "Blog", "Reviews", "Written"],
+        task_subtypes=[],
+        license="cc-by-sa-4.0",
+        annotations_creators="expert-annotated",
+        dialect=[],
+        sample_creation="found",
+        bibtex_citation=cite(SILVEIRA2014_CITATION, CHIU_CITATION),
+    )
