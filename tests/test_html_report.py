@@ -133,6 +133,20 @@ def test_each_intrinsic_tasks_mean_rho_is_the_mean_of_scipys_spearman(small_page
         assert shown[intrinsic] == pytest.approx(100 * np.mean(rhos), abs=0.051)
 
 
+def test_the_pairs_table_gives_scipys_rho_for_every_pair_and_a_p_value(small_page: Path) -> None:
+    pairs = table_with(parse(small_page), "downstream")
+    assert pairs[0] == ["intrinsic", "downstream", "ρ ×100", "CI 95%", "models", "families", "p holm"]
+    assert len(pairs) - 1 == len(INTRINSIC) * len(DOWNSTREAM)
+    for intrinsic, downstream, rho, ci, n, families, p in pairs[1:]:
+        x = [main_score(m, intrinsic) for m in MODELS]
+        expected = stats.spearmanr(x, [main_score(m, downstream) for m in MODELS]).statistic
+        assert float(rho) == pytest.approx(100 * expected, abs=0.051)
+        low, high = map(float, ci.strip("[]").split(", "))
+        assert low <= float(rho) <= high
+        assert (n, families) == (str(len(MODELS)), str(len(FAMILIES)))
+        assert 0 < float(p) <= 1
+
+
 def test_the_scatter_titles_give_scipys_rho_and_a_ci_around_it(small_page: Path) -> None:
     text = small_page.read_text(encoding="utf-8")
     x = [main_score(m, "STSBenchmark") for m in MODELS]
@@ -177,6 +191,57 @@ def test_a_damaged_result_file_is_named_on_the_page_and_the_rest_shown(tmp_path:
     rows = {row[0]: row for row in table_with(parse(page), "SentEvalCR")[1:]}
     column = table_with(parse(page), "SentEvalCR")[0].index("SentEvalMR lr_accuracy")
     assert rows[MODELS[1]][column] == "–" and rows[MODELS[0]][column] != "–"
+
+
+@pytest.mark.filterwarnings("ignore::mteb_evalrank.result_files.OutdatedResultWarning")
+def test_a_run_of_mtebs_own_tasks_and_models_gives_other_tasks_and_its_correlations(tmp_path: Path) -> None:
+    """Public MTEB results (models outside the zoo, tasks of no plugin benchmark but STS)."""
+    from conftest import SOURCE  # the shared data folder (tests/conftest.py)
+
+    tasks = ("STS12", "STSBenchmark", "AmazonCounterfactualClassification")
+    picked = [
+        folder
+        for folder in sorted((SOURCE / "mteb-results" / "results").glob("*/*"))
+        if folder.name != "external" and all((folder / f"{t}.json").is_file() for t in tasks)
+    ][:6]
+    assert len(picked) == 6
+    entries: dict[str, dict[str, dict[str, float]]] = {}  # model -> task -> subset -> main score
+    for folder in picked:
+        target = tmp_path / "results" / folder.parent.name / folder.name
+        target.mkdir(parents=True)
+        for name in [*(f"{t}.json" for t in tasks), "model_meta.json"]:
+            shutil.copy(folder / name, target / name)
+        model = json.loads((folder / "model_meta.json").read_text(encoding="utf-8"))["name"]
+        entries[model] = {
+            t: {
+                e["hf_subset"]: e["main_score"]
+                for e in json.loads((folder / f"{t}.json").read_text())["scores"]["test"]
+            }
+            for t in tasks
+        }
+    # the table's convention: the mean over the subsets any model has; a model lacking one has no score
+    subsets = {t: set().union(*(e[t] for e in entries.values())) for t in tasks}
+    scores = {
+        m: {t: float(np.mean([e[t][k] for k in subsets[t]])) for t in tasks if set(e[t]) == subsets[t]}
+        for m, e in entries.items()
+    }
+    page = write_report(tmp_path, tmp_path / "site", **QUICK)
+    cells = parse(page)
+    study = table_with(cells, "model")  # the first score table: EvalRank-Study (the STS tasks)
+    assert study[0] == ["model", "STS12 cosine_spearman", "STSBenchmark cosine_spearman"]  # no family known
+    amazon = table_with(cells, "AmazonCounterfactualClassification")
+    amazon_scores = {m: s.get("AmazonCounterfactualClassification") for m, s in scores.items()}
+    assert {row[0]: row[1].removesuffix(" ★") for row in amazon[1:]} == {
+        m: "–" if v is None else f"{100 * v:.1f}" for m, v in amazon_scores.items()
+    }
+    assert "–" in {row[1] for row in amazon[1:]}  # a model lacking a subset (here: one)
+    assert "<h3>Other tasks</h3>" in page.read_text(encoding="utf-8")
+    means = {row[0]: float(row[1]) for row in table_with(cells, "intrinsic")[1:]}
+    both = [s for s in scores.values() if len(s) == len(tasks)]
+    for intrinsic in ("STS12", "STSBenchmark"):
+        x = [s[intrinsic] for s in both]
+        rho = stats.spearmanr(x, [s["AmazonCounterfactualClassification"] for s in both]).statistic
+        assert means[intrinsic] == pytest.approx(100 * rho, abs=0.051)
 
 
 def test_the_page_is_replaced_whole(tmp_path: Path) -> None:

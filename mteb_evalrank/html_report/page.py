@@ -47,7 +47,7 @@ from ..correlation.table import (
     build_table,
     column_scores,
     default_downstream,
-    intrinsic_columns,
+    expand_columns,
 )
 
 if TYPE_CHECKING:
@@ -252,18 +252,21 @@ def _number(value: float, scale: float = 100.0) -> str:
 def _model_table(
     frame: pd.DataFrame, families: dict[str, str], heads: list[tuple[str, str]], mark_best: bool = True
 ) -> Table:
-    """Model and family columns, then one column per column of ``frame`` (×100, best marked)."""
+    """The model column, its family where one is known (not the model alone), then one column per
+    column of ``frame`` (×100, the best of each column marked)."""
+    known = {name: family for name, family in families.items() if family != name}
     best = frame.max(axis=0, skipna=True)
     rows = []
     for name, scores in frame.iterrows():
-        cells = [Cell(str(name)), Cell(families.get(str(name), str(name)))]
+        cells = [Cell(str(name))] + ([Cell(known.get(str(name), ""))] if known else [])
         for column, value in scores.items():
             if np.isfinite(value):
                 cells.append(Cell(_number(value), float(value), mark_best and value == best[column]))
             else:
                 cells.append(Cell("–"))
         rows.append(cells)
-    return Table([("model", ""), ("family", ""), *heads], rows, [False, False, *([True] * len(heads))])
+    names = [("model", ""), *([("family", "")] if known else [])]
+    return Table([*names, *heads], rows, [False] * len(names) + [True] * len(heads))
 
 
 def _score_sections(
@@ -319,23 +322,46 @@ def _correlation(
             notes.append(f"not correlated: {task} is a task mteb does not know (intrinsic or downstream?)")
             continue
         known.append(task)
-    downstream = default_downstream(known)
-    intrinsic = [t for t in known if t not in downstream]
+    downstream_tasks = default_downstream(known)
+    intrinsic = _enough(loaded, _rows(loaded, [t for t in known if t not in downstream_tasks]), notes)
+    downstream = _enough(loaded, [ColumnSpec(t) for t in downstream_tasks], notes)
     if len(loaded.models) < stats.MIN_MODELS or not downstream or not intrinsic:
         notes.append(
             f"no correlations: they need at least {stats.MIN_MODELS} models, an intrinsic task and a "
             f"downstream task (mteb type Classification); here {len(loaded.models)} model(s), "
-            f"{len(intrinsic)} intrinsic and {len(downstream)} downstream task(s)"
+            f"{len(intrinsic)} intrinsic and {len(downstream)} downstream column(s)"
         )
         return None
     try:
         return correlate(
-            loaded, intrinsic_columns(intrinsic), downstream, split=SPLIT,
+            loaded, intrinsic, downstream, split=SPLIT,
             n_bootstrap=n_bootstrap, n_permutations=n_permutations, seed=seed,
         )  # fmt: skip
     except CorrelationInputError as error:
         notes.append(f"no correlations: {error}")
         return None
+
+
+def _rows(loaded: LoadedResults, tasks: list[str]) -> list[ColumnSpec]:
+    """The intrinsic rows: one per subset present of a task with several (different evaluations,
+    never averaged, as in a study), else the task's main score."""
+    rows: list[ColumnSpec] = []
+    for task in tasks:
+        subsets = expand_columns(loaded, [ColumnSpec(task, "*")], SPLIT)
+        rows += subsets if len(subsets) > 1 else [ColumnSpec(task)]
+    return rows
+
+
+def _enough(loaded: LoadedResults, columns: list[ColumnSpec], notes: list[str]) -> list[str]:
+    """The labels of the columns that at least MIN_MODELS models have; the others noted."""
+    kept = []
+    for column in columns:
+        scores, _ = column_scores(loaded, column, SPLIT)
+        if len(scores) >= stats.MIN_MODELS:
+            kept.append(column.label)
+        else:
+            notes.append(f"not correlated: {column.label} has the scores of {len(scores)} model(s)")
+    return kept
 
 
 def _svg(draw: Callable[[Path], Path], salt: str) -> str:
@@ -356,7 +382,7 @@ def _correlation_sections(result: CorrelationResult) -> list[Section]:
         [
             Cell(r.intrinsic),
             Cell(_number(r.mean), r.mean),
-            Cell(f"[{_number(r.ci_low)}, {_number(r.ci_high)}]" if np.isfinite(r.ci_low) else "–"),
+            Cell(_ci(r.ci_low, r.ci_high)),
             Cell(str(r.n), r.n),
             Cell(str(r.n_families), r.n_families),
         ]
@@ -374,12 +400,42 @@ def _correlation_sections(result: CorrelationResult) -> list[Section]:
         [("Spearman ρ (×100) of every intrinsic × downstream pair", heatmap)],
         anchor="correlation",
     )
-    scatters = []
+    scatters = [_pairs_section(result)]
     for i, intrinsic in enumerate(result.intrinsic):
         svg = _svg(partial(correlation_figures.scatter_grid, result, intrinsic), f"scatter-{i}")
         caption = f"{intrinsic} against each downstream task: one point per model, coloured by family"
         scatters.append(Section(intrinsic, figures=[(caption, svg)], anchor=f"scatter-{i}"))
     return [overview, *scatters]
+
+
+def _ci(low: float, high: float) -> str:
+    return f"[{_number(low)}, {_number(high)}]" if np.isfinite(low) else "–"
+
+
+def _pairs_section(result: CorrelationResult) -> Section:
+    """Every pair: ρ, its CI, n, the families and the adjusted permutation p-value."""
+    rows = [
+        [
+            Cell(p.intrinsic), Cell(p.extrinsic),
+            Cell(_number(p.spearman), p.spearman) if np.isfinite(p.spearman) else Cell("–"),
+            Cell(_ci(p.spearman_ci_low, p.spearman_ci_high)), Cell(str(p.n), p.n),
+            Cell(str(p.n_families), p.n_families),
+            Cell(f"{p.spearman_p_adj:.4f}", p.spearman_p_adj) if np.isfinite(p.spearman_p_adj) else Cell("–"),
+        ]
+        for p in result.pairs
+    ]  # fmt: skip
+    confidence = f"{result.settings.confidence:.0%}"
+    heads = [("intrinsic", ""), ("downstream", ""), ("ρ", "×100"), ("CI", confidence), ("models", ""),
+             ("families", ""), ("p", result.settings.p_adjust)]  # fmt: skip
+    description = (
+        f"Each pair's Spearman ρ, its family-cluster bootstrap CI ({result.settings.n_bootstrap} resamples) "
+        f"and its permutation p-value ({result.settings.n_permutations} permutations within families), "
+        f"adjusted over the {len(result.pairs)} pairs ({result.settings.p_adjust})."
+    )
+    return Section(
+        "All pairs", description, [Table(heads, rows, [False, False, True, False, True, True, True])],
+        anchor="pairs",
+    )  # fmt: skip
 
 
 def _family_sections(result: CorrelationResult) -> list[Section]:
