@@ -175,9 +175,11 @@ def test_a_one_model_one_task_folder_gives_a_page_without_correlations(tmp_path:
     cells = parse(write_report(folder, tmp_path / "site", **QUICK))
     table = table_with(cells, "EvalRankSent")
     assert table[1][0] == MODELS[0]
-    assert table[1][2] == f"{100 * main_score(MODELS[0], 'EvalRankSent'):.1f} ★"
+    assert table[1][2] == f"{100 * main_score(MODELS[0], 'EvalRankSent'):.1f}"  # no best among one
     assert not any(t[0][0] == "intrinsic" for t in cells.tables)
-    assert "no correlations: they need at least 3 models" in (tmp_path / "site" / "index.html").read_text()
+    text = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "<li>no correlations: they need at least 3 models; here 1</li>" in text
+    assert text.count("<li>") == 1  # that note alone
 
 
 def test_a_damaged_result_file_is_named_on_the_page_and_the_rest_shown(tmp_path: Path) -> None:

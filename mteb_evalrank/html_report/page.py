@@ -253,9 +253,9 @@ def _model_table(
     frame: pd.DataFrame, families: dict[str, str], heads: list[tuple[str, str]], mark_best: bool = True
 ) -> Table:
     """The model column, its family where one is known (not the model alone), then one column per
-    column of ``frame`` (×100, the best of each column marked)."""
+    column of ``frame`` (×100, the best of each column with two scores or more marked)."""
     known = {name: family for name, family in families.items() if family != name}
-    best = frame.max(axis=0, skipna=True)
+    best = frame.max(axis=0, skipna=True).where(frame.notna().sum(axis=0) > 1)  # none among one
     rows = []
     for name, scores in frame.iterrows():
         cells = [Cell(str(name))] + ([Cell(known.get(str(name), ""))] if known else [])
@@ -314,6 +314,11 @@ def _correlation(
     """Every intrinsic column against every downstream task, or ``None`` (why: in ``notes``)."""
     import mteb
 
+    if len(loaded.models) < stats.MIN_MODELS:
+        notes.append(
+            f"no correlations: they need at least {stats.MIN_MODELS} models; here {len(loaded.models)}"
+        )
+        return None
     known = []
     for task in tasks:
         try:
@@ -325,11 +330,11 @@ def _correlation(
     downstream_tasks = default_downstream(known)
     intrinsic = _enough(loaded, _rows(loaded, [t for t in known if t not in downstream_tasks]), notes)
     downstream = _enough(loaded, [ColumnSpec(t) for t in downstream_tasks], notes)
-    if len(loaded.models) < stats.MIN_MODELS or not downstream or not intrinsic:
+    if not downstream or not intrinsic:
         notes.append(
-            f"no correlations: they need at least {stats.MIN_MODELS} models, an intrinsic task and a "
-            f"downstream task (mteb type Classification); here {len(loaded.models)} model(s), "
-            f"{len(intrinsic)} intrinsic and {len(downstream)} downstream column(s)"
+            "no correlations: they need an intrinsic task and a downstream task (mteb type "
+            f"Classification) that {stats.MIN_MODELS} models or more have; here {len(intrinsic)} "
+            f"intrinsic and {len(downstream)} downstream column(s)"
         )
         return None
     try:
