@@ -266,11 +266,14 @@ def _report(args: argparse.Namespace) -> None:
     import time
 
     from .correlation import CorrelationInputError
-    from .html_report import write_report
+    from .correlation.core import read_families
+    from .html_report import Options, write_report
 
     start = time.perf_counter()
     try:
-        path = write_report(args.results, args.out, benchmark=args.benchmark, models=args.models)
+        families = read_families(args.families) if args.families else None
+        options = Options(benchmark=args.benchmark, models=args.models, families=families)
+        path = write_report(args.results, args.out, options)
     except CorrelationInputError as error:
         raise SystemExit(f"mteb-evalrank report: {error}") from None
     size = path.stat().st_size / 1e6
@@ -640,6 +643,12 @@ def _add_report_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
     report.add_argument("--out", default="report", help="output folder (default: ./report)")
     report.add_argument("--benchmark", metavar="NAME", help="only the tasks of this mteb benchmark")
     report.add_argument("--models", nargs="+", metavar="NAME", help="only these models")
+    report.add_argument(
+        "--families",
+        metavar="FILE",
+        help="model,family CSV or JSON (as correlate's), e.g. docs/study/families/trainings.csv; "
+        "default: the zoo's families",
+    )
     report.set_defaults(func=_report)
 
 

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mteb_evalrank.html_report import write_report
+from mteb_evalrank.html_report import Options, write_report
 
 REPO = Path(__file__).resolve().parent.parent
 STUDY = REPO / "docs" / "study" / "run" / "results"
@@ -37,7 +37,7 @@ MODELS = [f"evalrank/{base}{variant}" for base in FAMILIES for variant in ("", "
 MODELS = [m for m in MODELS if (STUDY / m.replace("/", "__")).is_dir()]
 TASKS = ("EvalRankSent", "WordSimMEN", "STSBenchmark", "SentEvalMR", "SentEvalCR")
 INTRINSIC, DOWNSTREAM = ("EvalRankSent", "STSBenchmark", "WordSimMEN"), ("SentEvalCR", "SentEvalMR")
-QUICK = {"n_bootstrap": 200, "n_permutations": 200}
+QUICK = Options(n_bootstrap=200, n_permutations=200)
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 
 
@@ -105,7 +105,7 @@ def table_with(cells: Cells, header: str) -> list[list[str]]:
 @pytest.fixture(scope="module")
 def small_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = copy_results(tmp_path_factory.mktemp("results"), MODELS, TASKS)
-    return write_report(folder, folder / "site", **QUICK)
+    return write_report(folder, folder / "site", QUICK)
 
 
 def test_the_score_table_shows_every_models_main_score_and_marks_the_best(small_page: Path) -> None:
@@ -172,7 +172,7 @@ def test_the_page_loads_nothing_and_names_coverage_families_and_provenance(small
 
 def test_a_one_model_one_task_folder_gives_a_page_without_correlations(tmp_path: Path) -> None:
     folder = copy_results(tmp_path, MODELS[:1], ("EvalRankSent",))
-    cells = parse(write_report(folder, tmp_path / "site", **QUICK))
+    cells = parse(write_report(folder, tmp_path / "site", QUICK))
     table = table_with(cells, "EvalRankSent")
     assert table[1][0] == MODELS[0]
     assert table[1][2] == f"{100 * main_score(MODELS[0], 'EvalRankSent'):.1f}"  # no best among one
@@ -182,12 +182,39 @@ def test_a_one_model_one_task_folder_gives_a_page_without_correlations(tmp_path:
     assert text.count("<li>") == 1  # that note alone
 
 
+def test_the_cli_takes_a_families_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mteb_evalrank.cli import main
+
+    folder = copy_results(tmp_path, MODELS, ("EvalRankSent", "SentEvalMR"))
+    families = {m: "static" if m.endswith(("-abtt", "-whiten")) else "plain" for m in MODELS}
+    (tmp_path / "families.csv").write_text(
+        "model,family\n" + "".join(f"{m},{f}\n" for m, f in families.items()), encoding="utf-8"
+    )
+    main(
+        [
+            "report",
+            str(folder / "results"),
+            "--out",
+            str(tmp_path / "site"),
+            "--families",
+            str(tmp_path / "families.csv"),
+        ]
+    )
+    assert capsys.readouterr().out.startswith(f"wrote {tmp_path / 'site' / 'index.html'} (")
+    page = tmp_path / "site" / "index.html"
+    rows = table_with(parse(page), "EvalRankSent")[1:]
+    assert {row[0]: row[1] for row in rows} == families
+    text = page.read_text(encoding="utf-8")
+    for family in ("plain", "static"):
+        assert f"<summary>{family} ({list(families.values()).count(family)} models)</summary>" in text
+
+
 def test_a_damaged_result_file_is_named_on_the_page_and_the_rest_shown(tmp_path: Path) -> None:
     folder = copy_results(tmp_path, MODELS, TASKS)
     (damaged,) = (folder / "results" / MODELS[1].replace("/", "__")).glob("*/SentEvalMR.json")
     damaged.write_bytes(damaged.read_bytes()[:1000])  # cut short
     with pytest.warns(UserWarning, match="SentEvalMR.json"):
-        page = write_report(folder, tmp_path / "site", **QUICK)
+        page = write_report(folder, tmp_path / "site", QUICK)
     text = page.read_text(encoding="utf-8")
     assert f"{damaged}: not valid JSON" in text
     rows = {row[0]: row for row in table_with(parse(page), "SentEvalCR")[1:]}
@@ -227,7 +254,7 @@ def test_a_run_of_mtebs_own_tasks_and_models_gives_other_tasks_and_its_correlati
         m: {t: float(np.mean([e[t][k] for k in subsets[t]])) for t in tasks if set(e[t]) == subsets[t]}
         for m, e in entries.items()
     }
-    page = write_report(tmp_path, tmp_path / "site", **QUICK)
+    page = write_report(tmp_path, tmp_path / "site", QUICK)
     cells = parse(page)
     study = table_with(cells, "model")  # the first score table: EvalRank-Study (the STS tasks)
     assert study[0] == ["model", "STS12 cosine_spearman", "STSBenchmark cosine_spearman"]  # no family known
@@ -251,7 +278,7 @@ def test_the_page_is_replaced_whole(tmp_path: Path) -> None:
     site = tmp_path / "site"
     site.mkdir()
     (site / "index.html").write_text("an older page")
-    write_report(folder, site, **QUICK)
+    write_report(folder, site, QUICK)
     assert (site / "index.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert [p.name for p in site.iterdir()] == ["index.html"]  # no temporary file left
 

@@ -17,8 +17,8 @@ Sections, each shown where the results allow it:
   not of mteb type Classification, one row per subset as in a study) against every downstream task
   (type Classification): the heatmap of Spearman ρ, the mean ρ per intrinsic task with its CI, and
   per intrinsic task one scatter per downstream task with ρ and its CI (family-cluster bootstrap);
-* **families** (families of at least :data:`.stats.MIN_FAMILY_SIZE` models, by the zoo's
-  ``model_family``): each family's own ρ for every pair;
+* **families** (families of at least :data:`.stats.MIN_FAMILY_SIZE` models: ``--families FILE``, else
+  the zoo's ``model_family``; any other model is its own family): each family's own ρ for every pair;
 * **provenance**: per model its revision, family, embedding size, the mteb versions and dates of its
   results; per task its dataset revision(s); the versions that wrote the page;
 * **notes**: damaged result files skipped (named), tasks left out and why.
@@ -30,7 +30,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -62,7 +62,8 @@ OTHER_TASKS = "Other tasks"
 @dataclass(frozen=True)
 class Cell:
     """One table cell: its text, the number it sorts by (``None``: missing) and whether it is the
-    best of its column; ``colour``: a background (the family heat tables)."""
+    best of its column; ``colour``: a background (the family heat tables), with white text where
+    it is dark (|ρ| > 0.6)."""
 
     text: str
     value: float | None = None
@@ -111,55 +112,49 @@ class Page:
     seconds: float = 0.0
 
 
-def write_report(
-    results: str | Path,
-    out: str | Path,
-    *,
-    benchmark: str | None = None,
-    models: Sequence[str] | None = None,
-    n_bootstrap: int = 2000,
-    n_permutations: int = 10000,
-    seed: int = 0,
-) -> Path:
+@dataclass(frozen=True)
+class Options:
+    """What the page is asked for: ``--benchmark``, ``--models``, ``--families`` (a model -> family
+    mapping, :func:`..correlation.core.read_families`; default the zoo's families) and the settings of
+    ``correlate`` (its defaults)."""
+
+    benchmark: str | None = None
+    models: Sequence[str] | None = None
+    families: Mapping[str, str] | None = None
+    n_bootstrap: int = 2000
+    n_permutations: int = 10000
+    seed: int = 0
+
+
+def write_report(results: str | Path, out: str | Path, options: Options | None = None) -> Path:
     """Write ``<out>/index.html`` for the results folder ``results`` (see the module docstring).
 
     Raises:
         CorrelationInputError: no usable results (the message names the folder, model or benchmark).
     """
     start = time.perf_counter()
-    page = build_page(
-        Path(results), benchmark=benchmark, models=models, n_bootstrap=n_bootstrap,
-        n_permutations=n_permutations, seed=seed,
-    )  # fmt: skip
+    page = build_page(Path(results), options or Options())
     page.seconds = time.perf_counter() - start
     return _write_atomically(Path(out) / "index.html", render(page))
 
 
-def build_page(
-    results: Path,
-    *,
-    benchmark: str | None = None,
-    models: Sequence[str] | None = None,
-    n_bootstrap: int = 2000,
-    n_permutations: int = 10000,
-    seed: int = 0,
-) -> Page:
+def build_page(results: Path, options: Options) -> Page:
     """The page's content: load the results, then each section (module docstring)."""
-    loaded = load_results([_cache_folder(results)], models=models)
+    loaded = load_results([_cache_folder(results)], models=options.models)
     notes = list(loaded.notes)
-    tasks = _usable_tasks(loaded, _benchmark_tasks(benchmark, loaded), notes)
+    tasks = _usable_tasks(loaded, _benchmark_tasks(options.benchmark, loaded), notes)
     if not tasks:
         raise CorrelationInputError(f"{results}: no task has results in split {SPLIT!r}")
     frame = build_table(loaded, [ColumnSpec(t) for t in tasks], SPLIT).frame
-    families, _ = resolve_families(frame.index)
-    result = _correlation(loaded, tasks, notes, n_bootstrap, n_permutations, seed)
+    families, _ = resolve_families(loaded.models, options.families)
+    result = _correlation(loaded, tasks, notes, options)
     return Page(
         title=f"mteb-evalrank report: {results}",
         source=str(results),
         models=list(frame.index),
         tasks=tasks,
-        scores=_score_sections(frame, families, _sections(benchmark, tasks)),
-        coverage=_coverage_section(loaded, tasks),
+        scores=_score_sections(frame, families, _sections(options.benchmark, tasks)),
+        coverage=_coverage_section(loaded, families, tasks),
         correlation=_correlation_sections(result) if result is not None else [],
         families=_family_sections(result) if result is not None else [],
         provenance=_provenance_sections(loaded, families, tasks),
@@ -283,7 +278,7 @@ def _score_sections(
     ]
 
 
-def _coverage_section(loaded: LoadedResults, tasks: list[str]) -> Section | None:
+def _coverage_section(loaded: LoadedResults, families: dict[str, str], tasks: list[str]) -> Section | None:
     """Each model's ``coverage`` score on the tasks reporting one (×100), or ``None``."""
     columns = []
     for task in tasks:
@@ -295,7 +290,6 @@ def _coverage_section(loaded: LoadedResults, tasks: list[str]) -> Section | None
     if not columns:
         return None
     frame = build_table(loaded, columns, SPLIT).frame
-    families, _ = resolve_families(frame.index)
     heads = [(c.task, "coverage") for c in columns]
     return Section(
         "Coverage",
@@ -308,9 +302,8 @@ def _coverage_section(loaded: LoadedResults, tasks: list[str]) -> Section | None
 
 # ----------------------------------------------------------------------------- correlation
 def _correlation(
-    loaded: LoadedResults, tasks: list[str], notes: list[str], n_bootstrap: int, n_permutations: int,
-    seed: int,
-) -> CorrelationResult | None:  # fmt: skip
+    loaded: LoadedResults, tasks: list[str], notes: list[str], options: Options
+) -> CorrelationResult | None:
     """Every intrinsic column against every downstream task, or ``None`` (why: in ``notes``)."""
     import mteb
 
@@ -339,8 +332,8 @@ def _correlation(
         return None
     try:
         return correlate(
-            loaded, intrinsic, downstream, split=SPLIT,
-            n_bootstrap=n_bootstrap, n_permutations=n_permutations, seed=seed,
+            loaded, intrinsic, downstream, split=SPLIT, families=options.families,
+            n_bootstrap=options.n_bootstrap, n_permutations=options.n_permutations, seed=options.seed,
         )  # fmt: skip
     except CorrelationInputError as error:
         notes.append(f"no correlations: {error}")
