@@ -198,6 +198,12 @@ def _print_zoo(args: argparse.Namespace) -> None:
     print("\n".join(names))
 
 
+def _print_common_vocabulary(args: argparse.Namespace) -> None:
+    from .study.vocabulary import common_vocabulary, task_words
+
+    print("\n".join(common_vocabulary(args.models, task_words())))
+
+
 def _remove_encoders(args: argparse.Namespace) -> None:
     from .models.encoders.install import remove_encoder_folders
 
@@ -251,6 +257,7 @@ def _correlate(args: argparse.Namespace) -> None:
             cluster=not args.no_families,
             p_adjust=args.p_adjust,
             within_families=args.within_families,
+            controls=args.controls or (),
         )
         written = result.write(
             args.out,
@@ -507,6 +514,14 @@ def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
         "(families sharing one are not independent), for correlate --families FILE",
     )
     zoo.set_defaults(func=_print_zoo)
+    vocabulary = models_commands.add_parser(
+        "common-vocabulary",
+        help="print the words of EvalRankWord's background that every given model knows (a non-zero "
+        "vector), one per line: the vocabulary of the word-level tasks' 'vocabulary' scores "
+        "($MTEB_EVALRANK_VOCABULARY)",
+    )
+    vocabulary.add_argument("models", nargs="+", metavar="MODEL", help="mteb model names")
+    vocabulary.set_defaults(func=_print_common_vocabulary)
 
 
 def _add_scores_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -572,6 +587,13 @@ def _add_correlate_model_selection(corr: argparse.ArgumentParser) -> None:
     )
     corr.add_argument(
         "--dim-band", nargs=2, type=int, metavar=("LO", "HI"), help="only models with LO<=dim<=HI"
+    )
+    corr.add_argument(
+        "--controls",
+        nargs="+",
+        metavar="COL",
+        help="baseline rows every intrinsic row is compared with: 'dim' (the embedding dimension as a "
+        "score) or a column (e.g. EvalRankWord::background_coverage); the report says which rows beat them",
     )
 
 

@@ -19,8 +19,10 @@ version of the task, or a custom-data task whose file changed) is kept, with one
 :class:`OutdatedResultWarning` naming it and the rerun command.
 
 A study deciding which jobs are done (:func:`result_is_done`) moves a damaged result aside to
-``<name>.corrupt`` and an outdated one to ``<name>.outdated`` (never deleted), with one
-warning, so that a resumed study redoes those jobs only.
+``<name>.corrupt`` and an outdated one (another dataset revision, or written by an older version
+of its task without a score the task now reports: :func:`missing_scores`) to
+``<name>.outdated`` (never deleted), with one warning, so that a resumed study redoes those jobs
+only.
 
 Nothing is changed on disk: when a file is damaged, the readable files are read through a
 temporary copy of the folder. See ``docs/faults.md``.
@@ -64,6 +66,22 @@ def outdated(task_name: str, dataset_revision: str | None) -> str | None:
     if not current or not dataset_revision or str(current) == str(dataset_revision):
         return None
     return f"written for dataset revision {dataset_revision!r}, the task now reads {current!r}"
+
+
+def missing_scores(task_name: str, scores: Any) -> str | None:
+    """Why a study redoes a result of ``task_name`` written by an older version of its task, or
+    ``None``: a result lacking one of the scores the task now reports (its ``required_scores``,
+    e.g. the unknown-word conventions of the word-level tasks). Reading keeps such a result: its
+    other scores are still valid."""
+    import mteb
+
+    try:
+        required = tuple(getattr(mteb.get_task(task_name), "required_scores", ()))
+    except (KeyError, ValueError):
+        return None
+    entries = [entry for rows in (scores or {}).values() for entry in rows if isinstance(entry, dict)]
+    lacking = sorted({key for entry in entries for key in required if key not in entry})
+    return f"written by an older version of the task: no {', '.join(lacking)} score" if lacking else None
 
 
 def _rerun(task: str, model: str, folder: Path) -> str:
@@ -166,8 +184,11 @@ def result_is_done(path: Path) -> bool:
         target = _set_aside(path, ".corrupt")
     else:
         data, _ = _json_object(path)
+        task = str(data.get("task_name", path.stem)) if data else path.stem
         problem = (
-            outdated(str(data.get("task_name", path.stem)), data.get("dataset_revision")) if data else None
+            outdated(task, data.get("dataset_revision")) or missing_scores(task, data.get("scores"))
+            if data
+            else None
         )
         if problem is None:
             return True

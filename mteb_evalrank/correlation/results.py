@@ -61,13 +61,16 @@ class Settings:
     p_adjust: str = "holm"
     within_families: bool = False
     """The within-family view (pooled within-family statistics; :mod:`.core`)."""
+    controls: tuple[str, ...] = ()
+    """The baseline rows every intrinsic row is compared with (:mod:`.core`, ``controls``)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The settings as a dict (``within_families`` only when set, so that across-model outputs
-        are unchanged by its introduction)."""
+        """The settings as a dict (``within_families`` and ``controls`` only when set, so that
+        outputs without them are unchanged by their introduction)."""
         out = asdict(self)
-        if not self.within_families:
-            del out["within_families"]
+        for key in ("within_families", "controls"):
+            if not out[key]:
+                del out[key]
         return out
 
 
@@ -110,6 +113,11 @@ class RowMean:
     mean: float
     ci_low: float
     ci_high: float
+    partial_mean: float = float("nan")
+    """With ``control_dim``: the mean partial ρ given the embedding dimension, on the models of
+    known dimension (:func:`mteb_evalrank.correlation.stats.mean_partial_spearman_ci`), and its CI."""
+    partial_ci_low: float = float("nan")
+    partial_ci_high: float = float("nan")
 
 
 @dataclass
@@ -133,6 +141,8 @@ class CorrelationData:
     within_families: list[dict[str, Any]] = field(default_factory=list)
     """Within-family view: per pair, the families pooled (``used``) and left out (``excluded``),
     each ``{family: number of models having both scores}``."""
+    control_comparisons: list[Comparison] = field(default_factory=list)
+    """Every intrinsic row that is not a control against every control (``b``): does it beat it?"""
 
     def to_frame(self) -> pd.DataFrame:
         """One row per pair (columns as in ``correlations.csv``)."""
@@ -177,24 +187,32 @@ class CorrelationData:
         ]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "settings": self.settings.to_json(),
-            "columns": self.table.describe,
-            "models": {
-                name: {
-                    "revision": m.revision or None,
-                    "embed_dim": m.embed_dim,
-                    "embed_dim_source": m.dim_source,
-                    "family": self.families.get(name, name),
-                }
-                for name, m in self.table.loaded.models.items()
-                if name in self.table.frame.index
-            },
-            "notes": self.notes,
-            "pairs": [_json_safe(asdict(p)) for p in self.pairs],
-            "comparisons": [_json_safe(asdict(c)) for c in self.comparisons],
-            "row_means": [_json_safe(asdict(r)) for r in self.row_means],
-        } | ({"within_families": self.within_families} if self.settings.within_families else {})
+        return (
+            {
+                "settings": self.settings.to_json(),
+                "columns": self.table.describe,
+                "models": {
+                    name: {
+                        "revision": m.revision or None,
+                        "embed_dim": m.embed_dim,
+                        "embed_dim_source": m.dim_source,
+                        "family": self.families.get(name, name),
+                    }
+                    for name, m in self.table.loaded.models.items()
+                    if name in self.table.frame.index
+                },
+                "notes": self.notes,
+                "pairs": [_json_safe(asdict(p)) for p in self.pairs],
+                "comparisons": [_json_safe(asdict(c)) for c in self.comparisons],
+                "row_means": [_json_safe(asdict(r)) for r in self.row_means],
+            }
+            | ({"within_families": self.within_families} if self.settings.within_families else {})
+            | (
+                {"control_comparisons": [_json_safe(asdict(c)) for c in self.control_comparisons]}
+                if self.settings.controls
+                else {}
+            )
+        )
 
 
 def _json_safe(row: dict[str, Any]) -> dict[str, Any]:

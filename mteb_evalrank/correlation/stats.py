@@ -87,6 +87,7 @@ scipy loops and exact enumerations.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from math import comb
@@ -504,13 +505,62 @@ def partial_spearman(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:
     """Spearman's ρ of ``x`` and ``y`` controlling for ``z`` (see module docstring)."""
     x, y = _check(x, y)
     _, z = _check(x, z)
-    rxy = spearman(x, y)
-    rxz = spearman(x, z)
-    ryz = spearman(y, z)
+    return float(_partial(np.asarray(spearman(x, y)), np.asarray(spearman(x, z)), np.asarray(spearman(y, z))))
+
+
+def _partial(rxy: np.ndarray, rxz: np.ndarray, ryz: np.ndarray) -> np.ndarray:
+    """``(ρ_xy − ρ_xz ρ_yz) / sqrt((1 − ρ_xz²)(1 − ρ_yz²))``, NaN where the denominator is ~0."""
     den = np.sqrt((1 - rxz**2) * (1 - ryz**2))
-    if not np.isfinite(den) or den <= 1e-12:
-        return float("nan")
-    return float((rxy - rxz * ryz) / den)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = (rxy - rxz * ryz) / den
+    return np.where(np.isfinite(den) & (den > 1e-12), out, np.nan)
+
+
+def mean_partial_spearman_ci(
+    a: np.ndarray,
+    targets: np.ndarray,
+    z: np.ndarray,
+    *,
+    families: Sequence[str] | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, Interval]:
+    """Mean over the columns ``y_j`` of ``targets`` of the partial Spearman ρ of ``a`` and ``y_j``
+    given ``z`` (e.g. the embedding dimension), and its (family-cluster) bootstrap CI.
+
+    Per column, on the ranks (average ranks for ties):
+    ``ρ_ay·z = (ρ_ay − ρ_az ρ_yz) / sqrt((1 − ρ_az²)(1 − ρ_yz²))`` (:func:`partial_spearman`), the
+    Pearson correlation of the residuals of rank(a) and rank(y) regressed on rank(z). The mean is
+    over the columns where it is defined. The bootstrap is the one of :func:`mean_spearman_ci`: a
+    resample draws the units (families, else models) with replacement, ranks are recomputed on the
+    expanded sample, and the mean partial ρ recomputed; resamples where it is undefined are left
+    out.
+    """
+    y = np.asarray(targets, dtype=np.float64)
+    a, z = _check(a, z)
+    if y.ndim != 2 or y.shape[0] != len(a) or y.shape[1] == 0 or np.isnan(y).any():
+        raise ValueError(f"targets must be (n_models={len(a)}, k>=1) without NaN, got shape {y.shape}")
+    ra, rz, ry = stats.rankdata(a), stats.rankdata(z), stats.rankdata(y, axis=0)
+    per_column = [_partial(_row_pearson(ra, c), _row_pearson(ra, rz), _row_pearson(c, rz)) for c in ry.T]
+    finite = [float(v) for v in per_column if np.isfinite(v)]
+    mean = float(np.mean(finite)) if finite else float("nan")
+    u = units(families, len(a))
+    if reason := too_few_units(u):
+        return mean, Interval(float("nan"), float("nan"), 0, 0, u.kind, reason)
+    w = _bootstrap_weights(u, n_resamples, seed)
+    wa, wz = _weighted_ranks(a, w), _weighted_ranks(z, w)
+    raz = _row_pearson(wa, wz, w)
+    samples = []
+    for column in y.T:
+        wy = _weighted_ranks(column, w)
+        samples.append(_partial(_row_pearson(wa, wy, w), raz, _row_pearson(wy, wz, w)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a resample where every column is undefined
+        rho = np.nanmean(np.stack(samples), axis=0)
+    ok = rho[~np.isnan(rho)]
+    low, high = _percentile_interval(ok, confidence)
+    return mean, Interval(low, high, len(ok), n_resamples - len(ok), u.kind)
 
 
 # --- within-family view (module docstring) ----------------------------------------------

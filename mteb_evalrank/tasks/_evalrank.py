@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.models import EncoderProtocol
 
+from mteb_evalrank.evaluation import unknown_words as conventions
 from mteb_evalrank.evaluation.ranking import (
     DEFAULT_CHUNK_BYTES,
     DEFAULT_KS,
@@ -35,6 +36,7 @@ from mteb_evalrank.evaluation.scores import Scores
 
 from ._encoding import TaskEmbeddings, as_list
 from ._loading import PluginDatasetLoading
+from ._vocabulary import environment_vocabulary
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -54,8 +56,18 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
     Scores per hf_subset: ``{cosine,euclidean}_{mrr, hits_at_1, hits_at_3, hits_at_10,
     mean_rank}`` (values in [0, 1] except the mean rank), ``n_pairs`` and ``n_background``.
 
+    Word-level tasks (``word_level = True``) also score every unknown-word convention of
+    :mod:`mteb_evalrank.evaluation.unknown_words` (:meth:`_convention_scores`): the same keys
+    with the prefixes ``covered_``, ``mean_vector_`` and (given a vocabulary) ``vocabulary_``,
+    with ``coverage`` (share of pairs whose two words the model knows), ``background_coverage``
+    (share of the background it knows) and ``{covered,vocabulary}_n_{pairs,background}``.
+
     Class attributes (override in a subclass or set on an instance):
         tie_policy: ``expected`` (default), ``optimistic`` or ``pessimistic``.
+        unknown_words: word-level tasks: the convention whose ``cosine_mrr`` is the main score
+            (``zero``, default; ``covered``, ``vocabulary``, ``mean_vector``).
+        vocabulary: word-level tasks: the words of the ``vocabulary`` convention; ``None``
+            (default): the file named by ``$MTEB_EVALRANK_VOCABULARY``, else none.
         tol: tie tolerance (``1e-6``): absolute on the cosine, relative on the euclidean
             distance (``|d(q,u) - d(q,p)| <= tol d(q,p)``); see ``evaluation.ranking``.
         chunk_bytes: memory budget of one chunk of the similarity matrix.
@@ -65,6 +77,12 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
     tol: float = DEFAULT_TOL
     ks: tuple[int, ...] = DEFAULT_KS
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    word_level: bool = False
+    required_scores: tuple[str, ...] = ()
+    """Scores every current result has (an older result without them is redone by a study)."""
+    """Report the unknown-word conventions (:meth:`_convention_scores`): the word-level tasks."""
+    unknown_words: str = "zero"
+    vocabulary: frozenset[str] | None = None
     # mteb's private flags, declared and checked in ``_mteb_adapter.TASK_FLAGS``
     _support_cross_encoder: bool = False
     _support_search: bool = False
@@ -208,13 +226,115 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
         )
         scores: Scores = {}
         with timer("Scoring", split=hf_split, subset=hf_subset, log_message="EvalRank - ranking pairs..."):
-            counts = self._counts_for(key, embeddings, queries, positives)
-            for similarity in SIMILARITIES:
-                scores.update(
-                    rank_metrics(
-                        counts[similarity], tie_policy=self.tie_policy, ks=self.ks, prefix=f"{similarity}_"
-                    )
-                )
-        scores["n_pairs"] = int(queries.size)
-        scores["n_background"] = int(embeddings.shape[0])
+            scores.update(self._metrics(self._counts_for(key, embeddings, queries, positives)))
+            scores["n_pairs"] = int(queries.size)
+            scores["n_background"] = int(embeddings.shape[0])
+            if self.word_level:
+                words = as_list(data_split["corpus"]["text"])
+                scores.update(self._convention_scores(scores, embeddings, queries, positives, words))
         return scores
+
+    # -------------------------------------------------- unknown-word conventions
+    def _vocabulary(self) -> frozenset[str] | None:
+        return self.vocabulary if self.vocabulary is not None else environment_vocabulary()
+
+    def _convention_scores(
+        self,
+        scores: Scores,
+        embeddings: NDArray[np.float64],
+        queries: NDArray[np.intp],
+        positives: NDArray[np.intp],
+        words: list[str],
+    ) -> Scores:
+        """The scores of the ``covered``, ``mean_vector`` and ``vocabulary`` conventions.
+
+        ``covered``: the background rows the model knows (non-zero) and the pairs whose two
+        words are among them, ranked by the protocol (centred on that background).
+        ``mean_vector``: every unknown row is the mean of the known rows, so the background's
+        mean is the known rows' mean and an unknown row is exactly zero after centring (the
+        centred rows are computed here, ``rank_counts_all(centre=False)``: a mean subtracted
+        in floating point would leave a tiny non-zero vector whose direction is noise).
+        ``vocabulary``: the background rows whose word is in the vocabulary and the pairs
+        whose two words are. A model that knows every background word gets the ``zero``
+        scores under ``covered`` and ``mean_vector`` without ranking again.
+        """
+        known = conventions.known(embeddings)
+        pair_known = known[queries] & known[positives]
+        out: Scores = {"coverage": float(pair_known.mean()), "background_coverage": float(known.mean())}
+        if known.all():
+            same = {k: v for k, v in scores.items() if k.split("_")[0] in SIMILARITIES or k.startswith("n_")}
+            out |= {f"covered_{k}": v for k, v in same.items()}
+            out |= {f"mean_vector_{k}": v for k, v in same.items() if not k.startswith("n_")}
+        else:
+            out |= self._restricted(embeddings, known, queries, positives, "covered_")
+            centred = np.zeros_like(embeddings)
+            if known.any():
+                centred[known] = embeddings[known] - embeddings[known].mean(axis=0)
+            out |= self._ranked(centred, queries, positives, "mean_vector_", centre=False)
+        vocabulary = self._vocabulary()
+        conventions.check_convention(self.metadata.name, self.unknown_words, vocabulary)
+        if vocabulary is not None:
+            inside = np.fromiter((word in vocabulary for word in words), dtype=bool, count=len(words))
+            out |= self._restricted(embeddings, inside, queries, positives, "vocabulary_")
+        return out
+
+    def _ranked(
+        self,
+        embeddings: NDArray[np.float64],
+        queries: NDArray[np.intp],
+        positives: NDArray[np.intp],
+        prefix: str,
+        *,
+        centre: bool = True,
+    ) -> Scores:
+        """Rank metrics of the pairs on ``embeddings`` under both similarities, keys ``prefix...``;
+        NaN when there is no pair (or fewer than two background items)."""
+        out: Scores = {}
+        for similarity in SIMILARITIES:
+            names = rank_metrics(_ONE_PAIR, ks=self.ks, prefix=f"{prefix}{similarity}_")
+            out |= dict.fromkeys(names, float("nan"))
+        if queries.size == 0 or embeddings.shape[0] < 2:
+            return out
+        counts = rank_counts_all(
+            embeddings, queries, positives, similarities=SIMILARITIES, tol=self.tol,
+            chunk_bytes=self.chunk_bytes, centre=centre,
+        )  # fmt: skip
+        return out | self._metrics(counts, prefix)
+
+    def _metrics(self, counts: dict[Similarity, RankCounts], prefix: str = "") -> Scores:
+        """``{prefix}{similarity}_{metric}`` of the rank counts under both similarities."""
+        out: Scores = {}
+        for similarity in SIMILARITIES:
+            out |= rank_metrics(
+                counts[similarity], tie_policy=self.tie_policy, ks=self.ks, prefix=f"{prefix}{similarity}_"
+            )
+        return out
+
+    def _restricted(
+        self,
+        embeddings: NDArray[np.float64],
+        keep: NDArray[np.bool_],
+        queries: NDArray[np.intp],
+        positives: NDArray[np.intp],
+        prefix: str,
+    ) -> Scores:
+        """:meth:`_ranked` on the background rows ``keep`` and the pairs whose two items are kept,
+        with ``{prefix}n_pairs`` and ``{prefix}n_background``."""
+        row = np.full(keep.size, -1, dtype=np.intp)
+        row[keep] = np.arange(int(keep.sum()))
+        inside = keep[queries] & keep[positives]
+        out = self._ranked(embeddings[keep], row[queries[inside]], row[positives[inside]], prefix)
+        return out | {f"{prefix}n_pairs": int(inside.sum()), f"{prefix}n_background": int(keep.sum())}
+
+    def _add_main_score(self, scores: ScoresDict) -> None:
+        """mteb's main score; for a word-level task, under the convention ``unknown_words`` picks."""
+        if not self.word_level:
+            super()._add_main_score(scores)
+            return
+        option = conventions.check_convention(self.metadata.name, self.unknown_words, frozenset())
+        key = conventions.main_score_key(self.metadata.main_score, option)
+        cast("dict[str, Any]", scores)["main_score"] = scores[key]
+
+
+_ONE_PAIR = RankCounts(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
+"""A one-pair ``RankCounts``, for the names of the rank metrics."""

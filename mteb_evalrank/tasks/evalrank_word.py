@@ -8,6 +8,8 @@ from ._evalrank import AbsTaskEvalRank
 
 
 class EvalRankWord(AbsTaskEvalRank):
+    word_level = True
+    required_scores = ("mean_vector_cosine_mrr",)
     metadata = PluginTaskMetadata(
         name="EvalRankWord",
         description=(

@@ -8,6 +8,8 @@ from .evalrank_word import EvalRankWord
 
 
 class EvalRankWordNoWiki(AbsTaskEvalRank):
+    word_level = True
+    required_scores = ("mean_vector_cosine_mrr",)
     metadata = subset_task_metadata(
         EvalRankWord.metadata,
         name="EvalRankWordNoWiki",

@@ -43,3 +43,6 @@ class EncoderFamily:
     kinds: tuple[str, ...] = ("abtt", "whiten")
     """Post-processing variants (``postprocess.KINDS``)."""
     notes: tuple[str, ...] = field(default=())
+    derived_from: str | None = None
+    """The family whose weights this family's come from (a distillation, a fine-tune): its
+    training unit (``zoo.family_training``)."""

@@ -11,8 +11,9 @@ is written once to ``<home>/encoders/<DISTILLED_FOLDER>`` (marked, atomic, see
 (:class:`.static_models.StaticModel2Vec`). The run is deterministic on a machine (no
 sampling); across BLAS builds a PCA axis may flip sign, which changes no cosine.
 
-It is a *static* model: no attention, no context; counted as a family of its own
-(``m2v-all-MiniLM-L6-v2``), though its vectors come from all-MiniLM-L6-v2.
+It is a *static* model: no attention, no context; a family of its own
+(``m2v-all-MiniLM-L6-v2``: it shares no forward pass with all-MiniLM-L6-v2), but its vectors come
+from all-MiniLM-L6-v2, so it counts as all-MiniLM-L6-v2's training (``derived_from``).
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ def load() -> StaticModel2Vec:
 
 FAMILY = EncoderFamily(
     family="m2v-all-MiniLM-L6-v2",
+    derived_from="all-MiniLM-L6-v2",
     name=NAME,
     dim=PCA_DIMS,
     what="static model distilled from all-MiniLM-L6-v2 by model2vec (PCA 256, SIF), token mean",

@@ -10,22 +10,24 @@ Conventions of every ``WordSim*`` task:
 * main score ``cosine_spearman``: Spearman correlation between the cosine similarity of
   the two words' embeddings and the ratings, as in the EvalRank paper (section 5);
 * ``date``: the publication year of the set (annotation dates are not reported);
-* **unknown words** (``WordSimilarityTask``): a pair is *covered* when both words have a
-  non-zero embedding. An encoder that knows nothing about a word embeds it as the zero
-  vector (a static encoder with the word outside its vocabulary; post-processing keeps such
-  rows zero, see ``models.wrappers``), and a zero vector has cosine similarity **0** with
-  every vector, another zero vector included. Uncovered pairs therefore stay in the set
-  with similarity 0 (every model is scored on the same pairs; a model is not rewarded for
-  what it does not know), and the share of covered pairs is reported as ``coverage``.
-  ``covered_cosine_spearman`` is the other convention of the literature (score only the
-  covered pairs; NaN when fewer than two pairs are covered). EvalRankWord keeps the EvalRank
-  protocol instead: it centres the background first, so unknown words share the vector
-  ``-mean(E)`` and tie with each other (see ``evaluation.ranking``).
+* **unknown words**: a pair is *covered* when both words have a non-zero embedding. An
+  encoder that knows nothing about a word embeds it as the zero vector (a static encoder with
+  the word outside its vocabulary; post-processing keeps such rows zero, see
+  ``models.wrappers``). One run reports every unknown-word convention of
+  :mod:`mteb_evalrank.evaluation.unknown_words`, each under its prefix: ``cosine_spearman``
+  (``zero``, the default main score: a zero vector has cosine **0** with every vector, another
+  zero vector included, so uncovered pairs stay in the set with similarity 0 and every model
+  is scored on the same pairs), ``covered_cosine_spearman`` (the covered pairs only; NaN when
+  fewer than two), ``mean_vector_cosine_spearman`` (an unknown word is the mean of the set's
+  known words' vectors) and, given a vocabulary, ``vocabulary_cosine_spearman`` (the pairs
+  whose words are both in it, ``zero`` convention; NaN below two pairs) with
+  ``vocabulary_n_pairs``. ``coverage`` is the share of covered pairs. The task option
+  ``unknown_words`` picks the main score.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from mteb.abstasks.sts import AbsTaskSTS, STSMetrics
@@ -33,12 +35,15 @@ from numpy.typing import NDArray
 from scipy.stats import pearsonr, spearmanr
 
 from mteb_evalrank.data.registry import WORD_SIMILARITY
+from mteb_evalrank.evaluation import unknown_words as conventions
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._vocabulary import environment_vocabulary
 
 if TYPE_CHECKING:
     from datasets import Dataset
     from mteb.abstasks.task_metadata import MetadataDatasetDict
     from mteb.models import MTEBModels
+    from mteb.types import ScoresDict
 
 
 def word_similarity_dataset(config: str) -> MetadataDatasetDict:
@@ -105,37 +110,94 @@ class _EmbeddingRecorder:
         return getattr(self._model, name)
 
 
-class WordSimilarityMetrics(STSMetrics):
-    """mteb's STS metrics (``cosine_*`` recomputed by ``covered_cosine``) plus the coverage scores."""
+class WordSimilarityMetrics(STSMetrics, total=False):
+    """mteb's STS metrics (``cosine_*`` recomputed by ``covered_cosine``) plus the unknown-word scores."""
 
     coverage: float
     covered_cosine_spearman: float
+    mean_vector_cosine_spearman: float
+    vocabulary_cosine_spearman: float
+    vocabulary_n_pairs: int
+
+
+def _spearman(cos: NDArray[np.float64], gold: NDArray[np.float64], keep: NDArray[np.bool_]) -> float:
+    """Spearman of ``cos`` with ``gold`` on the pairs ``keep``; NaN below two pairs."""
+    return float(spearmanr(cos[keep], gold[keep]).statistic) if keep.sum() >= 2 else float("nan")
+
+
+def unknown_word_scores(
+    words1: list[str],
+    words2: list[str],
+    embeddings1: NDArray[np.floating],
+    embeddings2: NDArray[np.floating],
+    gold: NDArray[np.float64],
+    vocabulary: frozenset[str] | None,
+) -> dict[str, float]:
+    """The scores of every unknown-word convention (see the module docstring), without ``cosine_*``.
+
+    ``mean_vector``: an unknown word gets the mean of the known words' vectors, each distinct
+    known word of the set counted once.
+    """
+    cos, covered = covered_cosine(embeddings1, embeddings2)
+    words = np.asarray([*words1, *words2], dtype=object)
+    rows = np.concatenate([np.asarray(embeddings1, np.float64), np.asarray(embeddings2, np.float64)])
+    _, first, inverse = np.unique(words, return_index=True, return_inverse=True)
+    distinct = rows[first]
+    filled = conventions.mean_vector_rows(distinct, conventions.known(distinct))[inverse.reshape(-1)]
+    n = len(words1)
+    mean_cos, _ = covered_cosine(filled[:n], filled[n:])
+    scores: dict[str, float] = {
+        "coverage": float(covered.mean()),
+        "covered_cosine_spearman": _spearman(cos, gold, covered),
+        "mean_vector_cosine_spearman": _spearman(mean_cos, gold, np.ones(n, dtype=bool)),
+    }
+    if vocabulary is not None:
+        inside = np.array([a in vocabulary and b in vocabulary for a, b in zip(words1, words2, strict=True)])
+        scores["vocabulary_cosine_spearman"] = _spearman(cos, gold, inside)
+        scores["vocabulary_n_pairs"] = int(inside.sum())
+    return scores
 
 
 class WordSimilarityTask(PluginDatasetLoading, AbsTaskSTS):
-    """mteb's STS task with the unknown-word convention of this module (see its docstring).
+    """mteb's STS task with the unknown-word conventions of this module (see its docstring).
 
-    ``cosine_pearson`` / ``cosine_spearman`` (the main score) are recomputed from the two
-    embedding matrices with ``covered_cosine``; the other STS metrics (model similarity,
-    Manhattan, Euclidean) are mteb's. Added scores: ``coverage`` (share of covered pairs) and
-    ``covered_cosine_spearman`` (Spearman on the covered pairs only).
+    ``cosine_pearson`` / ``cosine_spearman`` (the ``zero`` convention) are recomputed from the
+    two embedding matrices with ``covered_cosine``; the other STS metrics (model similarity,
+    Manhattan, Euclidean) are mteb's. Added: :func:`unknown_word_scores`.
+
+    Options (class attributes; set them on an instance):
+        unknown_words: the convention whose Spearman is the main score (``zero``, default:
+            ``cosine_spearman``; ``covered``, ``vocabulary``, ``mean_vector``: that prefix's).
+        vocabulary: the words of the ``vocabulary`` convention; ``None`` (default): the file
+            named by ``$MTEB_EVALRANK_VOCABULARY``, else no ``vocabulary_`` scores.
     """
+
+    unknown_words: str = "zero"
+    vocabulary: frozenset[str] | None = None
+    required_scores: tuple[str, ...] = ("mean_vector_cosine_spearman",)
+    """Scores every current result has (an older result without them is redone by a study)."""
 
     def _evaluate_subset(
         self, model: MTEBModels, data_split: Dataset, **kwargs: Any
     ) -> WordSimilarityMetrics:
+        vocabulary = self.vocabulary if self.vocabulary is not None else environment_vocabulary()
+        conventions.check_convention(self.metadata.name, self.unknown_words, vocabulary)
         recorder = _EmbeddingRecorder(model)
         sts = super()._evaluate_subset(recorder, data_split, **kwargs)
         if len(recorder.embeddings) != 2:
             raise RuntimeError(f"expected two encode calls (one per column), got {len(recorder.embeddings)}.")
-        cos, covered = covered_cosine(*recorder.embeddings)
+        embeddings1, embeddings2 = recorder.embeddings
+        cos, _ = covered_cosine(embeddings1, embeddings2)
         gold = np.array([self._normalize(score) for score in data_split["score"]], dtype=np.float64)
-        covered_spearman = (
-            float(spearmanr(cos[covered], gold[covered]).statistic) if covered.sum() >= 2 else float("nan")
-        )
-        metrics = WordSimilarityMetrics(
-            **sts, coverage=float(covered.mean()), covered_cosine_spearman=covered_spearman
-        )
+        words1, words2 = list(data_split["sentence1"]), list(data_split["sentence2"])
+        extra = unknown_word_scores(words1, words2, embeddings1, embeddings2, gold, vocabulary)
+        metrics = WordSimilarityMetrics(**sts, **extra)  # type: ignore[typeddict-item]
         metrics["cosine_pearson"] = float(pearsonr(cos, gold).statistic)
         metrics["cosine_spearman"] = float(spearmanr(cos, gold).statistic)
         return metrics
+
+    def _add_main_score(self, scores: ScoresDict) -> None:
+        """mteb's main score, under the convention ``unknown_words`` picks."""
+        option = conventions.check_convention(self.metadata.name, self.unknown_words, frozenset())
+        key = conventions.main_score_key(self.metadata.main_score, option)
+        cast("dict[str, Any]", scores)["main_score"] = scores[key]

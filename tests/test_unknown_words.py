@@ -1,0 +1,234 @@
+"""The unknown-word conventions of the word-level tasks (``evaluation.unknown_words``): hand-worked
+examples and the brute-force EvalRank reference, the task option, the vocabulary file and the
+study's rule that redoes a result written before the conventions."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any
+
+import mteb
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+import mteb_evalrank
+from mteb_evalrank.evaluation.ranking import RankCounts, rank_metrics
+from mteb_evalrank.evaluation.ranking_reference import brute_force_counts
+from mteb_evalrank.evaluation.unknown_words import VOCABULARY_ENV
+from mteb_evalrank.models.static import StaticWordEmbeddings
+from mteb_evalrank.result_files import OutdatedResultWarning, result_is_done
+
+STUDY_RESULTS = Path(__file__).resolve().parents[1] / "docs" / "study" / "run" / "results"
+
+# MC-30's first five pairs (see test_word_similarity.py): gold 3.92, 3.84, 3.84, 3.76, 3.70. No two
+# cosines are meant to tie: a cosine of 1 computed two ways may differ in the last bit
+MC30_VECTORS = {
+    "car": [1, 0], "automobile": [0.6, 0.8],  # cos 0.6
+    "gem": [0, 1], "jewel": [0.28, 0.96],  # cos 0.96
+    "journey": [1, 0], "voyage": [0, 1],  # cos 0.0
+    "boy": [1, 0], "lad": [0.8, 0.6],  # cos 0.8
+}  # fmt: skip
+
+
+def scores_of(model: Any, task: Any) -> dict[str, Any]:
+    result = mteb.evaluate(model, task, cache=None, overwrite_strategy="always", show_progress_bar=False)
+    scores: dict[str, Any] = result.task_results[0].scores["test"][0]
+    return scores
+
+
+def static(vectors: dict[str, list[float]]) -> StaticWordEmbeddings:
+    return StaticWordEmbeddings(list(vectors), np.array(list(vectors.values()), dtype=np.float64))
+
+
+def mc30_five() -> Any:
+    task = mteb.get_task("WordSimMC30")
+    task.load_data()
+    task.dataset["test"] = task.dataset["test"].select(range(5))
+    return task
+
+
+# ------------------------------------------------------------------------- word similarity
+@pytest.mark.usefixtures("built")
+def test_word_similarity_conventions_by_hand() -> None:
+    """("coast", "shore") unknown. zero: cosine 0 (rho 2.25 / 9.5, test_word_similarity);
+    mean_vector: both words are the mean of the 8 known words, (4.68, 4.36) / 8, so their cosine
+    is 1: cosines 0.6, 0.96, 0, 0.8, 1 have ranks 2, 4, 1, 3, 5, the gold 5, 3.5, 3.5, 2, 1;
+    centred products -2 + 0.5 - 1 + 0 - 4 = -6.5, squares 10 and 9.5: rho = -6.5 / sqrt(95).
+    vocabulary {car, automobile, gem, jewel, boy, lad}: pairs 1, 2, 4 with cosines 0.6, 0.96, 0.8
+    (ranks 1, 3, 2) against gold ranks 3, 2, 1: rho = 1 - 6 (4 + 1 + 1) / 24 = -0.5."""
+    task = mc30_five()
+    task.vocabulary = frozenset({"car", "automobile", "gem", "jewel", "boy", "lad"})
+    scores = scores_of(static(MC30_VECTORS), task)
+    gold = [3.92, 3.84, 3.84, 3.76, 3.70]
+    assert float(spearmanr([0.6, 0.96, 0.0, 0.8, 1.0], gold).statistic) == pytest.approx(-6.5 / math.sqrt(95))
+    assert scores["cosine_spearman"] == pytest.approx(2.25 / 9.5, abs=1e-12)
+    assert scores["mean_vector_cosine_spearman"] == pytest.approx(-6.5 / math.sqrt(95), abs=1e-12)
+    assert scores["vocabulary_cosine_spearman"] == pytest.approx(-0.5, abs=1e-12)
+    assert scores["vocabulary_n_pairs"] == 3
+    assert scores["coverage"] == pytest.approx(4 / 5)
+    assert scores["main_score"] == scores["cosine_spearman"]  # the default is unchanged
+
+
+@pytest.mark.usefixtures("built")
+def test_mean_vector_with_one_unknown_word_by_hand() -> None:
+    """ "coast" known as (1, 0), "shore" unknown: the mean of the 9 known words is (5.68, 4.36) / 9,
+    cosine with (1, 0) = 5.68 / sqrt(5.68² + 4.36²) = 0.793: cosines 0.6, 0.96, 0, 0.8, 0.793 rank
+    2, 5, 1, 4, 3;
+    centred -1, 2, -2, 1, 0 against the gold's 2, 0.5, 0.5, -1, -2: rho = -3 / sqrt(10 * 9.5)."""
+    task = mc30_five()
+    task.unknown_words = "mean_vector"
+    scores = scores_of(static(MC30_VECTORS | {"coast": [1, 0]}), task)
+    assert scores["mean_vector_cosine_spearman"] == pytest.approx(-3 / math.sqrt(95), abs=1e-12)
+    assert scores["main_score"] == scores["mean_vector_cosine_spearman"]
+    assert "vocabulary_cosine_spearman" not in scores  # no vocabulary given
+
+
+@pytest.mark.usefixtures("built")
+def test_the_option_picks_the_main_score_and_bad_options_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    words = tmp_path / "vocabulary.txt"
+    words.write_text("\ufeffcar\r\nautomobile\r\n\r\ngem\njewel\nboy\nlad\n", encoding="utf-8")
+    monkeypatch.setenv(VOCABULARY_ENV, str(words))
+    task = mc30_five()
+    task.unknown_words = "vocabulary"
+    scores = scores_of(static(MC30_VECTORS), task)
+    assert scores["main_score"] == scores["vocabulary_cosine_spearman"] == pytest.approx(-0.5, abs=1e-12)
+    task.unknown_words = "covered"
+    scores = scores_of(static(MC30_VECTORS), task)
+    assert scores["main_score"] == scores["covered_cosine_spearman"]
+    monkeypatch.delenv(VOCABULARY_ENV)
+    task.unknown_words = "vocabulary"
+    with pytest.raises(ValueError, match=r"WordSimMC30: unknown_words='vocabulary' needs a vocabulary"):
+        scores_of(static(MC30_VECTORS), task)
+    task.unknown_words = "bogus"
+    with pytest.raises(ValueError, match=r"WordSimMC30: unknown_words must be one of"):
+        scores_of(static(MC30_VECTORS), task)
+
+
+# ------------------------------------------------------------------------------- EvalRank
+# Background a, b, c, d, e; the model knows a..d (exact binary values: their mean (0.75, 1.25)
+# is exact), not e. Pairs a->b, c->e, e->a.
+BACKGROUND = ["a", "b", "c", "d", "e"]
+KNOWN = {"a": [4.0, 0.0], "b": [3.0, 1.0], "c": [0.0, 4.0], "d": [-4.0, 0.0]}
+PAIRS = [(0, 1), (2, 4), (4, 0)]
+
+
+def metrics_of(rows: np.ndarray, pairs: list[tuple[int, int]], prefix: str) -> dict[str, float]:
+    """The rank metrics of the brute-force reference's counts (both similarities)."""
+    out: dict[str, float] = {}
+    for similarity in ("cosine", "euclidean"):
+        q, p = [a for a, _ in pairs], [b for _, b in pairs]
+        counts = RankCounts(*brute_force_counts(rows, q, p, similarity))
+        out |= rank_metrics(counts, prefix=f"{prefix}{similarity}_")
+    return out
+
+
+def evalrank_task(folder: Path, name: str) -> Any:
+    """A word-level EvalRank task on ``BACKGROUND`` and ``PAIRS`` (files in ``folder``)."""
+    (folder / "pairs.tsv").write_text("".join(f"{BACKGROUND[q]}\t{BACKGROUND[p]}\n" for q, p in PAIRS))
+    (folder / "background.txt").write_text("\n".join(BACKGROUND) + "\n")
+    task = mteb_evalrank.evalrank_task_from_files(folder / "pairs.tsv", folder / "background.txt", name)
+    task.word_level = True
+    return task
+
+
+def test_evalrank_conventions_match_brute_force_and_hand(tmp_path: Path) -> None:
+    """covered: a..d only (centred on their mean), the one pair a->b: b is nearest (rank 1).
+    mean_vector: e = the known mean, i.e. zero after centring: a->b rank 1; c->e: s(c, e) = 0 and
+    only d has a positive cosine with c (centred c.d = 3.5625 - 3.4375 = 0.125): rank 2; e->a: every
+    cosine 0, a tied with b, c, d: expected RR (1 + 1/2 + 1/3 + 1/4) / 4 = 25/48."""
+    task = evalrank_task(tmp_path, "Conv")
+    task.vocabulary = frozenset({"a", "b", "c", "e"})
+    scores = scores_of(static(KNOWN), task)
+
+    zero = np.array([*KNOWN.values(), [0.0, 0.0]])
+    filled = np.array([*KNOWN.values(), [0.75, 1.25]])  # centred by the reference: e exactly 0
+    expected = metrics_of(zero, PAIRS, "") | metrics_of(zero[:4], [(0, 1)], "covered_")
+    expected |= metrics_of(filled, PAIRS, "mean_vector_")
+    expected |= metrics_of(zero[[0, 1, 2, 4]], [(0, 1), (2, 3), (3, 0)], "vocabulary_")
+    for key, value in expected.items():
+        assert scores[key] == pytest.approx(value, abs=1e-12), key
+    assert scores["covered_cosine_mrr"] == 1.0
+    assert scores["mean_vector_cosine_mrr"] == pytest.approx((1 + 1 / 2 + 25 / 48) / 3, abs=1e-12)
+    assert scores["coverage"] == pytest.approx(1 / 3)
+    assert scores["background_coverage"] == pytest.approx(4 / 5)
+    assert (scores["covered_n_pairs"], scores["covered_n_background"]) == (1, 4)
+    assert (scores["vocabulary_n_pairs"], scores["vocabulary_n_background"]) == (3, 4)
+    assert scores["main_score"] == scores["cosine_mrr"]
+    task.unknown_words = "covered"
+    assert scores_of(static(KNOWN), task)["main_score"] == 1.0
+
+
+def test_a_model_that_knows_every_word_scores_alike_under_every_convention(tmp_path: Path) -> None:
+    task = evalrank_task(tmp_path, "Conv2")
+    scores = scores_of(static(KNOWN | {"e": [1.0, 1.0]}), task)
+    expected = metrics_of(np.array([*KNOWN.values(), [1.0, 1.0]]), PAIRS, "")
+    for key, value in expected.items():
+        assert scores[key] == pytest.approx(value, abs=1e-12)
+        assert scores[f"covered_{key}"] == scores[f"mean_vector_{key}"] == scores[key]
+    assert scores["coverage"] == scores["background_coverage"] == 1.0
+    assert not any(key.startswith("vocabulary_") for key in scores)
+
+
+# ----------------------------------------------------------------- vocabulary file, study
+def test_a_bad_vocabulary_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mteb_evalrank.data.sources import SourceFormatError
+    from mteb_evalrank.tasks._vocabulary import environment_vocabulary
+
+    monkeypatch.setenv(VOCABULARY_ENV, str(tmp_path / "missing.txt"))
+    with pytest.raises(FileNotFoundError, match=r"missing\.txt not found"):
+        environment_vocabulary()
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes(b"car\ncaf\xe9\n")
+    monkeypatch.setenv(VOCABULARY_ENV, str(bad))
+    with pytest.raises(SourceFormatError, match=r"latin1\.txt:2: invalid UTF-8 byte 0xe9"):
+        environment_vocabulary()
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n \n")
+    monkeypatch.setenv(VOCABULARY_ENV, str(empty))
+    with pytest.raises(SourceFormatError, match=r"empty\.txt: the file holds no words"):
+        environment_vocabulary()
+
+
+def test_a_study_redoes_a_word_result_written_before_the_conventions(tmp_path: Path) -> None:
+    """A committed result of the study without ``mean_vector_cosine_spearman`` is moved aside
+    (``.outdated``) and its job runs again; with the score added it is done."""
+    source = STUDY_RESULTS / "evalrank__glove.6B.50d"
+    original = next(source.glob("*/WordSimSimLex999.json"))
+    path = tmp_path / "WordSimSimLex999.json"
+    data = json.loads(original.read_text())
+    for entry in data["scores"]["test"]:
+        entry.pop("mean_vector_cosine_spearman", None)
+    path.write_text(json.dumps(data))
+    with pytest.warns(OutdatedResultWarning, match="no mean_vector_cosine_spearman score"):
+        assert not result_is_done(path)
+    assert (tmp_path / "WordSimSimLex999.json.outdated").is_file() and not path.exists()
+    for entry in data["scores"]["test"]:
+        entry["mean_vector_cosine_spearman"] = 0.5
+    path.write_text(json.dumps(data))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert result_is_done(path)
+    shutil.copy(next(source.glob("*/SentEvalMR.json")), tmp_path / "SentEvalMR.json")
+    assert result_is_done(tmp_path / "SentEvalMR.json")  # other tasks require nothing new
+
+
+@pytest.mark.usefixtures("built")
+def test_the_common_vocabulary_is_the_words_every_model_knows(source: Path) -> None:
+    """The toy GloVe is glove.6B.50d's first 5,000 rows, so the words both know are those of the
+    toy file (read here directly); EvalRankWord's background has 22,207 words."""
+    from mteb_evalrank.study.vocabulary import common_vocabulary, task_words
+
+    lines = (source / "evalrank/word_emb/toy_emb.txt").read_text().splitlines()
+    toy = {line.split(" ", 1)[0] for line in lines}
+    words = ["the", "king", "banana", "xylophone", "unbelievably", "qzqzq", "of"]
+    expected = [word for word in words if word in toy]
+    assert 2 <= len(expected) < len(words) - 1  # the list mixes known and unknown words
+    assert common_vocabulary(["evalrank/glove-toy-50d", "evalrank/glove.6B.50d"], words) == expected
+    assert len(task_words()) == 22207
