@@ -7,7 +7,12 @@
 # classifier changes the ranking of the models (Eger et al. 2019): each task's logistic-regression
 # accuracy against its MLP accuracy, across all models and within families. Issue 27 adds the
 # paper's word-level population: the static word-vector sets (each ± ABTT, resampled by training)
-# alone (word-static, sentence-static) and together with the sentence encoders (word-all).
+# alone (word-static, sentence-static) and together with the sentence encoders (word-all). Issue 33: the
+# word-level rows under every unknown-word convention (zero, covered, vocabulary, mean_vector; the
+# vocabulary is the common vocabulary of the static population, docs/study/families/common-vocabulary.txt,
+# computed once and committed), the controls (embedding dimension, background coverage), the populations
+# without the vocabulary-truncated sets (the toy GloVe, wefe: within-set view word-static-truncated), and a
+# second downstream protocol (sequence labelling) as soon as its results exist.
 #   bash scripts/study.sh                  run the jobs not done yet, then the tables. Resumable: the
 #                                          results are committed in docs/study/run/results, so this
 #                                          continues on any machine; rerun after an interruption
@@ -28,6 +33,13 @@ CLI=("$VENV/bin/mteb-evalrank")
 
 # the PyPI word-vector sets (issue 27); with glove.6B.50d and the toy GloVe, the static population
 WORD_VECTOR_FAMILIES=(word2vec-googlenews-bolukbasi word2vec-googlenews-wefe neuralcoref spacy-en-core-web-md ldt-sample)
+# vocabulary-truncated sets (a few thousand words of a larger set; the paper's 38 models have none): out
+# of the main word-level tables, into a within-set view beside their full sets
+TRUNCATED_FAMILIES=(glove-toy word2vec-googlenews-wefe)
+# the word-level tasks' "vocabulary" convention: the words every static set of the main population knows
+# (sentence encoders know every word); computed once from the models, then read from the committed file
+VOCABULARY=$DOCS/common-vocabulary.txt
+export MTEB_EVALRANK_VOCABULARY=$PWD/$VOCABULARY
 
 # 1. every (model, task) job not done yet; each family's jobs in one worker (one forward pass per text).
 #    The ten-family study's downstream tasks with logistic regression and the MLP (Eger et al.); the
@@ -35,6 +47,14 @@ WORD_VECTOR_FAMILIES=(word2vec-googlenews-bolukbasi word2vec-googlenews-wefe neu
 if [ "${TABLES_ONLY:-0}" != 1 ]; then
     "${CLI[@]}" datasets build --source "$MTEB_EVALRANK_SOURCE" --out hub --sts-mirrors
     "${CLI[@]}" models install-offline
+    if [ ! -s "$VOCABULARY" ]; then
+        mkdir -p "$DOCS"
+        # shellcheck disable=SC2046  # family names are single words
+        mapfile -t VOCABULARY_MODELS < <("${CLI[@]}" models zoo --family glove.6B.50d $(printf '%s\n' \
+            "${WORD_VECTOR_FAMILIES[@]}" | grep -vxF -f <(printf '%s\n' "${TRUNCATED_FAMILIES[@]}")) |
+            grep -v -e '-abtt$' -e '-dim[0-9]*$' -e '-whiten$' -e '-pcr$' -e '-znorm$')
+        "${CLI[@]}" models common-vocabulary "${VOCABULARY_MODELS[@]}" >"$VOCABULARY.tmp" && mv "$VOCABULARY.tmp" "$VOCABULARY"
+    fi
     # shellcheck disable=SC2086
     mapfile -t MODELS < <("${CLI[@]}" models zoo ${FAMILIES:+--family $FAMILIES})
     mapfile -t WORD_VECTOR_MODELS < <("${CLI[@]}" models zoo --family "${WORD_VECTOR_FAMILIES[@]}")
