@@ -554,7 +554,7 @@ def _add_correlate_columns(corr: argparse.ArgumentParser) -> None:
         "results",
         nargs="+",
         help="result folders in ResultCache layout (hold results/), or one score table (.csv: a row per "
-        "model, a column per label, e.g. docs/study/word/scores.csv)",
+        "model, a column per label, e.g. docs/study/families/word-static/scores.csv)",
     )
     corr.add_argument("--intrinsic", nargs="+", metavar="COL", help="row columns (e.g. STSBenchmark)")
     corr.add_argument(

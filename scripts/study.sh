@@ -128,19 +128,54 @@ table word-within --models "${STUDY15[@]}" --within-families --intrinsic "${WORD
     --family-plot EvalRankWord:default SentEvalMR --family-plot WordSimSimLex999 SentEvalMR \
     --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN
 
-#    (d) the paper's own word-level population (Table 3, issue 27): static word vectors, each set
-#    ± ABTT, bag-of-words features downstream; resampled by training (5 independent trainings);
-#    (e) both populations together: every zoo model, resampled by training
-if [ ${#STATIC[@]} -ge 3 ]; then
-    table word-static --models "${STATIC[@]}" --families "$TRAININGS" --control-dim --intrinsic "${WORD_ROWS[@]}" \
-        --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
-        --scatter EvalRankWord:default SentEvalMR --scatter WordSimSimLex999 SentEvalMR \
-        --family-plot EvalRankWord:default SentEvalMR \
-        --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimWS353Sim
-    table word-all --families "$TRAININGS" --control-dim --intrinsic "${WORD_ROWS[@]}" \
-        --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
-        --scatter EvalRankWord:default SentEvalMR --family-plot EvalRankWord:default SentEvalMR \
-        --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimWS353Sim
+#    (d) the paper's own word-level population (Table 3, issues 27 and 33): static word vectors, each
+#    set ± ABTT, bag-of-words features downstream, without the vocabulary-truncated sets; resampled by
+#    training (5 independent trainings); every word-level row under each unknown-word convention; the
+#    controls (the embedding dimension and the share of EvalRank's background a model knows as scores);
+#    (e) both populations together: every zoo model but the truncated sets, resampled by training;
+#    (f) the truncated sets beside their full sets: within-set view (within trainings);
+#    (g) the second downstream protocol, sequence labelling (Chiu et al., 2016), once its results exist
+mapfile -t TRUNCATED < <("${CLI[@]}" models zoo --family "${TRUNCATED_FAMILIES[@]}")
+mapfile -t MAIN_STATIC < <(printf '%s\n' "${STATIC[@]}" | grep -vxF -f <(printf '%s\n' "${TRUNCATED[@]}"))
+mapfile -t ALL_MAIN < <("${CLI[@]}" models zoo | grep -vxF -f <(printf '%s\n' "${TRUNCATED[@]}"))
+mapfile -t ALL_MAIN < <(for model in "${ALL_MAIN[@]}"; do [ ! -d "$RUN/results/${model//\//__}" ] || echo "$model"; done)
+# has METRIC TASK: some result of TASK holds METRIC (the conventions of a study in progress)
+has() { grep -qs "\"$1\"" "$RUN"/results/*/*/"$2".json; }
+CONVENTION_ROWS=()
+COMPARE=()
+for prefix in "" covered_ vocabulary_ mean_vector_; do  # the zero convention's rows are the tasks' main scores
+    has "${prefix}cosine_mrr" EvalRankWord || continue
+    if [ -z "$prefix" ]; then
+        CONVENTION_ROWS+=("${WORD_ROWS[@]}")
+        COMPARE+=(--compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimWS353Sim)
+        continue
+    fi
+    # shellcheck disable=SC2207  # one row per line of metric
+    CONVENTION_ROWS+=($(metric "${prefix}cosine_spearman" "${WORD_SIM[@]}") "EvalRankWord::${prefix}cosine_mrr"
+        "EvalRankWordNoWiki::${prefix}cosine_mrr")
+    COMPARE+=(--compare "EvalRankWord::${prefix}cosine_mrr" "WordSimSimLex999::${prefix}cosine_spearman"
+        --compare "EvalRankWord::${prefix}cosine_mrr" "WordSimWS353Sim::${prefix}cosine_spearman")
+done
+CONTROLS=(--controls dim)
+! has background_coverage EvalRankWord || CONTROLS+=(EvalRankWord::background_coverage)
+SEQ=(CoNLL2000Chunking CoNLL2003NER EWTPOSTagging)  # the sequence-labelling tasks (f1, f1, accuracy)
+mapfile -t SEQ < <(present "${SEQ[@]}")
+if [ ${#MAIN_STATIC[@]} -ge 3 ]; then
+    # word-level VIEW DOWNSTREAM...: one table of the main static population and one of all its models
+    word_tables() {
+        local suffix=$1
+        shift
+        table "word-static$suffix" --models "${MAIN_STATIC[@]}" --families "$TRAININGS" --control-dim "${CONTROLS[@]}" \
+            --intrinsic "${CONVENTION_ROWS[@]}" --extrinsic "$@" "${COMPARE[@]}" \
+            --scatter EvalRankWord:default "$1" --scatter WordSimSimLex999 "$1" --family-plot EvalRankWord:default "$1"
+        table "word-all$suffix" --models "${ALL_MAIN[@]}" --families "$TRAININGS" --control-dim "${CONTROLS[@]}" \
+            --intrinsic "${CONVENTION_ROWS[@]}" --extrinsic "$@" "${COMPARE[@]}" \
+            --scatter EvalRankWord:default "$1" --family-plot EvalRankWord:default "$1"
+    }
+    word_tables "" "${SENT[@]}" "${PAIRS[@]}"
+    [ ${#SEQ[@]} -eq 0 ] || word_tables -seq "${SEQ[@]}"
+    table word-static-truncated --models "${STATIC[@]}" --families "$TRAININGS" --within-families \
+        --intrinsic "${CONVENTION_ROWS[@]}" --extrinsic "${SENT[@]}" "${PAIRS[@]}" "${COMPARE[@]}"
 fi
 
 # 3. sentence level (Table 6): STS, STR, AccSent and EvalRankSent vs the 8 single-sentence tasks,
