@@ -258,6 +258,7 @@ TASK_HOOKS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         ("split", "hf_subset"),
     ),
     ("mteb.abstasks.abstask", "AbsTask", "_get_content_columns", ()),
+    ("mteb.abstasks.abstask", "AbsTask", "_add_main_score", ("scores",)),
     ("mteb.abstasks.retrieval", "AbsTaskRetrieval", "_evaluate_subset", ("model", "data_split")),
     ("mteb.abstasks.classification", "AbsTaskClassification", "_evaluate_subset", ("model", "data_split")),
     ("mteb.abstasks.classification", "AbsTaskClassification", "_run_experiment", ("timer",)),

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import warnings
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,6 @@ from mteb_evalrank.evaluation.ranking_reference import brute_force_counts
 from mteb_evalrank.evaluation.unknown_words import VOCABULARY_ENV
 from mteb_evalrank.models.static import StaticWordEmbeddings
 from mteb_evalrank.result_files import OutdatedResultWarning, result_is_done
-
-STUDY_RESULTS = Path(__file__).resolve().parents[1] / "docs" / "study" / "run" / "results"
 
 # MC-30's first five pairs (see test_word_similarity.py): gold 3.92, 3.84, 3.84, 3.76, 3.70. No two
 # cosines are meant to tie: a cosine of 1 computed two ways may differ in the last bit
@@ -197,38 +194,28 @@ def test_a_bad_vocabulary_file_is_named(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_a_study_redoes_a_word_result_written_before_the_conventions(tmp_path: Path) -> None:
-    """A committed result of the study without ``mean_vector_cosine_spearman`` is moved aside
-    (``.outdated``) and its job runs again; with the score added it is done."""
-    source = STUDY_RESULTS / "evalrank__glove.6B.50d"
-    original = next(source.glob("*/WordSimSimLex999.json"))
-    path = tmp_path / "WordSimSimLex999.json"
-    data = json.loads(original.read_text())
-    for entry in data["scores"]["test"]:
-        entry.pop("mean_vector_cosine_spearman", None)
-    path.write_text(json.dumps(data))
+    """A result without ``mean_vector_cosine_spearman`` (as written before the conventions) is moved
+    aside (``.outdated``) and its job runs again; with the score it is done; other tasks require
+    nothing new."""
+
+    def write(task: str, entry: dict[str, Any]) -> Path:
+        revision = mteb.get_task(task).metadata.dataset["revision"]
+        data = {
+            "dataset_revision": revision, "task_name": task, "mteb_version": "2.26.24",
+            "evaluation_time": 1.0, "kg_co2_emissions": None,
+            "scores": {"test": [{"hf_subset": "default", "languages": ["eng-Latn"]} | entry]},
+        }  # fmt: skip
+        path = tmp_path / f"{task}.json"
+        path.write_text(json.dumps(data))
+        return path
+
+    old = {"main_score": 0.3, "cosine_spearman": 0.3, "coverage": 1.0, "covered_cosine_spearman": 0.3}
+    path = write("WordSimSimLex999", old)
     with pytest.warns(OutdatedResultWarning, match="no mean_vector_cosine_spearman score"):
         assert not result_is_done(path)
     assert (tmp_path / "WordSimSimLex999.json.outdated").is_file() and not path.exists()
-    for entry in data["scores"]["test"]:
-        entry["mean_vector_cosine_spearman"] = 0.5
-    path.write_text(json.dumps(data))
+    path = write("WordSimSimLex999", old | {"mean_vector_cosine_spearman": 0.5})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert result_is_done(path)
-    shutil.copy(next(source.glob("*/SentEvalMR.json")), tmp_path / "SentEvalMR.json")
-    assert result_is_done(tmp_path / "SentEvalMR.json")  # other tasks require nothing new
-
-
-@pytest.mark.usefixtures("built")
-def test_the_common_vocabulary_is_the_words_every_model_knows(source: Path) -> None:
-    """The toy GloVe is glove.6B.50d's first 5,000 rows, so the words both know are those of the
-    toy file (read here directly); EvalRankWord's background has 22,207 words."""
-    from mteb_evalrank.study.vocabulary import common_vocabulary, task_words
-
-    lines = (source / "evalrank/word_emb/toy_emb.txt").read_text().splitlines()
-    toy = {line.split(" ", 1)[0] for line in lines}
-    words = ["the", "king", "banana", "xylophone", "unbelievably", "qzqzq", "of"]
-    expected = [word for word in words if word in toy]
-    assert 2 <= len(expected) < len(words) - 1  # the list mixes known and unknown words
-    assert common_vocabulary(["evalrank/glove-toy-50d", "evalrank/glove.6B.50d"], words) == expected
-    assert len(task_words()) == 22207
+        assert result_is_done(write("SentEvalMR", {"main_score": 0.7, "lr_accuracy": 0.7}))

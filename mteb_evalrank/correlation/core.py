@@ -467,14 +467,8 @@ def correlate(
     keep the models of the requested view (:func:`_select_models`), resolve the families, compute
     the pairs (:func:`_pairs`), the comparisons (:func:`_comparisons`) and the row means.
     """
-    _check_arguments(intrinsic, extrinsic, gap, p_adjust)
-    controls = tuple(controls)
+    _check_arguments(intrinsic, extrinsic, gap, p_adjust, within_families and not cluster)
     intrinsic = [*intrinsic, *(c for c in controls if c != "dim" and c not in map(str, intrinsic))]
-    if within_families and not cluster:
-        raise CorrelationInputError(
-            "--within-families with --no-families: every model would be its own family; the "
-            "within-family view needs families (the zoo's, --families FILE or --family-regex RE)"
-        )
     loaded = (
         results
         if isinstance(results, LoadedResults)
@@ -534,8 +528,17 @@ def correlate(
 
 
 def _check_arguments(
-    intrinsic: Sequence[str | ColumnSpec], extrinsic: Sequence[str | ColumnSpec], gap: bool, p_adjust: str
+    intrinsic: Sequence[str | ColumnSpec],
+    extrinsic: Sequence[str | ColumnSpec],
+    gap: bool,
+    p_adjust: str,
+    within_without_families: bool = False,
 ) -> None:
+    if within_without_families:
+        raise CorrelationInputError(
+            "--within-families with --no-families: every model would be its own family; the "
+            "within-family view needs families (the zoo's, --families FILE or --family-regex RE)"
+        )
     if p_adjust not in ("holm", "fdr_bh"):
         raise CorrelationInputError(f"p-value adjustment {p_adjust!r}: use 'holm' or 'fdr_bh'")
     if not intrinsic or not extrinsic:
