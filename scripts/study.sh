@@ -18,7 +18,8 @@
 #                                          continues on any machine; rerun after an interruption
 #   TABLES_ONLY=1 bash scripts/study.sh    only the tables, from the committed results (no encoding)
 # Environment: FAMILIES (the families whose jobs to run, default all; `mteb-evalrank models zoo
-# --families` lists them), WORKERS (families in parallel, one per worker; default 2), VENV (default
+# --families` lists them), TASKS (the tasks whose jobs to run, default EvalRank-Study's), WORKERS
+# (families in parallel, one per worker; default 2), VENV (default
 # .venv), RUN (default docs/study/run), DOCS (default docs/study/families), SKIP_SETUP=1.
 # Compute per family: docs/study/README.md ("The ten-family study").
 set -euo pipefail
@@ -61,8 +62,11 @@ if [ "${TABLES_ONLY:-0}" != 1 ]; then
     study() {  # study CLASSIFIERS MODELS...: the jobs of these models not done yet
         local classifiers=$1
         shift
+        local which=(--benchmark EvalRank-Study)
+        # shellcheck disable=SC2206  # TASKS is a word list
+        [ -z "${TASKS:-}" ] || which=(--tasks $TASKS)
         # shellcheck disable=SC2086  # CLASSIFIERS is a word list
-        [ $# -eq 0 ] || "${CLI[@]}" study --models "$@" --benchmark EvalRank-Study --senteval-classifiers $classifiers \
+        [ $# -eq 0 ] || "${CLI[@]}" study --models "$@" "${which[@]}" --senteval-classifiers $classifiers \
             --workers "${WORKERS:-2}" --out "$RUN" --no-progress || echo "study: some jobs failed (listed above)"
     }
     mapfile -t TEN_MODELS < <(printf '%s\n' "${MODELS[@]}" | grep -vxF -f <(printf '%s\n' "${WORD_VECTOR_MODELS[@]}"))
@@ -112,19 +116,25 @@ table() {
     "${CLI[@]}" correlate "$RUN" --out "$DOCS/$name" "$@" || FAILED+=("$name")
 }
 
+# has METRIC TASK: some result of TASK holds METRIC (the conventions of a study in progress)
+has() { grep -qs "\"$1\"" "$RUN"/results/*/*/"$2".json; }
+# the controls of every table (issue 33): the embedding dimension and the share of EvalRank's
+# background a model knows, each as a score; --control-dim adds the partial rho given the dimension
+CONTROLS=(--controls dim)
+! has background_coverage EvalRankWord || CONTROLS+=(EvalRankWord::background_coverage)
 # 2. word level (Table 3): word similarity and EvalRankWord vs the 10 downstream tasks, (a) all
 #    models, (b) the family base models only, (c) within families
 WORD_ROWS=("${WORD_SIM[@]}" EvalRankWord:default EvalRankWord:default:cosine_hits_at_1
     EvalRankWord:default:cosine_hits_at_3 EvalRankWordNoWiki)
-table word --models "${STUDY15[@]}" --control-dim --intrinsic "${WORD_ROWS[@]}" \
+table word --models "${STUDY15[@]}" --control-dim "${CONTROLS[@]}" --intrinsic "${WORD_ROWS[@]}" \
     --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
     --scatter EvalRankWord:default SentEvalMR --scatter WordSimSimLex999 SentEvalMR \
     --family-plot EvalRankWord:default SentEvalMR \
     --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN
 #    the same rows across the family base models only, and within families (pooled within-family rho)
-table word-bases --models "${BASES[@]}" --intrinsic "${WORD_ROWS[@]}" --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
+table word-bases --models "${BASES[@]}" --control-dim "${CONTROLS[@]}" --intrinsic "${WORD_ROWS[@]}" --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
     --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN
-table word-within --models "${STUDY15[@]}" --within-families --intrinsic "${WORD_ROWS[@]}" --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
+table word-within --models "${STUDY15[@]}" --within-families --control-dim "${CONTROLS[@]}" --intrinsic "${WORD_ROWS[@]}" --extrinsic "${SENT[@]}" "${PAIRS[@]}" \
     --family-plot EvalRankWord:default SentEvalMR --family-plot WordSimSimLex999 SentEvalMR \
     --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN
 
@@ -139,8 +149,6 @@ mapfile -t TRUNCATED < <("${CLI[@]}" models zoo --family "${TRUNCATED_FAMILIES[@
 mapfile -t MAIN_STATIC < <(printf '%s\n' "${STATIC[@]}" | grep -vxF -f <(printf '%s\n' "${TRUNCATED[@]}"))
 mapfile -t ALL_MAIN < <("${CLI[@]}" models zoo | grep -vxF -f <(printf '%s\n' "${TRUNCATED[@]}"))
 mapfile -t ALL_MAIN < <(for model in "${ALL_MAIN[@]}"; do [ ! -d "$RUN/results/${model//\//__}" ] || echo "$model"; done)
-# has METRIC TASK: some result of TASK holds METRIC (the conventions of a study in progress)
-has() { grep -qs "\"$1\"" "$RUN"/results/*/*/"$2".json; }
 CONVENTION_ROWS=()
 COMPARE=()
 for prefix in "" covered_ vocabulary_ mean_vector_; do  # the zero convention's rows are the tasks' main scores
@@ -156,8 +164,6 @@ for prefix in "" covered_ vocabulary_ mean_vector_; do  # the zero convention's 
     COMPARE+=(--compare "EvalRankWord::${prefix}cosine_mrr" "WordSimSimLex999::${prefix}cosine_spearman"
         --compare "EvalRankWord::${prefix}cosine_mrr" "WordSimWS353Sim::${prefix}cosine_spearman")
 done
-CONTROLS=(--controls dim)
-! has background_coverage EvalRankWord || CONTROLS+=(EvalRankWord::background_coverage)
 SEQ=(CoNLL2000Chunking CoNLL2003NER EWTPOSTagging)  # the sequence-labelling tasks (f1, f1, accuracy)
 mapfile -t SEQ < <(present "${SEQ[@]}")
 if [ ${#MAIN_STATIC[@]} -ge 3 ]; then
@@ -174,35 +180,35 @@ if [ ${#MAIN_STATIC[@]} -ge 3 ]; then
     }
     word_tables "" "${SENT[@]}" "${PAIRS[@]}"
     [ ${#SEQ[@]} -eq 0 ] || word_tables -seq "${SEQ[@]}"
-    table word-static-truncated --models "${STATIC[@]}" --families "$TRAININGS" --within-families \
+    table word-static-truncated --models "${STATIC[@]}" --families "$TRAININGS" --within-families --control-dim "${CONTROLS[@]}" \
         --intrinsic "${CONVENTION_ROWS[@]}" --extrinsic "${SENT[@]}" "${PAIRS[@]}" "${COMPARE[@]}"
 fi
 
 # 3. sentence level (Table 6): STS, STR, AccSent and EvalRankSent vs the 8 single-sentence tasks,
 #    (a) all models, (b) the family base models only, (c) within families (pooled within-family rho),
 #    (d) with the MLP's accuracy instead of the logistic regression's (Eger et al.)
-table sentence --models "${STUDY15[@]}" --control-dim \
+table sentence --models "${STUDY15[@]}" --control-dim "${CONTROLS[@]}" \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
     --scatter EvalRankSent:default SentEvalMR --scatter STSBenchmark SentEvalMR \
     --family-plot EvalRankSent:default SentEvalMR --family-plot STSBenchmark SentEvalMR \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R \
     --compare EvalRankSent:default STR2021
-table sentence-bases --models "${BASES[@]}" \
+table sentence-bases --models "${BASES[@]}" --control-dim "${CONTROLS[@]}" \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
-table sentence-within --models "${STUDY15[@]}" --within-families \
+table sentence-within --models "${STUDY15[@]}" --within-families --control-dim "${CONTROLS[@]}" \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
     --family-plot EvalRankSent:default SentEvalMR --family-plot STSBenchmark SentEvalMR \
     --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
 #    (e) the static word vectors' bag-of-words sentence vectors (the paper's 38 "we-bow" models, Table 9)
 if [ ${#STATIC[@]} -ge 3 ]; then
-    table sentence-static --models "${STATIC[@]}" --families "$TRAININGS" \
+    table sentence-static --models "${STATIC[@]}" --families "$TRAININGS" --control-dim "${CONTROLS[@]}" \
         --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT[@]}" \
         --scatter EvalRankSent:default SentEvalMR --scatter STSBenchmark SentEvalMR \
         --compare EvalRankSent:default STSBenchmark --compare EvalRankSent:default SICK-R
 fi
 mapfile -t SENT_MLP < <(metric mlp_accuracy "${SENT[@]}")
-table sentence-mlp --models "${STUDY15[@]}" \
+table sentence-mlp --models "${STUDY15[@]}" --control-dim "${CONTROLS[@]}" \
     --intrinsic "${STS[@]}" "${EVALRANK_SENT[@]}" --extrinsic "${SENT_MLP[@]}" \
     --compare EvalRankSent:default STSBenchmark
 mapfile -t SENT_LR < <(metric lr_accuracy "${SENT[@]}")
