@@ -165,7 +165,14 @@ for prefix in "" covered_ vocabulary_ mean_vector_; do  # the zero convention's 
         --compare "EvalRankWord::${prefix}cosine_mrr" "WordSimWS353Sim::${prefix}cosine_spearman")
 done
 SEQ=(CoNLL2000Chunking CoNLL2003NER EWTPOSTagging)  # the sequence-labelling tasks (f1, f1, accuracy)
-mapfile -t SEQ < <(present "${SEQ[@]}")
+# enough TASK MODELS...: at least 3 of the models have a result of TASK (a correlation needs 3)
+enough() {
+    local task=$1 n=0 model
+    shift
+    for model in "$@"; do compgen -G "$RUN/results/${model//\//__}/*/$task.json" >/dev/null && n=$((n + 1)); done
+    [ $n -ge 3 ]
+}
+mapfile -t SEQ < <(for task in "${SEQ[@]}"; do enough "$task" "${MAIN_STATIC[@]}" && echo "$task"; done)
 if [ ${#MAIN_STATIC[@]} -ge 3 ]; then
     # word-level VIEW DOWNSTREAM...: one table of the main static population and one of all its models
     word_tables() {
