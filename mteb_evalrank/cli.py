@@ -37,18 +37,18 @@ OWN_COMMANDS = ("datasets", "models", "scores", "correlate", "report", "diagnose
 
 
 def _build_datasets(args: argparse.Namespace) -> None:
+    from .data.hub import datasets_progress_bars
     from .data.mirrors import install_sts_mirrors
     from .data.registry import DATASETS, STS_MIRRORS, get_dataset_spec
-    from .data.status import datasets_progress_bars
 
     source = Path(args.source).resolve()
     if not source.is_dir():
         raise SystemExit(
             f"--source {source} is not a folder; point it at the raw data (e.g. ../shared/data)."
         )
-    families = list(args.only or DATASETS)
-    if STS_MIRRORS.family in families:  # the older spelling of --sts-mirrors
-        families.remove(STS_MIRRORS.family)
+    specs = [get_dataset_spec(family) for family in args.only or DATASETS]  # all names checked first
+    if STS_MIRRORS in specs:  # the older spelling of --sts-mirrors
+        specs.remove(STS_MIRRORS)
         args.sts_mirrors = True
     with datasets_progress_bars(args.verbose):
         if args.sts_mirrors and not args.no_install:
@@ -57,8 +57,8 @@ def _build_datasets(args: argparse.Namespace) -> None:
                     print(f"offline mirror for mteb's {task}: {state.path}")
                 else:
                     print(f"mteb's {task}: a real copy is already cached at {state.path}; left untouched")
-        for family in families:
-            _build_family(get_dataset_spec(family), source, args)
+        for spec in specs:
+            _build_family(spec, source, args)
 
 
 def _build_family(spec: DatasetSpec, source: Path, args: argparse.Namespace) -> None:
@@ -95,20 +95,17 @@ def _fetch_datasets(args: argparse.Namespace) -> None:
     """Fetch the raw files of the families into the raw cache, then build and install what is missing."""
     from .data.fetch import fetch_family
     from .data.mirrors import install_sts_mirrors
+    from .data.ready import ready_dataset
     from .data.registry import DATASETS, STS_MIRRORS, get_dataset_spec
-    from .data.status import build_and_install, dataset_location
 
-    for family in args.only or DATASETS:
-        spec = STS_MIRRORS if family == STS_MIRRORS.family else get_dataset_spec(family)
+    for spec in [get_dataset_spec(family) for family in args.only or DATASETS]:  # all names checked first
         raw = fetch_family(spec)
         if spec is STS_MIRRORS:
             for task, state in install_sts_mirrors(raw).items():
                 print(f"mteb's {task}: {state.state} ({state.path})")
-        elif (where := dataset_location(spec)) is not None:
-            print(f"{spec.hub_id}@{spec.revision}: raw files verified in {raw}; already installed ({where})")
-        else:
-            build_and_install(spec, raw, why="datasets fetch")
-            print(f"{spec.hub_id}@{spec.revision}: fetched into {raw}, built and installed")
+            continue
+        where = ready_dataset(spec, "datasets fetch", raw=raw, why="datasets fetch")
+        print(f"{spec.hub_id}@{spec.revision}: raw files verified in {raw}; installed ({where})")
 
 
 def _bundled_models_report() -> str:
@@ -403,6 +400,8 @@ def _study(args: argparse.Namespace) -> None:
 
 
 def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from .data.registry import FAMILIES
+
     """The ``datasets: build, fetch, status, remove-sts-mirrors, describe`` command(s)."""
     datasets = commands.add_parser("datasets", help="build and install the plugin's datasets")
     datasets_commands = datasets.add_subparsers(dest="action", required=True)
@@ -413,7 +412,7 @@ def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.Argumen
         "--only",
         nargs="+",
         metavar="FAMILY",
-        help="build only these dataset families (default: all of the plugin's)",
+        help=f"build only these dataset families (default: all of the plugin's): {', '.join(FAMILIES)}",
     )
     build.add_argument(
         "--sts-mirrors",
@@ -462,6 +461,8 @@ def _add_datasets_fetch_command(
     datasets_commands: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> None:
     """The ``datasets fetch`` command."""
+    from .data.registry import FAMILIES
+
     fetch = datasets_commands.add_parser(
         "fetch",
         help="download the raw files of the datasets from their pinned public releases (SHA-256 checked, "
@@ -471,8 +472,8 @@ def _add_datasets_fetch_command(
         "--only",
         nargs="+",
         metavar="FAMILY",
-        help="only these dataset families (default: all of the plugin's; 'sts-mirrors' fetches and "
-        "installs the opt-in mirrors of mteb's STS sets)",
+        help=f"only these dataset families (default: all of the plugin's; 'sts-mirrors' fetches and "
+        f"installs the opt-in mirrors of mteb's STS sets): {', '.join(FAMILIES)}",
     )
     fetch.set_defaults(func=_fetch_datasets)
 

@@ -70,8 +70,8 @@ def load_pairs(spec: str) -> PairSet:
             FILE_FORMATS[path.suffix.lower()], data_files=str(path), split="train", **kwargs
         )
     else:
+        from .data.ready import load_split
         from .data.registry import spec_for_hub_id
-        from .data.repair import load_split
 
         hub_id, _, config = spec.partition(":")
         plugin = spec_for_hub_id(hub_id)

@@ -141,3 +141,60 @@ def test_cli_rejects_a_missing_source(tmp_path: Path) -> None:
 
     with pytest.raises(SystemExit, match="not a folder"):
         main(["datasets", "build", "--source", str(tmp_path / "nope")])
+
+
+# --- publishing a folder whole ---------------------------------------------------------------------
+
+
+def test_a_published_folder_replaces_the_former_one_whole(tmp_path: Path) -> None:
+    from mteb_evalrank._files import publishing
+
+    target = tmp_path / "family"
+    with publishing(target) as folder:
+        (folder / "a.arrow").write_text("one")
+        assert not target.exists()  # nothing visible before the rename
+    with publishing(target) as folder:
+        (folder / "b.arrow").write_text("two")
+        assert [p.name for p in target.iterdir()] == ["a.arrow"]  # the former build, whole
+    assert [p.name for p in target.iterdir()] == ["b.arrow"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["family"]  # no temporary left
+
+
+@pytest.mark.parametrize("interruption", [OSError("disk full"), KeyboardInterrupt()])
+def test_an_interrupted_publish_leaves_the_former_folder_and_nothing_else(
+    tmp_path: Path, interruption: BaseException
+) -> None:
+    from mteb_evalrank._files import publishing
+
+    target = tmp_path / "family"
+    target.mkdir()
+    (target / "a.arrow").write_text("one")
+    with pytest.raises(type(interruption)), publishing(target) as folder:
+        (folder / "b.arrow").write_text("half")
+        raise interruption
+    assert [p.name for p in target.iterdir()] == ["a.arrow"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["family"]
+
+
+def test_a_displaced_folder_is_kept_and_a_killed_publishers_leftover_removed(tmp_path: Path) -> None:
+    from mteb_evalrank._files import aside_name, publishing
+
+    target = tmp_path / "family"
+    target.mkdir()
+    (target / "damaged.arrow").write_text("x")
+    (tmp_path / ".family.0123456789abcdef.tmp").mkdir()  # a publisher killed midway
+    aside = aside_name(target)
+    with publishing(target, displaced=aside) as folder:
+        (folder / "sound.arrow").write_text("y")
+    assert aside.name == "family.corrupt" and [p.name for p in aside.iterdir()] == ["damaged.arrow"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["family", "family.corrupt"]
+
+
+def test_the_build_fingerprint_carries_the_format_version(
+    built: dict[str, BuiltDataset], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = built["str-2021"].configs["default"]
+    first = hub.write_config(tmp_path / "a", "mteb-evalrank/str-2021", "default", data)
+    monkeypatch.setattr(hub, "BUILD_FORMAT", hub.BUILD_FORMAT + 1)
+    second = hub.write_config(tmp_path / "b", "mteb-evalrank/str-2021", "default", data)
+    assert first.parent.name == second.parent.name == "0.0.0" and first.name != second.name

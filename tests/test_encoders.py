@@ -291,7 +291,7 @@ def test_marked_folders_are_reused_and_removable(tmp_path: Path) -> None:
 
     made = enc_install.write_marked_folder("thing", build, root=tmp_path)
     assert json.loads((made / MARKER).read_text())["what"] == "test" and len(calls) == 1
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [".thing.lock"]  # no temporary
     assert enc_install.remove_encoder_folders(tmp_path) == [made] and not made.exists()
 
 

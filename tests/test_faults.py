@@ -137,9 +137,8 @@ def test_datasets_build_cli_shows_one_line_for_a_raw_file_that_is_not_utf8(
 def _copy_family(source: Path, target: Path, family: str) -> Path:
     """A raw data folder holding only ``family``'s raw files, copied from ``source``."""
     from mteb_evalrank.data.registry import get_dataset_spec
-    from mteb_evalrank.data.releases import family_files
 
-    for name in family_files(get_dataset_spec(family)):
+    for name in get_dataset_spec(family).sources:
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source / name, target / name)
     return target
@@ -195,13 +194,13 @@ def test_a_first_use_build_warns_once_for_a_raw_file_cut_at_a_line_end(
     """``$MTEB_EVALRANK_SOURCE`` builds go through ``build_and_install``: the same one warning."""
     import datasets
 
-    from mteb_evalrank.data import status
+    from mteb_evalrank.data import ready
     from mteb_evalrank.data.registry import STSB_GRANULARITY
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
     raw = _copy_family(source, tmp_path / "raw", "stsb-granularity")
     _cut_at_a_line_end(raw / "evalrank/LICENSE")
-    (message,) = _source_mismatch_warnings(lambda: status.build_and_install(STSB_GRANULARITY, raw))
+    (message,) = _source_mismatch_warnings(lambda: ready.build_and_publish(STSB_GRANULARITY, raw, "a test"))
     assert str(raw / "evalrank/LICENSE") in message
 
 
@@ -648,8 +647,8 @@ def _load_names_and_moves_aside(
     import mteb
 
     import mteb_evalrank  # noqa: F401
+    from mteb_evalrank.data.registry import SOURCE_ENV
     from mteb_evalrank.data.repair import DamagedDatasetWarning, DatasetDamagedError
-    from mteb_evalrank.data.status import SOURCE_ENV
 
     monkeypatch.delenv(SOURCE_ENV, raising=False)
     damage, problem = fault
@@ -678,8 +677,8 @@ def test_a_damaged_local_build_is_rebuilt_from_the_raw_data_and_scores_the_same(
     import mteb
 
     import mteb_evalrank  # noqa: F401
+    from mteb_evalrank.data.registry import SOURCE_ENV
     from mteb_evalrank.data.repair import DamagedDatasetWarning
-    from mteb_evalrank.data.status import SOURCE_ENV
 
     monkeypatch.setenv(SOURCE_ENV, str(source))
     model = mteb.get_model("evalrank/glove-toy-50d")
@@ -708,20 +707,19 @@ def test_a_damaged_local_build_is_rebuilt_from_the_raw_data_and_scores_the_same(
 def test_a_dataset_build_killed_midway_then_a_run_scores_as_a_clean_build(
     word_similarity: None, source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``datasets build`` SIGKILLed right after its first config is complete (the family then
-    looks installed; SimLex-999's config, written later, is missing), then ``mteb run`` of
-    SimLex-999 with the raw data at hand: the build is repaired, exit 0, a clean build's score."""
+    """``datasets build`` SIGKILLed right after its first config is complete (in the temporary
+    folder the build is published from; the family is not installed), then ``mteb run`` of
+    SimLex-999 with the raw data at hand: built on first use, exit 0, a clean build's score, and
+    the killed build's temporary folder removed."""
     import os
     import signal
     import subprocess
     import sys
-    import time
 
     import mteb
 
     from mteb_evalrank.data.hub import read_card_configs
-    from mteb_evalrank.data.registry import WORD_SIMILARITY
-    from mteb_evalrank.data.status import SOURCE_ENV
+    from mteb_evalrank.data.registry import SOURCE_ENV, WORD_SIMILARITY
 
     monkeypatch.setenv(SOURCE_ENV, str(source))
     task, model = "WordSimSimLex999", "evalrank/glove-toy-50d"
@@ -732,28 +730,32 @@ def test_a_dataset_build_killed_midway_then_a_run_scores_as_a_clean_build(
         "HF_HOME": str(tmp_path / "hf")
     }
     root = tmp_path / "hf" / "datasets" / "mteb-evalrank___word-similarity"
+    building = f".{root.name}.*.tmp/*/*/*/dataset_info.json"
     bin_dir = Path(sys.executable).parent
-    command = [str(bin_dir / "mteb-evalrank"), "datasets", "build", "--source", str(source)]
+    killed_after_one_config = (  # the build process kills itself once its first config is written
+        "import os, signal, sys; from mteb_evalrank.data import hub; write = hub.write_config\n"
+        "def write_then_die(*args, **kwargs):\n"
+        "    write(*args, **kwargs); os.kill(os.getpid(), signal.SIGKILL)\n"
+        "hub.write_config = write_then_die; from mteb_evalrank.cli import main; main(sys.argv[1:])"
+    )
+    command = [sys.executable, "-c", killed_after_one_config, "datasets", "build", "--source", str(source)]
     command += ["--only", "word-similarity", "--out", str(tmp_path / "hub")]
-    build = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 300
-    while (
-        build.poll() is None and not any(root.glob("*/*/*/dataset_info.json")) and time.monotonic() < deadline
-    ):
-        time.sleep(0.001)
-    assert build.poll() is None, "the build ended before it was killed"
-    build.send_signal(signal.SIGKILL)
-    assert build.wait(timeout=60) == -signal.SIGKILL
+    build = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert build.returncode == -signal.SIGKILL, build.stderr[-3000:]
     configs = read_card_configs(WORD_SIMILARITY.card_path)
-    assert len(list(root.glob("*/*/*/dataset_info.json"))) < len(configs)  # killed midway
-    assert not (root / "simlex-999").exists()
+    assert len(list(root.parent.glob(building))) == 1 < len(configs)  # killed midway
+    assert not root.exists()  # nothing published
 
     run = subprocess.run(
         [str(bin_dir / "mteb"), "run", "-t", task, "-m", model, "--output-folder", str(tmp_path / "out")],
         env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stderr.count("DamagedDatasetWarning") == 1 and f"moved aside to {root}.corrupt" in run.stderr
+    assert "DamagedDatasetWarning" not in run.stderr and f"building {WORD_SIMILARITY.hub_id}" in run.stderr
+    assert sorted(p.name for p in root.parent.iterdir() if p.name.lstrip(".").startswith(root.name)) == [
+        f".{root.name}.lock",
+        root.name,
+    ]
     (path,) = (tmp_path / "out").rglob(f"{task}.json")
     assert json.loads(path.read_text(encoding="utf-8"))["scores"]["test"][0]["main_score"] == pytest.approx(
         clean, abs=5e-7
@@ -1011,8 +1013,8 @@ def test_a_damaged_sts_mirror_is_installed_again_from_the_raw_data(
     STS12 reads the rows of the sound mirror."""
     import warnings
 
+    from mteb_evalrank.data.registry import SOURCE_ENV
     from mteb_evalrank.data.repair import DamagedDatasetWarning
-    from mteb_evalrank.data.status import SOURCE_ENV
 
     monkeypatch.setenv(SOURCE_ENV, str(source))
     clean = _sts12_rows()
@@ -1053,8 +1055,8 @@ def test_a_damaged_hub_download_names_the_dataset_the_folder_to_delete_and_the_c
     import mteb
     from huggingface_hub import constants
 
+    from mteb_evalrank.data.hub import dataset_location
     from mteb_evalrank.data.repair import DatasetDamagedError
-    from mteb_evalrank.data.status import dataset_location
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
     (tmp_path / "hub-cache" / "datasets--mteb-evalrank--word-similarity").mkdir(parents=True)
@@ -1089,9 +1091,8 @@ def test_a_damaged_local_build_read_outside_a_task_is_named_or_rebuilt(
     from conftest import shared_build  # tests/conftest.py: one build per test run
 
     from mteb_evalrank.data import hub
-    from mteb_evalrank.data.registry import WMT17_DA
+    from mteb_evalrank.data.registry import SOURCE_ENV, WMT17_DA
     from mteb_evalrank.data.repair import DamagedDatasetWarning, DatasetDamagedError
-    from mteb_evalrank.data.status import SOURCE_ENV
     from mteb_evalrank.diagnostics import load_pairs
     from mteb_evalrank.models.wrappers import wmt17_reference_sentences
 

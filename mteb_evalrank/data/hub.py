@@ -18,18 +18,20 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import datasets
 import yaml
 from datasets import DatasetDict, DatasetInfo, SplitDict, SplitInfo
 from datasets.arrow_writer import ArrowWriter
 from datasets.naming import camelcase_to_snakecase, filename_prefix_for_split
+from filelock import FileLock
 
-from .._files import sha256_file
+from .._files import lock_path, publishing, sha256_file
 from .layout import BuiltDataset
 from .registry import DatasetSpec
 
@@ -71,12 +73,11 @@ def check_card(spec: DatasetSpec, built: BuiltDataset) -> None:
 
 def build_info(spec: DatasetSpec, built: BuiltDataset, source: Path) -> dict[str, Any]:
     """Provenance record: revision, licence, every source file with its SHA-256, stats."""
-    sources = getattr(spec.recipe(), "SOURCES", ())
     return {
         "dataset": spec.hub_id,
         "revision": spec.revision,
         "license": spec.license,
-        "sources": {name: sha256_file(source / name) for name in sources},
+        "sources": {name: sha256_file(source / name) for name in spec.sources},
         "configs": {name: {s: len(d) for s, d in data.items()} for name, data in built.configs.items()},
         "stats": built.stats,
     }
@@ -123,21 +124,61 @@ def hub_cache_copy(hub_id: str) -> Path | None:
     return folder if folder.exists() else None
 
 
+BUILD_FORMAT = 2
+"""The layout of the plugin's builds in the ``datasets`` cache; part of each build's
+fingerprint (the ``<hash>`` folder), so that builds of two formats never share a folder."""
+
+
+def cache_lock(root: Path) -> FileLock:
+    """The lock of a ``datasets``-cache folder (``.<name>.lock`` beside it): held by whoever
+    publishes or repairs it; one object per folder in a process, so a holder may take it again."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(lock_path(root), is_singleton=True)
+
+
+Location = Literal["Hub download", "local build"]
+
+
+def dataset_location(spec: DatasetSpec) -> Location | None:
+    """Where ``spec`` is installed: ``"Hub download"``, ``"local build"`` or ``None`` (not installed).
+
+    A local build is published whole (:func:`install_into_cache`), so its folder holding a
+    ``dataset_info.json`` means a complete build.
+    """
+    if hub_cache_copy(spec.hub_id) is not None:
+        return "Hub download"
+    if any(cache_root(spec.hub_id).glob("*/*/*/dataset_info.json")):
+        return "local build"
+    return None
+
+
+@contextmanager
+def datasets_progress_bars(enabled: bool) -> Iterator[None]:
+    """``datasets``' progress bars (``Creating parquet``, ``Casting the dataset``) on or off for the block."""
+    was_disabled = datasets.are_progress_bars_disabled()
+    if not enabled:
+        datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            datasets.enable_progress_bars()
+
+
 def _fingerprint(data: DatasetDict) -> str:
-    digest = hashlib.sha256()
+    """The ``<hash>`` folder: SHA-256 of :data:`BUILD_FORMAT` and each split's ``datasets`` fingerprint."""
+    digest = hashlib.sha256(f"mteb-evalrank build format {BUILD_FORMAT}".encode())
     for split, table in sorted(data.items()):
         digest.update(split.encode())
         digest.update(table._fingerprint.encode())
     return digest.hexdigest()[:16]
 
 
-def install_config(hub_id: str, config: str, data: DatasetDict, cache_dir: Path | None = None) -> Path:
-    """Write one config into the datasets cache (replacing an earlier install) and return its dir."""
+def write_config(folder: Path, hub_id: str, config: str, data: DatasetDict) -> Path:
+    """Write one config under ``folder`` (a dataset's ``datasets``-cache folder being built) as
+    ``datasets`` lays it out, ``<config>/0.0.0/<hash>/``, and return that folder."""
     name = hub_id.split("/")[1]
-    config_dir = cache_root(hub_id, cache_dir) / config
-    if config_dir.exists():
-        shutil.rmtree(config_dir)
-    target = config_dir / CACHE_VERSION / _fingerprint(data)
+    target = folder / config / CACHE_VERSION / _fingerprint(data)
     target.mkdir(parents=True)
     splits = SplitDict(dataset_name=name)
     for split, table in data.items():
@@ -161,15 +202,19 @@ def install_config(hub_id: str, config: str, data: DatasetDict, cache_dir: Path 
     return target
 
 
-def install_into_cache(spec: DatasetSpec, built: BuiltDataset, cache_dir: Path | None = None) -> Path:
-    """Install every config of ``built``; stale configs of the dataset are removed."""
+def install_into_cache(
+    spec: DatasetSpec, built: BuiltDataset, cache_dir: Path | None = None, *, displaced: Path | None = None
+) -> Path:
+    """Publish every config of ``built`` as ``spec``'s ``datasets``-cache folder; returns it.
+
+    Atomic (:func:`mteb_evalrank._files.publishing`, under :func:`cache_lock`): readers see the
+    former build or this one whole, never some configs of it. A former folder is replaced
+    (moved to ``displaced`` if given, else removed).
+    """
     root = cache_root(spec.hub_id, cache_dir)
-    if root.exists():
-        for stale in root.iterdir():
-            if stale.name not in built.configs:
-                shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
-    for config, data in built.configs.items():
-        install_config(spec.hub_id, config, data, cache_dir)
+    with cache_lock(root), publishing(root, displaced=displaced) as folder:
+        for config, data in built.configs.items():
+            write_config(folder, spec.hub_id, config, data)
     return root
 
 

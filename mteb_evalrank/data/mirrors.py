@@ -29,9 +29,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from .hub import cache_root, check_card, hub_cache_copy, install_config
+from .._files import publishing
+from .hub import cache_lock, cache_root, check_card, hub_cache_copy, write_config
 from .layout import BuiltDataset
 from .registry import STS_MIRROR_SPECS, STS_MIRRORS, MirrorSpec
+from .repair import build_damage
 
 #: file that marks a datasets-cache entry as written by this module
 MARKER = "mteb_evalrank_mirror.json"
@@ -92,13 +94,33 @@ def install_sts_mirrors(
     }
     result = {}
     for mirror in STS_MIRROR_SPECS:
-        state = _state(mirror, cache_dir)
-        if state.state != "real copy":
-            target = install_config(mirror.hub_id, mirror.hub_config, built.configs[mirror.config], cache_dir)
-            (target / MARKER).write_text(json.dumps({**stamp, "task": mirror.task}, indent=2) + "\n")
+        root = cache_root(mirror.hub_id, cache_dir)
+        with cache_lock(root):
             state = _state(mirror, cache_dir)
+            if state.state != "real copy":
+                with publishing(root) as folder:
+                    config = built.configs[mirror.config]
+                    target = write_config(folder, mirror.hub_id, mirror.hub_config, config)
+                    (target / MARKER).write_text(json.dumps({**stamp, "task": mirror.task}, indent=2) + "\n")
+                state = _state(mirror, cache_dir)
         result[mirror.task] = state
     return result
+
+
+def damaged_mirror(task: str) -> tuple[MirrorSpec, Path, list[str]] | None:
+    """``(mirror, its folder, the damaged files)`` if mteb's ``task`` has a damaged mirror of
+    ours; ``None`` if it has no mirror of ours (a real copy is never touched) or a sound one."""
+    mirror = next((m for m in STS_MIRROR_SPECS if m.task == task), None)
+    if mirror is None or hub_cache_copy(mirror.hub_id) is not None:  # a real download: not ours
+        return None
+    root = cache_root(mirror.hub_id)
+    folders = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []
+    if not any((root / mirror.hub_config).glob(f"*/*/{MARKER}")) or any(
+        not any(p.glob(f"*/*/{MARKER}")) for p in folders
+    ):
+        return None  # not ours, or a real copy beside it: never touched
+    problems = build_damage(root, [mirror.hub_config])
+    return (mirror, root, problems) if problems else None
 
 
 def remove_sts_mirrors(cache_dir: Path | None = None) -> list[MirrorState]:

@@ -22,6 +22,23 @@ if TYPE_CHECKING:  # mteb is heavy to import; the annotation alone needs it
 #: Hugging Face organisation that hosts the plugin's datasets.
 HUB_ORG = "mteb-evalrank"
 
+#: environment variable naming the raw data folder (``evalrank/``, ``wmt17-da/``)
+SOURCE_ENV = "MTEB_EVALRANK_SOURCE"
+
+
+def build_command(source: str | Path | None = None, family: str | None = None) -> str:
+    """The command that builds ``family`` (default every one) from a local copy of the raw data."""
+    where = str(source) if source else "/path/to/raw-data"
+    only = f" --only {family}" if family else ""
+    return f"mteb-evalrank datasets build --source {where}{only}"
+
+
+def fetch_command(family: str | None = None) -> str:
+    """The command that fetches the raw files of ``family`` (default every one) and builds it."""
+    only = f" --only {family}" if family else ""
+    return f"mteb-evalrank datasets fetch{only}"
+
+
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
@@ -70,6 +87,11 @@ class DatasetSpec:
     def recipe(self) -> ModuleType:
         """The family's ``recipe.py``, imported from its file."""
         return _load_recipe(self.folder / "recipe.py")
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The raw files the recipe reads (its ``SOURCES``: paths in the raw data folder)."""
+        return tuple(self.recipe().SOURCES)
 
 
 @cache
@@ -125,12 +147,23 @@ DATASETS: dict[str, DatasetSpec] = {
 """Every family published as ``mteb-evalrank/<family>`` (the plugin's own tasks load these)."""
 
 
+class UnknownFamilyError(KeyError):
+    """A dataset family name the plugin does not have; the message lists the families."""
+
+    user_facing = True  # the command line shows the message alone (mteb_evalrank._user_errors)
+
+    def __str__(self) -> str:  # KeyError's own would quote the message
+        return str(self.args[0])
+
+
 def get_dataset_spec(family: str) -> DatasetSpec:
-    """The spec of a dataset family, or an error listing the known ones."""
+    """The spec of a dataset family (``sts-mirrors`` included), or one error listing them."""
     try:
-        return DATASETS[family]
+        return {**DATASETS, STS_MIRRORS.family: STS_MIRRORS}[family]
     except KeyError:
-        raise KeyError(f"unknown dataset {family!r}; known: {', '.join(DATASETS)}") from None
+        raise UnknownFamilyError(
+            f"unknown dataset family {family!r}; the families are: {', '.join(FAMILIES)}."
+        ) from None
 
 
 def spec_for_hub_id(hub_id: str) -> DatasetSpec | None:
@@ -167,6 +200,9 @@ STS_MIRRORS = DatasetSpec("sts-mirrors", revision="v1.0.0", license="other")
 """mteb's English STS test sets rebuilt from the EvalRank raw files (``tasks/sts-mirrors``).
 
 Not in ``DATASETS``: it is only installed locally, on request, under mteb's ids; never pushed."""
+
+FAMILIES: tuple[str, ...] = (*DATASETS, STS_MIRRORS.family)
+"""Every family a command can name (``--only``): the datasets, then the STS mirrors."""
 
 STS_MIRROR_SPECS: tuple[MirrorSpec, ...] = (
     MirrorSpec("STS12", "mteb/sts12-sts", "a0d554a64d88156834ff5ae9920b964011b16384", "STS12"),

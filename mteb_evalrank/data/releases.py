@@ -237,14 +237,9 @@ def manifest() -> dict[str, ManifestEntry]:
     return {path: ManifestEntry(entry["sha256"], entry["size"]) for path, entry in data["files"].items()}
 
 
-def family_files(spec: DatasetSpec) -> tuple[str, ...]:
-    """The raw files a family's recipe reads (its ``SOURCES``)."""
-    return tuple(getattr(spec.recipe(), "SOURCES", ()))
-
-
 def recipe_files() -> list[str]:
     """Every raw file a recipe reads (``DATASETS`` and ``STS_MIRRORS``), sorted."""
-    return sorted({name for spec in (*DATASETS.values(), STS_MIRRORS) for name in family_files(spec)})
+    return sorted({name for spec in (*DATASETS.values(), STS_MIRRORS) for name in spec.sources})
 
 
 def compute_manifest(source: Path, files: Iterable[str] | None = None) -> dict[str, dict[str, str | int]]:
@@ -304,7 +299,7 @@ def source_mismatches(files: Iterable[str], folder: Path) -> list[str]:
 def warn_source_mismatches(spec: DatasetSpec, folder: Path) -> int:
     """Warn once (:class:`SourceMismatchWarning`) per raw file of ``spec`` in ``folder`` that differs
     from the pinned release; returns how many differ. Called before every build from a raw folder."""
-    messages = source_mismatches(family_files(spec), folder)
+    messages = source_mismatches(spec.sources, folder)
     for message in messages:
         warnings.warn(message, SourceMismatchWarning, stacklevel=2)
     return len(messages)

@@ -62,22 +62,14 @@ def wmt17_reference_sentences(limit: int | None = None) -> list[str]:
     """WMT17 DA reference sentences (config ``all``, ``sentence1``), de-duplicated, file order.
 
     Loaded with ``datasets.load_dataset`` like the tasks, with their checks
-    (:func:`mteb_evalrank.data.repair.load_split`: built on first use where the raw data are at
-    hand, a damaged copy repaired or named; offline without raw data: after
-    ``mteb-evalrank datasets build``).
+    (:func:`mteb_evalrank.data.ready.load_split`: built on first use where the raw data are at
+    hand, a damaged copy repaired or named; offline without raw data, one message naming the
+    commands that build it).
     """
+    from mteb_evalrank.data.ready import load_split
     from mteb_evalrank.data.registry import WMT17_DA
-    from mteb_evalrank.data.repair import DatasetDamagedError, load_split
 
-    try:
-        data = load_split(WMT17_DA, "all", "test", f"the fit corpus {WMT17_DA.hub_id} (config 'all')")
-    except DatasetDamagedError:
-        raise
-    except Exception as error:  # datasets raises several types when the cache is missing
-        raise RuntimeError(
-            f"the fit corpus {WMT17_DA.hub_id} (config 'all') could not be loaded ({error}). Offline, "
-            "build it first: mteb-evalrank datasets build --source ../shared/data --out hub"
-        ) from error
+    data = load_split(WMT17_DA, "all", "test", f"the fit corpus {WMT17_DA.hub_id} (config 'all')")
     sentences = list(dict.fromkeys(data["sentence1"]))
     return sentences[:limit]
 

