@@ -88,6 +88,7 @@ def test_hub_folder_has_card_data_licence_and_provenance(
             assert (folder / "LICENSE").read_bytes() == (source / licence_file).read_bytes()
 
 
+@pytest.mark.usefixtures("built")  # it writes the hub folders
 def test_push_dry_run_lists_every_file(hub_dir: Path) -> None:
     plan = hub.push_plan(EVALRANK_SENT, hub_dir / "evalrank-sent", "my-org")
     assert plan.repo_id == "my-org/evalrank-sent" and plan.revision == EVALRANK_SENT.revision
