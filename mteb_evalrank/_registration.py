@@ -106,9 +106,14 @@ def register_quietly() -> bool:
     Used where an exception would break mteb itself (the CLI hook, a package import).
     Returns whether registration succeeded completely.
     """
+    from ._user_errors import show_now
+    from .tasks._evalrank_files import TaskFilesError, declared_task_names
+
     try:
         register()
     except Exception as error:  # a plugin failure must never break mteb
+        if isinstance(error, TaskFilesError) and show_now(error, explains=declared_task_names()):
+            return False  # the command line: the one message, now; mteb's later KeyError ends quietly
         warnings.warn(
             f"mteb-evalrank: its tasks are not (all) available in mteb: {type(error).__name__}: {error}",
             RegistrationWarning,

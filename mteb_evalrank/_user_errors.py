@@ -4,14 +4,31 @@ An exception class with ``user_facing = True`` (e.g.
 :class:`mteb_evalrank.data.ready.DatasetNotAvailableError`) already says what is wrong and
 what to run; in the ``mteb`` and ``mteb-evalrank`` command-line processes
 :func:`install_excepthook` prints just that message (exit status 1). Other exceptions keep
-Python's traceback; ``MTEB_EVALRANK_TRACEBACK=1`` keeps it for these too.
+Python's traceback, except Ctrl-C (one line) and mteb's ``KeyError`` for a task whose
+declaration already failed with one shown line (:func:`show_now`);
+``MTEB_EVALRANK_TRACEBACK=1`` keeps the traceback for all of these.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from types import TracebackType
+
+_EXPLAINED: set[str] = set()
+"""Names (of tasks) whose absence an error already shown explains: mteb's ``KeyError`` naming one
+ends the process quietly (status 1) instead of with a traceback."""
+
+
+def show_now(error: BaseException, *, explains: Iterable[str]) -> bool:
+    """In a command-line process (:func:`install_excepthook` done): print ``error``'s one line now,
+    and let a later ``KeyError`` naming one of ``explains`` end quietly. ``False`` elsewhere."""
+    if not getattr(sys.excepthook, "_mteb_evalrank", False):
+        return False
+    print(f"error: {error}", file=sys.stderr)
+    _EXPLAINED.update(explains)
+    return True
 
 
 def install_excepthook() -> None:
@@ -21,10 +38,14 @@ def install_excepthook() -> None:
         return
 
     def excepthook(kind: type[BaseException], value: BaseException, traceback: TracebackType | None) -> None:
-        if getattr(kind, "user_facing", False) and not os.environ.get("MTEB_EVALRANK_TRACEBACK"):
+        if os.environ.get("MTEB_EVALRANK_TRACEBACK"):
+            previous(kind, value, traceback)
+        elif getattr(kind, "user_facing", False):
             print(f"error: {value}", file=sys.stderr)
-            return
-        previous(kind, value, traceback)
+        elif issubclass(kind, KeyboardInterrupt):
+            print("interrupted (Ctrl-C)", file=sys.stderr)
+        elif not (issubclass(kind, KeyError) and any(repr(name) in str(value) for name in _EXPLAINED)):
+            previous(kind, value, traceback)
 
     # a marker on the function object (mypy does not model attributes set on functions)
     excepthook._mteb_evalrank = True  # type: ignore[attr-defined]

@@ -399,20 +399,30 @@ def _study(args: argparse.Namespace) -> None:
         raise SystemExit(1)
 
 
-def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _families_line() -> str:
+    """The end of ``datasets build`` / ``fetch --help``: the families (one line, not wrapped)."""
     from .data.registry import FAMILIES
 
+    return f"families: {', '.join(FAMILIES)}"
+
+
+def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``datasets: build, fetch, status, remove-sts-mirrors, describe`` command(s)."""
     datasets = commands.add_parser("datasets", help="build and install the plugin's datasets")
     datasets_commands = datasets.add_subparsers(dest="action", required=True)
-    build = datasets_commands.add_parser("build", help="build every dataset from the raw sources")
+    build = datasets_commands.add_parser(
+        "build",
+        help="build every dataset from the raw sources",
+        epilog=_families_line(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     build.add_argument("--source", required=True, help="raw data folder (holds evalrank/, wmt17-da/, ...)")
     build.add_argument("--out", default="hub", help="where the Hub-ready folders go (default: ./hub)")
     build.add_argument(
         "--only",
         nargs="+",
         metavar="FAMILY",
-        help=f"build only these dataset families (default: all of the plugin's): {', '.join(FAMILIES)}",
+        help="build only these dataset families (default: all of the plugin's; listed below)",
     )
     build.add_argument(
         "--sts-mirrors",
@@ -461,19 +471,19 @@ def _add_datasets_fetch_command(
     datasets_commands: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> None:
     """The ``datasets fetch`` command."""
-    from .data.registry import FAMILIES
-
     fetch = datasets_commands.add_parser(
         "fetch",
         help="download the raw files of the datasets from their pinned public releases (SHA-256 checked, "
         "into <home>/raw; base URL $MTEB_EVALRANK_RAW_URL), then build and install the missing datasets",
+        epilog=_families_line(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     fetch.add_argument(
         "--only",
         nargs="+",
         metavar="FAMILY",
-        help=f"only these dataset families (default: all of the plugin's; 'sts-mirrors' fetches and "
-        f"installs the opt-in mirrors of mteb's STS sets): {', '.join(FAMILIES)}",
+        help="only these dataset families (default: all of the plugin's, listed below; 'sts-mirrors' "
+        "fetches and installs the opt-in mirrors of mteb's STS sets)",
     )
     fetch.set_defaults(func=_fetch_datasets)
 
@@ -811,7 +821,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         mteb.cli.main()
         return
     args = build_parser().parse_args(argv)
-    args.func(args)
+    try:
+        args.func(args)
+    except KeyboardInterrupt:
+        print("mteb-evalrank: interrupted (Ctrl-C); nothing partial was kept.", file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 if __name__ == "__main__":

