@@ -743,7 +743,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     hf_home, hf_home_chosen = configure_environment(out)
-    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     log(f"HF_HOME={hf_home} ({'set here' if hf_home_chosen else 'from the environment'}), offline")
 
     setup: dict[str, float] = {}

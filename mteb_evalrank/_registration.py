@@ -68,7 +68,7 @@ def register() -> None:
 
     clashes: list[str] = []
     tasks = adapter.task_registry()
-    guard_sts_mirrors(tasks)  # a damaged STS mirror of the plugin's is named or repaired (issue 26)
+    guard_sts_mirrors(tasks)  # a damaged STS mirror of the plugin's is named or repaired
     new = tuple(cls for cls in TASKS if _add(tasks, cls.metadata.name, cls, "task", clashes))
     if new:
         adapter.append_task_list(new)

@@ -1,4 +1,4 @@
-"""Reading an mteb result folder when some of its files are damaged (issue 26).
+"""Reading an mteb result folder when some of its files are damaged.
 
 ``mteb-evalrank scores`` and ``correlate`` read result folders with mteb's own
 ``ResultCache(folder).load_results(include_remote=False, require_model_meta=False)``, which
@@ -37,6 +37,8 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from mteb_evalrank._files import CORRUPT_SUFFIX, aside_name
 
 if TYPE_CHECKING:
     from mteb.results import BenchmarkResults
@@ -181,7 +183,7 @@ def result_is_done(path: Path) -> bool:
     problem = result_damage(path)
     if problem is not None:
         category: type[UserWarning] = DamagedResultWarning
-        target = _set_aside(path, ".corrupt")
+        target = _set_aside(path, CORRUPT_SUFFIX)
     else:
         data, _ = _json_object(path)
         task = str(data.get("task_name", path.stem)) if data else path.stem
@@ -200,12 +202,8 @@ def result_is_done(path: Path) -> bool:
 
 
 def _set_aside(path: Path, suffix: str) -> Path:
-    """Rename ``path`` to ``<name><suffix>`` (``-1``, ``-2``, ... if taken); the new path."""
-    target = path.with_name(path.name + suffix)
-    n = 0
-    while target.exists():
-        n += 1
-        target = path.with_name(f"{path.name}{suffix}-{n}")
+    """Rename ``path`` to a free ``<name><suffix>[-n]`` (:func:`mteb_evalrank._files.aside_name`)."""
+    target = aside_name(path, suffix)
     path.rename(target)
     return target
 

@@ -800,7 +800,7 @@ def test_an_unknown_family_is_one_line_listing_the_families(
         main(argv)
     families = ", ".join([*DATASETS, "sts-mirrors"])
     assert str(raised.value) == f"unknown dataset family {argv[-1]!r}; the families are: {families}."
-    assert getattr(raised.value, "user_facing", False) and FAMILIES == (*DATASETS, "sts-mirrors")
+    assert getattr(raised.value, "user_facing", False) and (*DATASETS, "sts-mirrors") == FAMILIES
     assert server.requests == Counter() and not online.exists()  # checked before anything is done
 
 

@@ -33,7 +33,6 @@ from mteb_evalrank.models.postprocess import abtt_components
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 from mteb_evalrank.models.wrappers import PostProcessedEncoder
 from mteb_evalrank.models.zoo import ZOO, ZOO_METAS, ZOO_MODELS, family_bases, family_training, model_family
-from mteb_evalrank.tasks import TASKS
 
 SETS = wv.WORD_VECTOR_SETS
 SET_IDS = [spec.name.removeprefix("evalrank/") for spec in SETS]
@@ -391,21 +390,3 @@ def test_simlex999_score_through_mteb(spec: wv.WordVectorSet, simlex: dict[str, 
 
 
 # ------------------------------------------------------------------ coverage per task
-@pytest.mark.slow  # builds the evalrank-word and word-similarity datasets from the raw files (~5 s)
-def test_coverage_per_task_against_the_raw_files(source: Path) -> None:
-    installed(wv.LDT)
-    vocabularies = wv.task_vocabularies(source)
-    names = {task.metadata.name for task in TASKS}
-    assert set(vocabularies) == {"EvalRankWord", "EvalRankWordNoWiki"} | {
-        n for n in names if n.startswith("WordSim")
-    }
-    lines = (source / "evalrank/word_similarity/EN-SIMLEX-999.txt").read_text("utf-8").splitlines()
-    simlex = {word.lower() for line in lines if line.strip() for word in line.split("\t")[:2]}
-    assert set(vocabularies["WordSimSimLex999"]) == simlex
-    assert len(vocabularies["EvalRankWord"]) == 22_207 and len(vocabularies["EvalRankWordNoWiki"]) == 5_846
-    encoder = wv.load_word_vectors("evalrank/ldt-sample-25d")
-    table = wv.coverage_table({"ldt": encoder}, vocabularies)
-    assert table["WordSimSimLex999"]["ldt"] == pytest.approx(
-        sum(w in encoder.index for w in simlex) / len(simlex)
-    )
-    assert all(0.0 < row["ldt"] <= 1.0 for row in table.values())

@@ -40,7 +40,7 @@ import urllib.request
 import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from hashlib import sha256
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -383,7 +383,7 @@ def _record_provenance(root: Path, name: str, url: str, entry: ManifestEntry) ->
         record[name] = {
             "url": url,
             "sha256": entry.sha256,
-            "fetched": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "fetched": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         part = _new_part_file(root / PROVENANCE)
         try:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import shutil
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -89,7 +89,7 @@ def install_sts_mirrors(
         "written_by": "mteb-evalrank datasets build --sts-mirrors",
         "source": str(Path(source).resolve()),
         "recipe": "tasks/sts-mirrors",
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "remove_with": "mteb-evalrank datasets remove-sts-mirrors",
     }
     result = {}

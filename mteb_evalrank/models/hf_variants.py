@@ -1,4 +1,4 @@
-"""The EvalRank paper's neural variants over any ``transformers`` checkpoint (issue 27, part 2).
+"""The EvalRank paper's neural variants over any ``transformers`` checkpoint.
 
 A *checkpoint* (:class:`Checkpoint`: a Hub id at a revision, or a local folder) is run with
 ``transformers.AutoModel`` (``output_hidden_states=True``), tokenised with its own
@@ -379,30 +379,17 @@ def load_variant(variant: Variant, model_name: str, revision: str | None = None,
     return build_variant(variant)
 
 
-_FAMILIES: dict[str, str] = {}
-"""Variant name -> family (its checkpoint's stem), filled as metas are built."""
-
-
 def variant_family(name: str) -> str | None:
-    """The family of a variant whose meta was built in this process (its checkpoint), else ``None``."""
-    return _FAMILIES.get(name)
-
-
-def _describe(variant: Variant) -> str:
-    how = {
-        "cls": "last-layer first token",
-        "last-avg": "masked mean of the last layer",
-        "first-last-avg": "mean of the masked means of the first and last transformer layers",
-        "pooler": "the checkpoint's pooler output",
-    }[variant.pooling]
-    return how + (", whitened (Su et al., 2021)" if variant.whiten else "")
+    """The family of a population variant, read from its name ``evalrank/<stem>-<pooling>[-whiten]``
+    (its checkpoint's stem), else ``None``."""
+    match = re.fullmatch(rf"{re.escape(PREFIX)}(?P<stem>.+)-(?:{'|'.join(POOLINGS)})(?:-whiten)?", name)
+    return match["stem"] if match else None
 
 
 def variant_meta(variant: Variant) -> ModelMeta:
     """The variant's ``ModelMeta``: facts from its checkpoint; whitening adds ``mean + d x d``."""
     point = variant.checkpoint
     n_parameters = point.n_parameters + (point.dim + point.dim * point.dim if variant.whiten else 0)
-    _FAMILIES[variant.name] = point.stem
     facts: dict[str, Any] = {  # through a dict, as the zoo: mteb types loader and scoring narrowly
         "loader": partial(load_variant, variant),
         "similarity_fn_name": ScoringFunction.COSINE,

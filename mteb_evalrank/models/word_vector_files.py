@@ -1,4 +1,4 @@
-"""Readers of static word-vector files, numpy and the standard library only (issue 27).
+"""Readers of static word-vector files, numpy and the standard library only.
 
 No gensim, no spaCy: each format is parsed from its bytes.
 

@@ -41,12 +41,7 @@ def family_of(model: str) -> str:
     ``mteb_evalrank.models.zoo.model_family`` when the zoo has it, else the name."""
     from mteb_evalrank.models import hf_variants, zoo
 
-    checkpoint = hf_variants.variant_family(model)
-    if checkpoint is not None:
-        return checkpoint
-
-    model_family = getattr(zoo, "model_family", None)
-    return model_family(model) if callable(model_family) else model
+    return hf_variants.variant_family(model) or zoo.model_family(model)
 
 
 def result_path(out: Path, model: str, task: str) -> Path:

