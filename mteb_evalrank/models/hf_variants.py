@@ -382,7 +382,7 @@ def load_variant(variant: Variant, model_name: str, revision: str | None = None,
 def variant_family(name: str) -> str | None:
     """The family of a population variant, read from its name ``evalrank/<stem>-<pooling>[-whiten]``
     (its checkpoint's stem), else ``None``."""
-    match = re.fullmatch(rf"{re.escape(PREFIX)}(?P<stem>.+)-(?:{'|'.join(POOLINGS)})(?:-whiten)?", name)
+    match = re.fullmatch(rf"{re.escape(PREFIX)}(?P<stem>.+?)-(?:{'|'.join(POOLINGS)})(?:-whiten)?", name)
     return match["stem"] if match else None
 
 
