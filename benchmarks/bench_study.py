@@ -125,7 +125,7 @@ def cache_benchmark(root: Path, n_texts: int, n_calls: int) -> dict[str, Any]:
 
     from mteb_evalrank._mteb_adapter import create_dataloader
     from mteb_evalrank.embedding_cache import EmbeddingCache
-    from mteb_evalrank.models.cached import CachedEncoder
+    from mteb_evalrank.tasks._encoding import CachedEncoder
 
     logging.getLogger("mteb.models.cache_wrappers").setLevel(logging.ERROR)
     model = cast("EncoderProtocol", mteb.get_model(RANDOM))  # mteb's random encoder baseline

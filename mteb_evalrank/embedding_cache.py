@@ -1,21 +1,22 @@
 """The plugin's one embedding cache: ``(model, revision, encoding context, text) -> vector``.
 
-Every place that keeps embeddings uses it: the tasks (a text encoded once per model across a
-task's hf_subsets, :class:`mteb_evalrank.tasks._encoding.TaskEmbeddings`), the model zoo
-(one forward pass per text per *family*: the variants of a family pool, truncate or
+Every place that keeps embeddings uses it: the tasks (a text encoded once per model across the
+tasks of a run, and across a task's hf_subsets, :mod:`mteb_evalrank.tasks._encoding`), the
+model zoo (one forward pass per text per *family*: the variants of a family pool, truncate or
 post-process the same cached base output) and the study (the same, persisted on disk and
 shared by every worker). This module is numpy only (it imports neither mteb nor torch); the
-mteb encoder over it is :class:`mteb_evalrank.models.cached.CachedEncoder`, which keeps the
+mteb encoder over it is :class:`mteb_evalrank.tasks._encoding.CachedEncoder`, which keeps the
 interface of mteb's ``CachedEmbeddingWrapper`` (one ``NumpyCache`` per *task*, its whole
 index rewritten on every save) and replaces the storage with this one.
 
 **Key.** A :class:`StoreKey` names one store: the model's mteb name and revision and the
 *encoding context*, i.e. what besides the text changes the embedding (prompt type, the
 model's prompt name for the task, the task itself for instruction-following models,
-precision; see ``CachedEncoder.key``). Inside a store a text is a 16-byte BLAKE2b
+encode settings; see ``CachedEncoder.key``). Inside a store a text is a 16-byte BLAKE2b
 digest of its UTF-8 bytes (:func:`text_digest`). A store keyed by ``instance`` (an object
-id) serves one model *object* only and is never written to disk: that is how a task caches
-an arbitrary encoder whose name may not identify its weights.
+id, :meth:`EmbeddingCache.watch`) serves one model *object* only, is never written to disk
+and is dropped when the object is garbage-collected: that is how a run caches an arbitrary
+encoder whose name may not identify its weights.
 
 **Storage.** A :class:`VectorStore` is a matrix of rows plus a ``digest -> row`` index. With
 a folder (an :class:`EmbeddingCache` with a ``root``) every batch of new rows is also
@@ -46,17 +47,20 @@ and the store is kept in memory for the process: the run completes with the enco
 shard this process may not read (its permissions) is left where it is (it may be another
 user's), with one :class:`CacheFolderWarning`, and its texts are encoded again.
 
-**Memory.** An :class:`EmbeddingCache` bounds the bytes its stores hold in memory
-(``max_bytes``); past it, whole least-recently-used stores are dropped (a persisted store
-reloads its shards when asked again). The most recently used store is never dropped.
+**Memory.** An :class:`EmbeddingCache` bounds the bytes of the rows it holds in memory
+(``max_bytes``). Rows are kept in blocks (those added by one encode call, or read from one
+shard); after each call, past the bound, the least recently used blocks are dropped, whichever
+store they belong to. A persisted block is read again from its shard when one of its texts is
+asked for (only the shards holding an asked text are read: their digests first); a memory-only
+block's texts are encoded again. The rows of the current call are returned before anything is
+dropped, so a single call may exceed the bound by its own rows; a store read from disk is read
+whole when first used.
 
-**Process cache.** :func:`process_cache` is the cache the zoo's family base encoders share
-in a process (or the one :func:`using_process_cache` sets for the current thread: a study's
-chain, on disk): in memory, bounded by ``$MTEB_EVALRANK_CACHE_MIB`` (default 4096 MiB), and
-persisted under ``$MTEB_EVALRANK_EMBEDDING_CACHE`` when that names a folder (the study sets
-it for its workers). Embeddings of models whose weights cannot change (the zoo's, loaded
-from installed packages) are keyed by name; a model you train and evaluate in one process
-is never cached across evaluations unless you wrap it yourself.
+**Process cache.** :func:`process_cache` is the cache a run's tasks and the zoo's family base
+encoders share in a process (or the one :func:`using_process_cache` sets for the current
+thread: a study's chain, on disk): in memory, bounded by ``$MTEB_EVALRANK_CACHE_MIB`` (default
+4096 MiB), and persisted under ``$MTEB_EVALRANK_EMBEDDING_CACHE`` when that names a folder (the
+study sets it for its workers) for the models with a name and a revision.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ import pickle
 import threading
 import time
 import warnings
+import weakref
 import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -118,12 +123,16 @@ class ShardPermissionError(BadShardError):
     """A shard this process may not read (its permissions): skipped, never moved aside."""
 
 
-def read_shard(path: Path, store: str) -> tuple[NDArray[np.uint8], NDArray[Any]]:
-    """The ``(keys, vectors)`` of one shard file, checked.
+def read_shard(
+    path: Path, store: str, wanted: set[bytes] | None = None
+) -> tuple[list[bytes], NDArray[Any]] | None:
+    """The ``(digests, vectors)`` of one shard file, checked; ``None`` if it holds none of the
+    ``wanted`` digests (its vectors are then not read).
 
     Args:
         path: the ``shard-*.npz`` file.
         store: the store's identity (``StoreKey.folder()``); a shard recording another is refused.
+        wanted: the digests looked for (``None``: read the shard whatever it holds).
 
     Raises:
         BadShardError: the file is unreadable or not a shard of this store (the message says why).
@@ -139,18 +148,24 @@ def read_shard(path: Path, store: str) -> tuple[NDArray[np.uint8], NDArray[Any]]
             missing = [name for name in ("keys", "vectors", "store") if name not in data.files]
             if missing:
                 raise BadShardError(f"no {' and no '.join(missing)} array")
-            keys, vectors, written_for = data["keys"], data["vectors"], str(data["store"])
+            keys, written_for = data["keys"], str(data["store"])
+            if written_for != store:
+                raise BadShardError(f"written for the store {written_for!r}, not {store!r}")
+            if keys.dtype != np.uint8 or keys.ndim != 2 or keys.shape[1] != DIGEST_SIZE:
+                expected = f"expected (n, {DIGEST_SIZE}) uint8"
+                raise BadShardError(f"keys of shape {keys.shape} {keys.dtype}, {expected}")
+            raw = keys.tobytes()
+            digests = [raw[i : i + DIGEST_SIZE] for i in range(0, len(raw), DIGEST_SIZE)]
+            if wanted is not None and wanted.isdisjoint(digests):
+                return None
+            vectors = data["vectors"]
     except _LOAD_ERRORS as error:
         raise BadShardError(f"unreadable: {type(error).__name__}: {error}") from None
-    if keys.dtype != np.uint8 or keys.ndim != 2 or keys.shape[1] != DIGEST_SIZE:
-        raise BadShardError(f"keys of shape {keys.shape} {keys.dtype}, expected (n, {DIGEST_SIZE}) uint8")
     if vectors.ndim != 2 or vectors.dtype.kind != "f":
         raise BadShardError(f"vectors of shape {vectors.shape} {vectors.dtype}, expected a float matrix")
-    if len(keys) != len(vectors):
-        raise BadShardError(f"{len(keys)} digests for {len(vectors)} rows")
-    if written_for != store:
-        raise BadShardError(f"written for the store {written_for!r}, not {store!r}")
-    return keys, vectors
+    if len(digests) != len(vectors):
+        raise BadShardError(f"{len(digests)} digests for {len(vectors)} rows")
+    return digests, vectors
 
 
 def set_aside(shard: Path, reason: str) -> Path | None:
@@ -243,20 +258,31 @@ class EncodeStats:
         return asdict(self)
 
 
+@dataclass(eq=False)
+class _Block:
+    """Rows added together (one encode call, or one shard read): the unit the memory bound drops."""
+
+    digests: list[bytes]
+    vectors: NDArray[Any]
+    shard: str | None  # the shard holding these rows on disk (read again when dropped)
+    used: int  # the cache's clock when a row of it was last served
+
+
 class VectorStore:
     """``digest -> vector`` for one :class:`StoreKey`, in memory and, with ``directory``, on disk.
 
     ``identity`` (the key's ``folder()``) is recorded in the shards it writes; a shard that
-    records another store is moved aside when read.
+    records another store is moved aside when read. Rows are kept in blocks (:class:`_Block`),
+    which :meth:`EmbeddingCache.embed` drops least recently used first past its memory bound.
     """
 
-    def __init__(self, directory: Path | None = None, identity: str = "") -> None:
+    def __init__(self, directory: Path | None = None, identity: str = "", clock: int = 0) -> None:
         self.directory = directory
         self.identity = identity  # recorded in new shards; a shard recording another store is refused
-        self.index: dict[bytes, int] = {}
-        self._blocks: list[NDArray[Any]] = []
-        self._matrix: NDArray[Any] | None = None
-        self._shards: set[str] = set()
+        self.index: dict[bytes, tuple[_Block, int]] = {}
+        self.blocks: list[_Block] = []
+        self.clock = clock  # the owner's clock: blocks added or served are marked with it
+        self._shards: set[str] = set()  # the shards whose rows are in memory
         self._refused: set[str] = set()  # bad shards that could not be moved aside: never read
         self.refresh()
 
@@ -265,18 +291,19 @@ class VectorStore:
 
     @property
     def nbytes(self) -> int:
-        return sum(block.nbytes for block in self._blocks)
+        return sum(block.vectors.nbytes for block in self.blocks)
 
     @property
     def dim(self) -> int | None:
-        """The vectors' dimension (``None`` while the store is empty)."""
-        return int(self._blocks[0].shape[1]) if self._blocks else None
+        """The vectors' dimension (``None`` while the store holds no row)."""
+        return int(self.blocks[0].vectors.shape[1]) if self.blocks else None
 
-    def refresh(self) -> None:
-        """Read the shards of the folder that this store has not read yet (other processes' work).
+    def refresh(self, wanted: set[bytes] | None = None) -> None:
+        """Read the shards of the folder whose rows are not in memory (other processes' work, or
+        rows the memory bound dropped); with ``wanted``, only the shards holding one of those digests.
 
-        A damaged shard, or one of another dimension than the store's, is moved aside
-        (:func:`set_aside`, one :class:`CorruptShardWarning`); its texts are then missing.
+        A damaged shard, or one of another dimension than the store's (its oldest shard's), is
+        moved aside (:func:`set_aside`, one :class:`CorruptShardWarning`); its texts are then missing.
         """
         if self.directory is None or not self.directory.is_dir():
             return
@@ -284,7 +311,7 @@ class VectorStore:
             if shard.name in self._shards or shard.name in self._refused:
                 continue
             try:
-                keys, vectors = read_shard(shard, self.identity)
+                rows = read_shard(shard, self.identity, wanted)
             except ShardPermissionError as refused:
                 self._refused.add(shard.name)  # perhaps another user's: left where it is
                 warnings.warn(
@@ -293,15 +320,17 @@ class VectorStore:
                     CacheFolderWarning,
                     stacklevel=3,
                 )
+                continue
             except BadShardError as bad:
                 self._skip(shard, str(bad))
                 continue
+            if rows is None:  # none of the wanted texts
+                continue
+            digests, vectors = rows
             if self.dim not in (None, vectors.shape[1]):
                 self._skip(shard, f"{vectors.shape[1]}-d vectors in a store of {self.dim}-d ones")
                 continue
-            raw = keys.tobytes()
-            self._append([raw[i : i + DIGEST_SIZE] for i in range(0, len(raw), DIGEST_SIZE)], vectors)
-            self._shards.add(shard.name)
+            self._append(digests, vectors, shard.name)
 
     def _skip(self, shard: Path, reason: str) -> None:
         """Move a bad shard aside; if it stays (a read-only folder), never read it again."""
@@ -309,22 +338,29 @@ class VectorStore:
             self._refused.add(shard.name)
 
     def discard(self, reason: str) -> None:
-        """Move every shard this store read aside (they hold another model's rows) and empty it."""
+        """Move every shard of the folder aside (they hold another model's rows) and empty the store."""
         if self.directory is not None:
-            for name in sorted(self._shards):
-                if (self.directory / name).exists():
-                    self._skip(self.directory / name, reason)
-        self._forget()
-
-    def _forget(self) -> None:
+            for shard in sorted(self.directory.glob("shard-*.npz")):
+                if shard.name not in self._refused:
+                    self._skip(shard, reason)
         self.index.clear()
-        self._blocks, self._matrix, self._shards = [], None, set()
+        self.blocks, self._shards = [], set()
+
+    def drop(self, block: _Block) -> None:
+        """Forget a block's rows (a persisted block is read again from its shard when wanted)."""
+        self.blocks.remove(block)
+        for digest in block.digests:
+            if self.index.get(digest, (None,))[0] is block:
+                del self.index[digest]
+        if block.shard is not None:
+            self._shards.discard(block.shard)
 
     @contextmanager
-    def locked(self) -> Iterator[None]:
+    def locked(self, wanted: set[bytes] | None = None) -> Iterator[None]:
         """Exclusive access across processes (``flock`` on ``<directory>/.lock``); a no-op in memory.
 
-        Holding it, the store removes killed writers' temporary files, then reads new shards.
+        Holding it, the store removes killed writers' temporary files, then reads the new shards
+        (those holding a ``wanted`` digest).
         """
         if self.directory is None:
             yield
@@ -340,7 +376,7 @@ class VectorStore:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 self._remove_temporaries()
-                self.refresh()
+                self.refresh(wanted)
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
@@ -356,6 +392,8 @@ class VectorStore:
             stacklevel=5,
         )
         self.directory = None
+        for block in self.blocks:  # rows of shards it can no longer read again: never dropped to disk
+            block.shard = None
 
     def _remove_temporaries(self) -> None:
         """Remove the ``.shard-*.tmp.npz`` of killed writers; call it holding the store's lock only.
@@ -370,20 +408,13 @@ class VectorStore:
             with suppress(OSError):
                 temporary.unlink()
 
-    def _append(self, digests: list[bytes], vectors: NDArray[Any]) -> None:
-        """Append rows."""
-        start = sum(len(block) for block in self._blocks)
-        for offset, digest in enumerate(digests):
-            self.index.setdefault(digest, start + offset)
-        self._blocks.append(vectors)
-        self._matrix = None
-
-    def matrix(self) -> NDArray[Any]:
-        """All rows, in insertion order (row ``index[digest]`` is that text's vector)."""
-        if self._matrix is None:
-            self._matrix = self._blocks[0] if len(self._blocks) == 1 else np.concatenate(self._blocks)
-            self._blocks = [self._matrix]
-        return self._matrix
+    def _append(self, digests: list[bytes], vectors: NDArray[Any], shard: str | None) -> None:
+        block = _Block(digests, vectors, shard, self.clock)
+        for row, digest in enumerate(digests):
+            self.index.setdefault(digest, (block, row))
+        self.blocks.append(block)
+        if shard is not None:
+            self._shards.add(shard)
 
     def add(self, digests: list[bytes], vectors: NDArray[Any]) -> None:
         """Add rows (persisted first as one atomic shard when the store has a folder: hold :meth:`locked`).
@@ -393,6 +424,7 @@ class VectorStore:
         """
         if len(digests) != len(vectors):
             raise ValueError(f"{len(digests)} keys for {len(vectors)} vectors")
+        name = None
         if self.directory is not None:
             name = f"shard-{time.time_ns():020d}-{os.getpid()}.npz"
             keys = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), DIGEST_SIZE)
@@ -405,14 +437,25 @@ class VectorStore:
                 with suppress(OSError):
                     tmp.unlink()  # no half file left
                 self._in_memory_only(error)
-            else:
-                self._shards.add(name)
-        self._append(digests, vectors)
+                name = None
+        self._append(digests, vectors, name)
 
     def take(self, digests: Sequence[bytes]) -> NDArray[Any]:
-        """The rows of ``digests``, in order (a ``KeyError`` for a digest not stored)."""
-        rows = np.fromiter((self.index[d] for d in digests), dtype=np.int64, count=len(digests))
-        return self.matrix()[rows]
+        """The rows of ``digests``, in order (a ``KeyError`` for a digest not stored); their
+        blocks are marked used at the store's clock."""
+        found = [self.index[digest] for digest in digests]
+        blocks = {id(block): block for block, _ in found}
+        dtype = np.result_type(*(block.vectors.dtype for block in blocks.values())) if blocks else np.float32
+        out = np.empty((len(digests), self.dim or 0), dtype=dtype)
+        positions: dict[int, tuple[list[int], list[int]]] = {key: ([], []) for key in blocks}
+        for position, (block, row) in enumerate(found):
+            where, rows = positions[id(block)]
+            where.append(position)
+            rows.append(row)
+        for key, (where, rows) in positions.items():
+            blocks[key].used = self.clock
+            out[where] = blocks[key].vectors[rows]
+        return out
 
 
 @dataclass
@@ -450,7 +493,9 @@ class EmbeddingCache:
 
     Args:
         root: folder of persisted stores (``None``: memory only).
-        max_bytes: memory bound over all stores; least recently used stores are dropped past it.
+        max_bytes: memory bound over all stores' rows; past it, after a call, the least recently
+            used blocks of rows are dropped (a persisted block is read again from its shard when a
+            text of it is asked for; a memory-only one is encoded again).
     """
 
     def __init__(self, root: str | Path | None = None, *, max_bytes: int | None = None) -> None:
@@ -458,6 +503,8 @@ class EmbeddingCache:
         self.max_bytes = max_bytes if max_bytes is not None else DEFAULT_MAX_MIB << 20
         self._stores: OrderedDict[StoreKey, VectorStore] = OrderedDict()
         self._lock = threading.RLock()
+        self._clock = 0  # one tick per call: the blocks' last use
+        self._watched: set[int] = set()  # ids of the objects whose stores die with them (watch)
 
     def __repr__(self) -> str:
         return f"EmbeddingCache(root={self.root}, stores={len(self._stores)}, bytes={self.nbytes})"
@@ -474,8 +521,22 @@ class EmbeddingCache:
     def drop(self, instance: int) -> None:
         """Forget the stores of one model object (keys with this ``instance``)."""
         with self._lock:
+            self._watched.discard(instance)
             for key in [key for key in self._stores if key.instance == instance]:
                 del self._stores[key]
+
+    def watch(self, owner: object) -> int:
+        """``id(owner)``, the ``instance`` of stores that serve this object only: they are dropped
+        when it is garbage-collected (so its id, reused only after that, never finds them).
+
+        Raises:
+            TypeError: if the object cannot be weakly referenced.
+        """
+        with self._lock:
+            if id(owner) not in self._watched:
+                weakref.finalize(owner, self.drop, id(owner))
+                self._watched.add(id(owner))
+            return id(owner)
 
     def store(self, key: StoreKey) -> VectorStore:
         """The store of ``key`` (created, or loaded from its shards, on first use)."""
@@ -484,16 +545,29 @@ class EmbeddingCache:
             if store is None:
                 persisted = self.root is not None and key.instance is None
                 if persisted and self.root:
-                    store = VectorStore(self.root / key.folder(), identity=key.folder().as_posix())
+                    folder = key.folder()
+                    store = VectorStore(self.root / folder, identity=folder.as_posix(), clock=self._clock)
                 else:
-                    store = VectorStore()
+                    store = VectorStore(clock=self._clock)
                 self._stores[key] = store
             self._stores.move_to_end(key)
             return store
 
     def _evict(self) -> None:
-        while len(self._stores) > 1 and self.nbytes > self.max_bytes:
-            self._stores.popitem(last=False)
+        """Drop the least recently used blocks (oldest first among equals) until within ``max_bytes``."""
+        excess = self.nbytes - self.max_bytes
+        if excess <= 0:
+            return
+        blocks = [
+            (block.used, n, store, block)
+            for store in self._stores.values()
+            for n, block in enumerate(store.blocks)
+        ]
+        for _, _, store, block in sorted(blocks, key=lambda item: item[:2]):
+            if excess <= 0:
+                break
+            store.drop(block)
+            excess -= block.vectors.nbytes
 
     def ensure(
         self,
@@ -520,12 +594,15 @@ class EmbeddingCache:
     ) -> tuple[VectorStore, list[bytes]]:
         digests = [text_digest(text) for text in texts]
         with self._lock:
+            self._clock += 1
             store = self.store(key)
+            store.clock = self._clock
+            missing = {d for d in digests if d not in store.index}
             if stats is not None:
                 stats.requested += len(texts)
-                stats.cached += sum(1 for d in digests if d in store.index)
-            if any(d not in store.index for d in digests):
-                with store.locked():
+                stats.cached += len(texts) - sum(1 for d in digests if d in missing)
+            if missing:
+                with store.locked(missing):
                     request = _Request(digests, texts, encode, stats or EncodeStats(), where or key.model)
                     self._fill(store, request)
             return store, digests

@@ -5,12 +5,13 @@
 
 from __future__ import annotations
 
-from mteb import get_tasks
+from mteb import get_task
 from mteb.benchmarks.benchmark import Benchmark
 
 from . import _postponed
 from .tasks import EVALRANK_PART_TASKS, SEQUENCE_LABELLING_TASKS, STR2021, AccSent, EvalRankSent, EvalRankWord
 from .tasks._citations import CHIU_CITATION, EVALRANK_CITATION, cite
+from .tasks._encoding import encode_once
 from .tasks.senteval import DOWNSTREAM_TASKS, SENTEVAL_PROTOCOL_TASKS
 from .tasks.senteval._base import SENTEVAL_CITATION
 from .tasks.word_similarity import WORD_SIMILARITY_TASKS
@@ -90,7 +91,9 @@ EVALRANK_EXTRINSIC = Benchmark(
     citation=CHIU_CITATION,
 )
 
-#: mteb's own STS tasks (``datasets build --sts-mirrors`` installs offline mirrors of their datasets)
+#: mteb's own STS tasks (``datasets build --sts-mirrors`` installs offline mirrors of their datasets);
+#: ``EvalRank-Study`` holds them as :func:`~mteb_evalrank.tasks._encoding.encode_once` variants (the
+#: same tasks, encoding through the run's embedding cache), never replacing mteb's registered classes
 STUDY_STS_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R")
 
 #: the offline study: every intrinsic evaluation of the EvalRank paper's Tables 3 and 6 next to
@@ -103,7 +106,7 @@ EVALRANK_STUDY = Benchmark(
         EvalRankSent(),
         *(task() for task in EVALRANK_PART_TASKS),
         *(task() for task in WORD_SIMILARITY_TASKS),
-        *get_tasks(tasks=list(STUDY_STS_TASKS), eval_splits=["test"]),
+        *(encode_once(type(get_task(name))).filter_eval_splits(["test"]) for name in STUDY_STS_TASKS),
         STR2021(),
         AccSent(),
         *(task() for task in SENTEVAL_PROTOCOL_TASKS),

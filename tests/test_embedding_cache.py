@@ -1,4 +1,4 @@
-"""The plugin's one embedding cache (``mteb_evalrank.embedding_cache``, ``models.cached``).
+"""The plugin's one embedding cache (``mteb_evalrank.embedding_cache``, ``tasks._encoding``).
 
 Encoders are real: the EvalRank release's toy GloVe (read from the raw data) and the bundled
 all-MiniLM-L6-v2. Expected rows are the encoder's own output on the same texts, computed
@@ -143,30 +143,56 @@ def test_concurrent_processes_encode_a_text_once_between_them(source: Path, tmp_
     assert {bytes(k) for k in keys} == {text_digest(t) for t in texts} and len(keys) == len(set(texts))
 
 
-def test_memory_bound_drops_the_least_recently_used_store(toy: StaticWordEmbeddings) -> None:
+def test_memory_bound_drops_the_least_recently_used_rows(toy: StaticWordEmbeddings) -> None:
+    """Past ``max_bytes``, after a call, the least recently used blocks of rows go, whatever
+    their store; a dropped text is encoded again when asked for (memory only)."""
     row_bytes = 50 * 4
     cache = EmbeddingCache(max_bytes=3 * row_bytes)
     keys = [StoreKey(f"m{i}", "1") for i in range(3)]
     cache.embed(keys[0], ["a dog"], toy.embed)
     cache.embed(keys[1], ["a dog", "a cat"], toy.embed)
     assert cache.nbytes == 3 * row_bytes
-    cache.embed(keys[0], ["a dog"], toy.embed)  # m0 is now the most recent
-    cache.embed(keys[2], ["a dog"], toy.embed)  # 4 rows > 3: m1, least recently used, goes
-    assert [k.model for k in cache._stores] == ["m0", "m2"]
-    big = EmbeddingCache(max_bytes=1)
-    big.embed(keys[0], ["a dog", "a cat"], toy.embed)  # the most recent store always stays
-    assert len(big.store(keys[0])) == 2
+    cache.embed(keys[0], ["a dog"], toy.embed)  # m0's row is now the most recent
+    cache.embed(keys[2], ["a dog"], toy.embed)  # 4 rows > 3: m1's block, least recently used, goes
+    assert [len(cache.store(key)) for key in keys] == [1, 0, 1] and cache.nbytes == 2 * row_bytes
+    encode = Counting(toy)
+    np.testing.assert_array_equal(cache.embed(keys[1], ["a cat"], encode), toy.embed(["a cat"]))
+    assert encode.encoded == Counter(["a cat"])
+    tiny = EmbeddingCache(max_bytes=1)  # the call's rows are returned, then dropped
+    np.testing.assert_array_equal(tiny.embed(keys[0], SENTENCES, toy.embed), toy.embed(SENTENCES))
+    assert tiny.nbytes == 0
 
 
-def test_instance_stores_die_with_their_wrapper(toy: StaticWordEmbeddings) -> None:
-    from mteb_evalrank.models.cached import CachedEncoder
+def test_rows_dropped_from_memory_are_read_again_from_disk(toy: StaticWordEmbeddings, tmp_path: Path) -> None:
+    """With a folder, the memory bound spills to disk: a dropped block's texts are read back
+    from its shard (only the shards holding an asked text), never encoded again."""
+    row_bytes = 50 * 4
+    cache = EmbeddingCache(tmp_path, max_bytes=2 * row_bytes)
+    first, second = SENTENCES[:2], ["a cat", "stock markets"]
+    cache.embed(KEY, first, toy.embed)
+    cache.embed(KEY, second, toy.embed)  # 4 rows > 2: the first block goes
+    assert len(cache.store(KEY)) == 2 and cache.nbytes == 2 * row_bytes
+    encode = Counting(toy)
+    np.testing.assert_array_equal(cache.embed(KEY, first, encode), toy.embed(first))
+    assert encode.calls == []  # read from its shard
+    assert set(cache.store(KEY).index) == {text_digest(t) for t in first}  # the other shard not read
+
+
+def test_instance_stores_die_with_their_model(toy: StaticWordEmbeddings) -> None:
+    """Stores kept by object are the model object's: they go when it is garbage-collected."""
+    import copy
+
+    from mteb_evalrank.tasks._encoding import CachedEncoder
 
     cache = EmbeddingCache()
-    wrapper = CachedEncoder(toy, cache, by_instance=True)
+    model = copy.copy(toy)  # an object of its own (the fixture lives on)
+    wrapper = CachedEncoder(model, cache, by_instance=True)
     key = StoreKey(wrapper.name, wrapper.revision, "none", wrapper.instance)
     cache.embed(key, ["a dog"], toy.embed)
-    assert key in cache._stores
     del wrapper
+    gc.collect()
+    assert key in cache._stores  # the model lives: a later wrapper of it finds its rows
+    del model
     gc.collect()
     assert key not in cache._stores
 
@@ -192,19 +218,22 @@ def test_minilm_variants_share_one_forward_pass_across_processes_caches(tmp_path
     np.testing.assert_array_equal(again, cls)
 
 
-def test_instance_stores_die_with_their_wrapper_after_a_process_cache_swap(
+def test_instance_stores_die_with_their_model_after_a_process_cache_swap(
     toy: StaticWordEmbeddings,
 ) -> None:
-    """A by-instance wrapper keeps the cache it was built with: its finalizer drops from there."""
-    from mteb_evalrank.models.cached import CachedEncoder
+    """A by-instance wrapper keeps the cache it was built with: the finalizer drops from there."""
+    import copy
 
-    wrapper = CachedEncoder(toy, by_instance=True)  # the process cache at construction
+    from mteb_evalrank.tasks._encoding import CachedEncoder
+
+    model = copy.copy(toy)
+    wrapper = CachedEncoder(model, by_instance=True)  # the process cache at construction
     built_with = process_cache()
     with using_process_cache(EmbeddingCache()) as swapped:
         assert wrapper.cache is built_with
         key = StoreKey(wrapper.name, wrapper.revision, "none", wrapper.instance)
         wrapper.cache.embed(key, ["a dog"], toy.embed)
-        del wrapper
+        del wrapper, model
         gc.collect()
         assert key not in built_with._stores and key not in swapped._stores
 
@@ -214,7 +243,7 @@ def test_a_memory_cache_wrapper_creates_no_folder(
 ) -> None:
     """Regression: with a memory-only cache, mteb's wrapper made an empty ``<model>/<revision>``
     folder under the working directory (the user's files must stay as they were)."""
-    from mteb_evalrank.models.cached import CachedEncoder
+    from mteb_evalrank.tasks._encoding import CachedEncoder
 
     monkeypatch.chdir(tmp_path)
     for by_instance in (False, True):
@@ -516,7 +545,7 @@ def _ws353(
     import mteb
 
     import mteb_evalrank  # noqa: F401
-    from mteb_evalrank.models.cached import CachedEncoder
+    from mteb_evalrank.tasks._encoding import CachedEncoder
 
     monkeypatch.setenv("MTEB_EVALRANK_SOURCE", str(source))
     model = CachedEncoder(mteb.get_model("evalrank/glove-toy-50d"), EmbeddingCache(root))
@@ -553,13 +582,19 @@ def test_the_score_after_a_damaged_shard_is_a_clean_runs(
 
 
 @pytest.mark.slow
-def test_mteb_cli_run_after_the_issues_truncated_shard(word_similarity: None, tmp_path: Path) -> None:
-    """Issue 26 as reported: ``mteb run`` on MiniLM-cls with the cache on disk, a shard cut to
-    1,000 bytes, ``mteb run`` again: exit 0, one warning naming the shard, the same score."""
+@pytest.mark.parametrize("model", ["evalrank/all-MiniLM-L6-v2-cls", "sentence-transformers/all-MiniLM-L6-v2"])
+def test_mteb_cli_run_after_the_issues_truncated_shard(
+    word_similarity: None, tmp_path: Path, model: str, request: pytest.FixtureRequest
+) -> None:
+    """``mteb run`` with the cache on disk (a zoo model, and a user's sentence-transformers model
+    whose rows the run keeps there), a shard cut to 1,000 bytes, ``mteb run`` again: exit 0, one
+    warning naming the shard, the same score."""
+    if not model.startswith("evalrank/"):
+        request.getfixturevalue("offline_models")
     env = os.environ | {CACHE_DIR_ENV: str(tmp_path / "cache")}
 
     def run(output: str) -> tuple[float, str]:
-        model, folder = "evalrank/all-MiniLM-L6-v2-cls", str(tmp_path / output)
+        folder = str(tmp_path / output)
         mteb_cli = str(Path(sys.executable).parent / "mteb")
         command = [mteb_cli, "run", "-t", "WordSimWS353All", "-m", model, "--output-folder", folder]
         done = subprocess.run(command, capture_output=True, text=True, env=env)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 import mteb_evalrank  # noqa: F401  (registers the plugin in worker processes once they import mteb)
 from mteb_evalrank._mteb_adapter import MtebInternalsChanged, merge_run_settings
 from mteb_evalrank.embedding_cache import EmbeddingCache, EncodeStats, process_cache, using_process_cache
-from mteb_evalrank.models.cached import CachedEncoder
+from mteb_evalrank.tasks._encoding import CachedEncoder
 
 from .jobs import Chain, Job
 
@@ -189,7 +189,7 @@ def run_chain(
     The process's embedding cache is ``<out>/embeddings`` on disk for the whole chain (so the
     zoo's family encoders persist their base output there, one forward pass per text and
     family across workers). Models are loaded on first use and wrapped in a
-    :class:`~mteb_evalrank.models.cached.CachedEncoder`: a zoo model in memory only (its
+    :class:`~mteb_evalrank.tasks._encoding.CachedEncoder`: a zoo model in memory only (its
     embeddings are a cheap function of its family's cached base), any other model on disk.
     A job whose result file appeared meanwhile (e.g. a retried chain) is skipped. ``report``
     is called after each job; with ``topic`` (Dask) each outcome is also published as a

@@ -1,31 +1,64 @@
-"""The tasks' side of the embedding cache: a text encoded once per model across a task's subsets.
+"""How the plugin's tasks encode: each distinct text once per model in a run, for any model.
 
-mteb evaluates a task one hf_subset at a time; the subsets of a task often share texts (the
-cross-validation folds of the downstream tasks, the parts of an EvalRank background).
-:class:`TaskEmbeddings` keeps the embeddings of the model being evaluated in an
-:class:`~mteb_evalrank.embedding_cache.EmbeddingCache` of the task's own, keyed by the model
-*object* and dropped with the task's data or when another model comes: a model trained
-between two evaluations is never served stale embeddings. Sharing texts *across* tasks is
-the model's business: wrap it in a :class:`~mteb_evalrank.models.cached.CachedEncoder`
-(the study does; the zoo's family encoders share their base output already).
+One mechanism, :class:`CachedEncoder`: an mteb encoder (a subclass of mteb's
+``CachedEmbeddingWrapper``) whose ``encode`` serves each text from an
+:class:`~mteb_evalrank.embedding_cache.EmbeddingCache` and passes only the texts it lacks to
+the wrapped model, longest first. Its scope decides the reuse:
+
+* **the run** (default): :class:`EncodeOnce`, a mixin of every plugin task class (and of the
+  variants of mteb's STS tasks in the plugin's benchmarks, :func:`encode_once`), wraps the
+  model mteb passes to ``evaluate`` in a :class:`CachedEncoder` over the process cache
+  (:func:`~mteb_evalrank.embedding_cache.process_cache`, bounded by ``MTEB_EVALRANK_CACHE_MIB``):
+  a text's embedding is computed once across all those tasks. The rows of a model are its
+  object's (kept while it lives, and forgotten when its torch weights change in place, see
+  :func:`weights_version`), or, when ``MTEB_EVALRANK_EMBEDDING_CACHE`` names a folder and the
+  model has a name and a revision, that model's on disk, across runs.
+* **the task** (``MTEB_EVALRANK_REUSE_EMBEDDINGS=0``): no task shares rows with another; the
+  plugin's ranking, triplet and downstream tasks still encode each distinct text once per task
+  (:class:`TaskEmbeddings`, a task-local cache) and every other task encodes as mteb does.
+
+The key of a row (:meth:`CachedEncoder.key`) is everything besides the text that changes it:
+model name and revision (and object), the prompt type, the model's prompt name for the task,
+the task itself for a model that follows instructions, and every encode setting but the batch
+size and the progress bar.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
+import sys
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from datasets import Dataset
+from mteb.models import EncoderProtocol
+from mteb.models.cache_wrappers import CachedEmbeddingWrapper
 from numpy.typing import NDArray
 
-from mteb_evalrank._mteb_adapter import create_dataloader
-from mteb_evalrank.embedding_cache import EmbeddingCache, StoreKey
+from mteb_evalrank._mteb_adapter import create_dataloader, init_cached_wrapper_in_memory
+from mteb_evalrank.embedding_cache import EmbeddingCache, EncodeStats, StoreKey, as_numpy, process_cache
 from mteb_evalrank.evaluation.ranking import check_embeddings
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
     from mteb.timing import TimingStack
+    from mteb.types import BatchedInput, PromptType
+    from torch.utils.data import DataLoader
+
+REUSE_ENV = "MTEB_EVALRANK_REUSE_EMBEDDINGS"
+"""``0`` turns the reuse across tasks off (see the module docstring)."""
+NO_REVISION = "no_revision_available"  # mteb's revision of a model that has none
+SETTINGS_IGNORED = frozenset({"batch_size", "show_progress_bar"})
+"""Encode settings that do not change what a text's embedding is (the batch size moves a
+float32 row by rounding only: ~2e-7 for all-MiniLM-L6-v2 on CPU)."""
+MAX_CONTEXT = 120
+"""Longest encoding context kept as it is (a folder name on disk); a longer one ends in its hash."""
+_NON_TEXT = {"image", "audio", "video"}
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 
 
 def as_list(column: Any) -> Any:
@@ -43,17 +76,220 @@ def model_name(model: object) -> str:
     return getattr(meta, "name", None) or type(model).__name__
 
 
+def reuse_across_tasks() -> bool:
+    """Whether a run reuses embeddings across tasks (unless ``MTEB_EVALRANK_REUSE_EMBEDDINGS=0``)."""
+    return os.environ.get(REUSE_ENV, "1").strip() != "0"
+
+
+def weights_version(model: object) -> int:
+    """A number that changes when the torch weights of ``model`` change in place or are replaced.
+
+    It hashes, for every parameter of the ``torch.nn.Module`` objects among ``model`` and its
+    attributes (mteb's sentence-transformers wrapper holds its model as ``.model``), the
+    tensor's identity and its version counter (bumped by every in-place change: an optimizer
+    step, ``load_state_dict``). ``0`` for a model without torch weights.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return 0
+    candidates = [model, *vars(model).values()] if hasattr(model, "__dict__") else [model]
+    modules = [item for item in candidates if isinstance(item, torch.nn.Module)]
+    return hash(tuple((id(p), p._version) for module in modules for p in module.parameters()))
+
+
+def _loader_texts(inputs: Any) -> list[str] | None:
+    """The texts of a DataLoader over a ``datasets`` text column (one Arrow read), else ``None``."""
+    dataset = getattr(inputs, "dataset", None)
+    columns = set(getattr(dataset, "column_names", ()) or ())
+    if not isinstance(dataset, Dataset) or "text" not in columns or columns & _NON_TEXT:
+        return None
+    texts = dataset["text"][:]
+    return texts if all(isinstance(t, str) for t in texts) else None  # e.g. conversations: not cached
+
+
+class CachedEncoder(CachedEmbeddingWrapper):
+    """An mteb encoder whose ``encode`` serves each text from an :class:`EmbeddingCache`.
+
+    ``mteb_model_meta``, ``similarity`` and any other attribute are the wrapped model's.
+
+    Args:
+        model: the encoder (mteb's ``encode`` signature).
+        cache: the cache (default: whatever :func:`process_cache` is at each call; with
+            ``by_instance``, the process cache at construction).
+        by_instance: key the stores by the model *object* (memory only, dropped with it, and
+            a new store when its torch weights change) besides its name: for models whose
+            name may not identify their weights, or whose embeddings are cheap to recompute.
+        name, revision: the key's model name and revision (default: the model's meta).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        cache: EmbeddingCache | None = None,
+        *,
+        by_instance: bool = False,
+        name: str | None = None,
+        revision: str | None = None,
+    ) -> None:
+        # an instance store must live where its finalizer drops it: pin the cache now
+        self._cache = cache if cache is not None or not by_instance else process_cache()
+        meta = getattr(model, "mteb_model_meta", None)
+        self.name = name or getattr(meta, "name", None) or type(model).__name__
+        self.revision = revision or getattr(meta, "revision", None) or NO_REVISION
+        self.instance: int | None = None
+        if by_instance:
+            try:
+                self.instance = self.cache.watch(model)
+            except TypeError:  # no weak reference to the model: the stores serve this wrapper only
+                self.instance = self.cache.watch(self)
+        # what mteb's wrapper reads besides its own encode and close, without the folder its
+        # __init__ would make for a NumpyCache that is never used here
+        init_cached_wrapper_in_memory(self, model)
+        self.stats = EncodeStats()
+
+    @property
+    def cache(self) -> EmbeddingCache:
+        """The cache this wrapper reads and fills."""
+        return self._cache if self._cache is not None else process_cache()
+
+    def __getattr__(self, name: str) -> Any:  # e.g. get_prompt_name, model_prompts of the wrapped model
+        if name.startswith("__") or name == "_model":
+            raise AttributeError(name)
+        return getattr(self._model, name)
+
+    @property
+    def model(self) -> Any:
+        """The wrapped encoder."""
+        return self._model
+
+    def context(
+        self, task_metadata: TaskMetadata, prompt_type: PromptType | None, kwargs: dict[str, Any]
+    ) -> str:
+        """The encoding context: what, besides the text and the model, changes the embedding
+        (folder-safe): prompt type, prompt name, the task for an instruction-following model,
+        every encode setting but :data:`SETTINGS_IGNORED`, and the weights' version of a store
+        kept by object."""
+        parts = [prompt_type.value if prompt_type is not None else "none"]
+        get_prompt_name = getattr(self._model, "get_prompt_name", None)
+        if callable(get_prompt_name):
+            prompt = get_prompt_name(task_metadata, prompt_type)
+            if prompt:
+                parts.append(f"prompt-{prompt}")
+        meta = getattr(self._model, "mteb_model_meta", None)
+        if meta is not None and meta.use_instructions:  # instructions depend on the task
+            parts.append(f"task-{task_metadata.name}")
+        parts += [f"{key}-{kwargs[key]}" for key in sorted(kwargs) if key not in SETTINGS_IGNORED]
+        if self.instance is not None:
+            parts.append(f"weights-{weights_version(self._model) & 0xFFFFFFFF:08x}")
+        context = _UNSAFE.sub("_", "__".join(parts))
+        if len(context) <= MAX_CONTEXT:
+            return context
+        digest = hashlib.blake2b(context.encode("utf-8"), digest_size=8).hexdigest()
+        return f"{context[: MAX_CONTEXT - 18]}__{digest}"  # a folder name of bounded length, still unique
+
+    def key(
+        self, task_metadata: TaskMetadata, prompt_type: PromptType | None, kwargs: dict[str, Any]
+    ) -> StoreKey:
+        """The :class:`StoreKey` of an encode call: model, revision, context (and instance)."""
+        context = self.context(task_metadata, prompt_type, kwargs)
+        return StoreKey(self.name, self.revision, context, self.instance)
+
+    def _encode_model(self, inputs: DataLoader[BatchedInput], **kwargs: Any) -> NDArray[Any]:
+        start = time.perf_counter()
+        try:
+            return as_numpy(self._model.encode(inputs, **kwargs))
+        finally:
+            self.stats.encode_seconds += time.perf_counter() - start
+            self.stats.encode_calls += 1
+
+    def encode(
+        self,
+        inputs: DataLoader[BatchedInput],
+        *,
+        task_metadata: TaskMetadata,
+        hf_split: str,
+        hf_subset: str,
+        prompt_type: PromptType | None = None,
+        **kwargs: Any,
+    ) -> NDArray[Any]:
+        """mteb's ``encode``: stored rows from the cache, the others from the wrapped model."""
+        call: dict[str, Any] = {"task_metadata": task_metadata, "hf_split": hf_split, "hf_subset": hf_subset}
+        call |= {"prompt_type": prompt_type, **kwargs}
+        texts = _loader_texts(inputs)
+        if texts is None:
+            self.stats.uncached_calls += 1
+            return self._encode_model(inputs, **call)
+        batch_size = getattr(inputs, "batch_size", None) or 32
+        collate = getattr(inputs, "collate_fn", None)
+
+        def encode(missing: list[str]) -> Any:
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(
+                Dataset.from_dict({"text": missing}), batch_size=batch_size, collate_fn=collate, shuffle=False
+            )
+            return self._model.encode(loader, **call)
+
+        where = f"{task_metadata.name} ({hf_subset}), model {self.name}"
+        return self.cache.embed(
+            self.key(task_metadata, prompt_type, kwargs), texts, encode, stats=self.stats, where=where
+        )
+
+    def close(self) -> None:
+        """Nothing to release: the stores belong to the cache."""
+
+
+def unwrapped(model: Any) -> Any:
+    """The model a :class:`CachedEncoder` wraps, else ``model``: the identity a task's per-model
+    state (embeddings, EvalRank's rank counts) follows across the subsets of one evaluation."""
+    return model.model if isinstance(model, CachedEncoder) else model
+
+
+def reusing(model: Any) -> Any:
+    """The model a task of the run encodes with: ``model`` in a :class:`CachedEncoder` over the
+    process cache, or ``model`` itself if reuse is off (:data:`REUSE_ENV`), if it is not an mteb
+    encoder (a cross-encoder, a search model) or if it is a :class:`CachedEncoder` already (the
+    study's). On disk (``MTEB_EVALRANK_EMBEDDING_CACHE``) when the model has a name and a revision."""
+    if isinstance(model, CachedEncoder) or not isinstance(model, EncoderProtocol) or not reuse_across_tasks():
+        return model
+    cache = process_cache()
+    meta = getattr(model, "mteb_model_meta", None)
+    named = bool(getattr(meta, "name", None)) and getattr(meta, "revision", None) not in (None, NO_REVISION)
+    return CachedEncoder(model, cache, by_instance=cache.root is None or not named)
+
+
+class EncodeOnce:
+    """Mixin of a task class (before its mteb base class): the task evaluates :func:`reusing` (model)."""
+
+    def evaluate(self, model: Any, *args: Any, **kwargs: Any) -> Any:
+        # a mixin: mypy sees only ``object`` above it; at run time the next class in the MRO is mteb's task
+        return super().evaluate(reusing(model), *args, **kwargs)  # type: ignore[misc]
+
+
+def encode_once(task_class: type) -> Any:
+    """An instance of mteb's task class ``task_class`` that encodes through :func:`reusing`: the
+    same task (metadata, data, evaluation) as a subclass with :class:`EncodeOnce` first. The
+    registered class stays mteb's own: only the plugin's benchmarks hold these instances."""
+    variant = type(task_class.__name__, (EncodeOnce, task_class), {"__doc__": task_class.__doc__})
+    return variant()
+
+
 class TaskEmbeddings:
-    """A task's embeddings of one model at a time; switching to another model empties them."""
+    """A task's embeddings: each distinct text of the task encoded once per model.
+
+    Through the run's :class:`CachedEncoder` when the task was given one (:class:`EncodeOnce`,
+    or the study's), else through one of the task's own (in memory, dropped with the task's
+    data or when another model comes).
+    """
 
     def __init__(self) -> None:
         self._model: object | None = None
-        self._first: Sequence[str] | None = None  # the encode_first list already in the cache
+        self._encoder: CachedEncoder | None = None
+        self._first: Sequence[str] | None = None  # the encode_first list already encoded
         self._cache = EmbeddingCache()
 
     def clear(self) -> None:
-        self._model = None
-        self._first = None
+        self._model = self._encoder = self._first = None
         self._cache.clear()
 
     def embed(
@@ -72,50 +308,45 @@ class TaskEmbeddings:
         """Embeddings of ``texts`` (one row each, in order), validated, as float64.
 
         ``encode_first`` (e.g. every text of the task, so that later subsets find theirs) is
-        encoded in one ``model.encode`` call on first use, each distinct text once, and not
-        looked at again while the same list object comes with the same model (later subsets
-        hash only their own texts); texts not seen yet are encoded in a call of their own.
+        asked for first, once while the same list object comes with the same model.
 
         Raises:
             NonFiniteEmbeddingsError: if the encoder returns NaN or infinity (names task and model).
             ValueError: if it returns the wrong number of rows.
         """
-        if self._model is not model:
+        if self._model is not unwrapped(model):
             self.clear()
-            self._model = model
+            self._model = unwrapped(model)
+        if isinstance(model, CachedEncoder):  # the run's (a new wrapper per subset, the same rows)
+            self._encoder = model
+        elif self._encoder is None:
+            self._encoder = CachedEncoder(model, self._cache, by_instance=True)
+        encoder = self._encoder
         where = f"{task_metadata.name} ({hf_subset}), model {model_name(model)}"
 
-        def encode(missing: list[str]) -> NDArray[np.float64]:
+        def encode(batch: Sequence[str]) -> NDArray[Any]:
             with timer(
                 "Encoding",
                 split=hf_split,
                 subset=hf_subset,
-                log_message=f"{task_metadata.name}: encoding {len(missing)} unique texts...",
+                log_message=f"{task_metadata.name}: embeddings of {len(batch)} texts...",
             ):
-                encoded = model.encode(
-                    create_dataloader(
-                        Dataset.from_dict({"text": missing}),
-                        task_metadata=task_metadata,
-                        num_proc=num_proc,
-                        **encode_kwargs,
-                    ),
+                loader = create_dataloader(
+                    Dataset.from_dict({"text": list(batch)}),
+                    task_metadata=task_metadata,
+                    num_proc=num_proc,
+                    **encode_kwargs,
+                )
+                return encoder.encode(
+                    loader,
                     task_metadata=task_metadata,
                     hf_split=hf_split,
                     hf_subset=hf_subset,
                     prompt_type=None,
                     **encode_kwargs,
                 )
-            if hasattr(encoded, "detach"):  # torch tensor
-                encoded = encoded.detach().cpu().float().numpy()
-            block = check_embeddings(encoded, where=where)
-            if block.shape[0] != len(missing):
-                raise ValueError(
-                    f"{where}: the encoder returned {block.shape[0]} embeddings for {len(missing)} texts."
-                )
-            return block
 
-        key = StoreKey(model_name(model), "", "task", instance=id(model))
         if encode_first and encode_first is not self._first:
-            self._cache.ensure(key, encode_first, encode, where=where)
+            encode(encode_first)
             self._first = encode_first
-        return np.asarray(self._cache.embed(key, texts, encode, where=where), dtype=np.float64)
+        return np.asarray(check_embeddings(encode(texts), where=where), dtype=np.float64)

@@ -34,7 +34,7 @@ from mteb_evalrank.evaluation.ranking import (
 )
 from mteb_evalrank.evaluation.scores import Scores
 
-from ._encoding import TaskEmbeddings, as_list
+from ._encoding import EncodeOnce, TaskEmbeddings, as_list, unwrapped
 from ._loading import PluginDatasetLoading
 from ._vocabulary import environment_vocabulary
 
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
+class AbsTaskEvalRank(EncodeOnce, PluginDatasetLoading, AbsTaskRetrieval):
     """Retrieval-style intrinsic evaluation: rank of each positive among all background items.
 
     Scores per hf_subset: ``{cosine,euclidean}_{mrr, hits_at_1, hits_at_3, hits_at_10,
@@ -153,9 +153,9 @@ class AbsTaskEvalRank(PluginDatasetLoading, AbsTaskRetrieval):
     ) -> NDArray[np.float64]:
         """The background's embeddings (one row per corpus item); the subsets over one background
         find its rows in the task's ``TaskEmbeddings`` (each text is encoded once per model)."""
-        if self._cache_model is not model:  # rank counts are per model, across subsets
+        if self._cache_model is not unwrapped(model):  # rank counts are per model, across subsets
             self.clear_embedding_cache()
-            self._cache_model = model
+            self._cache_model = unwrapped(model)
         if not isinstance(model, EncoderProtocol):  # as mteb's own evaluators check
             raise TypeError(f"{self.metadata.name}: expected an encoder model (mteb's EncoderProtocol)")
         return self._encoder.embed(

@@ -27,6 +27,7 @@ from mteb_evalrank.data.registry import STSB_GRANULARITY, WMT17_DA
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
 from ._citations import ABE2022_CITATION, WMT17_METRICS_CITATION, cite
+from ._encoding import EncodeOnce
 
 if TYPE_CHECKING:
     from mteb_evalrank._mteb_adapter import STSEvaluatorScores
@@ -75,7 +76,7 @@ class GapSTSMetrics(STSMetrics):
     cosine_kendall: float
 
 
-class AbsTaskGapSTS(PluginDatasetLoading, AbsTaskSTS):
+class AbsTaskGapSTS(EncodeOnce, PluginDatasetLoading, AbsTaskSTS):
     """mteb's STS task plus Kendall's tau-b of the cosine similarity (``cosine_kendall``)."""
 
     min_score = -3

@@ -54,7 +54,7 @@ from mteb_evalrank.evaluation.tagging import (
 )
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
-from ._encoding import TaskEmbeddings, as_list
+from ._encoding import EncodeOnce, TaskEmbeddings, as_list
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from mteb.types import EncodeKwargs, ScoresDict
 
 
-class AbsTaskSequenceLabelling(PluginDatasetLoading, AbsTask):
+class AbsTaskSequenceLabelling(EncodeOnce, PluginDatasetLoading, AbsTask):
     """A sequence-labelling task over frozen word vectors (see the module doc)."""
 
     chunks: ClassVar[bool] = False

@@ -36,7 +36,7 @@ from mteb_evalrank.data.sources import read_lines, unique_in_order
 from mteb_evalrank.evaluation.triplets import DEFAULT_TOL, grouped_accuracy_scores, triplet_outcomes
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
-from ._encoding import TaskEmbeddings
+from ._encoding import EncodeOnce, TaskEmbeddings
 
 if TYPE_CHECKING:
     from mteb.models import MTEBModels
@@ -52,7 +52,7 @@ JSONL_LABELS = ("keyword", "group", "length_bucket")
 MISSING_LABEL = "(none)"
 
 
-class AbsTaskTriplet(PluginDatasetLoading, AbsTask):
+class AbsTaskTriplet(EncodeOnce, PluginDatasetLoading, AbsTask):
     """Accuracy of ``s(X, X') > s(X, Y)`` (anchor) and ``s(X, X') > s(X', Y)`` (paraphrase).
 
     Class attributes:

@@ -17,9 +17,10 @@ from mteb_evalrank.tasks._loading import PluginDatasetLoading
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._citations import EVALRANK_CITATION, cite
+from ._encoding import EncodeOnce
 
 
-class STR2021(PluginDatasetLoading, AbsTaskSTS):
+class STR2021(EncodeOnce, PluginDatasetLoading, AbsTaskSTS):
     metadata = PluginTaskMetadata(
         name="STR2021",
         description=(

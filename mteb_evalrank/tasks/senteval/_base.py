@@ -45,7 +45,7 @@ from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.evaluation.classifiers import Kind, pair_features, senteval_scores
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
-from .._encoding import TaskEmbeddings, as_list
+from .._encoding import EncodeOnce, TaskEmbeddings, as_list
 
 _Metadata = TypeVar("_Metadata", bound=TaskMetadata)
 
@@ -72,7 +72,7 @@ SENTEVAL_CITATION = r"""@inproceedings{conneau2018senteval,
 """
 
 
-class AbsTaskSentEval(PluginDatasetLoading, AbsTaskClassification):
+class AbsTaskSentEval(EncodeOnce, PluginDatasetLoading, AbsTaskClassification):
     """A SentEval transfer task under one of the two protocols (see the module doc)."""
 
     protocol: ClassVar[Protocol] = "mteb"

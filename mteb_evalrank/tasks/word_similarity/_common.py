@@ -36,6 +36,7 @@ from scipy.stats import pearsonr, spearmanr
 
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.evaluation import unknown_words as conventions
+from mteb_evalrank.tasks._encoding import EncodeOnce
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 from mteb_evalrank.tasks._vocabulary import environment_vocabulary
 
@@ -158,7 +159,7 @@ def unknown_word_scores(
     return scores
 
 
-class WordSimilarityTask(PluginDatasetLoading, AbsTaskSTS):
+class WordSimilarityTask(EncodeOnce, PluginDatasetLoading, AbsTaskSTS):
     """mteb's STS task with the unknown-word conventions of this module (see its docstring).
 
     ``cosine_pearson`` / ``cosine_spearman`` (the ``zero`` convention) are recomputed from the
