@@ -6,8 +6,9 @@ vectors; :class:`HashCounter` counts every text it is asked to encode) runs the 
 ``mteb.evaluate`` in this process, and the script prints texts encoded, distinct texts and
 their ratio (the target is at most 1.05; 1.0 is each distinct text encoded once in the run).
 Suites: ``intrinsic`` = the 27 intrinsic tasks of ``EvalRank-Study`` (all but its SentEval-
-protocol tasks), ``downstream`` = ``EvalRank-Downstream`` + ``EvalRank-Downstream-SentEval``
-(the SentEval-protocol tasks fit logistic regression only here: the MLP does not encode).
+protocol tasks and its sequence-labelling tasks, ``EvalRank-Extrinsic``), ``downstream`` =
+``EvalRank-Downstream`` + ``EvalRank-Downstream-SentEval`` (the SentEval-protocol tasks fit
+logistic regression only here: the MLP does not encode).
 
 ``minilm``: the bundled all-MiniLM-L6-v2 loaded as a user loads it
 (``mteb.get_model("sentence-transformers/all-MiniLM-L6-v2")`` after ``mteb-evalrank models
@@ -48,7 +49,9 @@ def suite(name: str) -> list[Any]:
 
     senteval = {task.metadata.name for task in (cls() for cls in SENTEVAL_PROTOCOL_TASKS)}
     if name == "intrinsic":
-        return [t for t in mteb.get_benchmark("EvalRank-Study").tasks if t.metadata.name not in senteval]
+        extrinsic = {t.metadata.name for t in mteb.get_benchmark("EvalRank-Extrinsic").tasks}
+        downstream = senteval | extrinsic
+        return [t for t in mteb.get_benchmark("EvalRank-Study").tasks if t.metadata.name not in downstream]
     tasks = [
         *mteb.get_benchmark("EvalRank-Downstream").tasks,
         *mteb.get_benchmark("EvalRank-Downstream-SentEval").tasks,
