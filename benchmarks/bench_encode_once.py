@@ -5,8 +5,8 @@ is drawn from a generator seeded with the text's BLAKE2b digest, so equal texts 
 vectors; :class:`HashCounter` counts every text it is asked to encode) runs the suite through
 ``mteb.evaluate`` in this process, and the script prints texts encoded, distinct texts and
 their ratio (the target is at most 1.05; 1.0 is each distinct text encoded once in the run).
-Suites: ``intrinsic`` = the 27 intrinsic tasks of ``EvalRank-Study`` (all but its SentEval-
-protocol tasks and its sequence-labelling tasks, ``EvalRank-Extrinsic``), ``downstream`` =
+Suites: ``intrinsic`` = the 27 intrinsic tasks of ``EvalRank-Study`` (all but its downstream
+tasks, as the correlation module counts them: ``correlation.table.default_downstream``), ``downstream`` =
 ``EvalRank-Downstream`` + ``EvalRank-Downstream-SentEval`` (the SentEval-protocol tasks fit
 logistic regression only here: the MLP does not encode).
 
@@ -45,13 +45,14 @@ def suite(name: str) -> list[Any]:
     import mteb
 
     import mteb_evalrank  # noqa: F401  (registers the plugin's tasks and benchmarks)
+    from mteb_evalrank.correlation.table import default_downstream
     from mteb_evalrank.tasks.senteval import SENTEVAL_PROTOCOL_TASKS
 
     senteval = {task.metadata.name for task in (cls() for cls in SENTEVAL_PROTOCOL_TASKS)}
     if name == "intrinsic":
-        extrinsic = {t.metadata.name for t in mteb.get_benchmark("EvalRank-Extrinsic").tasks}
-        downstream = senteval | extrinsic
-        return [t for t in mteb.get_benchmark("EvalRank-Study").tasks if t.metadata.name not in downstream]
+        study = mteb.get_benchmark("EvalRank-Study").tasks
+        downstream = set(default_downstream([t.metadata.name for t in study]))
+        return [t for t in study if t.metadata.name not in downstream]
     tasks = [
         *mteb.get_benchmark("EvalRank-Downstream").tasks,
         *mteb.get_benchmark("EvalRank-Downstream-SentEval").tasks,
