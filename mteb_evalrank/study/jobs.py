@@ -37,11 +37,12 @@ class Chain:
 
 
 def family_of(model: str) -> str:
-    """The model family: a population variant's checkpoint (``models.hf_variants.variant_family``),
-    ``mteb_evalrank.models.zoo.model_family`` when the zoo has it, else the name."""
-    from mteb_evalrank.models import hf_variants, zoo
+    """The model family: a population variant's checkpoint (``models.hf_variants.variant_family``), a
+    paper word-vector set (``models.paper_word.model_family``), ``mteb_evalrank.models.zoo.model_family``
+    when the zoo has it, else the name."""
+    from mteb_evalrank.models import hf_variants, paper_word, zoo
 
-    return hf_variants.variant_family(model) or zoo.model_family(model)
+    return hf_variants.variant_family(model) or paper_word.model_family(model) or zoo.model_family(model)
 
 
 def result_path(out: Path, model: str, task: str) -> Path:

@@ -1,0 +1,459 @@
+"""The paper's word-level population ``evalrank-paper-word``: Wang et al. (2022), section 5, Table 8.
+
+The 19 static word-vector sets the paper evaluates (GloVe, word2vec, fastText, Dict2vec, PSL),
+each as a bag-of-words model ``evalrank/paper-<set>`` (mean of the known lower-cased tokens'
+vectors, :class:`~mteb_evalrank.models.static.StaticWordEmbeddings`, as every static model of
+the zoo) and with ABTT, ``evalrank/paper-<set>-abtt`` (:func:`.postprocess.table_abtt`: the
+zoo's ABTT, fitted on every row of the table): Table 8's 38 models.
+
+**Sources and pins** (:data:`PAPER_WORD_SETS`, declared once). A set is downloaded only from
+a location whose file has a hash published by a source named in its row (:attr:`PaperWordSet.pin`,
+``<algorithm>:<hex>`` of the file kept): the gensim-data release list (the MD5 of each ``.gz``
+that ``gensim.downloader`` checks; ``piskvorky/gensim-data`` ``list.json``), or Apache MXNet's
+table of the SHA-1 of the GloVe and fastText files it fetched from their publishers
+(``python/mxnet/contrib/text/_constants.py``; MXNet is retired, its source kept read-only).
+The five sets no such source pins (fastText crawl-300d-2M-subword, the three Dict2vec sets, PSL)
+are declared with ``pin=None`` and the reason: never downloaded unpinned.
+
+**Fetch** (:func:`fetch_set`): into ``<home>/word-vectors/<file>``, through the raw data's
+downloader (:func:`mteb_evalrank.data.fetch.stream`: the network policy, timeouts, one
+:class:`~mteb_evalrank.data.fetch.FetchError` naming the URL and what to do), streamed to a
+``.part`` file while hashed, a zip's ``member`` extracted to another ``.part`` file while hashed,
+compared with the pin, then renamed into place; under a lock per file. A killed download leaves
+at most ``.part`` files, which the next fetch removes. A cached file counts only if its hash is
+the pin (checked once per process); otherwise it is fetched again. ``$MTEB_EVALRANK_VECTORS_URL``
+(a mirror, or the tests' local server) replaces ``scheme://`` in every URL: the file
+``https://<host>/<path>`` is requested as ``<base>/<host>/<path>``.
+
+**Read** (:func:`read_vectors`): streamed into one preallocated ``float32`` matrix (a
+``.gz`` file through ``gzip``), never the whole file in memory: the zoo's readers
+(:mod:`mteb_evalrank.models.word_vector_files`) hold a file's bytes or a list of floats, fine for
+its sets (at most 32 MB), not for 5 GB. gensim's ``load_word2vec_format`` is not used: its text
+reader takes the first space-separated field as the word, and glove.840B.300d.txt has words
+that contain spaces; here a text line is split at its last ``dim`` spaces. Text: one
+``word v1 ... vd`` line per word, an optional ``count dim`` header (without one, a first pass
+counts the lines); each value parsed as float64 then stored as float32 (as the zoo's text
+reader). word2vec binary: a ``count dim`` header, then per word its UTF-8 bytes, a space and
+``dim`` little-endian float32 (a newline before a word is dropped).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import urllib.parse
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache, partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from filelock import FileLock
+from mteb.models import ModelMeta
+from mteb.models.model_meta import ScoringFunction
+from numpy.typing import NDArray
+
+from mteb_evalrank._files import lock_path
+from mteb_evalrank._home import home
+from mteb_evalrank._network import offline_flag
+
+from . import postprocess
+from .static import StaticWordEmbeddings
+
+POPULATION = "evalrank-paper-word"
+PREFIX = "evalrank/paper-"
+VECTORS_URL_ENV = "MTEB_EVALRANK_VECTORS_URL"
+"""A mirror base replacing ``scheme://`` of every set's URL (``<base>/<host>/<path>``)."""
+GENSIM_DATA = "https://github.com/RaRe-Technologies/gensim-data/releases/download"
+STANFORD = "https://nlp.stanford.edu/data"
+FASTTEXT = "https://dl.fbaipublicfiles.com/fasttext/vectors-english"
+DICT2VEC = "https://s3.us-east-2.amazonaws.com/dict2vec-data"
+GENSIM_PIN = "MD5 of the .gz in gensim-data's list.json (piskvorky/gensim-data@bd93f51), which gensim checks"
+MXNET_PIN = "SHA-1 of the extracted file in apache/mxnet python/mxnet/contrib/text/_constants.py (@8c8c4b8)"
+UNPINNED = "no hash of this file is published by a maintained source"
+PDDL = "https://opendatacommons.org/licenses/pddl/1-0/"
+CC_BY_SA = "cc-by-sa-3.0"
+
+
+@dataclass(frozen=True)
+class PaperWordSet:
+    """One word-vector set of Table 8 (rows ``rows``: without and with ABTT)."""
+
+    name: str
+    """Table 8's *Details* (``glove.6B.50d``); the models are ``evalrank/paper-<name>[-abtt]``."""
+    family: str
+    rows: str
+    dim: int
+    url: str
+    """The publisher's file (or gensim-data's copy, for the sets it pins)."""
+    pin: str | None
+    """``<algorithm>:<hex>`` of the file kept (the download, or its ``member``); ``None``: not pinned."""
+    source: str
+    """Where the pin comes from, or why there is none."""
+    licence: str = "not specified"
+    """In mteb's terms (a licence id or a URL)."""
+    member: str | None = None
+    """The file kept, inside the zip at ``url``."""
+    binary: bool = False
+    """word2vec binary format; else text."""
+    words: int | None = None
+    """Vocabulary size, where the pin's source states it (checked when the set is read)."""
+    download_bytes: int | None = None
+
+    @property
+    def file(self) -> str:
+        """The file kept in the cache: ``member``, else the download's name."""
+        return self.member or self.url.rsplit("/", 1)[1]
+
+    @property
+    def model(self) -> str:
+        return f"{PREFIX}{self.name}"
+
+
+FAMILIES = {
+    "glove": "GloVe",
+    "word2vec": "word2vec",
+    "fasttext": "fastText",
+    "crawl": "fastText",
+    "wiki": "fastText",
+}
+LICENCES = {"GloVe": PDDL, "fastText": CC_BY_SA, "word2vec": "not specified"}
+
+
+def _gensim(name: str, rows: str, key: str, md5: str, size: int, words: int) -> PaperWordSet:
+    """A set gensim-data serves as ``<key>.gz`` (its dimension ends ``key``), pinned by its list's MD5."""
+    family = FAMILIES[key.split("-")[0]]
+    dim = int(key.rsplit("-", 1)[1])
+    url = f"{GENSIM_DATA}/{key}/{key}.gz"
+    pin = f"md5:{md5}"
+    binary = family == "word2vec"
+    return PaperWordSet(
+        name, family, rows, dim, url, pin, GENSIM_PIN, LICENCES[family], None, binary, words, size
+    )
+
+
+def _zip(name: str, rows: str, url: str, sha1: str) -> PaperWordSet:
+    """A 300-d set in its publisher's zip (member ``<name>.txt`` or ``.vec``), pinned by MXNet's SHA-1."""
+    family = FAMILIES[name.split("-")[0].split(".")[0]]
+    member = url.rsplit("/", 1)[1].removesuffix(".zip")
+    member += "" if member.endswith(".vec") else ".txt"
+    return PaperWordSet(name, family, rows, 300, url, f"sha1:{sha1}", MXNET_PIN, LICENCES[family], member)
+
+
+PAPER_WORD_SETS: tuple[PaperWordSet, ...] = (
+    _gensim("glove.6B.50d", "1 / 2", "glove-wiki-gigaword-50", "c289bc5d7f2f02c6dc9f2f9b67641813", 69_182_535, 400_000),
+    _gensim("glove.6B.100d", "3 / 4", "glove-wiki-gigaword-100", "40ec481866001177b8cd4cb0df92924f", 134_300_434, 400_000),
+    _gensim("glove.6B.200d", "5 / 6", "glove-wiki-gigaword-200", "59652db361b7a87ee73834a6c391dfc1", 264_336_934, 400_000),
+    _gensim("glove.6B.300d", "7 / 8", "glove-wiki-gigaword-300", "29e9329ac2241937d55b852e8284e89b", 394_362_229, 400_000),
+    _zip("glove.42B.300d", "9 / 10", f"{STANFORD}/glove.42B.300d.zip", "876767977d6bd4d947c0f84d44510677bc94612a"),
+    _zip("glove.840B.300d", "11 / 12", f"{STANFORD}/glove.840B.300d.zip", "294b9f37fa64cce31f9ebb409c266fc379527708"),
+    _gensim("glove.twitter.27B.25d", "13 / 14", "glove-twitter-25", "50db0211d7e7a2dcd362c6b774762793", 109_885_004, 1_193_514),
+    _gensim("glove.twitter.27B.50d", "15 / 16", "glove-twitter-50", "c168f18641f8c8a00fe30984c4799b2b", 209_216_938, 1_193_514),
+    _gensim("glove.twitter.27B.100d", "17 / 18", "glove-twitter-100", "b04f7bed38756d64cf55b58ce7e97b15", 405_932_991, 1_193_514),
+    _gensim("glove.twitter.27B.200d", "19 / 20", "glove-twitter-200", "e52e8392d1860b95d5308a525817d8f9", 795_373_100, 1_193_514),
+    _gensim("GoogleNews-vectors-negative300", "21 / 22", "word2vec-google-news-300", "a5e5354d40acb95f9ec66d5977d140ef", 1_743_563_840, 3_000_000),
+    _zip("crawl-300d-2M", "23 / 24", f"{FASTTEXT}/crawl-300d-2M.vec.zip", "9b556504d099a6c01f3dd76b88775d02cb2f1946"),
+    PaperWordSet("crawl-300d-2M-subword", "fastText", "25 / 26", 300, f"{FASTTEXT}/crawl-300d-2M-subword.zip", None, UNPINNED, CC_BY_SA),
+    _zip("wiki-news-300d-1M", "27 / 28", f"{FASTTEXT}/wiki-news-300d-1M.vec.zip", "11cac9efe6f599e659be182f5766d6fbd5b1cab9"),
+    _gensim("wiki-news-300d-1M-subword", "29 / 30", "fasttext-wiki-news-subwords-300", "de2bb3a20c46ce65c9c131e1ad9a77af", 1_005_007_116, 999_999),
+    *(PaperWordSet(f"dict2vec-{d}d", "Dict2vec", f"{29 + d // 50} / {30 + d // 50}", d, f"{DICT2VEC}/dict2vec{d}.tar.bz2", None, UNPINNED, "gpl-3.0") for d in (100, 200, 300)),
+    PaperWordSet("paragram_300_sl999", "PSL", "37 / 38", 300, "https://cogcomp.seas.upenn.edu/page/resource_view/106", None, UNPINNED),
+)  # fmt: skip
+"""Table 8's sets, in its order (row pairs: without / with ABTT)."""
+BY_NAME: dict[str, PaperWordSet] = {spec.name: spec for spec in PAPER_WORD_SETS}
+UNPINNED_SETS: tuple[str, ...] = tuple(spec.name for spec in PAPER_WORD_SETS if spec.pin is None)
+
+
+# ------------------------------------------------------------------ fetching
+def cache_dir() -> Path:
+    """``<home>/word-vectors``: the verified files of the sets."""
+    return home() / "word-vectors"
+
+
+def location(spec: PaperWordSet, base_url: str | None = None) -> str:
+    """``spec.url``, or ``<base>/<host>/<path>`` with ``base`` = ``base_url`` or ``$MTEB_EVALRANK_VECTORS_URL``."""
+    base = (base_url or os.environ.get(VECTORS_URL_ENV) or "").rstrip("/")
+    parts = urllib.parse.urlsplit(spec.url)
+    return f"{base}/{parts.netloc}{parts.path}" if base else spec.url
+
+
+@cache
+def _digest(path: Path, algorithm: str, size: int, mtime_ns: int) -> str:
+    """``algorithm`` hash of ``path``, once per process per ``(path, size, mtime)``."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, algorithm).hexdigest()
+
+
+def is_verified(path: Path, pin: str) -> bool:
+    """``path`` is a file whose hash is ``pin`` (``<algorithm>:<hex>``)."""
+    algorithm, _, expected = pin.partition(":")
+    if not path.is_file():
+        return False
+    stat = path.stat()
+    return _digest(path, algorithm, stat.st_size, stat.st_mtime_ns) == expected
+
+
+def fetch_set(
+    spec: PaperWordSet, *, root: Path | None = None, base_url: str | None = None, timeout: float | None = None
+) -> Path:
+    """The verified file of ``spec`` in ``root`` (default :func:`cache_dir`), fetched if missing or damaged.
+
+    Raises:
+        FetchError: the set has no pinned source, downloads are switched off, or the download
+            failed or is not the pinned file (nothing kept); the message names the set, the URL
+            and what to do.
+    """
+    from mteb_evalrank.data import fetch
+
+    root = cache_dir() if root is None else root
+    target = root / spec.file
+    if spec.pin is None:
+        raise fetch.FetchError(
+            f"{spec.name} has no pinned source ({spec.source}), so it is never downloaded: it is published "
+            f"at {spec.url}."
+        )
+    if is_verified(target, spec.pin):
+        return target
+    if flag := offline_flag():
+        raise fetch.FetchError(
+            f"{spec.name}: {target} is missing or not the pinned file and {flag} is set, so nothing is "
+            f"downloaded: unset it on a connected machine, or copy the file ({spec.pin}) there."
+        )
+    url = location(spec, base_url)
+    advice = (
+        f"Retry; if it fails again, set {VECTORS_URL_ENV} to a mirror holding the same file "
+        f"(<base>/<host>/<path>, now {url}), or copy the file with {spec.pin} to {target}."
+    )
+    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+        raise fetch.FetchError(f"{url} is not an http(s) URL, so nothing was requested. {advice}")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with FileLock(lock_path(target)):
+            if is_verified(target, spec.pin):
+                return target  # another process fetched it while this one waited
+            for leftover in root.glob(f".{spec.file}.*.part"):
+                leftover.unlink(missing_ok=True)  # from a process killed mid-download
+            fetch.say(f"fetching {spec.name} [{spec.licence}] from {url} into {root}")
+            _download(spec, target, url, advice, timeout or fetch.fetch_timeout())
+    except OSError as error:
+        raise fetch.FetchError(
+            f"{spec.name}: could not write under {root}: {error.strerror or error} ({error.filename or root}). "
+            "Nothing partial was kept. Make sure it is writable and has room (docs/zoo.md gives each set's "
+            "size), or set MTEB_EVALRANK_HOME to another folder."
+        ) from None
+    return target
+
+
+def _download(spec: PaperWordSet, target: Path, url: str, advice: str, timeout: float) -> None:
+    """Stream ``url`` to a ``.part`` file while hashed (a zip: then its member to another), compare the
+    hash of the file kept with the pin, rename it to ``target``; nothing else is left."""
+    from mteb_evalrank.data import fetch
+
+    algorithm, _, expected = str(spec.pin).partition(":")
+    download, member = fetch.new_part_file(target), fetch.new_part_file(target)
+    try:
+        with download.open("wb") as out:
+            found, _ = fetch.stream(
+                url, out, spec.download_bytes, timeout, spec.file, algorithm=algorithm, advice=advice
+            )
+        if spec.member is not None:
+            digest = hashlib.new(algorithm)
+            try:
+                with (
+                    zipfile.ZipFile(download) as zipped,
+                    zipped.open(spec.member) as source,
+                    member.open("wb") as out,
+                ):
+                    while block := source.read(1 << 20):
+                        out.write(block)
+                        digest.update(block)
+            except (zipfile.BadZipFile, KeyError) as error:
+                what = f"{url} is not a zip holding {spec.member} ({error})"
+                raise fetch.FetchError(f"{spec.name}: {what}. Nothing was kept. {advice}") from None
+            found = digest.hexdigest()
+        if found != expected:
+            raise fetch.FetchError(
+                f"{spec.name}: {spec.file} fetched from {url} is not the pinned file: {algorithm.upper()} "
+                f"{found}, expected {expected} ({spec.source}). It was refused and nothing was kept. {advice}"
+            )
+        (download if spec.member is None else member).replace(target)
+    finally:
+        download.unlink(missing_ok=True)
+        member.unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------ reading
+def read_vectors(path: Path, *, binary: bool = False) -> tuple[list[str], NDArray[np.float32]]:
+    """``(words, (rows, dims) float32)`` of a word2vec binary or text file (``.gz``: through gzip).
+
+    Raises:
+        ValueError: a malformed file, naming it and the line (text) or row (binary).
+    """
+    with (gzip.open if path.suffix == ".gz" else open)(path, "rb") as handle:
+        return _read_binary(handle, path) if binary else _read_text(handle, path)
+
+
+def _header(line: bytes) -> tuple[int, int] | None:
+    fields = line.split()
+    return (int(fields[0]), int(fields[1])) if len(fields) == 2 and all(f.isdigit() for f in fields) else None
+
+
+def _read_text(handle: io.BufferedIOBase, path: Path) -> tuple[list[str], NDArray[np.float32]]:
+    first = handle.readline()
+    header = _header(first)
+    if header is None:  # count the lines, then read again from the start
+        rows = 1 + sum(1 for _ in handle)
+        handle.seek(0)
+        dim = len(first.split()) - 1
+    else:
+        rows, dim = header
+    words: list[str] = []
+    vectors = np.empty((rows, dim), dtype=np.float32)
+    lines: Iterator[bytes] = iter(handle)
+    for line_no, line in enumerate(lines, start=1 if header is None else 2):
+        fields = line.rstrip().rsplit(b" ", dim)
+        if len(fields) == 1 and not fields[0]:
+            continue  # an empty line
+        if len(words) == rows or len(fields) != dim + 1:
+            what = (
+                f"more than {rows} rows"
+                if len(words) == rows
+                else f"{len(fields) - 1} values, expected {dim}"
+            )
+            raise ValueError(f"{path}:{line_no}: {what}.")
+        try:
+            vectors[len(words)] = np.array(fields[1:], dtype=np.float64)
+            words.append(fields[0].decode("utf-8"))
+        except ValueError as error:
+            raise ValueError(f"{path}:{line_no}: {error}.") from None
+    return words, vectors[: len(words)]
+
+
+def _read_binary(handle: io.BufferedIOBase, path: Path) -> tuple[list[str], NDArray[np.float32]]:
+    header = _header(handle.readline())
+    if header is None:
+        raise ValueError(f"{path}: not a word2vec binary file (no '<rows> <dims>' header line).")
+    rows, dim = header
+    width = 4 * dim
+    words: list[str] = []
+    vectors = np.empty((rows, dim), dtype=np.float32)
+    buffer, pos = b"", 0
+    for row in range(rows):
+        while (space := buffer.find(b" ", pos)) < 0 or len(buffer) < space + 1 + width:
+            more = handle.read(1 << 20)
+            if not more:
+                raise ValueError(f"{path}: truncated at row {row} of {rows}.")
+            buffer, pos = buffer[pos:] + more, 0
+        try:
+            words.append(buffer[pos:space].removeprefix(b"\n").decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{path}: row {row}: {error}.") from None
+        vectors[row] = np.frombuffer(buffer, dtype="<f4", count=dim, offset=space + 1)
+        pos = space + 1 + width
+    if (buffer[pos:] + handle.read()).strip():
+        raise ValueError(f"{path}: bytes after the {rows} rows of the header.")
+    return words, vectors
+
+
+# ------------------------------------------------------------------ models
+@cache
+def load_set(name: str) -> StaticWordEmbeddings:
+    """The bag-of-words encoder of the set ``name`` (fetched first if needed; one per process)."""
+    spec = BY_NAME[name]
+    path = fetch_set(spec)
+    words, vectors = read_vectors(path, binary=spec.binary)
+    if (spec.words is not None and len(words) != spec.words) or vectors.shape[1] != spec.dim:
+        raise ValueError(
+            f"{spec.model}: {path} holds {len(words)} words of {vectors.shape[1]} dimensions, the "
+            f"declaration says {spec.words} of {spec.dim}; fix the declaration."
+        )
+    return StaticWordEmbeddings(words, vectors, name=spec.model)
+
+
+@cache
+def set_abtt(name: str) -> postprocess.ABTT:
+    """ABTT fitted on every row of the set ``name`` (:func:`.postprocess.table_abtt`)."""
+    return postprocess.table_abtt(load_set(name).vectors)
+
+
+def load_model(name: str, abtt: bool, model_name: str, revision: str | None = None, **kwargs: Any) -> Any:
+    """Loader of the metas: the set's encoder, post-processed by its ABTT for ``-abtt``."""
+    from .wrappers import PostProcessedEncoder
+
+    return PostProcessedEncoder(load_set(name), set_abtt(name)) if abtt else load_set(name)
+
+
+@dataclass(frozen=True)
+class PaperWordModel:
+    """A model of the population: a set, without or with ABTT."""
+
+    spec: PaperWordSet
+    abtt: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.spec.model + ("-abtt" if self.abtt else "")
+
+    def meta(self) -> ModelMeta:
+        """Its ``ModelMeta``: the table's size (where stated); ABTT adds its mean and ``d x d`` projection."""
+        spec, d = self.spec, self.spec.dim
+        n_embedding = spec.words * d if spec.words else None
+        n_parameters = n_embedding and n_embedding + (d + d * d if self.abtt else 0)
+        facts: dict[str, Any] = {  # through a dict, as the zoo: mteb types loader and scoring narrowly
+            "loader": partial(load_model, spec.name, self.abtt),
+            "similarity_fn_name": ScoringFunction.COSINE,
+            "license": spec.licence,
+        }
+        return ModelMeta(
+            **facts,
+            name=self.name,
+            revision=str(spec.pin).replace(":", "-"),
+            release_date=None,
+            languages=["eng-Latn"],
+            n_parameters=n_parameters,
+            n_embedding_parameters=n_embedding,
+            memory_usage_mb=n_embedding and round(n_embedding * 4 / 2**20),
+            max_tokens=float("inf"),
+            embed_dim=d,
+            open_weights=True,
+            public_training_code=None,
+            public_training_data=None,
+            framework=["NumPy"],
+            reference=spec.url,
+            use_instructions=False,
+            training_datasets=set(),
+            adapted_from=spec.model if self.abtt else None,
+        )
+
+
+def model_family(name: str) -> str | None:
+    """The family of a population model (its set: ``-abtt`` shares the base's table), else ``None``."""
+    stem = name.removeprefix(PREFIX).removesuffix("-abtt")
+    return f"{PREFIX}{stem}" if name.startswith(PREFIX) and stem in BY_NAME else None
+
+
+def fetch_all() -> None:
+    """Fetch every pinned set (the population's check before a study)."""
+    for spec in PAPER_WORD_SETS:
+        if spec.pin is not None:
+            fetch_set(spec)
+
+
+def entries() -> Iterator[tuple[str, str, str, PaperWordModel | None, str | None]]:
+    """``(rows, family, details, model, not_runnable)`` per Table 8 row (a pair for a set not pinned)."""
+    for spec in PAPER_WORD_SETS:
+        if spec.pin is None:
+            yield spec.rows, spec.family, spec.name, None, f"{spec.source} ({spec.url})"
+            continue
+        for row, abtt in zip(spec.rows.split(" / "), (False, True), strict=True):
+            yield (
+                row,
+                spec.family,
+                f"{spec.name}, {'ABTT' if abtt else 'no'}",
+                PaperWordModel(spec, abtt),
+                None,
+            )
