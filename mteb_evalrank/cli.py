@@ -338,12 +338,12 @@ def _population_models(name: str) -> list[str]:
         names = enable_population(name)
     except (KeyError, ValueError, PopulationUnavailable) as error:
         raise SystemExit(f"mteb-evalrank study --population: {error.args[0]}") from None
-    skipped = get_population(name).not_runnable
-    if skipped:
-        rows = "; ".join(
-            f"{entry.model} {entry.details} ({entry.rows}): {entry.not_runnable}" for entry in skipped
-        )
-        print(f"population {name}: {len(names)} models; not runnable: {rows}", file=sys.stderr)
+    print(f"population {name}: {len(names)} models", file=sys.stderr)
+    reasons: dict[str | None, list[str]] = {}
+    for entry in get_population(name).not_runnable:
+        reasons.setdefault(entry.not_runnable, []).append(f"{entry.model} {entry.details} ({entry.rows})")
+    for reason, rows in reasons.items():
+        print(f"population {name}: not runnable: {', '.join(rows)}: {reason}", file=sys.stderr)
     return names
 
 

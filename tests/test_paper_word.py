@@ -242,6 +242,17 @@ def test_a_set_without_a_pinned_source_is_never_downloaded(online: Path, server:
     assert server.requests == Counter()
 
 
+def test_the_population_check_offline_sends_no_request_and_names_the_first_set(
+    online: Path, server: RawServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mteb_evalrank.cli import _population_models
+
+    monkeypatch.setenv("MTEB_EVALRANK_OFFLINE", "1")
+    with pytest.raises(FetchError, match=r"^glove.6B.50d: .* MTEB_EVALRANK_OFFLINE is set, so nothing is"):
+        _population_models(pw.POPULATION)
+    assert server.requests == Counter() and pw.POPULATION not in os.environ.get(hv.POPULATION_ENV, "")
+
+
 def test_a_damaged_cached_file_is_fetched_again(
     online: Path, server: RawServer, specs: dict[str, pw.PaperWordSet]
 ) -> None:

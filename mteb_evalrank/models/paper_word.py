@@ -447,7 +447,7 @@ def entries() -> Iterator[tuple[str, str, str, PaperWordModel | None, str | None
     """``(rows, family, details, model, not_runnable)`` per Table 8 row (a pair for a set not pinned)."""
     for spec in PAPER_WORD_SETS:
         if spec.pin is None:
-            yield spec.rows, spec.family, spec.name, None, f"{spec.source} ({spec.url})"
+            yield spec.rows, spec.family, spec.name, None, f"{spec.source} (docs/zoo.md)"
             continue
         for row, abtt in zip(spec.rows.split(" / "), (False, True), strict=True):
             yield (
