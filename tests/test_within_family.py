@@ -111,9 +111,9 @@ def test_one_family_is_scipy_spearman_and_the_across_model_analysis() -> None:
     one = ["f"] * 12
     assert cs.within_spearman(x, y, families=one) == pytest.approx(sps.spearmanr(x, y).statistic, abs=1e-14)
     # with one family the units are its models: exactly the ordinary bootstrap and permutation test
-    ci = cs.bootstrap_within_spearman_ci(x, y, families=one, n_resamples=500, seed=3)
+    ci = cs.bootstrap_spearman_ci(x, y, within=True, families=one, n_resamples=500, seed=3)
     assert ci == cs.bootstrap_spearman_ci(x, y, n_resamples=500, seed=3) and ci.units == "models"
-    assert cs.permutation_p_within_spearman(x, y, families=one, n_permutations=2000, seed=3) == (
+    assert cs.permutation_p_spearman(x, y, within=True, families=one, n_permutations=2000, seed=3) == (
         cs.permutation_p_spearman(x, y, n_permutations=2000, seed=3)
     )
     # plus two left-out families: the same
@@ -178,17 +178,17 @@ def test_cluster_bootstrap_by_hand_and_exact_distribution() -> None:
     # replicate by replicate, with the family draws made by hand (3 families drawn with replacement)
     draws = np.random.default_rng(2).integers(0, 3, size=(60, 3))
     by_hand = [_expanded_rho_w(x, y, groups, d) for d in draws]
-    samples = cs.bootstrap_within_spearman_samples(x, y, families=families, n_resamples=60, seed=2)
+    samples = cs.bootstrap_spearman_samples(x, y, within=True, families=families, n_resamples=60, seed=2)
     assert samples == pytest.approx(by_hand, abs=1e-12, nan_ok=True)
     # the distribution over all 27 equally likely draws
     exact = np.array([_expanded_rho_w(x, y, groups, d) for d in itertools.product(range(3), repeat=3)])
-    many = cs.bootstrap_within_spearman_samples(x, y, families=families, n_resamples=30000, seed=1)
+    many = cs.bootstrap_spearman_samples(x, y, within=True, families=families, n_resamples=30000, seed=1)
     atoms, counts = np.unique(np.round(exact, 10), return_counts=True)
     got = np.round(many, 10)
     assert set(np.unique(got)) <= set(atoms)
     for atom, count in zip(atoms, counts, strict=True):
         assert np.mean(got == atom) == pytest.approx(count / 27, abs=0.012)
-    ci = cs.bootstrap_within_spearman_ci(x, y, families=families, n_resamples=30000, seed=1)
+    ci = cs.bootstrap_spearman_ci(x, y, within=True, families=families, n_resamples=30000, seed=1)
     assert ci.units == "families" and ci.n_used == 30000
     assert (ci.low, ci.high) == pytest.approx(tuple(np.quantile(many, [0.025, 0.975])))
 
@@ -196,13 +196,13 @@ def test_cluster_bootstrap_by_hand_and_exact_distribution() -> None:
 def test_bootstrap_ci_contains_the_estimate_and_is_reproducible() -> None:
     x, y, families = _families_data(12, 5, noise=0.7, seed=3)
     rho = cs.within_spearman(x, y, families=families)
-    ci = cs.bootstrap_within_spearman_ci(x, y, families=families, n_resamples=3000, seed=11)
+    ci = cs.bootstrap_spearman_ci(x, y, within=True, families=families, n_resamples=3000, seed=11)
     assert ci.low < rho < ci.high and ci.high - ci.low < 0.5
-    assert cs.bootstrap_within_spearman_ci(x, y, families=families, n_resamples=3000, seed=11) == ci
-    other = cs.bootstrap_within_spearman_ci(x, y, families=families, n_resamples=3000, seed=12)
+    assert cs.bootstrap_spearman_ci(x, y, within=True, families=families, n_resamples=3000, seed=11) == ci
+    other = cs.bootstrap_spearman_ci(x, y, within=True, families=families, n_resamples=3000, seed=12)
     assert other != ci and other.low == pytest.approx(ci.low, abs=0.06)
     # two families: too few to resample, NaN with a reason
-    two = cs.bootstrap_within_spearman_ci(x[:10], y[:10], families=families[:10])
+    two = cs.bootstrap_spearman_ci(x[:10], y[:10], within=True, families=families[:10])
     assert np.isnan(two.low) and "2 families: too few to resample" in two.reason
 
 
@@ -221,7 +221,7 @@ def test_permutation_p_matches_enumeration_within_families() -> None:
         ]
     )
     exact = min(1.0, 2 * min(np.mean(null >= observed - 1e-12), np.mean(null <= observed + 1e-12)))
-    p = cs.permutation_p_within_spearman(x, y, families=families, n_permutations=20000, seed=5)
+    p = cs.permutation_p_spearman(x, y, within=True, families=families, n_permutations=20000, seed=5)
     assert p == pytest.approx(exact, abs=0.015)
 
 
@@ -229,11 +229,13 @@ def test_permutation_p_is_small_for_a_perfect_within_family_order() -> None:
     x, y, families = _families_data(6, 4, noise=0.0, seed=5)  # y = x within each family
     assert cs.within_spearman(x, y, families=families) == 1.0
     assert sps.spearmanr(x, y).statistic < 0.5  # the family offsets hide it across models
-    p = cs.permutation_p_within_spearman(x, y, families=families, n_permutations=5000, seed=1)
+    p = cs.permutation_p_spearman(x, y, within=True, families=families, n_permutations=5000, seed=1)
     assert p == pytest.approx(2 / 5001)  # (1/24)^6 of permutations as extreme: none drawn
     # no within-family link: a p-value in (0, 1], not small
     shuffled = np.random.default_rng(0).permutation(y)
-    p_null = cs.permutation_p_within_spearman(x, shuffled, families=families, n_permutations=5000, seed=1)
+    p_null = cs.permutation_p_spearman(
+        x, shuffled, within=True, families=families, n_permutations=5000, seed=1
+    )
     assert 0.05 < p_null <= 1.0
 
 
@@ -272,7 +274,7 @@ def test_within_mean_difference_by_brute_force() -> None:
     b = rng.normal(size=n)
     groups = _groups(families)
     observed, exact = _swap_enumeration_within(a, b, y, groups)  # 2^5 = 32 patterns
-    d = cs.within_mean_spearman_difference(a, b, y, families=families, n_resamples=150, seed=2)
+    d = cs.mean_spearman_difference(a, b, y, within=True, families=families, n_resamples=150, seed=2)
     assert d.difference == pytest.approx(observed, abs=1e-12)
     assert d.mean_a == pytest.approx(np.mean([_brute_rho_w(a, c, groups) for c in y.T]), abs=1e-12)
     assert d.exact and d.p == pytest.approx(exact, abs=1e-12) and d.p_min == pytest.approx(2 / 32)
@@ -289,7 +291,7 @@ def test_within_mean_difference_by_brute_force() -> None:
     ok = deltas[~np.isnan(deltas)]
     assert (d.low, d.high) == pytest.approx(tuple(np.quantile(ok, [0.025, 0.975])), abs=1e-12)
     # row mean of ρ_W and its CI from the same draws
-    mean, ci = cs.within_mean_spearman_ci(a, y, families=families, n_resamples=150, seed=2)
+    mean, ci = cs.mean_spearman_ci(a, y, within=True, families=families, n_resamples=150, seed=2)
     assert mean == pytest.approx(d.mean_a, abs=1e-15)
     means = np.array([np.mean([_expanded_rho_w(a, c, groups, dr) for c in y.T]) for dr in draws])
     assert (ci.low, ci.high) == pytest.approx(tuple(np.quantile(means, [0.025, 0.975])), abs=1e-12)
@@ -299,7 +301,7 @@ def test_within_mean_difference_with_one_family_is_the_model_level_test() -> Non
     rng = np.random.default_rng(1)
     y = rng.normal(size=(8, 2))
     a, b = y[:, 0] + rng.normal(size=8), rng.normal(size=8)
-    within = cs.within_mean_spearman_difference(a, b, y, families=["f"] * 8, n_resamples=200, seed=4)
+    within = cs.mean_spearman_difference(a, b, y, within=True, families=["f"] * 8, n_resamples=200, seed=4)
     across = cs.mean_spearman_difference(a, b, y, n_resamples=200, seed=4)
     assert within.difference == across.difference and within.p == across.p and within.low == across.low
     assert (within.units, within.n_units, within.n_families) == ("models", 8, 1)

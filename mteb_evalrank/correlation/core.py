@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -252,6 +253,7 @@ def _pair(
     settings: Settings,
     families: Mapping[str, str],
 ) -> PairResult:
+    """The statistics of one pair: across models, or the pooled within-family ones (module docstring)."""
     both = table[[intrinsic, extrinsic]].dropna()
     n = len(both)
     if n < stats.MIN_MODELS:
@@ -264,46 +266,55 @@ def _pair(
     x = both[intrinsic].to_numpy()
     y = both[extrinsic].to_numpy()
     fam = [families[name] for name in both.index]
-    if settings.within_families:
-        return _within_pair(table, both, intrinsic, extrinsic, dims, settings, fam)
+    within = settings.within_families
+    if within:
+        pooled = _pooling(both, families, f"{intrinsic} vs {extrinsic}")
+        n_used, n_families = int(pooled.used.sum()), pooled.count
+        rho, r, tau = (
+            stats.within_spearman(x, y, families=fam),
+            stats.within_pearson(x, y, families=fam),
+            np.nan,
+        )
+    else:
+        n_used, n_families = n, len(set(fam))
+        rho, r, tau = stats.spearman(x, y), stats.pearson(x, y), stats.kendall(x, y)
     ci = stats.bootstrap_spearman_ci(
-        x,
-        y,
-        families=fam,
-        n_resamples=settings.n_bootstrap,
-        confidence=settings.confidence,
+        x, y, families=fam, within=within, n_resamples=settings.n_bootstrap, confidence=settings.confidence,
         seed=settings.seed,
-    )
+    )  # fmt: skip
     partial = n_partial = None
     if dims is not None:
         known = dims.reindex(both.index).dropna()
-        n_partial = len(known)
-        partial = (
-            stats.partial_spearman(
-                both.loc[known.index, intrinsic].to_numpy(),
-                both.loc[known.index, extrinsic].to_numpy(),
-                known.to_numpy(dtype=float),
-            )
-            if n_partial >= stats.MIN_MODELS
-            else float("nan")
+        labels = [families[name] for name in known.index]
+        k = known.index
+        scores = (
+            both.loc[k, intrinsic].to_numpy(),
+            both.loc[k, extrinsic].to_numpy(),
+            known.to_numpy(dtype=float),
         )
+        if within:  # the models of the families of at least MIN_FAMILY_SIZE models of known dimension
+            n_partial = sum(size for size in Counter(labels).values() if size >= stats.MIN_FAMILY_SIZE)
+            partial = stats.within_partial_spearman(*scores, families=labels) if n_partial else np.nan
+        else:
+            n_partial = len(known)
+            partial = stats.partial_spearman(*scores) if n_partial >= stats.MIN_MODELS else np.nan
     return PairResult(
         intrinsic=intrinsic,
         extrinsic=extrinsic,
-        n=n,
+        n=n_used,
         n_missing=len(table) - n,
-        spearman=stats.spearman(x, y),
+        spearman=rho,
         spearman_ci_low=ci.low,
         spearman_ci_high=ci.high,
         spearman_p=stats.permutation_p_spearman(
-            x, y, families=fam, n_permutations=settings.n_permutations, seed=settings.seed
+            x, y, families=fam, within=within, n_permutations=settings.n_permutations, seed=settings.seed
         ),
         spearman_p_adj=float("nan"),  # set over all pairs in correlate()
-        pearson=stats.pearson(x, y),
-        kendall=stats.kendall(x, y),
+        pearson=r,
+        kendall=tau,  # no pooled within-family τ
         partial_spearman_dim=partial,
         n_partial=n_partial,
-        n_families=len(set(fam)),
+        n_families=n_families,
         ci_units=ci.units,
     )
 
@@ -317,60 +328,6 @@ def _pooling(both: pd.DataFrame, families: Mapping[str, str], what: str) -> stat
             f"{what}: within-family view: {error}, among the {len(both)} models having the scores; "
             "drop --within-families, or give families (--families FILE, --family-regex RE)"
         ) from None
-
-
-def _within_pair(
-    table: pd.DataFrame,
-    both: pd.DataFrame,
-    intrinsic: str,
-    extrinsic: str,
-    dims: pd.Series | None,
-    settings: Settings,
-    fam: list[str],
-) -> PairResult:
-    """The pooled within-family statistics of one pair (module docstring)."""
-    pooled = _pooling(both, dict(zip(both.index, fam, strict=True)), f"{intrinsic} vs {extrinsic}")
-    x = both[intrinsic].to_numpy()
-    y = both[extrinsic].to_numpy()
-    ci = stats.bootstrap_within_spearman_ci(
-        x, y, families=fam, n_resamples=settings.n_bootstrap, confidence=settings.confidence,
-        seed=settings.seed,
-    )  # fmt: skip
-    partial = n_partial = None
-    if dims is not None:
-        known = dims.reindex(both.index).dropna()
-        labels = [f for name, f in zip(both.index, fam, strict=True) if name in known.index]
-        sizes = {f: labels.count(f) for f in labels}
-        n_partial = sum(k for k in sizes.values() if k >= stats.MIN_FAMILY_SIZE)
-        partial = (
-            stats.within_partial_spearman(
-                both.loc[known.index, intrinsic].to_numpy(),
-                both.loc[known.index, extrinsic].to_numpy(),
-                known.to_numpy(dtype=float),
-                families=labels,
-            )
-            if n_partial
-            else float("nan")
-        )
-    return PairResult(
-        intrinsic=intrinsic,
-        extrinsic=extrinsic,
-        n=int(pooled.used.sum()),
-        n_missing=len(table) - len(both),
-        spearman=stats.within_spearman(x, y, families=fam),
-        spearman_ci_low=ci.low,
-        spearman_ci_high=ci.high,
-        spearman_p=stats.permutation_p_within_spearman(
-            x, y, families=fam, n_permutations=settings.n_permutations, seed=settings.seed
-        ),
-        spearman_p_adj=float("nan"),  # set over all pairs in correlate()
-        pearson=stats.within_pearson(x, y, families=fam),
-        kendall=float("nan"),  # no pooled within-family τ
-        partial_spearman_dim=partial,
-        n_partial=n_partial,
-        n_families=pooled.count,
-        ci_units=ci.units,
-    )
 
 
 def _poolings(
@@ -697,27 +654,17 @@ def _row_mean(
     if len(both) < stats.MIN_MODELS or not columns:
         return None
     fam = [families[name] for name in both.index]
-    if settings.within_families:
-        try:
-            pooled = stats.pooling(fam, len(fam))
-        except stats.TooFewModelsError:
-            return None
-        mean, ci = stats.within_mean_spearman_ci(
-            both[a].to_numpy(), both[columns].to_numpy(), families=fam, n_resamples=settings.n_bootstrap,
-            confidence=settings.confidence, seed=settings.seed,
-        )  # fmt: skip
-        return RowMean(a, int(pooled.used.sum()), pooled.count, mean, ci.low, ci.high)
+    try:
+        used = stats.view(fam, len(fam), settings.within_families)
+    except stats.TooFewModelsError:  # within families: no family of MIN_FAMILY_SIZE models
+        return None
     mean, ci = stats.mean_spearman_ci(
-        both[a].to_numpy(),
-        both[columns].to_numpy(),
-        families=fam,
-        n_resamples=settings.n_bootstrap,
-        confidence=settings.confidence,
-        seed=settings.seed,
-    )
-    row = RowMean(a, len(both), len(set(fam)), mean, ci.low, ci.high)
+        both[a].to_numpy(), both[columns].to_numpy(), families=fam, within=settings.within_families,
+        n_resamples=settings.n_bootstrap, confidence=settings.confidence, seed=settings.seed,
+    )  # fmt: skip
+    row = RowMean(a, int(used.used.sum()), used.units.n_families, mean, ci.low, ci.high)
     known = dims.reindex(both.index).dropna() if dims is not None else None
-    if known is None or len(known) < stats.MIN_MODELS or a == DIMENSION_ROW:
+    if settings.within_families or known is None or len(known) < stats.MIN_MODELS or a == DIMENSION_ROW:
         return row
     partial, pci = stats.mean_partial_spearman_ci(
         both.loc[known.index, a].to_numpy(), both.loc[known.index, columns].to_numpy(),
@@ -732,8 +679,7 @@ def _ci_reason(frame: pd.DataFrame, pair: PairResult, families: Mapping[str, str
         return ""
     names = frame[[pair.intrinsic, pair.extrinsic]].dropna().index
     labels = [families[n] for n in names]
-    u = stats.pooling(labels, len(names)).units() if within else stats.units(labels, len(names))
-    return stats.too_few_units(u)
+    return stats.too_few_units(stats.view(labels, len(names), within).units)
 
 
 def _compare(
@@ -752,15 +698,13 @@ def _compare(
             )
     columns = [c for c in extrinsic if c not in (a, b)]
     both = frame[[a, b, *columns]].dropna()
-    difference = (
-        stats.within_mean_spearman_difference if settings.within_families else stats.mean_spearman_difference
-    )
     try:
-        d = difference(
+        d = stats.mean_spearman_difference(
             both[a].to_numpy(),
             both[b].to_numpy(),
             both[columns].to_numpy(),
             families=[families[name] for name in both.index],
+            within=settings.within_families,
             n_resamples=settings.n_bootstrap,
             n_permutations=settings.n_permutations,
             confidence=settings.confidence,

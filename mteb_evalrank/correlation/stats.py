@@ -46,9 +46,10 @@ model, and optionally ``families``: one label per model, e.g. the zoo's ``model_
 * Partial Spearman controlling for ``z``: Pearson partial correlation of the ranks,
   ``ρ_xy·z = (ρ_xy − ρ_xz ρ_yz) / sqrt((1 − ρ_xz²)(1 − ρ_yz²))``.
 
-**Within-family view** (the ``within_*`` functions; EvalRank's question asked inside each family,
-with the family effects removed). Only families of at least :data:`MIN_FAMILY_SIZE` models enter
-(:class:`Pooling` lists the families used and those left out); ``F`` = their number. In family
+**Within-family view** (the ``within_*`` point estimates, ``within=True`` of the resampling functions;
+EvalRank's question asked inside each family, with the family effects removed). Only families of at
+least :data:`MIN_FAMILY_SIZE` models enter (:class:`Pooling` lists the families used and those left
+out); ``F`` = their number. In family
 ``g`` (``n_g`` models) rank both variables within the family (average ranks for ties) and centre
 them: ``c^x_gi = rank_g(x_i) − (n_g + 1)/2`` (the mean of the average ranks), likewise ``c^y``.
 The **pooled within-family Spearman** is the Pearson correlation of the concatenated centred
@@ -88,8 +89,9 @@ scipy loops and exact enumerations.
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from math import comb
 
 import numpy as np
@@ -260,25 +262,158 @@ def too_few_units(u: Units) -> str:
     return ""
 
 
+def distinct_resamples(n_units: int) -> int:
+    """Distinct multisets of ``n_units`` draws from ``n_units`` units: ``C(2U − 1, U)``."""
+    return comb(2 * n_units - 1, n_units)
+
+
+def _interval(samples: np.ndarray, confidence: float, kind: str) -> Interval:
+    """``[q_{α/2}, q_{1-α/2}]`` of the bootstrap replicates that are defined (not NaN)."""
+    ok = samples[~np.isnan(samples)]
+    if len(ok) == 0:
+        return Interval(float("nan"), float("nan"), 0, len(samples), kind, "ρ undefined on every resample")
+    alpha = 1.0 - confidence
+    low, high = np.quantile(ok, [alpha / 2, 1 - alpha / 2])
+    return Interval(float(low), float(high), len(ok), len(samples) - len(ok), kind)
+
+
+def _no_interval(u: Units, reason: str) -> Interval:
+    return Interval(float("nan"), float("nan"), 0, 0, u.kind, reason)
+
+
+# --- the two views: across models, within families (module docstring) ------------------
+
+
+@dataclass(frozen=True)
+class Pooling:
+    """The models that enter a pooled within-family statistic (families of >= MIN_FAMILY_SIZE)."""
+
+    used: np.ndarray
+    """Boolean mask over the input models."""
+    codes: np.ndarray
+    """Family code (0..F-1, order of first appearance) of each used model."""
+    sizes: dict[str, int]
+    """Family -> number of models, for the families used."""
+    excluded: dict[str, int]
+    """Family -> number of models, for the families left out (fewer than MIN_FAMILY_SIZE)."""
+
+    @property
+    def count(self) -> int:
+        """``F``: the number of families used."""
+        return len(self.sizes)
+
+    def units(self) -> Units:
+        """The resampling units: the families used, or the models when there is one family."""
+        m = int(self.used.sum())
+        if self.count == 1:
+            return Units(np.arange(m), m, "models", 1)
+        return Units(self.codes, self.count, "families", self.count)
+
+
+def pooling(families: Sequence[str] | None, n: int) -> Pooling:
+    """Which of ``n`` models enter the within-family view; TooFewModelsError if no family can."""
+    if families is None:
+        raise ValueError("the within-family view needs one family label per model")
+    labels = [str(label) for label in families]
+    if len(labels) != n:
+        raise ValueError(f"{len(labels)} family labels for {n} models")
+    sizes = Counter(labels)
+    used_sizes = {f: k for f, k in sizes.items() if k >= MIN_FAMILY_SIZE}
+    if not used_sizes:
+        listed = ", ".join(f"{f} ({k})" for f, k in sizes.items())
+        raise TooFewModelsError(
+            f"no family has at least {MIN_FAMILY_SIZE} models (families: {listed}); the within-family "
+            "view needs one"
+        )
+    order = {f: i for i, f in enumerate(used_sizes)}
+    used = np.array([label in order for label in labels])
+    codes = np.array([order[label] for label in labels if label in order], dtype=np.int64)
+    excluded = {f: k for f, k in sizes.items() if f not in order}
+    return Pooling(used, codes, used_sizes, excluded)
+
+
+def _centred_ranks(v: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Average ranks within each family minus the family's mean rank ``(n_g + 1)/2``; v (m,) or (m, k).
+
+    The ranks are half-integers, so the centred ranks (and their zero family sums) are exact.
+    """
+    out = np.empty(v.shape)
+    for g in np.unique(codes):
+        members = codes == g
+        out[members] = stats.rankdata(v[members], axis=0) - (members.sum() + 1) / 2
+    return out
+
+
+@dataclass(frozen=True)
+class View:
+    """The models a resampling statistic uses, its units and strata, and how it ranks the models.
+
+    Across models (``codes`` None): every model, the units of :func:`units`, ranks over the models
+    (recomputed on each resample: :func:`_weighted_ranks`). Within families (``within=True``): the
+    models of the families pooled, the families as units and strata, each model's rank centred
+    within its family (unchanged by resampling whole families); with one family pooled, that
+    family's models as units, ranked as across models.
+    """
+
+    used: np.ndarray
+    units: Units
+    strata: np.ndarray
+    codes: np.ndarray | None = None
+    """The family code of each used model in the within-family view (its ranks are centred)."""
+
+    def ranks(self, v: np.ndarray) -> np.ndarray:
+        """The used models' ranks of ``v`` (n,) or of each column of ``v`` (n, k)."""
+        v = v[self.used]
+        return stats.rankdata(v, axis=0) if self.codes is None else _centred_ranks(v, self.codes)
+
+    def resampled(self, v: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """The ranks of ``v`` on each resample (``weights`` (B, m)): (B, m), or (B, m, k) for (n, k)."""
+        if self.codes is not None:
+            return self.ranks(v)
+        v = v[self.used]
+        if v.ndim == 1:
+            return _weighted_ranks(v, weights)
+        return np.stack([_weighted_ranks(column, weights) for column in v.T], axis=-1)
+
+    def reranked(self, swapped: np.ndarray) -> np.ndarray:
+        """Ranks of rows mixing two rows' ranks (a swap pattern); within families they are ranks already."""
+        return stats.rankdata(swapped, axis=1) if self.codes is None else swapped
+
+
+def view(families: Sequence[str] | None, n: int, within: bool = False) -> View:
+    """The view of ``n`` models (:class:`View`); within families, TooFewModelsError if no family can enter."""
+    if not within:
+        u = units(families, n)
+        return View(np.ones(n, dtype=bool), u, u.strata)
+    p = pooling(families, n)
+    if p.count == 1:
+        return View(p.used, p.units(), np.zeros(int(p.used.sum()), dtype=np.int64))
+    return View(p.used, p.units(), p.codes, p.codes)
+
+
+# --- resampling statistics of either view ---------------------------------------------------
+
+
 def bootstrap_spearman_ci(
     x: np.ndarray,
     y: np.ndarray,
     *,
     families: Sequence[str] | None = None,
+    within: bool = False,
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Interval:
-    """Percentile (family-cluster) bootstrap CI of Spearman's ρ (see module docstring)."""
+    """Percentile (family-cluster) bootstrap CI of Spearman's ρ, or ρ_W ``within`` families (module
+    docstring)."""
     x, y = _check(x, y)
-    u = units(families, len(x))
+    u = view(families, len(x), within).units
     if reason := too_few_units(u):
-        return Interval(float("nan"), float("nan"), 0, 0, u.kind, reason)
-    rho = bootstrap_spearman_samples(x, y, families=families, n_resamples=n_resamples, seed=seed)
-    ok = rho[~np.isnan(rho)]
-    low, high = _percentile_interval(ok, confidence)
-    reason = "" if len(ok) else "ρ undefined on every resample"
-    return Interval(low, high, len(ok), n_resamples - len(ok), u.kind, reason)
+        return _no_interval(u, reason)
+    samples = bootstrap_spearman_samples(
+        x, y, families=families, within=within, n_resamples=n_resamples, seed=seed
+    )
+    return _interval(samples, confidence, u.kind)
 
 
 def bootstrap_spearman_samples(
@@ -286,27 +421,15 @@ def bootstrap_spearman_samples(
     y: np.ndarray,
     *,
     families: Sequence[str] | None = None,
+    within: bool = False,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> np.ndarray:
-    """The ``n_resamples`` bootstrap replicates of ρ (NaN where undefined), no minimum of units."""
+    """The ``n_resamples`` bootstrap replicates of ρ (or ρ_W), NaN where undefined; no minimum of units."""
     x, y = _check(x, y)
-    w = _bootstrap_weights(units(families, len(x)), n_resamples, seed)
-    return _row_pearson(_weighted_ranks(x, w), _weighted_ranks(y, w), w)
-
-
-def distinct_resamples(n_units: int) -> int:
-    """Distinct multisets of ``n_units`` draws from ``n_units`` units: ``C(2U − 1, U)``."""
-    return comb(2 * n_units - 1, n_units)
-
-
-def _percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
-    """``[q_{α/2}, q_{1-α/2}]`` of the (NaN-free) bootstrap ``samples``; NaNs when there are none."""
-    if len(samples) == 0:
-        return float("nan"), float("nan")
-    alpha = 1.0 - confidence
-    low, high = np.quantile(samples, [alpha / 2, 1 - alpha / 2])
-    return float(low), float(high)
+    v = view(families, len(x), within)
+    w = _bootstrap_weights(v.units, n_resamples, seed)
+    return _row_pearson(v.resampled(x, w), v.resampled(y, w), w)
 
 
 def _permute_within(values: np.ndarray, strata: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -325,20 +448,20 @@ def permutation_p_spearman(
     y: np.ndarray,
     *,
     families: Sequence[str] | None = None,
+    within: bool = False,
     n_permutations: int = 10000,
     seed: int = 0,
 ) -> float:
-    """Two-sided (within-stratum) permutation p-value of Spearman's ρ; NaN if ρ is undefined."""
+    """Two-sided (within-stratum) permutation p-value of Spearman's ρ, or of ρ_W ``within`` families
+    (``y`` permuted within each family pooled); NaN if ρ is undefined."""
     x, y = _check(x, y)
-    rx = stats.rankdata(x)
-    ry = stats.rankdata(y)
+    v = view(families, len(x), within)
+    rx, ry = v.ranks(x), v.ranks(y)
     observed = float(_row_pearson(rx, ry))
-    u = units(families, len(x))
-    if np.isnan(observed) or (u.kind == "models" and too_few_units(u)):
+    if np.isnan(observed) or (v.units.kind == "models" and too_few_units(v.units)):
         return float("nan")
-    rng = np.random.default_rng(seed)
     # Permuting y's ranks keeps the tie structure, so ρ of a permutation = r(rx, ry[perm]).
-    null = _row_pearson(rx, _permute_within(ry, u.strata, n_permutations, rng))
+    null = _row_pearson(rx, _permute_within(ry, v.strata, n_permutations, np.random.default_rng(seed)))
     return _two_sided(null, observed)
 
 
@@ -413,66 +536,57 @@ def _swap_p(null: np.ndarray, observed: float, exact: bool, n_units: int) -> tup
     return p, (2 / 2**n_units if exact else 1 / (1 + len(null)))
 
 
+def _targets(a: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` (n,) and ``targets`` (n, k >= 1) as checked float arrays (no NaN, at least MIN_MODELS)."""
+    a = np.asarray(a, dtype=np.float64)
+    y = np.asarray(targets, dtype=np.float64)
+    if y.ndim != 2 or y.shape[0] != len(a) or y.shape[1] == 0 or np.isnan(y).any():
+        raise ValueError(f"targets must be (n_models={len(a)}, k>=1) without NaN, got shape {y.shape}")
+    a, _ = _check(a, y[:, 0])
+    return a, y
+
+
 def mean_spearman_difference(
     a: np.ndarray,
     b: np.ndarray,
     targets: np.ndarray,
     *,
     families: Sequence[str] | None = None,
+    within: bool = False,
     n_resamples: int = 2000,
     n_permutations: int = 10000,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Difference:
-    """Difference of the mean Spearman ρ of rows ``a`` and ``b`` with the columns of ``targets``.
+    """Difference of the mean Spearman ρ (or ρ_W ``within`` families) of rows ``a`` and ``b`` with the
+    columns of ``targets``.
 
     ``targets`` is ``(n_models, k)``; see the module docstring for Δ, the bootstrap CI and the
     paired swap test. Resamples on which some ρ is undefined are left out (``n_used`` counts the
-    others).
+    others). ``n`` counts the models used.
     """
     a, b = _check(a, b)
-    y = np.asarray(targets, dtype=np.float64)
-    if y.ndim != 2 or y.shape[0] != len(a) or y.shape[1] == 0 or np.isnan(y).any():
-        raise ValueError(f"targets must be (n_models={len(a)}, k>=1) without NaN, got shape {y.shape}")
-    u = units(families, len(a))
-    ra, rb = stats.rankdata(a), stats.rankdata(b)
-    ry = stats.rankdata(y, axis=0)
-    mean_a = float(np.mean([_row_pearson(ra, column) for column in ry.T]))
-    mean_b = float(np.mean([_row_pearson(rb, column) for column in ry.T]))
+    a, y = _targets(a, targets)
+    v = view(families, len(a), within)
+    u = v.units
+    ra, rb, ry = v.ranks(a), v.ranks(b), v.ranks(y)
+    mean_a, mean_b = float(_mean_rho(ra, ry)), float(_mean_rho(rb, ry))
     observed = mean_a - mean_b
-
     reason = too_few_units(u)
-    low = high = float("nan")
-    n_used = 0
+    ci = _no_interval(u, reason)
     if not reason:
         w = _bootstrap_weights(u, n_resamples, seed)
-        wy = np.stack([_weighted_ranks(column, w) for column in y.T], axis=-1)  # (B, n, k)
-        delta = _mean_rho(_weighted_ranks(a, w), wy, w) - _mean_rho(_weighted_ranks(b, w), wy, w)
-        ok = delta[~np.isnan(delta)]
-        low, high = _percentile_interval(ok, confidence)
-        n_used = len(ok)
-
+        wy = v.resampled(y, w)
+        delta = _mean_rho(v.resampled(a, w), wy, w) - _mean_rho(v.resampled(b, w), wy, w)
+        ci = _interval(delta, confidence, u.kind)
     swap, exact = _swap_patterns(u, n_permutations, seed)
-    sa = stats.rankdata(np.where(swap, rb, ra), axis=1)
-    sb = stats.rankdata(np.where(swap, ra, rb), axis=1)
+    sa, sb = v.reranked(np.where(swap, rb, ra)), v.reranked(np.where(swap, ra, rb))
     null = _mean_rho(sa, ry[None]) - _mean_rho(sb, ry[None])
     p, p_min = _swap_p(null, observed, exact, u.count)
     return Difference(
-        mean_a,
-        mean_b,
-        observed,
-        low,
-        high,
-        p,
-        p_min,
-        exact,
-        len(a),
-        u.n_families,
-        u.count,
-        u.kind,
-        n_used,
-        reason,
-    )
+        mean_a, mean_b, observed, ci.low, ci.high, p, p_min, exact, int(v.used.sum()), u.n_families, u.count,
+        u.kind, ci.n_used, reason,
+    )  # fmt: skip
 
 
 def mean_spearman_ci(
@@ -480,25 +594,20 @@ def mean_spearman_ci(
     targets: np.ndarray,
     *,
     families: Sequence[str] | None = None,
+    within: bool = False,
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, Interval]:
-    """Mean over the columns of ``targets`` of ρ(a, column), and its (family-cluster) bootstrap CI."""
-    y = np.asarray(targets, dtype=np.float64)
-    a, _ = _check(a, y[:, 0] if y.ndim == 2 and y.shape[1] else a)
-    if y.ndim != 2 or y.shape[0] != len(a) or y.shape[1] == 0 or np.isnan(y).any():
-        raise ValueError(f"targets must be (n_models={len(a)}, k>=1) without NaN, got shape {y.shape}")
-    mean = float(np.mean([_row_pearson(stats.rankdata(a), stats.rankdata(c)) for c in y.T]))
-    u = units(families, len(a))
-    if reason := too_few_units(u):
-        return mean, Interval(float("nan"), float("nan"), 0, 0, u.kind, reason)
-    w = _bootstrap_weights(u, n_resamples, seed)
-    wy = np.stack([_weighted_ranks(column, w) for column in y.T], axis=-1)
-    rho = _mean_rho(_weighted_ranks(a, w), wy, w)
-    ok = rho[~np.isnan(rho)]
-    low, high = _percentile_interval(ok, confidence)
-    return mean, Interval(low, high, len(ok), n_resamples - len(ok), u.kind)
+    """Mean over the columns of ``targets`` of ρ(a, column) (or ρ_W ``within`` families), and its
+    (family-cluster) bootstrap CI."""
+    a, y = _targets(a, targets)
+    v = view(families, len(a), within)
+    mean = float(_mean_rho(v.ranks(a), v.ranks(y)))
+    if reason := too_few_units(v.units):
+        return mean, _no_interval(v.units, reason)
+    w = _bootstrap_weights(v.units, n_resamples, seed)
+    return mean, _interval(_mean_rho(v.resampled(a, w), v.resampled(y, w), w), confidence, v.units.kind)
 
 
 def partial_spearman(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:
@@ -537,17 +646,15 @@ def mean_partial_spearman_ci(
     expanded sample, and the mean partial ρ recomputed; resamples where it is undefined are left
     out.
     """
-    y = np.asarray(targets, dtype=np.float64)
     a, z = _check(a, z)
-    if y.ndim != 2 or y.shape[0] != len(a) or y.shape[1] == 0 or np.isnan(y).any():
-        raise ValueError(f"targets must be (n_models={len(a)}, k>=1) without NaN, got shape {y.shape}")
+    a, y = _targets(a, targets)
     ra, rz, ry = stats.rankdata(a), stats.rankdata(z), stats.rankdata(y, axis=0)
     per_column = [_partial(_row_pearson(ra, c), _row_pearson(ra, rz), _row_pearson(c, rz)) for c in ry.T]
     finite = [float(v) for v in per_column if np.isfinite(v)]
     mean = float(np.mean(finite)) if finite else float("nan")
     u = units(families, len(a))
     if reason := too_few_units(u):
-        return mean, Interval(float("nan"), float("nan"), 0, 0, u.kind, reason)
+        return mean, _no_interval(u, reason)
     w = _bootstrap_weights(u, n_resamples, seed)
     wa, wz = _weighted_ranks(a, w), _weighted_ranks(z, w)
     raz = _row_pearson(wa, wz, w)
@@ -558,89 +665,17 @@ def mean_partial_spearman_ci(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a resample where every column is undefined
         rho = np.nanmean(np.stack(samples), axis=0)
-    ok = rho[~np.isnan(rho)]
-    low, high = _percentile_interval(ok, confidence)
-    return mean, Interval(low, high, len(ok), n_resamples - len(ok), u.kind)
+    return mean, _interval(rho, confidence, u.kind)
 
 
-# --- within-family view (module docstring) ----------------------------------------------
-
-
-@dataclass(frozen=True)
-class Pooling:
-    """The models that enter a pooled within-family statistic (families of >= MIN_FAMILY_SIZE)."""
-
-    used: np.ndarray
-    """Boolean mask over the input models."""
-    codes: np.ndarray
-    """Family code (0..F-1, order of first appearance) of each used model."""
-    sizes: dict[str, int]
-    """Family -> number of models, for the families used."""
-    excluded: dict[str, int]
-    """Family -> number of models, for the families left out (fewer than MIN_FAMILY_SIZE)."""
-
-    @property
-    def count(self) -> int:
-        """``F``: the number of families used."""
-        return len(self.sizes)
-
-    def units(self) -> Units:
-        """The resampling units: the families used, or the models when there is one family."""
-        m = int(self.used.sum())
-        if self.count == 1:
-            return Units(np.arange(m), m, "models", 1)
-        return Units(self.codes, self.count, "families", self.count)
-
-
-def pooling(families: Sequence[str] | None, n: int) -> Pooling:
-    """Which of ``n`` models enter the within-family view; TooFewModelsError if no family can."""
-    if families is None:
-        raise ValueError("the within-family view needs one family label per model")
-    labels = [str(label) for label in families]
-    if len(labels) != n:
-        raise ValueError(f"{len(labels)} family labels for {n} models")
-    sizes: dict[str, int] = {}
-    for label in labels:
-        sizes[label] = sizes.get(label, 0) + 1
-    used_sizes = {f: k for f, k in sizes.items() if k >= MIN_FAMILY_SIZE}
-    if not used_sizes:
-        listed = ", ".join(f"{f} ({k})" for f, k in sizes.items())
-        raise TooFewModelsError(
-            f"no family has at least {MIN_FAMILY_SIZE} models (families: {listed}); the within-family "
-            "view needs one"
-        )
-    order = {f: i for i, f in enumerate(used_sizes)}
-    used = np.array([label in order for label in labels])
-    codes = np.array([order[label] for label in labels if label in order], dtype=np.int64)
-    excluded = {f: k for f, k in sizes.items() if f not in order}
-    return Pooling(used, codes, used_sizes, excluded)
-
-
-def _centred_ranks(v: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Average ranks within each family minus the family's mean rank ``(n_g + 1)/2``; v (m,) or (m, k).
-
-    The ranks are half-integers, so the centred ranks (and their zero family sums) are exact.
-    """
-    out = np.empty(v.shape)
-    for g in np.unique(codes):
-        members = codes == g
-        out[members] = stats.rankdata(v[members], axis=0) - (members.sum() + 1) / 2
-    return out
-
-
-def _pooled(
-    x: np.ndarray, y: np.ndarray, families: Sequence[str] | None
-) -> tuple[Pooling, np.ndarray, np.ndarray]:
-    """The pooling and the used models' centred within-family ranks of ``x`` and ``y``."""
-    x, y = _check(x, y)
-    p = pooling(families, len(x))
-    return p, _centred_ranks(x[p.used], p.codes), _centred_ranks(y[p.used], p.codes)
+# --- point estimates of the within-family view (module docstring) ----------------------
 
 
 def within_spearman(x: np.ndarray, y: np.ndarray, *, families: Sequence[str]) -> float:
     """Pooled within-family Spearman ρ_W (module docstring); NaN if a side is constant in every family."""
-    _, cx, cy = _pooled(x, y, families)
-    return float(_row_pearson(cx, cy))
+    x, y = _check(x, y)
+    p = pooling(families, len(x))
+    return float(_row_pearson(_centred_ranks(x[p.used], p.codes), _centred_ranks(y[p.used], p.codes)))
 
 
 def family_spearman(x: np.ndarray, y: np.ndarray, families: Sequence[str]) -> dict[str, tuple[int, float]]:
@@ -658,11 +693,8 @@ def family_spearman(x: np.ndarray, y: np.ndarray, families: Sequence[str]) -> di
         raise ValueError(f"x {x.shape}, y {y.shape} and {len(labels)} family labels must be equally long")
     if np.isnan(x).any() or np.isnan(y).any():
         raise ValueError("x and y must not contain NaN: drop models without a score first")
-    sizes: dict[str, int] = {}
-    for label in labels:
-        sizes[label] = sizes.get(label, 0) + 1
     out: dict[str, tuple[int, float]] = {}
-    for family, k in sorted(sizes.items(), key=lambda item: (-item[1], item[0])):
+    for family, k in sorted(Counter(labels).items(), key=lambda item: (-item[1], item[0])):
         members = np.array([label == family for label in labels])
         out[family] = (k, spearman(x[members], y[members]) if k >= MIN_FAMILY_SIZE else float("nan"))
     return out
@@ -688,154 +720,5 @@ def within_partial_spearman(x: np.ndarray, y: np.ndarray, z: np.ndarray, *, fami
     """ρ_W of ``x`` and ``y`` controlling for ``z``: the partial-correlation formula with ρ_W."""
     x, y = _check(x, y)
     _, z = _check(x, z)
-    rxy = within_spearman(x, y, families=families)
-    rxz = within_spearman(x, z, families=families)
-    ryz = within_spearman(y, z, families=families)
-    den = np.sqrt((1 - rxz**2) * (1 - ryz**2))
-    if not np.isfinite(den) or den <= 1e-12:
-        return float("nan")
-    return float((rxy - rxz * ryz) / den)
-
-
-def bootstrap_within_spearman_samples(
-    x: np.ndarray,
-    y: np.ndarray,
-    *,
-    families: Sequence[str],
-    n_resamples: int = 2000,
-    seed: int = 0,
-) -> np.ndarray:
-    """The bootstrap replicates of ρ_W (families used resampled; one family: its models)."""
-    p, cx, cy = _pooled(x, y, families)
-    if p.count == 1:
-        return bootstrap_spearman_samples(
-            np.asarray(x)[p.used], np.asarray(y)[p.used], n_resamples=n_resamples, seed=seed
-        )
-    w = _bootstrap_weights(p.units(), n_resamples, seed)
-    return _row_pearson(cx, cy, w)
-
-
-def bootstrap_within_spearman_ci(
-    x: np.ndarray,
-    y: np.ndarray,
-    *,
-    families: Sequence[str],
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> Interval:
-    """Percentile family-cluster bootstrap CI of ρ_W over the families used (module docstring)."""
-    p, _, _ = _pooled(x, y, families)
-    u = p.units()
-    if reason := too_few_units(u):
-        return Interval(float("nan"), float("nan"), 0, 0, u.kind, reason)
-    rho = bootstrap_within_spearman_samples(x, y, families=families, n_resamples=n_resamples, seed=seed)
-    ok = rho[~np.isnan(rho)]
-    low, high = _percentile_interval(ok, confidence)
-    return Interval(
-        low, high, len(ok), n_resamples - len(ok), u.kind, "" if len(ok) else "ρ undefined on every resample"
-    )
-
-
-def permutation_p_within_spearman(
-    x: np.ndarray,
-    y: np.ndarray,
-    *,
-    families: Sequence[str],
-    n_permutations: int = 10000,
-    seed: int = 0,
-) -> float:
-    """Two-sided permutation p-value of ρ_W, ``y`` permuted within each family used."""
-    p, cx, cy = _pooled(x, y, families)
-    if p.count == 1:
-        return permutation_p_spearman(
-            np.asarray(x)[p.used], np.asarray(y)[p.used], n_permutations=n_permutations, seed=seed
-        )
-    observed = float(_row_pearson(cx, cy))
-    if np.isnan(observed):
-        return float("nan")
-    # permuting the centred ranks within a family permutes y within it (ties kept)
-    null = _row_pearson(cx, _permute_within(cy, p.codes, n_permutations, np.random.default_rng(seed)))
-    return _two_sided(null, observed)
-
-
-def _within_targets(a: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    y = np.asarray(targets, dtype=np.float64)
-    if y.ndim != 2 or y.shape[0] != len(a) or y.shape[1] == 0 or np.isnan(y).any():
-        raise ValueError(f"targets must be (n_models={len(a)}, k>=1) without NaN, got shape {y.shape}")
-    return y
-
-
-def within_mean_spearman_difference(
-    a: np.ndarray,
-    b: np.ndarray,
-    targets: np.ndarray,
-    *,
-    families: Sequence[str],
-    n_resamples: int = 2000,
-    n_permutations: int = 10000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> Difference:
-    """``Δ_W``: mean ρ_W of row ``a`` minus that of ``b`` over the columns of ``targets`` (module
-    docstring), with the family-cluster bootstrap CI and the paired swap test over the families
-    used (one family: :func:`mean_spearman_difference` on its models). ``n`` counts the models used.
-    """
-    a, b = _check(a, b)
-    y = _within_targets(a, targets)
-    p = pooling(families, len(a))
-    if p.count == 1:
-        d = mean_spearman_difference(
-            a[p.used], b[p.used], y[p.used], n_resamples=n_resamples, n_permutations=n_permutations,
-            confidence=confidence, seed=seed,
-        )  # fmt: skip
-        return replace(d, n_families=1)
-    ca, cb, cy = (_centred_ranks(v[p.used], p.codes) for v in (a, b, y))
-    mean_a, mean_b = float(_mean_rho(ca, cy)), float(_mean_rho(cb, cy))
-    observed = mean_a - mean_b
-    u = p.units()
-    reason = too_few_units(u)
-    low = high = float("nan")
-    n_used = 0
-    if not reason:
-        w = _bootstrap_weights(u, n_resamples, seed)
-        delta = _mean_rho(ca, cy, w) - _mean_rho(cb, cy, w)
-        ok = delta[~np.isnan(delta)]
-        low, high = _percentile_interval(ok, confidence)
-        n_used = len(ok)
-    swap, exact = _swap_patterns(u, n_permutations, seed)
-    null = _mean_rho(np.where(swap, cb, ca), cy[None]) - _mean_rho(np.where(swap, ca, cb), cy[None])
-    pv, p_min = _swap_p(null, observed, exact, u.count)
-    m = int(p.used.sum())
-    return Difference(
-        mean_a, mean_b, observed, low, high, pv, p_min, exact, m, p.count, u.count, u.kind, n_used, reason
-    )
-
-
-def within_mean_spearman_ci(
-    a: np.ndarray,
-    targets: np.ndarray,
-    *,
-    families: Sequence[str],
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, Interval]:
-    """Mean over the columns of ``targets`` of ρ_W(a, column), and its family-cluster bootstrap CI."""
-    a = np.asarray(a, dtype=np.float64)
-    y = _within_targets(a, targets)
-    a, _ = _check(a, y[:, 0])
-    p = pooling(families, len(a))
-    if p.count == 1:
-        return mean_spearman_ci(
-            a[p.used], y[p.used], n_resamples=n_resamples, confidence=confidence, seed=seed
-        )
-    ca, cy = _centred_ranks(a[p.used], p.codes), _centred_ranks(y[p.used], p.codes)
-    mean = float(_mean_rho(ca, cy))
-    u = p.units()
-    if reason := too_few_units(u):
-        return mean, Interval(float("nan"), float("nan"), 0, 0, u.kind, reason)
-    rho = _mean_rho(ca, cy, _bootstrap_weights(u, n_resamples, seed))
-    ok = rho[~np.isnan(rho)]
-    low, high = _percentile_interval(ok, confidence)
-    return mean, Interval(low, high, len(ok), n_resamples - len(ok), u.kind)
+    rho = [np.asarray(within_spearman(p, q, families=families)) for p, q in ((x, y), (x, z), (y, z))]
+    return float(_partial(*rho))
