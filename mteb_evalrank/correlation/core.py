@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import stats
-from .results import Comparison, CorrelationData, PairResult, RowMean, Settings
+from .results import Comparison, CorrelationData, PairResult, RowMean, Settings, listed_sizes
 from .table import (
     ColumnSpec,
     CorrelationInputError,
@@ -214,10 +214,8 @@ def _family_note(families: dict[str, str], source: str, within: bool = False) ->
     if source == "none":
         return ["families ignored (--no-families): every model is its own resampling unit, "
                 "which overstates certainty when models are variants of a few base models"]  # fmt: skip
-    sizes: dict[str, int] = {}
-    for family in families.values():
-        sizes[family] = sizes.get(family, 0) + 1
-    listed = ", ".join(f"{f} ({k})" for f, k in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))
+    sizes = Counter(families.values())
+    listed = listed_sizes(sizes)
     g = len(sizes)
     if within:
         used = sum(k >= stats.MIN_FAMILY_SIZE for k in sizes.values())
@@ -282,22 +280,7 @@ def _pair(
         x, y, families=fam, within=within, n_resamples=settings.n_bootstrap, confidence=settings.confidence,
         seed=settings.seed,
     )  # fmt: skip
-    partial = n_partial = None
-    if dims is not None:
-        known = dims.reindex(both.index).dropna()
-        labels = [families[name] for name in known.index]
-        k = known.index
-        scores = (
-            both.loc[k, intrinsic].to_numpy(),
-            both.loc[k, extrinsic].to_numpy(),
-            known.to_numpy(dtype=float),
-        )
-        if within:  # the models of the families of at least MIN_FAMILY_SIZE models of known dimension
-            n_partial = sum(size for size in Counter(labels).values() if size >= stats.MIN_FAMILY_SIZE)
-            partial = stats.within_partial_spearman(*scores, families=labels) if n_partial else np.nan
-        else:
-            n_partial = len(known)
-            partial = stats.partial_spearman(*scores) if n_partial >= stats.MIN_MODELS else np.nan
+    partial, n_partial = _partial_dim(both, dims, families, within) if dims is not None else (None, None)
     return PairResult(
         intrinsic=intrinsic,
         extrinsic=extrinsic,
@@ -317,6 +300,25 @@ def _pair(
         n_families=n_families,
         ci_units=ci.units,
     )
+
+
+def _partial_dim(
+    both: pd.DataFrame, dims: pd.Series, families: Mapping[str, str], within: bool
+) -> tuple[float, int]:
+    """The partial ρ (or ρ_W) of the pair ``both`` (intrinsic, extrinsic) given the embedding dimension,
+    and the models it rests on: those of known dimension (within families: of the families of at
+    least MIN_FAMILY_SIZE such models)."""
+    known = dims.reindex(both.index).dropna()
+    labels = [families[name] for name in known.index]
+    x, y = (both.loc[known.index, column].to_numpy() for column in both.columns)
+    if within:
+        n_partial = sum(size for size in Counter(labels).values() if size >= stats.MIN_FAMILY_SIZE)
+        if not n_partial:
+            return np.nan, 0
+        return stats.within_partial_spearman(x, y, known.to_numpy(dtype=float), families=labels), n_partial
+    if len(known) < stats.MIN_MODELS:
+        return np.nan, len(known)
+    return stats.partial_spearman(x, y, known.to_numpy(dtype=float)), len(known)
 
 
 def _pooling(both: pd.DataFrame, families: Mapping[str, str], what: str) -> stats.Pooling:
@@ -350,10 +352,6 @@ def _poolings(
     return out
 
 
-def _sizes(sizes: Mapping[str, int]) -> str:
-    return ", ".join(f"{f} ({k})" for f, k in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))) or "none"
-
-
 def _within_notes(pooled: list[dict[str, Any]]) -> list[str]:
     """The within-family view's statistic and the families it pools (once, or their range per pair)."""
     head = (
@@ -366,8 +364,8 @@ def _within_notes(pooled: list[dict[str, Any]]) -> list[str]:
     if len(kinds) == 1:
         used, excluded = pooled[0]["used"], pooled[0]["excluded"]
         return [
-            f"{head}. Families pooled ({len(used)}): {_sizes(used)}; left out (fewer than "
-            f"{stats.MIN_FAMILY_SIZE} models): {_sizes(excluded)}"
+            f"{head}. Families pooled ({len(used)}): {listed_sizes(used) or 'none'}; left out (fewer than "
+            f"{stats.MIN_FAMILY_SIZE} models): {listed_sizes(excluded) or 'none'}"
         ]
     counts = sorted({len(p["used"]) for p in pooled})
     return [

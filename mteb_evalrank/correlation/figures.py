@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     import pandas as pd
+    from matplotlib.figure import Figure
 
     from .results import CorrelationData, PairResult
 
@@ -34,6 +35,13 @@ def _pyplot() -> ModuleType:  # the matplotlib.pyplot module, on the Agg backend
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _save(fig: Figure, path: Path, tight: bool = True) -> Path:
+    """Write ``fig`` (110 dpi, cropped to its content; ``tight=False``: as laid out) and close it."""
+    fig.savefig(path, **({"dpi": 110, "bbox_inches": "tight"} if tight else {}))
+    _pyplot().close(fig)
+    return path
 
 
 def _slug(text: str) -> str:
@@ -69,9 +77,7 @@ def heatmap(result: CorrelationData, path: Path) -> Path:
         f"{gs[0]}{f'–{gs[-1]}' if len(gs) > 1 else ''} families)",
         fontsize=9,
     )
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def _short(label: str) -> str:
@@ -93,9 +99,7 @@ def rank_scatter(result: CorrelationData, intrinsic: str, extrinsic: str, path: 
     ax.set_xlabel(f"rank by {intrinsic}")
     ax.set_ylabel(f"rank by {extrinsic}")
     ax.set_title(f"ρ = {pair.spearman:.2f}, n = {pair.n} ({pair.n_families} families)", fontsize=9)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def _within_scatter(
@@ -129,9 +133,7 @@ def _within_scatter(
     ax.set_title(
         f"within-family ρ = {pair.spearman:.2f}, n = {pair.n} ({pair.n_families} families)", fontsize=9
     )
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def gap_plot(result: CorrelationData, path: Path) -> Path:
@@ -152,9 +154,7 @@ def gap_plot(result: CorrelationData, path: Path) -> Path:
     ax.set_title(
         f"Evaluation gap (n = {min(p.n for p in pairs)}–{max(p.n for p in pairs)} models)", fontsize=9
     )
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
@@ -195,9 +195,7 @@ def family_plot(result: CorrelationData, intrinsic: str, extrinsic: str, path: P
     else:
         title = f"ρ across models = {shown}, n = {pair.n} ({pair.n_families} families)"
     ax.set_title(title, fontsize=9)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def family_colours(result: CorrelationData) -> dict[str, str]:
@@ -237,9 +235,7 @@ def scatter_grid(result: CorrelationData, intrinsic: str, path: Path) -> Path:
         ax.set_visible(False)
     fig.supxlabel(f"{intrinsic} (score)", fontsize=8, y=0.05 / height)
     fig.supylabel("downstream score", fontsize=8, x=0.05 / (2.4 * ncols))
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path, tight=False)
 
 
 def _rho_ci(pair: PairResult) -> str:
@@ -275,10 +271,8 @@ def write_figures(
     family: list[tuple[str, str]] | None = None,
 ) -> dict[str, Path]:
     """Heatmap (or gap plot), one scatter per ``scatter`` pair and one family plot per ``family``
-    pair; returns name -> path."""
+    pair (pairs checked by :func:`check_pairs`); returns name -> path."""
     family = family or []
-    check_pairs(result, "scatter", scatter)
-    check_pairs(result, "family plot", family)
     paths = (
         {"evaluation gap": gap_plot(result, out / "gap.png")}
         if result.settings.gap

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .results import listed_sizes
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -169,10 +171,6 @@ def _summary_section(result: CorrelationData) -> list[str]:
 
 def _families_pooled(result: CorrelationData) -> str:
     """The families pooled (with the models having both scores), once if the same in every cell."""
-
-    def listed(sizes: dict[str, int]) -> str:
-        return ", ".join(f"{f} ({k})" for f, k in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))
-
     kinds = {
         (tuple(sorted(p["used"].items())), tuple(sorted(p["excluded"].items())))
         for p in result.within_families
@@ -182,8 +180,8 @@ def _families_pooled(result: CorrelationData) -> str:
             "The families pooled differ between cells: see the notes and correlations.json (within_families)."
         )
     used, excluded = result.within_families[0]["used"], result.within_families[0]["excluded"]
-    return f"Families pooled (models): {listed(used)}." + (
-        f" Left out (fewer than 3 models): {listed(excluded)}." if excluded else ""
+    return f"Families pooled (models): {listed_sizes(used)}." + (
+        f" Left out (fewer than 3 models): {listed_sizes(excluded)}." if excluded else ""
     )
 
 

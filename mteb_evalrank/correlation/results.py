@@ -9,6 +9,7 @@ way: ``core`` -> ``report``, ``figures`` -> ``results`` -> ``table``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -213,6 +214,11 @@ class CorrelationData:
                 else {}
             )
         )
+
+
+def listed_sizes(sizes: Mapping[str, int]) -> str:
+    """``family (k), ...``: the largest family first, ties by name."""
+    return ", ".join(f"{f} ({k})" for f, k in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _json_safe(row: dict[str, Any]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ import os
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -449,9 +450,7 @@ def _family_sections(result: CorrelationResult) -> list[Section]:
     per_pair = {
         (a, b): result.family_spearman(a, b) for a in result.intrinsic for b in result.extrinsic if a != b
     }
-    sizes: dict[str, int] = {}
-    for family in result.families.values():
-        sizes[family] = sizes.get(family, 0) + 1
+    sizes = Counter(result.families.values())
     sections = []
     for i, family in enumerate(sorted(f for f, k in sizes.items() if k >= stats.MIN_FAMILY_SIZE)):
         rows = []
