@@ -39,7 +39,10 @@ def _pyplot() -> ModuleType:  # the matplotlib.pyplot module, on the Agg backend
 
 def _save(fig: Figure, path: Path, tight: bool = True) -> Path:
     """Write ``fig`` (110 dpi, cropped to its content; ``tight=False``: as laid out) and close it."""
-    fig.savefig(path, **({"dpi": 110, "bbox_inches": "tight"} if tight else {}))
+    if tight:
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+    else:
+        fig.savefig(path)
     _pyplot().close(fig)
     return path
 
