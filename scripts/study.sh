@@ -17,7 +17,8 @@
 #                                          results are committed in docs/study/run/results, so this
 #                                          continues on any machine; rerun after an interruption
 #   TABLES_ONLY=1 bash scripts/study.sh    only the tables, from the committed results (no encoding)
-# Environment: FAMILIES (the families whose jobs to run, default all; `mteb-evalrank models zoo
+#   TABLES_ONLY=1 TABLES="word-static-seq word-all-seq" bash scripts/study.sh   only these tables
+# Environment: TABLES (only these tables), FAMILIES (the families whose jobs to run, default all; `mteb-evalrank models zoo
 # --families` lists them), TASKS (the tasks whose jobs to run, default EvalRank-Study's), WORKERS
 # (families in parallel, one per worker; default 2), VENV (default
 # .venv), RUN (default docs/study/run), DOCS (default docs/study/families), SKIP_SETUP=1.
@@ -106,12 +107,14 @@ mapfile -t BASES < <(for model in "${BASES[@]}"; do [ ! -d "$RUN/results/${model
 mapfile -t STUDY15 < <(for model in "${STUDY15[@]}"; do [ ! -d "$RUN/results/${model//\//__}" ] || echo "$model"; done)
 mapfile -t STATIC < <(for model in "${STATIC[@]}"; do [ ! -d "$RUN/results/${model//\//__}" ] || echo "$model"; done)
 [ ${#SENT[@]} -gt 0 ] || { echo "no SentEval-protocol results in $RUN yet: no tables"; exit 0; }
+TABLES_WANTED=${TABLES:-}  # TABLES: only these tables (names of $DOCS folders)
 TABLES=()
 FAILED=()
 # table NAME ARGS...: one correlate run into $DOCS/NAME; a study in progress may lack the models it needs
 table() {
     local name=$1
     shift
+    [ -z "${TABLES_WANTED:-}" ] || [[ " $TABLES_WANTED " == *" $name "* ]] || return 0
     TABLES+=("$name")
     "${CLI[@]}" correlate "$RUN" --out "$DOCS/$name" "$@" || FAILED+=("$name")
 }
