@@ -259,6 +259,21 @@ def test_the_study_results_stay_out_of_the_docs_build() -> None:
     assert block is not None and "study/run/" in block.group(1).split()
 
 
+def test_no_heading_of_the_readme_or_docs_names_a_tracker_number() -> None:
+    """Headings (and so the anchors that link to them) say what a section is about; a tracker
+    number ("(issue 15)", "(issues 27 and 33)") means nothing to a reader: history is the CHANGELOG's."""
+    pages = [REPO / "README.md", *(p for p in (REPO / "docs").rglob("*.md") if "run" not in p.parts)]
+    numbered = [
+        f"{page.relative_to(REPO)}:{number}: {line}"
+        for page in pages
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if re.match(r"#+ .*\bissues? \d+", line, flags=re.IGNORECASE)
+    ]
+    assert numbered == []
+    linked = "".join(page.read_text(encoding="utf-8") for page in pages)
+    assert not re.search(r"#[\w-]*-issues?-\d+", linked)  # no link to an anchor made of one
+
+
 def test_every_place_the_layer_table_names_exists() -> None:
     for layer in layer_table(ARCHITECTURE_DOC.read_text(encoding="utf-8")):
         for item in layer.where:

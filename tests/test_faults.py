@@ -608,12 +608,63 @@ def _no_config(root: Path) -> Path:
     return root / "ws-353-all"
 
 
+def _cut_arrow_header(root: Path) -> Path:
+    """Cut inside the schema message: ``datasets`` raises ``pyarrow.ArrowInvalid`` (a ValueError)."""
+    (arrow,) = root.glob("ws-353-all/*/*/*.arrow")
+    arrow.write_bytes(arrow.read_bytes()[:100])
+    return arrow
+
+
+def _binary_info(root: Path) -> Path:
+    """Bytes that are not UTF-8: ``datasets`` raises ``UnicodeDecodeError`` (a ValueError)."""
+    (info,) = root.glob("ws-353-all/*/*/dataset_info.json")
+    info.write_bytes(b"\xff\xfe\x00 not json")
+    return info
+
+
+# what datasets 5.2 raises for each: ValueError (config), OSError (arrow truncated, info missing),
+# ArrowInvalid, JSONDecodeError, UnicodeDecodeError
 BUILD_FAULTS = {
     "a config missing": (_no_config, "missing"),
     "arrow truncated": (_cut_arrow, "unreadable Arrow file"),
+    "arrow cut in its header": (_cut_arrow_header, "unreadable Arrow file"),
     "dataset_info.json missing": (_no_info, "missing"),
     "dataset_info.json invalid": (_bad_info, "not valid JSON"),
+    "dataset_info.json not UTF-8": (_binary_info, "not valid JSON"),
 }
+
+
+def test_a_value_error_of_the_tasks_own_processing_does_not_reread_the_dataset(
+    own_datasets_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``ValueError`` raised after the load, by the task's own processing of sound data, is
+    raised as it was: no Arrow file of the build is read again to look for damage, nothing moved."""
+    import mteb
+
+    import mteb_evalrank  # noqa: F401
+    from mteb_evalrank.data import repair
+
+    task = mteb.get_task("WordSimWS353All")
+
+    def processing(*args: object, **kwargs: object) -> None:
+        raise ValueError("the task's own processing failed")
+
+    checked: list[Path] = []
+    read_arrow = repair._arrow_problem
+
+    def arrow_problem(path: Path) -> str | None:
+        checked.append(path)
+        return read_arrow(path)
+
+    monkeypatch.setattr(type(task), "dataset_transform", processing)
+    monkeypatch.setattr(repair, "_arrow_problem", arrow_problem)
+    with pytest.raises(ValueError, match="the task's own processing failed"):
+        task.load_data()
+    assert checked == []
+    assert (
+        own_datasets_cache.is_dir()
+        and not own_datasets_cache.with_name(own_datasets_cache.name + ".corrupt").exists()
+    )
 
 
 @pytest.mark.parametrize("fault", list(BUILD_FAULTS))

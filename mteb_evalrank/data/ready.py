@@ -50,6 +50,7 @@ from .repair import (
     build_damage,
     check_hub_download,
     damage_summary,
+    missing_configs,
 )
 
 
@@ -122,6 +123,10 @@ def ready_dataset(spec: DatasetSpec, user: str, *, raw: Path | None = None, why:
         DatasetNotAvailableError: not installed and offline (no request was sent).
     """
     if (location := dataset_location(spec)) is not None:
+        if location == "local build" and missing_configs(
+            cache_root(spec.hub_id), read_card_configs(spec.card_path)
+        ):
+            rebuild_if_damaged(spec, user)  # a config folder removed: damaged, not a failure of the load
         return location
     raw = raw or raw_data(spec)
     if raw is None:

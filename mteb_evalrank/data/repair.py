@@ -15,14 +15,20 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from json import JSONDecodeError
 from pathlib import Path
+
+from pyarrow import ArrowInvalid
 
 from .registry import SOURCE_ENV, DatasetSpec, build_command
 
-LOAD_ERRORS = (OSError, ValueError)
-"""What ``datasets`` raises on a missing or damaged copy in its cache: ``OSError`` (a missing
-file, pyarrow's I/O errors), ``ValueError`` (``JSONDecodeError``, ``pyarrow.ArrowInvalid``, a
-config missing from the cache)."""
+LOAD_ERRORS = (OSError, ArrowInvalid, JSONDecodeError, UnicodeDecodeError)
+"""What ``datasets`` raises on a damaged copy in its cache: ``OSError`` (a missing file, an Arrow
+file cut in its body), ``ArrowInvalid`` (an Arrow file cut in its header, or empty),
+``JSONDecodeError`` / ``UnicodeDecodeError`` (a ``dataset_info.json`` garbled). Any other
+``ValueError`` (a task's own processing) is raised as it was, without a check of the copy. A config
+missing from the cache (a plain ``ValueError`` of ``datasets``) is found before the load
+(:func:`missing_configs`)."""
 
 
 class DamagedDatasetWarning(UserWarning):
@@ -58,11 +64,15 @@ def _info_problem(path: Path) -> str | None:
     return None if isinstance(data, dict) else "not a JSON object"
 
 
+def missing_configs(root: Path, configs: Iterable[str]) -> list[str]:
+    """``"<folder>: missing"`` for each of ``configs`` (the card's) without a folder under ``root``."""
+    return [f"{root / config}: missing" for config in configs if not (root / config).is_dir()]
+
+
 def build_damage(root: Path, configs: Iterable[str] = ()) -> list[str]:
     """``"<file>: <problem>"`` for every damaged file of the local build under ``root``, and for
-    each of ``configs`` (the card's) that has no folder, as a build killed midway leaves it
-    (``[]``: sound)."""
-    problems = [f"{root / config}: missing" for config in configs if not (root / config).is_dir()]
+    each of ``configs`` (the card's) that has no folder (``[]``: sound)."""
+    problems = missing_configs(root, configs)
     for folder in sorted(p for p in root.glob("*/*/*") if p.is_dir()):  # <config>/<version>/<hash>
         info = folder / "dataset_info.json"
         if (problem := _info_problem(info)) is not None:
