@@ -61,7 +61,6 @@ def register() -> None:
     """
     from . import _mteb_adapter as adapter
     from .models import MODEL_METAS
-    from .models.hf_variants import populations_from_environment
     from .suites import BENCHMARKS
     from .tasks import TASKS, tasks_from_environment
     from .tasks._loading import guard_sts_mirrors
@@ -80,7 +79,7 @@ def register() -> None:
             _add(aliases, alias, benchmark, "benchmark alias", clashes)
 
     models = adapter.model_registry()
-    for meta in (*MODEL_METAS, *populations_from_environment()):  # populations: only on request
+    for meta in MODEL_METAS:  # populations: only on request (models.hf_variants.enable_population)
         assert meta.name is not None, "every plugin ModelMeta is named"  # mteb types the name Optional
         _add(models, meta.name, meta, "model", clashes)
 

@@ -330,17 +330,18 @@ def _diagnose(args: argparse.Namespace) -> None:
 
 
 def _population_models(name: str) -> list[str]:
-    """The runnable models of population ``name``, registered (``SystemExit`` in one paragraph if
-    a checkpoint cannot be loaded here); the models it cannot run are listed on stderr."""
-    from .models.hf_variants import PopulationUnavailable, enable_population, get_population
+    """The runnable models of population ``name`` (``SystemExit`` if unknown); the models it cannot
+    run are listed on stderr. ``run_study`` checks and registers them."""
+    from .models.hf_variants import get_population
 
     try:
-        names = enable_population(name)
-    except (KeyError, ValueError, PopulationUnavailable) as error:
+        population = get_population(name)
+    except KeyError as error:
         raise SystemExit(f"mteb-evalrank study --population: {error.args[0]}") from None
+    names = [variant.name for variant in population.variants]
     print(f"population {name}: {len(names)} models", file=sys.stderr)
     reasons: dict[str | None, list[str]] = {}
-    for entry in get_population(name).not_runnable:
+    for entry in population.not_runnable:
         reasons.setdefault(entry.not_runnable, []).append(f"{entry.model} {entry.details} ({entry.rows})")
     for reason, rows in reasons.items():
         print(f"population {name}: not runnable: {', '.join(rows)}: {reason}", file=sys.stderr)
@@ -355,14 +356,16 @@ def _study(args: argparse.Namespace) -> None:
         from .models import ZOO
 
         models += [name for name in ZOO if name not in models]
-    if args.population:
-        models += [name for name in _population_models(args.population) if name not in models]
+    populations = [args.population] if args.population else []
+    for population in populations:
+        models += [name for name in _population_models(population) if name not in models]
     if not models:
         raise SystemExit("mteb-evalrank study: give --models NAME ..., --zoo and/or --population NAME.")
     try:
         summary = run_study(
             models,
             args.tasks,
+            populations=populations,
             out=args.out,
             benchmark=args.benchmark,
             workers=args.workers,

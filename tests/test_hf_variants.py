@@ -276,7 +276,9 @@ def test_population_offline_error_names_the_first_checkpoint(tmp_path: Path) -> 
     message = str(raised.value.code)
     assert "'google-bert/bert-base-uncased'" in message and "connected machine" in message
     assert "HF_HUB_OFFLINE is set" in message and "\n" not in message
-    assert hv.POPULATION_ENV not in os.environ  # nothing registered
+    from mteb_evalrank import _mteb_adapter
+
+    assert "evalrank/bert-base-uncased-cls" not in _mteb_adapter.model_registry()  # nothing registered
     assert not any(tmp_path.iterdir())
 
 
@@ -319,23 +321,52 @@ def test_local_population_declares_the_paper_variants_of_the_local_checkpoints()
         type(meta).model_validate(meta.model_dump())
 
 
+def test_enabling_a_population_leaves_the_environment_as_it_was() -> None:
+    """A population is registered in this process only; worker processes get its name as an argument."""
+
+    def plugin_env() -> dict[str, str]:  # torch sets TORCHINDUCTOR_CACHE_DIR on import
+        return {k: v for k, v in os.environ.items() if k.startswith("MTEB")}
+
+    before = plugin_env()
+    names = hv.enable_population(hv.LOCAL_POPULATION, check=False)
+    assert plugin_env() == before
+    assert all(mteb.get_model_meta(name).name == name for name in names)
+
+
+def test_the_loader_of_a_variant_uses_its_arguments(minilm: hv.Checkpoint) -> None:
+    variant = hv.Variant(minilm, "cls")
+    assert hv.load_variant(variant, variant.name, minilm.revision, batch_size=7).batch_size == 7
+    with pytest.raises(ValueError, match="was asked for evalrank/other"):
+        hv.load_variant(variant, "evalrank/other")
+    with pytest.raises(ValueError, match=f"was asked for {variant.name}@v0"):
+        hv.load_variant(variant, variant.name, "v0")
+    with pytest.raises(ValueError, match="no loader option device"):
+        hv.load_variant(variant, variant.name, device="cuda")
+
+
 @pytest.mark.slow
 def test_study_population_runs_in_worker_processes(tmp_path: Path, source: Path) -> None:
-    """``enable_population`` then a study on two Dask workers: the workers register the
-    population from ``$MTEB_EVALRANK_POPULATIONS``; a checkpoint's variants form one chain."""
+    """A study given a population, on two Dask workers: the population is registered by the
+    client and, from the argument, by the workers (not through the environment); a checkpoint's
+    variants form one chain."""
     script = f"""
-from mteb_evalrank.models.hf_variants import enable_population
+import os
+from mteb_evalrank.models.hf_variants import population_metas
 from mteb_evalrank.study import run_study
 from mteb_evalrank.study.jobs import family_of
-names = [n for n in enable_population("paper-variants-local") if "MiniLM" in n and not n.endswith("-whiten")]
+def plugin_env(): return {{k: v for k, v in os.environ.items() if k.startswith("MTEB")}}
+before = plugin_env()
+names = [m.name for m in population_metas("paper-variants-local") if "MiniLM" in m.name]
 assert {{family_of(n) for n in names}} == {{"all-MiniLM-L6-v2-hf"}}
+names = [n for n in names if not n.endswith("-whiten")]
 summary = run_study(names + ["evalrank/glove-toy-50d"], ["WordSimMC30"], out={str(tmp_path / "study")!r},
-                    workers=2, progress=False, n_bootstrap=10, n_permutations=10)
+                    populations=["paper-variants-local"], workers=2, progress=False,
+                    n_bootstrap=10, n_permutations=10)
 assert summary.ok, [o for o in summary.outcomes if o.status != "done"]
+assert plugin_env() == before
 print(sorted(o.model for o in summary.outcomes))
 """
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "MTEB_EVALRANK_SOURCE": str(source)}
-    env.pop(hv.POPULATION_ENV, None)
     run = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=900, check=False
     )

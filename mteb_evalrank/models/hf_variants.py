@@ -43,7 +43,8 @@ is on disk, and :func:`variant_family` puts a checkpoint's variants in one chain
 (:func:`checkpoint_from_config`: parameter count from the model built on torch's ``meta``
 device, input-embedding size, hidden size, layers, maximum tokens, licence from the model
 card) and are *not* in the plugin's default registry: a population is registered on request
-(:func:`enable_population`, ``mteb-evalrank study --population evalrank-paper``).
+(:func:`enable_population`, ``mteb-evalrank study --population evalrank-paper``; a study passes
+the population's name to its worker processes, which register it the same way).
 
 **The paper's population** (:data:`EVALRANK_PAPER`, Table 9 rows 39-67): 29 neural models;
 24 are plain ``transformers`` checkpoints with one of the poolings above and run on a
@@ -57,7 +58,6 @@ need code outside ``transformers`` and are listed with that reason. :data:`LOCAL
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -85,9 +85,6 @@ PAPER_POOLINGS = ("cls", "last-avg", "first-last-avg")
 FEATURE_ROWS = ("first-mean", "last-mean", "cls", "pooler")
 """Rows of a text's ``(4, dim)`` features: masked means of ``h_1`` and ``h_L``, ``h_L[0]``, the pooler."""
 PREFIX = "evalrank/"
-POPULATION_ENV = "MTEB_EVALRANK_POPULATIONS"
-"""Populations to register with the plugin (comma-separated; set by ``study --population``, so that
-study worker processes, which inherit ``MTEB*`` variables, register them too)."""
 PAPER_MAX_LENGTH = 512
 """The paper's truncation (``max_length=512`` in its BERT, SBERT and SimCSE encoders)."""
 
@@ -377,9 +374,22 @@ def build_variant(variant: Variant, *, corpus: FitCorpus | None = None, batch_si
     return PostProcessedEncoder(base, postprocess.Whitening(), corpus=corpus or wmt17_references())
 
 
-def load_variant(variant: Variant, model_name: str, revision: str | None = None, **kwargs: Any) -> AbsEncoder:
-    """Loader of a variant's ``ModelMeta`` (bound with :func:`functools.partial`)."""
-    return build_variant(variant)
+def load_variant(
+    variant: Variant, model_name: str, revision: str | None = None, *, batch_size: int = 32, **kwargs: Any
+) -> AbsEncoder:
+    """Loader of a variant's ``ModelMeta`` (bound with :func:`functools.partial`): ``variant``'s
+    encoder with ``batch_size`` texts per forward pass.
+
+    Raises:
+        ValueError: ``model_name`` / ``revision`` are not the variant's, or an option this loader
+            does not have (mteb passes the ``loader_kwargs`` and ``get_model``'s keyword arguments).
+    """
+    if model_name != variant.name or revision not in (None, variant.checkpoint.revision):
+        declared = f"{variant.name}@{variant.checkpoint.revision}"
+        raise ValueError(f"the loader of {declared} was asked for {model_name}@{revision}.")
+    if kwargs:
+        raise ValueError(f"{model_name}: no loader option {', '.join(sorted(kwargs))}; it takes batch_size.")
+    return build_variant(variant, batch_size=batch_size)
 
 
 def variant_family(name: str) -> str | None:
@@ -716,15 +726,9 @@ def register_population_metas(metas: Iterable[ModelMeta]) -> list[str]:
     return names
 
 
-def populations_from_environment() -> tuple[ModelMeta, ...]:
-    """The metas of the populations named in ``$MTEB_EVALRANK_POPULATIONS`` (comma-separated)."""
-    names = [part.strip() for part in os.environ.get(POPULATION_ENV, "").split(",") if part.strip()]
-    return tuple(meta for name in names for meta in population_metas(name))
-
-
 def enable_population(name: str, *, check: bool = True) -> list[str]:
-    """Check that population ``name`` loads here, register its metas (also in study workers,
-    through ``$MTEB_EVALRANK_POPULATIONS``) and return its model names.
+    """Check that population ``name`` loads here (unless ``check`` is false), register its metas
+    with mteb and return its model names.
 
     Raises:
         KeyError: unknown population.
@@ -734,7 +738,4 @@ def enable_population(name: str, *, check: bool = True) -> list[str]:
     metas = population_metas(name)
     if check:
         check_population(name)
-    present = [part for part in os.environ.get(POPULATION_ENV, "").split(",") if part]
-    if name not in present:
-        os.environ[POPULATION_ENV] = ",".join([*present, name])
     return register_population_metas(metas)

@@ -113,6 +113,7 @@ def run_study(
     seed: int = 0,
     progress: bool | Callable[[JobOutcome], None] = True,
     senteval_classifiers: Sequence[str] | None = None,
+    populations: Sequence[str] = (),
 ) -> StudySummary:
     """Run every (model, task) job not finished yet, then write timing and the report.
 
@@ -130,11 +131,14 @@ def run_study(
         senteval_classifiers: the classifiers of the SentEval-protocol tasks (``lr``, ``mlp``);
             default both. ``["lr"]`` is the EvalRank paper's setting and ~5x cheaper; the
             ``lr_*`` scores do not depend on it. A finished job is not rerun when it changes.
+        populations: declared model populations (``evalrank-paper``, ...) that ``models`` draw on:
+            checked and registered here, registered again by each worker process.
 
     Returns:
         The summary; ``summary.ok`` is False when a job failed (the others still ran).
     """
     out = Path(out).resolve()
+    enable_populations(populations)
     selection = select(models, tasks, benchmark, downstream)
     check_options(workers, senteval_classifiers)
     out.mkdir(parents=True, exist_ok=True)
@@ -148,6 +152,7 @@ def run_study(
         encode_kwargs={"batch_size": batch_size},
         progress=progress,
         senteval_classifiers=senteval_classifiers,
+        populations=populations,
     )
     wall = time.perf_counter() - start
     outcomes = _in_study_order(
@@ -172,6 +177,22 @@ def run_study(
     )
     (out / OUTCOMES).write_text(json.dumps(summary.to_json(), indent=1) + "\n", encoding="utf-8")
     return summary
+
+
+def enable_populations(populations: Sequence[str]) -> None:
+    """Register the models of ``populations`` with mteb once every checkpoint is found loadable.
+
+    Raises:
+        StudyInputError: an unknown population, a checkpoint that cannot be loaded here, or a
+            model name mteb already uses (one paragraph).
+    """
+    from mteb_evalrank.models.hf_variants import PopulationUnavailable, enable_population
+
+    try:
+        for name in populations:
+            enable_population(name)
+    except (KeyError, ValueError, PopulationUnavailable) as error:
+        raise StudyInputError(f"--population: {error.args[0]}") from None
 
 
 def select(
@@ -232,6 +253,7 @@ def _run_with_progress(
     encode_kwargs: dict[str, int],
     progress: bool | Callable[[JobOutcome], None],
     senteval_classifiers: Sequence[str] | None,
+    populations: Sequence[str],
 ) -> list[ChainReport]:
     """Dispatch the chains; every outcome (the skipped jobs first) goes to the bar and the callback."""
     from .progress import StudyProgress
@@ -254,6 +276,7 @@ def _run_with_progress(
             encode_kwargs=encode_kwargs,
             on_outcome=on_outcome,
             senteval_classifiers=senteval_classifiers,
+            populations=populations,
         )
 
 

@@ -183,8 +183,12 @@ def run_chain(
     topic: str | None = None,
     threads: int | None = None,
     senteval_classifiers: Sequence[str] | None = None,
+    populations: Sequence[str] = (),
 ) -> ChainReport:
     """Run the jobs of ``chain`` in order in this process; never raises for a failing job.
+
+    ``populations``: the model populations whose metas this process registers first
+    (:func:`~mteb_evalrank.models.hf_variants.enable_population`; the client checked them).
 
     The process's embedding cache is ``<out>/embeddings`` on disk for the whole chain (so the
     zoo's family encoders persist their base output there, one forward pass per text and
@@ -198,6 +202,10 @@ def run_chain(
     Raises:
         ChainAlreadyRunning: another chain runs in this process (see the module docstring).
     """
+    from mteb_evalrank.models.hf_variants import enable_population
+
+    for name in populations:
+        enable_population(name, check=False)
     with one_chain_per_process(chain.family):
         return _run_chain(chain, Path(out), encode_kwargs, report, topic, threads, senteval_classifiers)
 

@@ -120,10 +120,12 @@ def run_chains(
     encode_kwargs: dict[str, Any] | None = None,
     on_outcome: Callable[[JobOutcome], None] | None = None,
     senteval_classifiers: Sequence[str] | None = None,
+    populations: Sequence[str] = (),
 ) -> list[ChainReport]:
     """Run every chain; ``workers == 1`` without ``scheduler`` runs them here, one after the other.
 
-    A local cluster never gets more workers than there are chains.
+    A local cluster never gets more workers than there are chains. ``populations``: registered by
+    each process that runs a chain (:func:`~.chain_execution.run_chain`).
     """
     if not chains:
         return []
@@ -136,6 +138,7 @@ def run_chains(
                 encode_kwargs=encode_kwargs,
                 report=on_outcome,
                 senteval_classifiers=senteval_classifiers,
+                populations=populations,
             )
             for c in chains
         ]
@@ -151,7 +154,15 @@ def run_chains(
     try:
         check_one_thread_per_worker(client)
         return _run_on_client(
-            client, cluster, chains, out, threads, encode_kwargs, on_outcome, senteval_classifiers
+            client,
+            cluster,
+            chains,
+            out,
+            threads,
+            encode_kwargs,
+            on_outcome,
+            senteval_classifiers,
+            populations,
         )
     finally:
         client.close(timeout=CLOSE_TIMEOUT)
@@ -204,6 +215,7 @@ def _run_on_client(
     encode_kwargs: dict[str, Any] | None,
     on_outcome: Callable[[JobOutcome], None] | None,
     senteval_classifiers: Sequence[str] | None,
+    populations: Sequence[str],
 ) -> list[ChainReport]:
     """One Dask task per chain; on Ctrl-C the chains are cancelled and a local cluster's workers killed."""
     outcomes = _Outcomes(chains, on_outcome)
@@ -217,6 +229,7 @@ def _run_on_client(
                 str(out),
                 encode_kwargs=encode_kwargs,
                 senteval_classifiers=senteval_classifiers,
+                populations=tuple(populations),
                 topic=outcomes.topic,
                 threads=threads,
                 pure=False,
