@@ -16,6 +16,7 @@ import os
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trustme
 
 from mteb_evalrank._network import OFFLINE_ENVS
 from mteb_evalrank.data import fetch, hub, ready, releases, status
@@ -137,6 +139,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        if fault == "tls-damaged":  # half the body, then a record that fails TLS's integrity check
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            os.write(self.connection.fileno(), b"\x17\x03\x03\x00\x20" + bytes(32))  # past TLS
+            self.close_connection = True
+            return
         if fault == "short":
             body = body[: len(body) // 2]
             self.close_connection = True
@@ -164,6 +172,21 @@ def serving(layout: dict[str, Path]) -> Iterator[RawServer]:
     finally:
         raw.shutdown()
         raw.server_close()
+
+
+class TLSRawServer(RawServer):
+    """:class:`RawServer` over TLS, with a certificate for 127.0.0.1 issued by ``ca`` (made in the test)."""
+
+    def __init__(self, layout: dict[str, Path], ca: trustme.CA) -> None:
+        super().__init__(layout)
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ca.issue_cert("127.0.0.1").configure_cert(context)
+        # the handshake happens in the handler's thread, where a refused certificate is expected
+        self.socket = context.wrap_socket(self.socket, server_side=True, do_handshake_on_connect=False)
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.server_address[1]}"
 
 
 @pytest.fixture
@@ -342,6 +365,37 @@ def test_ctrl_c_during_a_fetch_is_one_line_exit_130_and_nothing_partial(
         and "Traceback" not in err
     )
     assert partial_files(raw) == [] and not list(raw.rglob("*.part"))
+
+
+@pytest.mark.parametrize("fault", ["certificate not trusted", "a record damaged mid-body"])
+def test_a_tls_failure_is_reported_as_one_not_as_a_disk_failure(
+    online: Path, source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """A real TLS server on 127.0.0.1 with a self-signed CA made here. Not trusted by the client:
+    the certificate check fails. Trusted (``SSL_CERT_FILE``), but a record after half the body
+    fails TLS's integrity check: an ``ssl.SSLError`` mid-download. Either is one network message
+    naming TLS and the URL, never "could not write", and nothing partial is kept."""
+    ca = trustme.CA()
+    tls = TLSRawServer(upstream_layout(source), ca)
+    thread = threading.Thread(target=tls.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv(releases.RAW_URL_ENV, tls.url)
+        if fault == "a record damaged mid-body":
+            ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+            monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
+            tls.faults["*"] = "tls-damaged"
+        with pytest.raises(FetchError) as raised:
+            fetch.fetch_files(SMALL)
+    finally:
+        tls.shutdown()
+        tls.server_close()
+    message = str(raised.value)
+    assert f"could not fetch {tls.url}/" in message and "TLS" in message and "could not write" not in message
+    if fault == "certificate not trusted":
+        assert "certificate" in message and "SSL_CERT_FILE" in message
+    assert tls.raw_requests() == (1 if fault == "a record damaged mid-body" else 0)
+    assert partial_files(online) == []
 
 
 def test_a_refused_connection_is_one_message(online: Path) -> None:

@@ -372,6 +372,13 @@ def _progress(total: int | None, label: str) -> Iterator[tqdm]:
 def _reason(error: object, timeout: float) -> str:
     if isinstance(error, TimeoutError):
         return f"no answer within {timeout:g} s"
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return (
+            f"TLS: the server's certificate was not verified, {error.verify_message}; behind a proxy that "
+            "signs TLS itself, set SSL_CERT_FILE to its CA bundle"
+        )
+    if isinstance(error, ssl.SSLError):
+        return f"TLS failed: {error.reason or error}"
     return f"{type(error).__name__}: {error}" if isinstance(error, BaseException) else str(error)
 
 
