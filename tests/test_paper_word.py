@@ -245,12 +245,14 @@ def test_a_set_without_a_pinned_source_is_never_downloaded(online: Path, server:
 def test_the_population_check_offline_sends_no_request_and_names_the_first_set(
     online: Path, server: RawServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mteb_evalrank.cli import _population_models
+    from mteb_evalrank import _mteb_adapter
 
     monkeypatch.setenv("MTEB_EVALRANK_OFFLINE", "1")
     with pytest.raises(FetchError, match=r"^glove.6B.50d: .* MTEB_EVALRANK_OFFLINE is set, so nothing is"):
-        _population_models(pw.POPULATION)
-    assert server.requests == Counter() and pw.POPULATION not in os.environ.get(hv.POPULATION_ENV, "")
+        hv.enable_population(pw.POPULATION)  # what run_study does first
+    assert server.requests == Counter()
+    registered = set(_mteb_adapter.model_registry())
+    assert not registered & {meta.name for meta in hv.population_metas(pw.POPULATION)}
 
 
 def test_a_damaged_cached_file_is_fetched_again(
