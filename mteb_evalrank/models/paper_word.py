@@ -25,23 +25,15 @@ the pin (checked once per process); otherwise it is fetched again. ``$MTEB_EVALR
 (a mirror, or the tests' local server) replaces ``scheme://`` in every URL: the file
 ``https://<host>/<path>`` is requested as ``<base>/<host>/<path>``.
 
-**Read** (:func:`read_vectors`): streamed into one preallocated ``float32`` matrix (a
-``.gz`` file through ``gzip``), never the whole file in memory: the zoo's readers
-(:mod:`mteb_evalrank.models.word_vector_files`) hold a file's bytes or a list of floats, fine for
-its sets (at most 32 MB), not for 5 GB. gensim's ``load_word2vec_format`` is not used: its text
-reader takes the first space-separated field as the word, and glove.840B.300d.txt has words
-that contain spaces; here a text line is split at its last ``dim`` spaces. Text: one
-``word v1 ... vd`` line per word, an optional ``count dim`` header (without one, a first pass
-counts the lines); each value parsed as float64 then stored as float32 (as the zoo's text
-reader). word2vec binary: a ``count dim`` header, then per word its UTF-8 bytes, a space and
-``dim`` little-endian float32 (a newline before a word is dropped).
+**Read** with the zoo's streaming readers (:func:`.static.read_text_vectors`,
+:func:`.word_vector_files.read_word2vec_binary`: one preallocated float32 matrix, ``.gz`` through
+gzip). gensim's ``load_word2vec_format`` is not used: its text reader takes the first
+space-separated field as the word, and glove.840B.300d.txt has words that contain spaces.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
 import os
 import urllib.parse
 import zipfile
@@ -51,18 +43,17 @@ from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from filelock import FileLock
 from mteb.models import ModelMeta
 from mteb.models.model_meta import ScoringFunction
-from numpy.typing import NDArray
 
 from mteb_evalrank._files import lock_path
 from mteb_evalrank._home import home
 from mteb_evalrank._network import offline_flag
 
 from . import postprocess
-from .static import StaticWordEmbeddings
+from .static import StaticWordEmbeddings, read_text_vectors
+from .word_vector_files import read_word2vec_binary
 
 POPULATION = "evalrank-paper-word"
 PREFIX = "evalrank/paper-"
@@ -286,86 +277,13 @@ def _download(spec: PaperWordSet, target: Path, url: str, advice: str, timeout: 
         member.unlink(missing_ok=True)
 
 
-# ------------------------------------------------------------------ reading
-def read_vectors(path: Path, *, binary: bool = False) -> tuple[list[str], NDArray[np.float32]]:
-    """``(words, (rows, dims) float32)`` of a word2vec binary or text file (``.gz``: through gzip).
-
-    Raises:
-        ValueError: a malformed file, naming it and the line (text) or row (binary).
-    """
-    with (gzip.open if path.suffix == ".gz" else open)(path, "rb") as handle:
-        return _read_binary(handle, path) if binary else _read_text(handle, path)
-
-
-def _header(line: bytes) -> tuple[int, int] | None:
-    fields = line.split()
-    return (int(fields[0]), int(fields[1])) if len(fields) == 2 and all(f.isdigit() for f in fields) else None
-
-
-def _read_text(handle: io.BufferedIOBase, path: Path) -> tuple[list[str], NDArray[np.float32]]:
-    first = handle.readline()
-    header = _header(first)
-    if header is None:  # count the lines, then read again from the start
-        rows = 1 + sum(1 for _ in handle)
-        handle.seek(0)
-        dim = len(first.split()) - 1
-    else:
-        rows, dim = header
-    words: list[str] = []
-    vectors = np.empty((rows, dim), dtype=np.float32)
-    lines: Iterator[bytes] = iter(handle)
-    for line_no, line in enumerate(lines, start=1 if header is None else 2):
-        fields = line.rstrip().rsplit(b" ", dim)
-        if len(fields) == 1 and not fields[0]:
-            continue  # an empty line
-        if len(words) == rows or len(fields) != dim + 1:
-            what = (
-                f"more than {rows} rows"
-                if len(words) == rows
-                else f"{len(fields) - 1} values, expected {dim}"
-            )
-            raise ValueError(f"{path}:{line_no}: {what}.")
-        try:
-            vectors[len(words)] = np.array(fields[1:], dtype=np.float64)
-            words.append(fields[0].decode("utf-8"))
-        except ValueError as error:
-            raise ValueError(f"{path}:{line_no}: {error}.") from None
-    return words, vectors[: len(words)]
-
-
-def _read_binary(handle: io.BufferedIOBase, path: Path) -> tuple[list[str], NDArray[np.float32]]:
-    header = _header(handle.readline())
-    if header is None:
-        raise ValueError(f"{path}: not a word2vec binary file (no '<rows> <dims>' header line).")
-    rows, dim = header
-    width = 4 * dim
-    words: list[str] = []
-    vectors = np.empty((rows, dim), dtype=np.float32)
-    buffer, pos = b"", 0
-    for row in range(rows):
-        while (space := buffer.find(b" ", pos)) < 0 or len(buffer) < space + 1 + width:
-            more = handle.read(1 << 20)
-            if not more:
-                raise ValueError(f"{path}: truncated at row {row} of {rows}.")
-            buffer, pos = buffer[pos:] + more, 0
-        try:
-            words.append(buffer[pos:space].removeprefix(b"\n").decode("utf-8"))
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{path}: row {row}: {error}.") from None
-        vectors[row] = np.frombuffer(buffer, dtype="<f4", count=dim, offset=space + 1)
-        pos = space + 1 + width
-    if (buffer[pos:] + handle.read()).strip():
-        raise ValueError(f"{path}: bytes after the {rows} rows of the header.")
-    return words, vectors
-
-
 # ------------------------------------------------------------------ models
 @cache
 def load_set(name: str) -> StaticWordEmbeddings:
     """The bag-of-words encoder of the set ``name`` (fetched first if needed; one per process)."""
     spec = BY_NAME[name]
     path = fetch_set(spec)
-    words, vectors = read_vectors(path, binary=spec.binary)
+    words, vectors = (read_word2vec_binary if spec.binary else read_text_vectors)(path)
     if (spec.words is not None and len(words) != spec.words) or vectors.shape[1] != spec.dim:
         raise ValueError(
             f"{spec.model}: {path} holds {len(words)} words of {vectors.shape[1]} dimensions, the "

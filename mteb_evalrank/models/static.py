@@ -12,6 +12,8 @@ keys may share a row, no word list needed).
 
 from __future__ import annotations
 
+import gzip
+import io
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -172,34 +174,54 @@ class HashedWordEmbeddings(StaticWordEmbeddings):
         return self.rows[token]
 
 
-def read_text_vectors(path: Path) -> tuple[list[str], NDArray[np.float32]]:
-    """``(words, (rows, dims) float32)`` of a text file, one ``word v1 ... vd`` line per word.
+def open_vectors(path: Path) -> io.BufferedIOBase:
+    """``path`` opened for binary reading; a ``.gz`` file through ``gzip``."""
+    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
 
-    A first line of two integers (word2vec's ``count dim`` header) and empty lines are
-    skipped; fields are separated by single spaces; a line with another number of values
-    than the first one raises ``ValueError`` naming the file and line.
+
+def count_dim_header(line: bytes) -> tuple[int, int] | None:
+    """``(count, dim)`` if ``line`` is word2vec's header (two integers), else ``None``."""
+    fields = line.split()
+    return (int(fields[0]), int(fields[1])) if len(fields) == 2 and all(f.isdigit() for f in fields) else None
+
+
+def read_text_vectors(path: Path) -> tuple[list[str], NDArray[np.float32]]:
+    """``(words, (rows, dims) float32)`` of a text file (``.gz``: through gzip), one ``word v1 ... vd``
+    line per word, streamed into one preallocated matrix (never the whole file in memory).
+
+    A first line of two integers (word2vec's ``count dim`` header) gives the size; without one,
+    a first pass counts the lines and ``d`` is the first line's number of values. A line is split
+    at its last ``d`` spaces, so a word may contain spaces (glove.840B.300d.txt has such words);
+    trailing whitespace, ``\r\n`` and empty lines are accepted. Each value is parsed as float64,
+    then stored as float32. A line with fewer values, a value that is not a number, a word that is
+    not UTF-8 or more rows than the header says raise ``ValueError`` naming the file and line.
     """
-    words: list[str] = []
-    rows: list[list[float]] = []
-    dim = None
-    with path.open(encoding="utf-8", errors="strict") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            fields = line.rstrip("\r\n").split(" ")
-            if line_no == 1 and len(fields) == 2 and all(f.isdigit() for f in fields):
-                continue  # word2vec header "count dim"
-            if not line.strip():
+    with open_vectors(path) as handle:
+        first = handle.readline()
+        header = count_dim_header(first)
+        if header is None:  # count the lines, then read again from the start
+            rows, dim = 1 + sum(1 for _ in handle), len(first.split()) - 1
+            handle.seek(0)
+        else:
+            rows, dim = header
+        words: list[str] = []
+        vectors = np.empty((rows, max(dim, 0)), dtype=np.float32)
+        for line_no, line in enumerate(handle, start=1 if header is None else 2):
+            fields = line.rstrip().rsplit(b" ", dim)
+            if fields == [b""]:
                 continue
-            if dim is None:
-                dim = len(fields) - 1
-            if len(fields) - 1 != dim or dim < 1:
-                raise ValueError(
-                    f"{path}:{line_no}: expected a word and {dim} numbers, got {len(fields) - 1} numbers."
-                )
+            if len(fields) != dim + 1 or dim < 1:
+                got = len(fields) - 1
+                raise ValueError(f"{path}:{line_no}: expected a word and {dim} numbers, got {got} numbers.")
+            if len(words) == rows:
+                raise ValueError(f"{path}:{line_no}: more rows than the header's {rows}.")
             try:
-                rows.append([float(value) for value in fields[1:]])
+                vectors[len(words)] = np.array(fields[1:], dtype=np.float64)
+                words.append(fields[0].decode("utf-8"))
+            except UnicodeDecodeError as error:
+                raise ValueError(f"{path}:{line_no}: the word is not UTF-8 ({error}).") from None
             except ValueError:
                 raise ValueError(f"{path}:{line_no}: a vector value is not a number.") from None
-            words.append(fields[0])
     if not words:
         raise ValueError(f"{path}: no word vectors found.")
-    return words, np.asarray(rows, dtype=np.float32)
+    return words, vectors[: len(words)]

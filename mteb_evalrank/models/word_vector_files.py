@@ -18,7 +18,11 @@ No gensim, no spaCy: each format is parsed from its bytes.
   matrix ``(rows, dims)``, and ``key2row``, a msgpack map ``{key: row}`` whose key is
   spaCy's 64-bit hash of a string (:func:`spacy_hash`); several keys may share a row.
 * **text** (:func:`read_text_vectors`): one ``word v1 ... vd`` line per word (GloVe,
-  word2vec text, ldt); a first line of two integers (word2vec's header) is skipped.
+  word2vec text, fastText ``.vec``, ldt); a first line of two integers (word2vec's header)
+  gives the size; a line is split at its last ``d`` spaces (a word may contain spaces).
+
+The text and word2vec binary readers stream into one preallocated matrix (``.gz`` files through
+``gzip``): the paper's sets (:mod:`.paper_word`) are up to 5.6 GB.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .static import read_text_vectors
+from .static import count_dim_header, open_vectors, read_text_vectors
 
 __all__ = [
     "murmurhash64a",
@@ -81,26 +85,28 @@ def spacy_hash(word: str) -> int:
 
 # ------------------------------------------------------------------ word2vec binary
 def read_word2vec_binary(path: Path) -> tuple[list[str], NDArray[np.float32]]:
-    """``(words, (rows, dims) float32)`` of a word2vec binary file (format: module docstring)."""
-    data = path.read_bytes()
-    end = data.find(b"\n")
-    header = data[:end].split() if end > 0 else []
-    if len(header) != 2 or not all(field.isdigit() for field in header):
-        raise ValueError(f"{path}: not a word2vec binary file (no '<rows> <dims>' header line).")
-    rows, dims = int(header[0]), int(header[1])
-    width = 4 * dims
-    words: list[str] = []
-    vectors = np.empty((rows, dims), dtype=np.float32)
-    pos = end + 1
-    for row in range(rows):
-        space = data.find(b" ", pos)
-        if space < 0 or space + 1 + width > len(data):
-            raise ValueError(f"{path}: truncated at row {row} of {rows} (byte {pos}).")
-        words.append(data[pos:space].removeprefix(b"\n").decode("utf-8"))
-        vectors[row] = np.frombuffer(data, dtype="<f4", count=dims, offset=space + 1)
-        pos = space + 1 + width
-    if data[pos:].strip():
-        raise ValueError(f"{path}: {len(data) - pos} bytes after the {rows} rows of the header.")
+    """``(words, (rows, dims) float32)`` of a word2vec binary file (format: module docstring; ``.gz``:
+    through gzip), streamed into one preallocated matrix (never the whole file in memory)."""
+    with open_vectors(path) as handle:
+        header = count_dim_header(handle.readline())
+        if header is None:
+            raise ValueError(f"{path}: not a word2vec binary file (no '<rows> <dims>' header line).")
+        rows, dims = header
+        width = 4 * dims
+        words: list[str] = []
+        vectors = np.empty((rows, dims), dtype=np.float32)
+        buffer, pos = b"", 0
+        for row in range(rows):
+            while (space := buffer.find(b" ", pos)) < 0 or len(buffer) < space + 1 + width:
+                more = handle.read(1 << 20)
+                if not more:
+                    raise ValueError(f"{path}: truncated at row {row} of {rows} (byte {pos}).")
+                buffer, pos = buffer[pos:] + more, 0
+            words.append(buffer[pos:space].removeprefix(b"\n").decode("utf-8"))
+            vectors[row] = np.frombuffer(buffer, dtype="<f4", count=dims, offset=space + 1)
+            pos = space + 1 + width
+        if rest := len((buffer[pos:] + handle.read()).strip()):
+            raise ValueError(f"{path}: {rest} bytes after the {rows} rows of the header.")
     return words, vectors
 
 
