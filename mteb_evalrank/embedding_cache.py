@@ -98,9 +98,6 @@ FORMAT_VERSION = 1
 Encode = Callable[[list[str]], Any]
 """``texts -> (len(texts), dim)`` array: what a store calls for the texts it lacks."""
 
-CORRUPT_SUFFIX = ".corrupt"
-"""Appended to the name of a shard moved aside (``shard-<ns>-<pid>.npz.corrupt``)."""
-
 _LOAD_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, pickle.UnpicklingError)
 """What ``np.load`` raises on a damaged or foreign file (a directory: ``IsADirectoryError``)."""
 
@@ -174,7 +171,7 @@ def set_aside(shard: Path, reason: str) -> Path | None:
     Returns the new path, or ``None`` if another process moved it first (it warned then).
     If the rename fails (a read-only folder), the warning says so and the shard stays.
     """
-    target = aside_name(shard, CORRUPT_SUFFIX)
+    target = aside_name(shard)
     try:
         shard.rename(target)
     except FileNotFoundError:
@@ -460,7 +457,7 @@ class VectorStore:
 
 @dataclass
 class _Request:
-    """One :meth:`EmbeddingCache.ensure` call: the asked texts and their digests, the encoder,
+    """One :meth:`EmbeddingCache.embed` call: the asked texts and their digests, the encoder,
     the counters and the label errors name."""
 
     digests: list[bytes]
@@ -569,29 +566,15 @@ class EmbeddingCache:
             store.drop(block)
             excess -= block.vectors.nbytes
 
-    def ensure(
-        self,
-        key: StoreKey,
-        texts: Sequence[str],
-        encode: Encode,
-        *,
-        stats: EncodeStats | None = None,
-        where: str = "",
-    ) -> VectorStore:
-        """Make the store of ``key`` hold every text of ``texts``; return the store.
+    def _ensure(
+        self, key: StoreKey, texts: Sequence[str], encode: Encode, stats: EncodeStats | None, where: str
+    ) -> tuple[VectorStore, list[bytes]]:
+        """Make the store of ``key`` hold every text of ``texts``; the store and the texts' digests.
 
         Texts it lacks are passed to ``encode`` once each, longest first (similar lengths
         share a batch, as sentence-transformers orders them); with a folder this happens
         under the store's lock, after reading what other processes added meanwhile.
-
-        Raises:
-            ValueError: if ``encode`` returns a wrong number of rows or not a matrix (names ``where``).
         """
-        return self._ensure(key, texts, encode, stats, where)[0]
-
-    def _ensure(
-        self, key: StoreKey, texts: Sequence[str], encode: Encode, stats: EncodeStats | None, where: str
-    ) -> tuple[VectorStore, list[bytes]]:
         digests = [text_digest(text) for text in texts]
         with self._lock:
             self._clock += 1
@@ -616,7 +599,11 @@ class EmbeddingCache:
         stats: EncodeStats | None = None,
         where: str = "",
     ) -> NDArray[Any]:
-        """The embeddings of ``texts`` under ``key``, one row each, in order (see :meth:`ensure`)."""
+        """The embeddings of ``texts`` under ``key``, one row each, in order (see :meth:`_ensure`).
+
+        Raises:
+            ValueError: if ``encode`` returns a wrong number of rows or not a matrix (names ``where``).
+        """
         with self._lock:
             store, digests = self._ensure(key, texts, encode, stats, where)
             out = store.take(digests)
