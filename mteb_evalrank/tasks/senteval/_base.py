@@ -38,10 +38,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 import numpy as np
 from datasets import DatasetDict, load_dataset
 from mteb.abstasks.classification import AbsTaskClassification
-from mteb.abstasks.task_metadata import MetadataDatasetDict, TaskMetadata
+from mteb.abstasks.task_metadata import TaskMetadata
 from threadpoolctl import threadpool_limits
 
-from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.evaluation.classifiers import Kind, pair_features, senteval_scores
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
@@ -70,6 +69,19 @@ SENTEVAL_CITATION = r"""@inproceedings{conneau2018senteval,
   year = {2018},
 }
 """
+
+#: ``TaskMetadata`` fields shared by the ``mteb``-protocol tasks (each file gives its own ``dataset``,
+#: ``SENTEVAL.mteb_dataset(config)``); :func:`senteval_protocol_metadata` derives the other protocol's.
+SENTEVAL_METADATA: dict[str, Any] = {
+    "type": "Classification",
+    "category": "t2c",
+    "modalities": ["text"],
+    "eval_splits": ["test"],
+    "main_score": "accuracy",
+    "license": "bsd-3-clause",
+    "dialect": [],
+    "sample_creation": "found",
+}
 
 
 class AbsTaskSentEval(EncodeOnce, PluginDatasetLoading, AbsTaskClassification):
@@ -311,8 +323,3 @@ def senteval_protocol_metadata(metadata: _Metadata, name: str) -> _Metadata:
             "main_score": "lr_accuracy",
         }
     )
-
-
-def senteval_dataset(config: str) -> MetadataDatasetDict:
-    """The ``dataset`` field of a task's metadata: Hub id, revision and config ``name``."""
-    return SENTEVAL.mteb_dataset(config)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from .._citations import cite
 from ._base import (
     EVAL_LANGS_FOLDS,
     SENTEVAL_CITATION,
+    SENTEVAL_METADATA,
     AbsTaskSentEval,
-    senteval_dataset,
     senteval_protocol_metadata,
 )
 
@@ -25,20 +26,13 @@ class MPQAClassification(AbsTaskSentEval):
             "al., 2022). Protocol mteb: the classification evaluator of mteb."
         ),
         reference="https://mpqa.cs.pitt.edu/",
-        dataset=senteval_dataset("mpqa"),
-        type="Classification",
-        category="t2c",
-        modalities=["text"],
-        eval_splits=["test"],
+        dataset=SENTEVAL.mteb_dataset("mpqa"),
+        **SENTEVAL_METADATA,
         eval_langs=EVAL_LANGS_FOLDS,
-        main_score="accuracy",
         date=("2005-01-01", "2005-12-31"),
         domains=["News", "Written"],
         task_subtypes=["Sentiment/Hate speech"],
-        license="bsd-3-clause",
         annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="found",
         bibtex_citation=cite(
             r"""@article{wiebe2005annotating,
   author = {Wiebe, Janyce and Wilson, Theresa and Cardie, Claire},

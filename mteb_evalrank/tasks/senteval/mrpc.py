@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from .._citations import cite
-from ._base import SENTEVAL_CITATION, AbsTaskSentEvalPair, senteval_dataset, senteval_protocol_metadata
+from ._base import SENTEVAL_CITATION, SENTEVAL_METADATA, AbsTaskSentEvalPair, senteval_protocol_metadata
 
 
 class MRPCClassification(AbsTaskSentEvalPair):
@@ -19,20 +20,13 @@ class MRPCClassification(AbsTaskSentEvalPair):
             "evaluator of mteb."
         ),
         reference="https://www.microsoft.com/en-us/download/details.aspx?id=52398",
-        dataset=senteval_dataset("mrpc"),
-        type="Classification",
-        category="t2c",
-        modalities=["text"],
-        eval_splits=["test"],
+        dataset=SENTEVAL.mteb_dataset("mrpc"),
+        **SENTEVAL_METADATA,
         eval_langs=["eng-Latn"],
-        main_score="accuracy",
         date=("2005-01-01", "2005-12-31"),
         domains=["News", "Written"],
         task_subtypes=["Duplicate Detection"],
-        license="bsd-3-clause",
         annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="found",
         bibtex_citation=cite(
             r"""@inproceedings{dolan2005automatically,
   author = {Dolan, William B. and Brockett, Chris},

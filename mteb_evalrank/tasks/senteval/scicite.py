@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from .._citations import cite
-from ._base import SENTEVAL_CITATION, AbsTaskSentEval, senteval_dataset, senteval_protocol_metadata
+from ._base import SENTEVAL_CITATION, SENTEVAL_METADATA, AbsTaskSentEval, senteval_protocol_metadata
 
 
 class SciCiteClassification(AbsTaskSentEval):
@@ -18,20 +19,13 @@ class SciCiteClassification(AbsTaskSentEval):
             "mteb: the classification evaluator of mteb."
         ),
         reference="https://github.com/allenai/scicite",
-        dataset=senteval_dataset("scicite"),
-        type="Classification",
-        category="t2c",
-        modalities=["text"],
-        eval_splits=["test"],
+        dataset=SENTEVAL.mteb_dataset("scicite"),
+        **SENTEVAL_METADATA,
         eval_langs=["eng-Latn"],
-        main_score="accuracy",
         date=("2019-01-01", "2019-12-31"),
         domains=["Academic", "Written"],
         task_subtypes=[],
-        license="bsd-3-clause",
         annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="found",
         bibtex_citation=cite(
             r"""@inproceedings{cohan2019structural,
   author = {Cohan, Arman and Ammar, Waleed and van Zuylen, Madeleine and Cady, Field},

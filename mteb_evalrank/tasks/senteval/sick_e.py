@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from .._citations import SICK_CITATION, cite
-from ._base import SENTEVAL_CITATION, AbsTaskSentEvalPair, senteval_dataset, senteval_protocol_metadata
+from ._base import SENTEVAL_CITATION, SENTEVAL_METADATA, AbsTaskSentEvalPair, senteval_protocol_metadata
 
 
 class SICKEClassification(AbsTaskSentEvalPair):
@@ -18,20 +19,13 @@ class SICKEClassification(AbsTaskSentEvalPair):
             "(Wang et al., 2022). Protocol mteb: the classification evaluator of mteb."
         ),
         reference="https://marcobaroni.org/composes/sick.html",
-        dataset=senteval_dataset("sick-e"),
-        type="Classification",
-        category="t2c",
-        modalities=["text"],
-        eval_splits=["test"],
+        dataset=SENTEVAL.mteb_dataset("sick-e"),
+        **SENTEVAL_METADATA,
         eval_langs=["eng-Latn"],
-        main_score="accuracy",
         date=("2014-01-01", "2014-12-31"),
         domains=["Written"],
         task_subtypes=["Textual Entailment"],
-        license="bsd-3-clause",
         annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="found",
         bibtex_citation=cite(SICK_CITATION, SENTEVAL_CITATION),
     )
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from .._citations import cite
-from ._base import SENTEVAL_CITATION, AbsTaskSentEval, senteval_dataset, senteval_protocol_metadata
+from ._base import SENTEVAL_CITATION, SENTEVAL_METADATA, AbsTaskSentEval, senteval_protocol_metadata
 
 
 class SST5Classification(AbsTaskSentEval):
@@ -18,20 +19,13 @@ class SST5Classification(AbsTaskSentEval):
             "classification evaluator of mteb."
         ),
         reference="https://nlp.stanford.edu/sentiment/",
-        dataset=senteval_dataset("sst5"),
-        type="Classification",
-        category="t2c",
-        modalities=["text"],
-        eval_splits=["test"],
+        dataset=SENTEVAL.mteb_dataset("sst5"),
+        **SENTEVAL_METADATA,
         eval_langs=["eng-Latn"],
-        main_score="accuracy",
         date=("2013-01-01", "2013-12-31"),
         domains=["Reviews", "Written"],
         task_subtypes=["Sentiment/Hate speech"],
-        license="bsd-3-clause",
         annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="found",
         bibtex_citation=cite(
             r"""@inproceedings{socher2013recursive,
   author = {Socher, Richard and Perelygin, Alex and Wu, Jean and Chuang, Jason and Manning, Christopher D. and Ng, Andrew and Potts, Christopher},

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from .._citations import cite
 from ._base import (
     EVAL_LANGS_FOLDS,
     SENTEVAL_CITATION,
+    SENTEVAL_METADATA,
     AbsTaskSentEval,
-    senteval_dataset,
     senteval_protocol_metadata,
 )
 
@@ -25,20 +26,13 @@ class SUBJClassification(AbsTaskSentEval):
             "of EvalRank (Wang et al., 2022). Protocol mteb: the classification evaluator of mteb."
         ),
         reference="https://www.cs.cornell.edu/people/pabo/movie-review-data/",
-        dataset=senteval_dataset("subj"),
-        type="Classification",
-        category="t2c",
-        modalities=["text"],
-        eval_splits=["test"],
+        dataset=SENTEVAL.mteb_dataset("subj"),
+        **SENTEVAL_METADATA,
         eval_langs=EVAL_LANGS_FOLDS,
-        main_score="accuracy",
         date=("2004-01-01", "2004-12-31"),
         domains=["Reviews", "Written"],
         task_subtypes=[],
-        license="bsd-3-clause",
         annotations_creators="derived",
-        dialect=[],
-        sample_creation="found",
         bibtex_citation=cite(
             r"""@inproceedings{pang2004sentimental,
   author = {Pang, Bo and Lee, Lillian},

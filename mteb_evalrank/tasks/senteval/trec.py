@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from .._citations import cite
-from ._base import SENTEVAL_CITATION, AbsTaskSentEval, senteval_dataset, senteval_protocol_metadata
+from ._base import SENTEVAL_CITATION, SENTEVAL_METADATA, AbsTaskSentEval, senteval_protocol_metadata
 
 
 class TRECClassification(AbsTaskSentEval):
@@ -18,20 +19,13 @@ class TRECClassification(AbsTaskSentEval):
             "classification evaluator of mteb."
         ),
         reference="https://cogcomp.seas.upenn.edu/Data/QA/QC/",
-        dataset=senteval_dataset("trec"),
-        type="Classification",
-        category="t2c",
-        modalities=["text"],
-        eval_splits=["test"],
+        dataset=SENTEVAL.mteb_dataset("trec"),
+        **SENTEVAL_METADATA,
         eval_langs=["eng-Latn"],
-        main_score="accuracy",
         date=("2002-01-01", "2002-12-31"),
         domains=["Written"],
         task_subtypes=["Intent classification"],
-        license="bsd-3-clause",
         annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="found",
         bibtex_citation=cite(
             r"""@inproceedings{li2002learning,
   author = {Li, Xin and Roth, Dan},

@@ -42,19 +42,27 @@ from mteb_evalrank.tasks._vocabulary import environment_vocabulary
 
 if TYPE_CHECKING:
     from datasets import Dataset
-    from mteb.abstasks.task_metadata import MetadataDatasetDict
     from mteb.models import MTEBModels
     from mteb.types import ScoresDict
 
 
-def word_similarity_dataset(config: str) -> MetadataDatasetDict:
-    """The ``dataset`` field of a task's metadata: Hub id, revision and config ``name``.
-
-    mteb loads a monolingual task with ``datasets.load_dataset(**metadata.dataset)``, so the
-    ``name`` key selects the set's config.
-    """
-    return WORD_SIMILARITY.mteb_dataset(config)
-
+#: ``TaskMetadata`` fields shared by the 13 ``WordSim*`` tasks; each task file gives its own
+#: ``dataset`` (``WORD_SIMILARITY.mteb_dataset(config)``: mteb loads a monolingual task with
+#: ``datasets.load_dataset(**metadata.dataset)``, so the ``name`` key selects the set's config).
+WORD_SIMILARITY_METADATA: dict[str, Any] = {
+    "type": "STS",
+    "category": "t2t",
+    "modalities": ["text"],
+    "eval_splits": ["test"],
+    "eval_langs": ["eng-Latn"],
+    "main_score": "cosine_spearman",
+    "domains": ["Written"],
+    "task_subtypes": [],
+    "license": WORD_SIMILARITY.license,
+    "annotations_creators": "human-annotated",
+    "dialect": [],
+    "sample_creation": "created",
+}
 
 EVALRANK_NOTE = (
     " One of the 13 word-similarity baselines of EvalRank (Wang et al., 2022); each word is "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
 
 
 class WordSimMC30(WordSimilarityTask):
@@ -16,20 +16,9 @@ class WordSimMC30(WordSimilarityTask):
             "similarity on a 0-4 scale." + EVALRANK_NOTE
         ),
         reference="https://doi.org/10.1080/01690969108406936",
-        dataset=word_similarity_dataset("mc-30"),
-        type="STS",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="cosine_spearman",
+        dataset=WORD_SIMILARITY.mteb_dataset("mc-30"),
+        **WORD_SIMILARITY_METADATA,
         date=("1991-01-01", "1991-12-31"),
-        domains=["Written"],
-        task_subtypes=[],
-        license=WORD_SIMILARITY.license,
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="created",
         bibtex_citation=r"""@article{miller1991contextual,
   author = {Miller, George A. and Charles, Walter G.},
   journal = {Language and Cognitive Processes},

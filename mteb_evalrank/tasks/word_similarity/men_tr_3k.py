@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
 
 
 class WordSimMEN(WordSimilarityTask):
@@ -16,20 +16,9 @@ class WordSimMEN(WordSimilarityTask):
             "comparative crowd judgements, 0-50 scale." + EVALRANK_NOTE
         ),
         reference="https://doi.org/10.1613/jair.4135",
-        dataset=word_similarity_dataset("men-tr-3k"),
-        type="STS",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="cosine_spearman",
+        dataset=WORD_SIMILARITY.mteb_dataset("men-tr-3k"),
+        **WORD_SIMILARITY_METADATA,
         date=("2014-01-01", "2014-12-31"),
-        domains=["Written"],
-        task_subtypes=[],
-        license=WORD_SIMILARITY.license,
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="created",
         bibtex_citation=r"""@article{bruni2014multimodal,
   author = {Bruni, Elia and Tran, Nam Khanh and Baroni, Marco},
   journal = {Journal of Artificial Intelligence Research},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
 
 
 class WordSimMTurk287(WordSimilarityTask):
@@ -16,20 +16,9 @@ class WordSimMTurk287(WordSimilarityTask):
             "Mechanical Turk workers on a 1-5 scale." + EVALRANK_NOTE
         ),
         reference="https://doi.org/10.1145/1963405.1963455",
-        dataset=word_similarity_dataset("mturk-287"),
-        type="STS",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="cosine_spearman",
+        dataset=WORD_SIMILARITY.mteb_dataset("mturk-287"),
+        **WORD_SIMILARITY_METADATA,
         date=("2011-01-01", "2011-12-31"),
-        domains=["Written"],
-        task_subtypes=[],
-        license=WORD_SIMILARITY.license,
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="created",
         bibtex_citation=r"""@inproceedings{radinsky2011word,
   author = {Radinsky, Kira and Agichtein, Eugene and Gabrilovich, Evgeniy and Markovitch, Shaul},
   booktitle = {Proceedings of the 20th International Conference on World Wide Web},

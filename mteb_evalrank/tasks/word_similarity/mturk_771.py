@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
 
 
 class WordSimMTurk771(WordSimilarityTask):
@@ -16,20 +16,9 @@ class WordSimMTurk771(WordSimilarityTask):
             "Mechanical Turk workers on a 1-5 scale." + EVALRANK_NOTE
         ),
         reference="https://doi.org/10.1145/2339530.2339751",
-        dataset=word_similarity_dataset("mturk-771"),
-        type="STS",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="cosine_spearman",
+        dataset=WORD_SIMILARITY.mteb_dataset("mturk-771"),
+        **WORD_SIMILARITY_METADATA,
         date=("2012-01-01", "2012-12-31"),
-        domains=["Written"],
-        task_subtypes=[],
-        license=WORD_SIMILARITY.license,
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="created",
         bibtex_citation=r"""@inproceedings{halawi2012large,
   author = {Halawi, Guy and Dror, Gideon and Gabrilovich, Evgeniy and Koren, Yehuda},
   booktitle = {Proceedings of the 18th ACM SIGKDD International Conference on Knowledge Discovery and

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
 
 
 class WordSimRG65(WordSimilarityTask):
@@ -16,20 +16,9 @@ class WordSimRG65(WordSimilarityTask):
             " scale, the oldest word-similarity set." + EVALRANK_NOTE
         ),
         reference="https://doi.org/10.1145/365628.365657",
-        dataset=word_similarity_dataset("rg-65"),
-        type="STS",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="cosine_spearman",
+        dataset=WORD_SIMILARITY.mteb_dataset("rg-65"),
+        **WORD_SIMILARITY_METADATA,
         date=("1965-01-01", "1965-12-31"),
-        domains=["Written"],
-        task_subtypes=[],
-        license=WORD_SIMILARITY.license,
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="created",
         bibtex_citation=r"""@article{rubenstein1965contextual,
   author = {Rubenstein, Herbert and Goodenough, John B.},
   journal = {Communications of the ACM},

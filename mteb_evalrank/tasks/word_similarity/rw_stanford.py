@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
 
 
 class WordSimRWStanford(WordSimilarityTask):
@@ -16,20 +16,9 @@ class WordSimRWStanford(WordSimilarityTask):
             "complex words rated for similarity on a 0-10 scale." + EVALRANK_NOTE
         ),
         reference="https://aclanthology.org/W13-3512",
-        dataset=word_similarity_dataset("rw-stanford"),
-        type="STS",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="cosine_spearman",
+        dataset=WORD_SIMILARITY.mteb_dataset("rw-stanford"),
+        **WORD_SIMILARITY_METADATA,
         date=("2013-01-01", "2013-12-31"),
-        domains=["Written"],
-        task_subtypes=[],
-        license=WORD_SIMILARITY.license,
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="created",
         bibtex_citation=r"""@inproceedings{luong2013better,
   author = {Luong, Thang and Socher, Richard and Manning, Christopher},
   booktitle = {Proceedings of the Seventeenth Conference on Computational Natural Language Learning},

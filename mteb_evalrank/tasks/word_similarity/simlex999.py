@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
 
 
 class WordSimSimLex999(WordSimilarityTask):
@@ -16,20 +16,9 @@ class WordSimSimLex999(WordSimilarityTask):
             "genuine similarity (not relatedness) on a 0-10 scale." + EVALRANK_NOTE
         ),
         reference="https://aclanthology.org/J15-4004",
-        dataset=word_similarity_dataset("simlex-999"),
-        type="STS",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="cosine_spearman",
+        dataset=WORD_SIMILARITY.mteb_dataset("simlex-999"),
+        **WORD_SIMILARITY_METADATA,
         date=("2015-01-01", "2015-12-31"),
-        domains=["Written"],
-        task_subtypes=[],
-        license=WORD_SIMILARITY.license,
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="created",
         bibtex_citation=r"""@article{hill2015simlex,
   author = {Hill, Felix and Reichart, Roi and Korhonen, Anna},
   journal = {Computational Linguistics},

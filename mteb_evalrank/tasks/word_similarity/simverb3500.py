@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
 
 
 class WordSimSimVerb3500(WordSimilarityTask):
@@ -16,20 +16,9 @@ class WordSimSimVerb3500(WordSimilarityTask):
             "scale." + EVALRANK_NOTE
         ),
         reference="https://aclanthology.org/D16-1235",
-        dataset=word_similarity_dataset("simverb-3500"),
-        type="STS",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="cosine_spearman",
+        dataset=WORD_SIMILARITY.mteb_dataset("simverb-3500"),
+        **WORD_SIMILARITY_METADATA,
         date=("2016-01-01", "2016-12-31"),
-        domains=["Written"],
-        task_subtypes=[],
-        license=WORD_SIMILARITY.license,
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="created",
         bibtex_citation=r"""@inproceedings{gerz2016simverb,
   author = {Gerz, Daniela and Vuli{\'c}, Ivan and Hill, Felix and Reichart, Roi and Korhonen, Anna},
   booktitle = {Proceedings of the 2016 Conference on Empirical Methods in Natural Language Processing},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
 
 
 class WordSimVerb143(WordSimilarityTask):
@@ -16,20 +16,9 @@ class WordSimVerb143(WordSimilarityTask):
             "similarity, scores in [0, 1]." + EVALRANK_NOTE
         ),
         reference="https://aclanthology.org/D14-1034",
-        dataset=word_similarity_dataset("verb-143"),
-        type="STS",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="cosine_spearman",
+        dataset=WORD_SIMILARITY.mteb_dataset("verb-143"),
+        **WORD_SIMILARITY_METADATA,
         date=("2014-01-01", "2014-12-31"),
-        domains=["Written"],
-        task_subtypes=[],
-        license=WORD_SIMILARITY.license,
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="created",
         bibtex_citation=r"""@inproceedings{baker2014unsupervised,
   author = {Baker, Simon and Reichart, Roi and Korhonen, Anna},
   booktitle = {Proceedings of the 2014 Conference on Empirical Methods in Natural Language Processing

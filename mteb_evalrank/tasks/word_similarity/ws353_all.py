@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
 
 
 class WordSimWS353All(WordSimilarityTask):
@@ -16,20 +16,9 @@ class WordSimWS353All(WordSimilarityTask):
             "relatedness by 13-16 annotators on a 0-10 scale." + EVALRANK_NOTE
         ),
         reference="https://doi.org/10.1145/371920.372094",
-        dataset=word_similarity_dataset("ws-353-all"),
-        type="STS",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="cosine_spearman",
+        dataset=WORD_SIMILARITY.mteb_dataset("ws-353-all"),
+        **WORD_SIMILARITY_METADATA,
         date=("2001-01-01", "2001-12-31"),
-        domains=["Written"],
-        task_subtypes=[],
-        license=WORD_SIMILARITY.license,
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="created",
         bibtex_citation=r"""@inproceedings{finkelstein2001placing,
   author = {Finkelstein, Lev and Gabrilovich, Evgeniy and Matias, Yossi and Rivlin, Ehud and Solan, Zach
 and Wolfman, Gadi and Ruppin, Eytan},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
 
 
 class WordSimWS353Sim(WordSimilarityTask):
@@ -16,20 +16,9 @@ class WordSimWS353Sim(WordSimilarityTask):
             "judged similar (synonyms, hypernyms, ...), plus unrelated pairs; 0-10 scale." + EVALRANK_NOTE
         ),
         reference="https://aclanthology.org/N09-1003",
-        dataset=word_similarity_dataset("ws-353-sim"),
-        type="STS",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="cosine_spearman",
+        dataset=WORD_SIMILARITY.mteb_dataset("ws-353-sim"),
+        **WORD_SIMILARITY_METADATA,
         date=("2009-01-01", "2009-12-31"),
-        domains=["Written"],
-        task_subtypes=[],
-        license=WORD_SIMILARITY.license,
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="created",
         bibtex_citation=r"""@inproceedings{agirre2009study,
   author = {Agirre, Eneko and Alfonseca, Enrique and Hall, Keith and Kravalova, Jana and Pa{\c{s}}ca,
 Marius and Soroa, Aitor},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._common import EVALRANK_NOTE, WordSimilarityTask, word_similarity_dataset
+from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
 
 
 class WordSimYP130(WordSimilarityTask):
@@ -18,20 +18,9 @@ class WordSimYP130(WordSimilarityTask):
         # The GWC-06 proceedings have no DOI or stable URL: the reference is the EvalRank release
         # that distributes the set (EN-YP-130.txt), the source of this task's data.
         reference="https://github.com/BinWang28/EvalRank",
-        dataset=word_similarity_dataset("yp-130"),
-        type="STS",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="cosine_spearman",
+        dataset=WORD_SIMILARITY.mteb_dataset("yp-130"),
+        **WORD_SIMILARITY_METADATA,
         date=("2006-01-01", "2006-12-31"),
-        domains=["Written"],
-        task_subtypes=[],
-        license=WORD_SIMILARITY.license,
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="created",
         bibtex_citation=r"""@inproceedings{yang2006verb,
   author = {Yang, Dongqiang and Powers, David M. W.},
   booktitle = {Proceedings of the Third International WordNet Conference (GWC-06)},
