@@ -469,8 +469,8 @@ def measure_memory(
     similarity: str,
     chunk_bytes: int,
 ) -> MemoryRun:
-    """Peak traced memory of ``rank_counts`` above what was allocated before the call."""
-    from mteb_evalrank.evaluation.ranking import _chunk_rows, rank_counts
+    """Peak traced memory of ``rank_counts_all`` above what was allocated before the call."""
+    from mteb_evalrank.evaluation.ranking import _tile_shape, rank_counts_all
 
     n, d = embeddings.shape
     # a centred float64 copy and its float32 copy (+ row vectors, not counted)
@@ -480,13 +480,19 @@ def measure_memory(
         tracemalloc.reset_peak()
         base = tracemalloc.get_traced_memory()[0]
         start = time.perf_counter()
-        rank_counts(embeddings, queries, positives, similarity=similarity, chunk_bytes=chunk_bytes)  # type: ignore[arg-type]
+        rank_counts_all(embeddings, queries, positives, similarities=(similarity,), chunk_bytes=chunk_bytes)  # type: ignore[arg-type]
         seconds = time.perf_counter() - start
         peak = tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()
     return MemoryRun(
-        similarity, chunk_bytes, int(queries.size), _chunk_rows(n, chunk_bytes), peak, copies, seconds
+        similarity,
+        chunk_bytes,
+        int(queries.size),
+        _tile_shape(2**62, n, 1, chunk_bytes).pairs,
+        peak,
+        copies,
+        seconds,
     )
 
 
@@ -954,10 +960,12 @@ def step2_ours_vs_stock(
 def step3_exactness(
     emb: NDArray[np.float64], queries: NDArray[np.intp], positives: NDArray[np.intp], n_sample: int, seed: int
 ) -> dict[str, Any]:
-    """Step 3: ``rank_counts`` against the float64 brute force on a random sample of pairs and a
-    few q == p pairs; the report's ``step3``."""
-    from mteb_evalrank.evaluation.ranking import DEFAULT_TOL, SIMILARITIES, rank_counts
-    from mteb_evalrank.evaluation.ranking_reference import brute_force_counts
+    """Step 3: ``rank_counts_all`` against the float64 brute force (``tests/ranking_reference.py``)
+    on a random sample of pairs and a few q == p pairs; the report's ``step3``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from ranking_reference import brute_force_counts
+
+    from mteb_evalrank.evaluation.ranking import DEFAULT_TOL, SIMILARITIES, rank_counts_all
 
     rng = np.random.default_rng(seed)
     sample = np.sort(rng.choice(queries.size, size=min(n_sample, queries.size), replace=False))
@@ -969,7 +977,7 @@ def step3_exactness(
     n_with_ties = 0
     for similarity in SIMILARITIES:
         ref_g, ref_t = brute_force_counts(emb, check_q.tolist(), check_p.tolist(), similarity, DEFAULT_TOL)
-        got = rank_counts(emb, check_q, check_p, similarity=similarity)
+        got = rank_counts_all(emb, check_q, check_p, similarities=(similarity,))[similarity]
         agree = (got.better == ref_g) & (got.tied == ref_t)
         n_with_ties += int((ref_t > 0).sum())
         exact[similarity] = {

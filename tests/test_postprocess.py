@@ -110,7 +110,7 @@ def test_degenerate_input_gives_finite_zeros(kind: str) -> None:
     x[:, 2] = 5.0
     assert np.isfinite(postprocess.make_postprocessor(kind).fit_transform(x)).all()
     # a constant encoder does not rank: whole-background MRR with random tie-breaking ~ H(n)/n
-    counts = ranking.rank_counts(out, list(range(0, 50, 2)), list(range(1, 50, 2)))
+    counts = ranking.rank_counts_all(out, list(range(0, 50, 2)), list(range(1, 50, 2)))["cosine"]
     assert ranking.rank_metrics(counts)["mrr"] == pytest.approx(sum(1 / r for r in range(1, 50)) / 49)
 
 

@@ -1,4 +1,4 @@
-"""The brute-force reference (``mteb_evalrank.evaluation.ranking_reference``) implements the
+"""The brute-force reference (``tests/ranking_reference.py``) implements the
 ranking rule.
 
 It is the one oracle of the tests and of ``benchmarks/bench_evalrank.py`` step 3; a reference with
@@ -10,9 +10,9 @@ p=5829 of glove.6B.50d as 2565/0 against 2564/1: it still used an absolute toler
 from __future__ import annotations
 
 import numpy as np
+from ranking_reference import brute_force_counts, rank_counts
 
-from mteb_evalrank.evaluation.ranking import DEFAULT_TOL, rank_counts
-from mteb_evalrank.evaluation.ranking_reference import brute_force_counts
+from mteb_evalrank.evaluation.ranking import DEFAULT_TOL
 
 
 def _line(distances: list[float]) -> np.ndarray:

@@ -13,11 +13,11 @@ from typing import Any
 import mteb
 import numpy as np
 import pytest
+from ranking_reference import brute_force_counts
 from scipy.stats import spearmanr
 
 import mteb_evalrank
 from mteb_evalrank.evaluation.ranking import RankCounts, rank_metrics
-from mteb_evalrank.evaluation.ranking_reference import brute_force_counts
 from mteb_evalrank.evaluation.unknown_words import VOCABULARY_ENV
 from mteb_evalrank.models.static import StaticWordEmbeddings
 from mteb_evalrank.result_files import OutdatedResultWarning, result_is_done

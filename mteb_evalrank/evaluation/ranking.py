@@ -62,7 +62,6 @@ tie policy, so the counting is done here, in memory-bounded chunks.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -112,22 +111,8 @@ class RankCounts:
 
 
 def check_embeddings(embeddings: ArrayLike, *, where: str = "") -> NDArray[np.float64]:
-    """Validate a 2-D matrix of finite embeddings and return it as float64.
-
-    Raises:
-        ValueError: if the array is not 2-D or has no rows.
-        NonFiniteEmbeddingsError: if any row holds NaN or inf (the message counts them).
-    """
-    matrix = np.asarray(embeddings, dtype=np.float64)
-    prefix = f"{where}: " if where else ""
-    if matrix.ndim != 2 or matrix.shape[0] == 0 or matrix.shape[1] == 0:
-        raise ValueError(
-            f"{prefix}expected a non-empty 2-D embedding matrix (n_items, dim), got shape {matrix.shape}."
-        )
-    bad = ~np.isfinite(matrix).all(axis=1)
-    if bad.any():
-        raise NonFiniteEmbeddingsError(int(bad.sum()), matrix.shape[0], where)
-    return matrix
+    """Validate a 2-D matrix of finite embeddings (:func:`_embedding_rows`) and return it as float64."""
+    return _embedding_rows(embeddings, where).astype(np.float64, copy=False)
 
 
 #: unit roundoffs of float32 and float64
@@ -141,8 +126,6 @@ _PAIRS_PER_CHUNK = 1024
 _TILE_ELEMENTS = 2**19
 #: ranges of the background per worker thread and chunk (handed out as the threads come free)
 _PIECES_PER_WORKER = 8
-#: products per tile on a torch device (a GPU wants large products)
-_TORCH_TILE_ELEMENTS = 2**22
 #: bytes per tile element: the float32 products (the fused scan needs no other buffer per product)
 _BYTES_PER_ELEMENT = 4
 #: band entries refined per block (their gathered float64 rows stay in cache)
@@ -209,31 +192,6 @@ def unique_rows(x: NDArray[Any]) -> tuple[NDArray[np.intp], NDArray[np.intp], ND
     return first[order].astype(np.intp), position[inverse].astype(np.intp), counts[order].astype(np.int64)
 
 
-def rank_counts(
-    embeddings: ArrayLike,
-    queries: Sequence[int] | NDArray[np.intp],
-    positives: Sequence[int] | NDArray[np.intp],
-    *,
-    similarity: Similarity = "cosine",
-    tol: float = DEFAULT_TOL,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-    device: str | None = None,
-) -> RankCounts:
-    """Count, for each pair ``(queries[i], positives[i])``, the better and tied competitors.
-
-    See :func:`rank_counts_all`, which computes several similarities from one pass.
-    """
-    return rank_counts_all(
-        embeddings,
-        queries,
-        positives,
-        similarities=(similarity,),
-        tol=tol,
-        chunk_bytes=chunk_bytes,
-        device=device,
-    )[similarity]
-
-
 def rank_counts_all(
     embeddings: ArrayLike,
     queries: Sequence[int] | NDArray[np.intp],
@@ -242,7 +200,6 @@ def rank_counts_all(
     similarities: Sequence[Similarity] = SIMILARITIES,
     tol: float = DEFAULT_TOL,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-    device: str | None = None,
     centre: bool = True,
 ) -> dict[Similarity, RankCounts]:
     """Rank counts of every pair under each similarity, exact to float64 arithmetic.
@@ -254,32 +211,8 @@ def rank_counts_all(
     background item get ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)`` (absolute on
     the cosine, relative on the euclidean distance; see the module docstring).
 
-    ``device``: where the float32 pass runs. ``None`` (default): on a CUDA GPU when torch is
-    already imported (never imported here just to look) and sees one, else numpy on the
-    CPU; ``"numpy"``: numpy; any torch device name (``"cuda"``, ``"cuda:1"``, ``"cpu"``):
-    torch on that device. On torch the products and comparisons of a tile run on the
-    device (float32, TF32 off) and only the counts and the band entries come back to the
-    host, where the refinement runs in numpy float64 as always; the counts are the same
-    as numpy's (tested with torch on the CPU; *untested on a real GPU*).
-
-    Steps (one function each):
-
-    1. :func:`_embedding_rows`, :func:`_pair_indices`: validate (finite rows, indices).
-    2. :func:`_prepare_background`: group identical rows (:func:`unique_rows`: identical
-       embeddings have identical similarities, so the pass runs against the ``m`` distinct
-       rows, each counted with its multiplicity) and write the distinct rows, centred and
-       scaled by a power of two (exact), as float32 for the pass.
-    3. Per chunk of pairs, :func:`_prepare_chunk`: the float64 rule's targets ``s(q,p)`` /
-       ``d(q,p)`` and the float32 limits of each pair's decision band
-       (:func:`_rule_limits` widened by the proven error bound :func:`_screening_margins`).
-    4. The float32 pass (:func:`_screen_background`: ranges of the background handed out
-       to the worker threads as they come free, each run by :func:`_screen_rows`; or
-       :class:`_TorchPass`): one GEMM per tile gives ``x_u . x_q`` for both
-       similarities; competitors above the band are counted better, below it worse, and
-       the few inside it go to :func:`_refine_all`, which classifies them by the rule in
-       float64 from the exact rows (:meth:`_Background.rows`).
-    5. :func:`_fixed_entries`: the other items of ``q``'s and ``p``'s own groups (never in
-       the pass) and the rare rows of tiny norm are refined by the rule directly.
+    The steps (validation, grouping identical rows, the float32 pass within proven error
+    bounds, the float64 refinement of the band): docs/architecture.md, "The ranking core".
 
     On the CPU the pass runs in as many threads as the BLAS library has (each calling a
     single-threaded BLAS: ``threadpoolctl`` limits it during the call, for the whole
@@ -290,20 +223,17 @@ def rank_counts_all(
     _check_options(tol, similarities)
     raw = _embedding_rows(embeddings)
     q, p = _pair_indices(queries, positives, raw.shape[0])
-    use_torch = _torch_wanted(device)
-    workers = 1 if use_torch else _cpu_threads()
+    workers = _cpu_threads()
     counts = {s: (np.zeros(q.size, np.int64), np.zeros(q.size, np.int64)) for s in similarities}
     with _worker_pool(workers) as pool:
         bg = _prepare_background(raw, pool, centre)
         shape = _tile_shape(q.size, bg.m, bg.dim, chunk_bytes, workers)
-        torch_pass = _TorchPass(device, bg) if use_torch else None
         for part in _chunks(q.size, shape.pairs):
             chunk = _prepare_chunk(bg, q[part], p[part], similarities, tol, shape.width(part))
-            if torch_pass is not None:
-                found = torch_pass.screen(chunk, shape)
-            else:
-                found = _screen_background(bg, chunk, shape, pool, workers)
-            found = _sum_counts(found, _refine_all(bg, chunk, _fixed_entries(bg, chunk)))
+            found = _sum_counts(
+                _screen_background(bg, chunk, shape, pool, workers),
+                _refine_all(bg, chunk, _fixed_entries(bg, chunk)),
+            )
             same = q[part] == p[part]
             for similarity, (better, tied) in found.items():
                 counts[similarity][0][part] = np.where(same, 0, better)
@@ -321,26 +251,31 @@ def _check_options(tol: float, similarities: Sequence[Similarity]) -> None:
             raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}.")
 
 
-def _embedding_rows(embeddings: ArrayLike) -> NDArray[np.floating[Any]]:
-    """The embeddings as a C-contiguous float32 or float64 matrix, checked as :func:`check_embeddings`.
+def _embedding_rows(embeddings: ArrayLike, where: str = "") -> NDArray[np.floating[Any]]:
+    """The embeddings as a C-contiguous float32 or float64 matrix, checked.
 
     float32 and float64 arrays are used as they are (no copy); other dtypes are converted
     to float64 (exactly, for float16 and integers up to ``2^53``). The finiteness check runs
     block by block, so no float64 copy of the whole matrix is ever made.
+
+    Raises:
+        ValueError: if the array is not 2-D or has no rows (the message starts with ``where``).
+        NonFiniteEmbeddingsError: if any row holds NaN or inf (the message counts them).
     """
     matrix = np.asarray(embeddings)
     if matrix.dtype not in (np.float32, np.float64):
         matrix = matrix.astype(np.float64)
     if matrix.ndim != 2 or matrix.shape[0] == 0 or matrix.shape[1] == 0:
         raise ValueError(
-            f"expected a non-empty 2-D embedding matrix (n_items, dim), got shape {matrix.shape}."
+            f"{where + ': ' if where else ''}expected a non-empty 2-D embedding matrix (n_items, dim), "
+            f"got shape {matrix.shape}."
         )
     matrix = np.ascontiguousarray(matrix)
     bad = sum(
         int(np.count_nonzero(~np.isfinite(matrix[part]).all(axis=1))) for part in _chunks(len(matrix), 8192)
     )
     if bad:
-        raise NonFiniteEmbeddingsError(bad, matrix.shape[0])
+        raise NonFiniteEmbeddingsError(bad, matrix.shape[0], where)
     return matrix
 
 
@@ -728,11 +663,6 @@ def _tile_shape(n_pairs: int, m: int, dim: int, chunk_bytes: int, workers: int =
     return _TileShape(pairs=pairs, rows=rows, flush_at=max(1, budget // (16 * dim)))
 
 
-def _chunk_rows(n_background: int, chunk_bytes: int) -> int:
-    """Pairs per chunk against a background of ``n_background`` rows (many pairs)."""
-    return _tile_shape(2**62, n_background, 1, chunk_bytes).pairs
-
-
 def _cpu_threads() -> int:
     """Threads of the CPU pass: the BLAS library's threads, at most the usable CPUs."""
     from threadpoolctl import threadpool_info  # light, no side effects; only when ranking
@@ -951,85 +881,6 @@ def _refine_all(bg: _Background, chunk: _Chunk, entries: dict[Similarity, _Entri
             tied += np.bincount(r, weights=w * is_tied, minlength=chunk.r)
         out[similarity] = (better.astype(np.int64), tied.astype(np.int64))
     return out
-
-
-# ---------------------------------------------------------------- the torch pass
-def _torch_wanted(device: str | None) -> bool:
-    """Whether the float32 pass runs on torch (see ``rank_counts_all``'s ``device``)."""
-    if device == "numpy":
-        return False
-    if device is not None:
-        return True
-    torch: Any = sys.modules.get("torch")  # not imported here just to look for a GPU
-    return torch is not None and bool(torch.cuda.is_available())
-
-
-class _TorchPass:
-    """The float32 pass of ``rank_counts_all`` on a torch device (a GPU), tile by tile.
-
-    Same arithmetic as the numpy pass (:func:`_screen_rows`): float32 products (TF32
-    disabled), float32 stand-ins and limits, the pair's own rows set to NaN; only the band
-    entries (per tile) and the better-counts (per chunk) go back to the host, where they
-    are refined in float64 (:func:`_refine_all`).
-    """
-
-    def __init__(self, device: str | None, bg: _Background) -> None:
-        import torch  # only on this path: the module itself never imports torch
-
-        self.torch = torch
-        self.bg = bg
-        self.device = torch.device(device if device is not None else "cuda")
-        self.x32 = torch.from_numpy(bg.x32).to(self.device)
-        self.inv32 = torch.from_numpy(bg.inv32).to(self.device)
-        self.half_sq32 = torch.from_numpy(bg.half_sq32).to(self.device)
-        self.weight64 = torch.from_numpy(bg.weight[: bg.n_multi].astype(np.float64)).to(self.device)
-
-    def screen(self, chunk: _Chunk, shape: _TileShape) -> _Counts:
-        """Counts of the chunk's pairs against all distinct rows (see the class docstring)."""
-        torch, dev, bg = self.torch, self.device, self.bg
-        r, m, n_multi = chunk.r, bg.m, bg.n_multi
-        qc_t = torch.from_numpy(np.asarray(chunk.qc, dtype=np.int64)).to(dev)
-        pc_t = torch.from_numpy(np.asarray(chunk.pc, dtype=np.int64)).to(dev)
-        local = torch.arange(r, device=dev)
-        left = torch.from_numpy(np.ascontiguousarray(chunk.left[:, :r])).to(dev)
-        limits = {
-            s: (torch.from_numpy(lo[:, :r].copy()).to(dev), torch.from_numpy(hi[:, :r].copy()).to(dev))
-            for s, (lo, hi) in chunk.limits.items()
-        }
-        better = {s: torch.zeros(r, dtype=torch.int64, device=dev) for s in limits}
-        found: _Counts = {s: (np.zeros(r, np.int64), np.zeros(r, np.int64)) for s in limits}
-        cols = max(1, _TORCH_TILE_ELEMENTS // max(1, r))
-        tf32 = torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = False  # the error bounds assume float32 products
-        try:
-            for c0 in range(0, m, cols):
-                c1 = min(c0 + cols, m)
-                dots = self.x32[c0:c1] @ left  # dots[u - c0, i] = x_u . x_q(i)
-                own = (qc_t >= c0) & (qc_t < c1)
-                partner = (pc_t >= c0) & (pc_t < c1)
-                n_weighted = max(0, min(n_multi, c1) - c0)
-                for similarity, (lo, hi) in limits.items():
-                    if similarity == "cosine":
-                        value = dots * self.inv32[c0:c1, None]
-                    else:
-                        value = dots - self.half_sq32[c0:c1, None]
-                    value[qc_t[own] - c0, local[own]] = float("nan")
-                    value[pc_t[partner] - c0, local[partner]] = float("nan")
-                    above = value > hi
-                    band = (value >= lo) & ~above
-                    better[similarity] += above[n_weighted:].sum(dim=0)
-                    if n_weighted:
-                        weighted = self.weight64[c0 : c0 + n_weighted] @ above[:n_weighted].double()
-                        better[similarity] += weighted.round().long()
-                    u, i = band.nonzero(as_tuple=True)
-                    if u.numel():
-                        rows = i.cpu().numpy().astype(np.intp)
-                        band_cols = (u + c0).cpu().numpy().astype(np.intp)
-                        entries = {similarity: (rows, band_cols, bg.weight[band_cols])}
-                        found = _sum_counts(found, _refine_all(bg, chunk, entries))
-        finally:
-            torch.backends.cuda.matmul.allow_tf32 = tf32
-        return {s: (g + better[s].cpu().numpy(), t) for s, (g, t) in found.items()}
 
 
 def reciprocal_ranks(counts: RankCounts, tie_policy: TiePolicy = "expected") -> NDArray[np.float64]:

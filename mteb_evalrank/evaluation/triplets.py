@@ -24,8 +24,6 @@ from numpy.typing import ArrayLike, NDArray
 from .scores import Scores, TripletAccuracy, flat
 
 DEFAULT_TOL = 1e-6
-#: Score name of each comparison: anchor (X vs X'/Y) and paraphrase (X' vs X/Y).
-METRICS = ("anchor_accuracy", "paraphrase_accuracy")
 
 
 @dataclass(frozen=True)
@@ -106,11 +104,6 @@ def accuracy_scores(outcomes: TripletOutcomes, suffix: str = "") -> Scores:
     return flat(triplet_accuracy(outcomes), suffix=suffix)
 
 
-def breakdown_key(column: str, value: Any) -> str:
-    """Suffix of the scores of the triplets whose ``column`` equals ``value``: ``[column=value]``."""
-    return f"[{column}={value}]"
-
-
 def grouped_accuracy_scores(outcomes: TripletOutcomes, groups: Mapping[str, Sequence[Any]]) -> Scores:
     """:func:`accuracy_scores` overall and for every value of every grouping column.
 
@@ -131,5 +124,5 @@ def grouped_accuracy_scores(outcomes: TripletOutcomes, groups: Mapping[str, Sequ
                 outcomes.anchor_ties[mask],
                 outcomes.paraphrase_ties[mask],
             )
-            scores.update(accuracy_scores(subset, breakdown_key(column, value)))
+            scores.update(accuracy_scores(subset, f"[{column}={value}]"))
     return scores

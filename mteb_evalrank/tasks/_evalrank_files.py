@@ -232,18 +232,8 @@ def _metadata(name: str, files: EvalRankFiles, data: EvalRankData, fields: dict[
     return TaskMetadata(**{**values, **fields})
 
 
-def evalrank_task_class(
-    pairs: Path | str,
-    background: Path | str,
-    name: str,
-    *,
-    strict: bool = False,
-    allow_identical: bool = False,
-    **metadata: Any,
-) -> type[FilesEvalRankTask]:
-    """The task class of :func:`evalrank_task_from_files` (what registration adds to mteb's registry);
-    the files are read and checked here."""
-    files = EvalRankFiles(Path(pairs).resolve(), Path(background).resolve(), strict, allow_identical)
+def _task_class(files: EvalRankFiles, name: str, metadata: dict[str, Any]) -> type[FilesEvalRankTask]:
+    """The task class over ``files`` (read and checked here), as registration adds it to mteb."""
     data = read_evalrank_files(files)
     meta = _metadata(name, files, data, metadata)
     return type(
@@ -282,15 +272,10 @@ def evalrank_task_from_files(
     The files are read and checked here, so malformed input fails at once, naming the file and
     line (see :func:`read_evalrank_files`). The task's ``dataset.revision`` is the first 16 hex
     digits of the SHA-256 of both files, so results of edited files are not mistaken for old
-    ones. Scores are EvalRankSent's: ``cosine_mrr`` (main score, ``MRR = (1/N) sum_i 1/r_i``),
-    ``cosine_hits_at_{1,3,10}`` (``Hits@k = (1/N) sum_i [r_i <= k]``), ``cosine_mean_rank``, the
-    same with ``euclidean_``, ``n_pairs`` and ``n_background``; ranks are exact against the
-    whole background (:mod:`mteb_evalrank.evaluation.ranking`).
+    ones. Scores: the module docstring.
     """
-    task_class = evalrank_task_class(
-        pairs, background, name, strict=strict, allow_identical=allow_identical, **metadata
-    )
-    task = task_class()
+    files = EvalRankFiles(Path(pairs).resolve(), Path(background).resolve(), strict, allow_identical)
+    task = _task_class(files, name, metadata)()
     task.load_data()
     return task
 
@@ -320,12 +305,7 @@ def parse_environment(value: str) -> list[tuple[str, EvalRankFiles]]:
 @functools.cache
 def _classes_for(value: str) -> tuple[type[FilesEvalRankTask], ...]:
     """One class per entry, made once per process (registration must see the same objects)."""
-    return tuple(
-        evalrank_task_class(
-            files.pairs, files.background, name, strict=files.strict, allow_identical=files.allow_identical
-        )
-        for name, files in parse_environment(value)
-    )
+    return tuple(_task_class(files, name, {}) for name, files in parse_environment(value))
 
 
 def tasks_from_environment() -> tuple[type[FilesEvalRankTask], ...]:

@@ -15,12 +15,10 @@ built datasets.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
 
 from mteb.abstasks.task_metadata import TaskMetadata
 
@@ -72,8 +70,3 @@ def descriptive_stats_dir(path: Path | str) -> Iterator[Path]:
         yield folder
     finally:
         _STATS_DIR.reset(token)
-
-
-def normalised(stats: Any) -> Any:
-    """``stats`` as stored in a JSON file (tuples become lists, keys strings)."""
-    return json.loads(json.dumps(stats))

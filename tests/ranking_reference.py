@@ -1,11 +1,11 @@
 """The reference implementation of the EvalRank counts: the protocol of
 :mod:`mteb_evalrank.evaluation.ranking` written out directly, in float64, one pair at a time.
 
-It is the one oracle the fast :func:`~mteb_evalrank.evaluation.ranking.rank_counts` is checked
+It is the one oracle the fast :func:`~mteb_evalrank.evaluation.ranking.rank_counts_all` is checked
 against, by the tests (``tests/test_ranking.py``, ``tests/test_ranking_reference.py``) and by the
 speed benchmark's exactness step (``benchmarks/bench_evalrank.py``, step 3). It is slow on
 purpose (``O(n d)`` per pair, no chunking, no float32 screening): use it to check results, never
-to compute scores.
+to compute scores. :func:`rank_counts` is the fast path for one similarity, as the tests call it.
 """
 
 from __future__ import annotations
@@ -13,9 +13,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from mteb_evalrank.evaluation.ranking import DEFAULT_TOL
+from mteb_evalrank.evaluation.ranking import (
+    DEFAULT_CHUNK_BYTES,
+    DEFAULT_TOL,
+    RankCounts,
+    Similarity,
+    rank_counts_all,
+)
+
+
+def rank_counts(
+    embeddings: ArrayLike,
+    queries: Sequence[int] | NDArray[np.integer],
+    positives: Sequence[int] | NDArray[np.integer],
+    *,
+    similarity: Similarity = "cosine",
+    tol: float = DEFAULT_TOL,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+) -> RankCounts:
+    """The package's counts (:func:`~mteb_evalrank.evaluation.ranking.rank_counts_all`) of one similarity."""
+    return rank_counts_all(
+        embeddings, queries, positives, similarities=(similarity,), tol=tol, chunk_bytes=chunk_bytes
+    )[similarity]
 
 
 def _prepared_rows(embeddings: NDArray[np.float64], similarity: str) -> NDArray[np.float64]:
