@@ -86,9 +86,7 @@ class MLPSettings:
 
     def classifier(self, alpha: float) -> MLPClassifier:
         """The (unfitted) scikit-learn estimator that :func:`fit_lockstep`'s network of penalty
-        ``alpha`` equals: ``MLPClassifier(hidden_layer_sizes=(hidden,), activation="logistic",
-        solver="adam", alpha=alpha, batch_size=batch_size, early_stopping=True,
-        validation_fraction=..., n_iter_no_change=..., max_iter=..., random_state=seed)``."""
+        ``alpha`` equals (the module doc's scope)."""
         return MLPClassifier(
             hidden_layer_sizes=(self.hidden,),
             activation="logistic",
@@ -304,11 +302,8 @@ def fit_lockstep(
     """Fit one network per ``(input index, alpha)`` of ``nets`` on ``inputs[index]`` and ``y``.
 
     Every input is an ``n x d`` float32 or float64 matrix of one shape (e.g. raw and z-normalised
-    embeddings of the same rows). Each network equals
-    ``MLPClassifier(hidden_layer_sizes=(settings.hidden,), activation="logistic",
-    alpha=alpha, batch_size=..., early_stopping=True, validation_fraction=...,
-    n_iter_no_change=..., max_iter=..., random_state=settings.seed).fit(inputs[index], y)``
-    (see the module doc), returned in the order of ``nets``.
+    embeddings of the same rows). Each network equals ``settings.classifier(alpha).fit(inputs[index],
+    y)`` (see the module doc), returned in the order of ``nets``.
     """
     shapes = {x.shape for x in inputs}
     if len(shapes) != 1 or len(next(iter(shapes))) != 2:

@@ -80,7 +80,6 @@ class AbsTaskEvalRank(EncodeOnce, PluginDatasetLoading, AbsTaskRetrieval):
     word_level: bool = False
     required_scores: tuple[str, ...] = ()
     """Scores every current result has (an older result without them is redone by a study)."""
-    """Report the unknown-word conventions (:meth:`_convention_scores`): the word-level tasks."""
     unknown_words: str = "zero"
     vocabulary: frozenset[str] | None = None
     # mteb's private flags, declared and checked in ``_mteb_adapter.TASK_FLAGS``
@@ -140,35 +139,6 @@ class AbsTaskEvalRank(EncodeOnce, PluginDatasetLoading, AbsTaskRetrieval):
             raise ValueError(f"{self.metadata.name} ({hf_subset}): no positive pairs in the qrels.")
         return np.asarray(queries, dtype=np.intp), np.asarray(positives, dtype=np.intp)
 
-    def _encode_background(
-        self,
-        model: MTEBModels,
-        data_split: RetrievalSplitData,
-        *,
-        encode_kwargs: EncodeKwargs,
-        hf_split: str,
-        hf_subset: str,
-        num_proc: int | None,
-        timer: TimingStack,
-    ) -> NDArray[np.float64]:
-        """The background's embeddings (one row per corpus item); the subsets over one background
-        find its rows in the task's ``TaskEmbeddings`` (each text is encoded once per model)."""
-        if self._cache_model is not unwrapped(model):  # rank counts are per model, across subsets
-            self.clear_embedding_cache()
-            self._cache_model = unwrapped(model)
-        if not isinstance(model, EncoderProtocol):  # as mteb's own evaluators check
-            raise TypeError(f"{self.metadata.name}: expected an encoder model (mteb's EncoderProtocol)")
-        return self._encoder.embed(
-            model,
-            as_list(data_split["corpus"]["text"]),
-            task_metadata=self.metadata,
-            encode_kwargs=dict(encode_kwargs),
-            hf_split=hf_split,
-            hf_subset=hf_subset,
-            timer=timer,
-            num_proc=num_proc,
-        )
-
     def _counts_for(
         self,
         key: str,
@@ -214,24 +184,32 @@ class AbsTaskEvalRank(EncodeOnce, PluginDatasetLoading, AbsTaskRetrieval):
         **kwargs: Any,
     ) -> ScoresDict:
         queries, positives = self._pairs(data_split, hf_subset)
-        key = self._background_key(as_list(data_split["corpus"]["text"]))
-        embeddings = self._encode_background(
+        texts = as_list(data_split["corpus"]["text"])
+        if self._cache_model is not unwrapped(model):  # rank counts are per model, across subsets
+            self.clear_embedding_cache()
+            self._cache_model = unwrapped(model)
+        if not isinstance(model, EncoderProtocol):  # as mteb's own evaluators check
+            raise TypeError(f"{self.metadata.name}: expected an encoder model (mteb's EncoderProtocol)")
+        # one row per background item; the subsets over one background find them in the task's
+        # TaskEmbeddings (each text is encoded once per model)
+        embeddings = self._encoder.embed(
             model,
-            data_split,
-            encode_kwargs=encode_kwargs,
+            texts,
+            task_metadata=self.metadata,
+            encode_kwargs=dict(encode_kwargs),
             hf_split=hf_split,
             hf_subset=hf_subset,
-            num_proc=num_proc,
             timer=timer,
+            num_proc=num_proc,
         )
         scores: Scores = {}
         with timer("Scoring", split=hf_split, subset=hf_subset, log_message="EvalRank - ranking pairs..."):
-            scores.update(self._metrics(self._counts_for(key, embeddings, queries, positives)))
+            counts = self._counts_for(self._background_key(texts), embeddings, queries, positives)
+            scores.update(self._metrics(counts))
             scores["n_pairs"] = int(queries.size)
             scores["n_background"] = int(embeddings.shape[0])
             if self.word_level:
-                words = as_list(data_split["corpus"]["text"])
-                scores.update(self._convention_scores(scores, embeddings, queries, positives, words))
+                scores.update(self._convention_scores(scores, embeddings, queries, positives, texts))
         return scores
 
     # -------------------------------------------------- unknown-word conventions

@@ -219,7 +219,6 @@ def _metadata(name: str, files: EvalRankFiles, data: EvalRankData, fields: dict[
         "dataset": {"path": str(files.pairs), "revision": files.digest()},
         "type": "Retrieval",
         "category": "t2t",
-        "modalities": ["text"],
         "eval_splits": [SPLIT],
         "eval_langs": {"default": ["eng-Latn"]},
         "main_score": "cosine_mrr",

@@ -45,8 +45,6 @@ WMT17_METADATA: dict[str, Any] = {
     "dataset": WMT17_DATASET,
     "type": "STS",
     "category": "t2t",
-    "modalities": ["text"],
-    "eval_splits": ["test"],
     "main_score": "cosine_pearson",
     "date": ("2017-01-01", "2017-12-31"),
     "domains": ["News", "Written"],

@@ -263,8 +263,6 @@ def triplet_task_from_jsonl(path: Path | str, name: str, *, description: str | N
         dataset={"path": str(path), "revision": digest},
         type="PairClassification",
         category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
         eval_langs=["eng-Latn"],
         main_score="anchor_accuracy",
         license="not specified",

@@ -42,8 +42,6 @@ class AccSent(AbsTaskTriplet):
         dataset=ACCSENT.mteb_dataset(),
         type="PairClassification",
         category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
         eval_langs=["eng-Latn"],
         main_score="anchor_accuracy",
         date=("2003-01-01", "2017-12-31"),

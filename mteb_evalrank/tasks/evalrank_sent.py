@@ -21,8 +21,6 @@ class EvalRankSent(AbsTaskEvalRank):
         dataset=EVALRANK_SENT.mteb_dataset(),
         type="Retrieval",
         category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
         eval_langs={"default": ["eng-Latn"]},
         main_score="cosine_mrr",
         date=("2012-01-01", "2022-05-22"),

@@ -24,8 +24,6 @@ class EvalRankWord(AbsTaskEvalRank):
         dataset=EVALRANK_WORD.mteb_dataset(),
         type="Retrieval",
         category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
         eval_langs={"default": ["eng-Latn"]},
         main_score="cosine_mrr",
         date=("2001-01-01", "2022-05-22"),

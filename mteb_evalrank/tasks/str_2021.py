@@ -34,8 +34,6 @@ class STR2021(EncodeOnce, PluginDatasetLoading, AbsTaskSTS):
         dataset=STR_2021.mteb_dataset(),
         type="STS",
         category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
         eval_langs=["eng-Latn"],
         main_score="cosine_spearman",
         date=("2021-01-01", "2021-12-31"),

@@ -28,8 +28,6 @@ class STSBenchmarkGranularity(AbsTaskGapSTS):
         dataset=STSB_GRANULARITY_DATASET,
         type="STS",
         category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
         eval_langs=subsets([band_name(lo, hi) for lo, hi in itertools.pairwise(STS_BAND_EDGES)]),
         main_score="cosine_pearson",
         date=("2012-01-01", "2017-12-31"),

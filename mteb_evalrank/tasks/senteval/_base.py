@@ -75,8 +75,6 @@ SENTEVAL_CITATION = r"""@inproceedings{conneau2018senteval,
 SENTEVAL_METADATA: dict[str, Any] = {
     "type": "Classification",
     "category": "t2c",
-    "modalities": ["text"],
-    "eval_splits": ["test"],
     "main_score": "accuracy",
     "license": "bsd-3-clause",
     "dialect": [],

@@ -52,8 +52,6 @@ if TYPE_CHECKING:
 WORD_SIMILARITY_METADATA: dict[str, Any] = {
     "type": "STS",
     "category": "t2t",
-    "modalities": ["text"],
-    "eval_splits": ["test"],
     "eval_langs": ["eng-Latn"],
     "main_score": "cosine_spearman",
     "domains": ["Written"],
