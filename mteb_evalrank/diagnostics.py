@@ -111,9 +111,8 @@ def statistics(reference: PairSet, targets: list[PairSet]) -> dict[str, Any]:
     datasets = [reference, *targets]
     longest = max(int(pairs.sentence_lengths.max()) for pairs in datasets)
     length_edges = np.arange(0, longest + 2 * LENGTH_BIN_WIDTH, LENGTH_BIN_WIDTH)
-    coverage_edges = (
-        np.arange(COVERAGE_BINS + 1) / COVERAGE_BINS
-    )  # exact k/20 edges (linspace: 0.6000000000000001)
+    # exact k/20 edges (linspace: 0.6000000000000001)
+    coverage_edges = np.arange(COVERAGE_BINS + 1) / COVERAGE_BINS
     vocab = slices.vocabulary([*reference.sentence1, *reference.sentence2])
     result: dict[str, Any] = {
         "reference": reference.name,

@@ -502,7 +502,7 @@ def _prepare_chunk(
         if similarity == "cosine":
             target = np.einsum("ij,ij->i", xq, xp) * bg.inv[qc] * bg.inv[pc]
         else:
-            target = _distances(xq, xp)
+            target = _norms(xq - xp)
         lo, hi = _rule_limits(bg.sq[qc], target, similarity, tol)
         margin = _screening_margins(bg, bg.sq[qc], target, similarity)
         limits[similarity] = _float32_limits(lo - margin, hi + margin, width)
@@ -841,13 +841,9 @@ def _fixed_entries(bg: _Background, chunk: _Chunk) -> dict[Similarity, _Entries]
     return entries
 
 
-def _distances(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Row-wise euclidean distances ``||a_i - b_i||`` (the one formula for ``d`` used here)."""
-    return _norms(a - b)
-
-
 def _norms(diff: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Row-wise ``sqrt(diff_i . diff_i)``: :func:`_distances` of precomputed differences."""
+    """Row-wise ``sqrt(diff_i . diff_i)``: the euclidean distances ``d`` of the differences ``diff``
+    (the one formula for ``d`` used here)."""
     return np.sqrt(np.einsum("ij,ij->i", diff, diff))
 
 
