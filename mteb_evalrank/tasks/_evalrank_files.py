@@ -215,7 +215,6 @@ def _metadata(name: str, files: EvalRankFiles, data: EvalRankData, fields: dict[
     values: dict[str, Any] = {
         "name": name,
         "description": description,
-        "reference": None,
         "dataset": {"path": str(files.pairs), "revision": files.digest()},
         "type": "Retrieval",
         "category": "t2t",

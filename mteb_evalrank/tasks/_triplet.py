@@ -259,7 +259,6 @@ def triplet_task_from_jsonl(path: Path | str, name: str, *, description: str | N
         name=name,
         description=description
         or f"Triplet accuracy (AccSent protocol) on {len(data)} triplets of {path.name}.",
-        reference=None,
         dataset={"path": str(path), "revision": digest},
         type="PairClassification",
         category="t2t",
@@ -268,7 +267,6 @@ def triplet_task_from_jsonl(path: Path | str, name: str, *, description: str | N
         license="not specified",
         sample_creation="found",
         annotations_creators="derived",
-        domains=None,
         dialect=[],
         task_subtypes=[],
         bibtex_citation="",

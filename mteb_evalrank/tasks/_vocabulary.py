@@ -10,21 +10,19 @@ from mteb_evalrank.data.sources import read_items
 from mteb_evalrank.evaluation.unknown_words import VOCABULARY_ENV
 
 
-def read_vocabulary(path: str | Path) -> frozenset[str]:
-    """The words of a vocabulary file: one per non-blank line, surrounding whitespace stripped.
+def environment_vocabulary() -> frozenset[str] | None:
+    """The words of the file named by ``$MTEB_EVALRANK_VOCABULARY`` (one per non-blank line,
+    surrounding whitespace stripped), ``None`` when it is unset or empty.
 
     Raises:
         FileNotFoundError: naming the file.
         mteb_evalrank.data.sources.SourceFormatError: the file is not UTF-8 (``file:line``) or
             holds no word.
     """
-    path = Path(path)
+    name = os.environ.get(VOCABULARY_ENV)
+    if not name:
+        return None
+    path = Path(name)
     if not path.is_file():
         raise FileNotFoundError(f"vocabulary file {path} not found (given by ${VOCABULARY_ENV})")
     return frozenset(read_items(path, "words"))
-
-
-def environment_vocabulary() -> frozenset[str] | None:
-    """The vocabulary named by ``$MTEB_EVALRANK_VOCABULARY``, ``None`` when it is unset or empty."""
-    path = os.environ.get(VOCABULARY_ENV)
-    return read_vocabulary(path) if path else None
