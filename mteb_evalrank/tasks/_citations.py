@@ -37,6 +37,27 @@ WMT17_METRICS_CITATION = r"""@inproceedings{bojar2017results,
 }"""
 
 
+#: SST (Socher et al., 2013): SST2 and SST5.
+SST_CITATION = r"""@inproceedings{socher2013recursive,
+  author = {Socher, Richard and Perelygin, Alex and Wu, Jean and Chuang, Jason and Manning, Christopher D. and Ng, Andrew and Potts, Christopher},
+  booktitle = {Proceedings of the 2013 Conference on Empirical Methods in Natural Language Processing},
+  pages = {1631--1642},
+  title = {Recursive Deep Models for Semantic Compositionality Over a Sentiment Treebank},
+  year = {2013},
+}
+"""
+
+#: WS-353's similarity / relatedness split (Agirre et al., 2009): WS353-Sim and WS353-Rel.
+AGIRRE2009_CITATION = r"""@inproceedings{agirre2009study,
+  author = {Agirre, Eneko and Alfonseca, Enrique and Hall, Keith and Kravalova, Jana and Pa{\c{s}}ca,
+Marius and Soroa, Aitor},
+  booktitle = {Proceedings of Human Language Technologies: The 2009 Annual Conference of the North
+American Chapter of the Association for Computational Linguistics},
+  title = {A Study on Similarity and Relatedness Using Distributional and {WordNet}-based Approaches},
+  url = {https://aclanthology.org/N09-1003},
+  year = {2009},
+}"""
+
 # Papers that mteb's own tasks already cite: mteb's key and entry, verbatim (mteb rejects one paper
 # cited under two keys; tests/test_mteb_validation.py checks these still equal mteb's).
 

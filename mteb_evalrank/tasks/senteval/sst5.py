@@ -5,7 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from .._citations import cite
+from .._citations import SST_CITATION, cite
 from ._base import SENTEVAL_CITATION, SENTEVAL_METADATA, AbsTaskSentEval, senteval_protocol_metadata
 
 
@@ -27,14 +27,7 @@ class SST5Classification(AbsTaskSentEval):
         task_subtypes=["Sentiment/Hate speech"],
         annotations_creators="human-annotated",
         bibtex_citation=cite(
-            r"""@inproceedings{socher2013recursive,
-  author = {Socher, Richard and Perelygin, Alex and Wu, Jean and Chuang, Jason and Manning, Christopher D. and Ng, Andrew and Potts, Christopher},
-  booktitle = {Proceedings of the 2013 Conference on Empirical Methods in Natural Language Processing},
-  pages = {1631--1642},
-  title = {Recursive Deep Models for Semantic Compositionality Over a Sentiment Treebank},
-  year = {2013},
-}
-""",
+            SST_CITATION,
             SENTEVAL_CITATION,
         ),
     )

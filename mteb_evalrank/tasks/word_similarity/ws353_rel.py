@@ -5,6 +5,7 @@ from __future__ import annotations
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import AGIRRE2009_CITATION
 from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
 
 
@@ -19,15 +20,7 @@ class WordSimWS353Rel(WordSimilarityTask):
         dataset=WORD_SIMILARITY.mteb_dataset("ws-353-rel"),
         **WORD_SIMILARITY_METADATA,
         date=("2009-01-01", "2009-12-31"),
-        bibtex_citation=r"""@inproceedings{agirre2009study,
-  author = {Agirre, Eneko and Alfonseca, Enrique and Hall, Keith and Kravalova, Jana and Pa{\c{s}}ca,
-Marius and Soroa, Aitor},
-  booktitle = {Proceedings of Human Language Technologies: The 2009 Annual Conference of the North
-American Chapter of the Association for Computational Linguistics},
-  title = {A Study on Similarity and Relatedness Using Distributional and {WordNet}-based Approaches},
-  url = {https://aclanthology.org/N09-1003},
-  year = {2009},
-}""",
+        bibtex_citation=AGIRRE2009_CITATION,
     )
 
     min_score = 0
