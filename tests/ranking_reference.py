@@ -26,8 +26,8 @@ from mteb_evalrank.evaluation.ranking import (
 
 def rank_counts(
     embeddings: ArrayLike,
-    queries: Sequence[int] | NDArray[np.integer],
-    positives: Sequence[int] | NDArray[np.integer],
+    queries: Sequence[int] | NDArray[np.intp],
+    positives: Sequence[int] | NDArray[np.intp],
     *,
     similarity: Similarity = "cosine",
     tol: float = DEFAULT_TOL,
