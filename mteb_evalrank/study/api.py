@@ -20,7 +20,7 @@ from pathlib import Path
 
 from mteb_evalrank.correlation.table import default_downstream
 
-from .chain_execution import ChainReport, JobOutcome, clear_staging
+from .chain_execution import ChainReport, ChainSettings, JobOutcome, clear_staging
 from .dispatch import default_workers, run_chains
 from .jobs import Chain, balance, plan
 from .summary import OUTCOMES, StudySummary, write_report
@@ -145,15 +145,9 @@ def run_study(
     clear_staging(out)
     work = plan_work(out, selection, workers, scheduler)
     start = time.perf_counter()
-    reports = _run_with_progress(
-        work,
-        out,
-        scheduler=scheduler,
-        encode_kwargs={"batch_size": batch_size},
-        progress=progress,
-        senteval_classifiers=senteval_classifiers,
-        populations=populations,
-    )
+    chosen = tuple(senteval_classifiers) if senteval_classifiers else None
+    settings = ChainSettings({"batch_size": batch_size}, chosen, tuple(populations))
+    reports = _run_with_progress(work, out, scheduler=scheduler, settings=settings, progress=progress)
     wall = time.perf_counter() - start
     outcomes = _in_study_order(
         [*work.skipped, *(o for report in reports for o in report.outcomes)], selection
@@ -250,10 +244,8 @@ def _run_with_progress(
     out: Path,
     *,
     scheduler: str | None,
-    encode_kwargs: dict[str, int],
+    settings: ChainSettings,
     progress: bool | Callable[[JobOutcome], None],
-    senteval_classifiers: Sequence[str] | None,
-    populations: Sequence[str],
 ) -> list[ChainReport]:
     """Dispatch the chains; every outcome (the skipped jobs first) goes to the bar and the callback."""
     from .progress import StudyProgress
@@ -273,10 +265,8 @@ def _run_with_progress(
             out,
             workers=work.workers,
             scheduler=scheduler,
-            encode_kwargs=encode_kwargs,
+            settings=settings,
             on_outcome=on_outcome,
-            senteval_classifiers=senteval_classifiers,
-            populations=populations,
         )
 
 

@@ -73,6 +73,18 @@ def one_chain_per_process(family: str) -> Iterator[None]:
         _CHAIN_RUNNING.release()
 
 
+@dataclass(frozen=True)
+class ChainSettings:
+    """What every job of a study shares: mteb's ``encode_kwargs``, the classifiers of the
+    SentEval-protocol tasks (``None``: the tasks' own) and the model populations that each process
+    running a chain registers first (:func:`~mteb_evalrank.models.hf_variants.enable_population`;
+    the client checked them)."""
+
+    encode_kwargs: dict[str, Any] = field(default_factory=dict)
+    senteval_classifiers: tuple[str, ...] | None = None
+    populations: tuple[str, ...] = ()
+
+
 @dataclass
 class JobOutcome:
     """What happened to one job: ``done``, ``skipped`` (result existed) or ``failed``."""
@@ -177,18 +189,14 @@ def _limit_threads(threads: int | None) -> None:
 def run_chain(
     chain: Chain,
     out: str,
+    settings: ChainSettings | None = None,
     *,
-    encode_kwargs: dict[str, Any] | None = None,
     report: Callable[[JobOutcome], None] | None = None,
     topic: str | None = None,
     threads: int | None = None,
-    senteval_classifiers: Sequence[str] | None = None,
-    populations: Sequence[str] = (),
 ) -> ChainReport:
-    """Run the jobs of ``chain`` in order in this process; never raises for a failing job.
-
-    ``populations``: the model populations whose metas this process registers first
-    (:func:`~mteb_evalrank.models.hf_variants.enable_population`; the client checked them).
+    """Run the jobs of ``chain`` in order in this process, with ``settings``; never raises for a
+    failing job.
 
     The process's embedding cache is ``<out>/embeddings`` on disk for the whole chain (so the
     zoo's family encoders persist their base output there, one forward pass per text and
@@ -204,20 +212,20 @@ def run_chain(
     """
     from mteb_evalrank.models.hf_variants import enable_population
 
-    for name in populations:
+    settings = settings or ChainSettings()
+    for name in settings.populations:
         enable_population(name, check=False)
     with one_chain_per_process(chain.family):
-        return _run_chain(chain, Path(out), encode_kwargs, report, topic, threads, senteval_classifiers)
+        return _run_chain(chain, Path(out), settings, report, topic, threads)
 
 
 def _run_chain(
     chain: Chain,
     root: Path,
-    encode_kwargs: dict[str, Any] | None,
+    settings: ChainSettings,
     report: Callable[[JobOutcome], None] | None,
     topic: str | None,
     threads: int | None,
-    senteval_classifiers: Sequence[str] | None,
 ) -> ChainReport:
     """:func:`run_chain`'s work, once this process's chain lock is held."""
     import socket
@@ -236,7 +244,9 @@ def _run_chain(
 
     result = ChainReport(chain.family, host=socket.gethostname())
     with using_process_cache(EmbeddingCache(root / EMBEDDINGS, max_bytes=process_cache().max_bytes)):
-        models = _run_jobs(chain, root, result, encode_kwargs or {}, senteval_classifiers, publish)
+        models = _run_jobs(
+            chain, root, result, settings.encode_kwargs, settings.senteval_classifiers, publish
+        )
     for name, model in models.items():
         result.encode[name] = model.stats.to_dict()
     for name in {job.model for job in chain.jobs} - set(models):

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .chain_execution import ChainReport, JobOutcome, run_chain
+from .chain_execution import ChainReport, ChainSettings, JobOutcome, run_chain
 from .jobs import Chain
 
 if TYPE_CHECKING:
@@ -117,31 +117,16 @@ def run_chains(
     *,
     workers: int,
     scheduler: str | None = None,
-    encode_kwargs: dict[str, Any] | None = None,
+    settings: ChainSettings | None = None,
     on_outcome: Callable[[JobOutcome], None] | None = None,
-    senteval_classifiers: Sequence[str] | None = None,
-    populations: Sequence[str] = (),
 ) -> list[ChainReport]:
-    """Run every chain; ``workers == 1`` without ``scheduler`` runs them here, one after the other.
-
-    A local cluster never gets more workers than there are chains. ``populations``: registered by
-    each process that runs a chain (:func:`~.chain_execution.run_chain`).
-    """
+    """Run every chain with ``settings``; ``workers == 1`` without ``scheduler`` runs them here, one
+    after the other. A local cluster never gets more workers than there are chains."""
     if not chains:
         return []
     workers = min(workers, len(chains))
     if scheduler is None and workers <= 1:
-        return [
-            run_chain(
-                c,
-                str(out),
-                encode_kwargs=encode_kwargs,
-                report=on_outcome,
-                senteval_classifiers=senteval_classifiers,
-                populations=populations,
-            )
-            for c in chains
-        ]
+        return [run_chain(c, str(out), settings, report=on_outcome) for c in chains]
     from distributed import Client
 
     threads = None
@@ -153,17 +138,7 @@ def run_chains(
     client = Client(cluster if cluster is not None else scheduler)
     try:
         check_one_thread_per_worker(client)
-        return _run_on_client(
-            client,
-            cluster,
-            chains,
-            out,
-            threads,
-            encode_kwargs,
-            on_outcome,
-            senteval_classifiers,
-            populations,
-        )
+        return _run_on_client(client, cluster, chains, out, threads, settings, on_outcome)
     finally:
         client.close(timeout=CLOSE_TIMEOUT)
         if cluster is not None:
@@ -212,10 +187,8 @@ def _run_on_client(
     chains: Sequence[Chain],
     out: Path,
     threads: int | None,
-    encode_kwargs: dict[str, Any] | None,
+    settings: ChainSettings | None,
     on_outcome: Callable[[JobOutcome], None] | None,
-    senteval_classifiers: Sequence[str] | None,
-    populations: Sequence[str],
 ) -> list[ChainReport]:
     """One Dask task per chain; on Ctrl-C the chains are cancelled and a local cluster's workers killed."""
     outcomes = _Outcomes(chains, on_outcome)
@@ -227,9 +200,7 @@ def _run_on_client(
                 run_chain,
                 chain,
                 str(out),
-                encode_kwargs=encode_kwargs,
-                senteval_classifiers=senteval_classifiers,
-                populations=tuple(populations),
+                settings,
                 topic=outcomes.topic,
                 threads=threads,
                 pure=False,
