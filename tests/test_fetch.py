@@ -24,6 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trustme
@@ -212,6 +213,15 @@ def closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def wait_for_download(process: subprocess.Popen[Any], folder: Path, pattern: str, seconds: float) -> None:
+    """Return once a file matching ``pattern`` under ``folder`` has bytes (a download under way);
+    fail if ``process`` ends first or ``seconds`` pass."""
+    deadline = time.monotonic() + seconds
+    while not (folder.exists() and any(p.stat().st_size > 0 for p in folder.glob(pattern))):
+        assert time.monotonic() < deadline and process.poll() is None, "no download started"
+        time.sleep(0.05)
+
+
 def partial_files(root: Path) -> list[Path]:
     """What a failed fetch must not leave: temporary files, or raw files that do not verify."""
     known = releases.manifest()
@@ -352,10 +362,7 @@ def test_ctrl_c_during_a_fetch_is_one_line_exit_130_and_nothing_partial(
     env = fresh_online_env(tmp_path, server)
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     raw = tmp_path / "home" / "raw"
-    deadline = time.monotonic() + 120
-    while not any(p.stat().st_size > 0 for p in raw.rglob("*.part")) if raw.exists() else True:
-        assert time.monotonic() < deadline and process.poll() is None, "no download started"
-        time.sleep(0.05)
+    wait_for_download(process, raw, "**/*.part", 120)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130
@@ -491,10 +498,7 @@ def test_a_process_killed_mid_download_leaves_no_file_and_a_rerun_succeeds(
     server.delay = 30
     process = fetcher(dict(os.environ))
     folder = (online / STSB_TEST).parent
-    deadline = time.monotonic() + 30
-    while not any(p.stat().st_size > 0 for p in folder.glob("*.part")) if folder.exists() else True:
-        assert time.monotonic() < deadline and process.poll() is None, "no download started"
-        time.sleep(0.05)
+    wait_for_download(process, folder, "*.part", 30)
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert list(folder.glob("*.part")), "the killed process left its temporary file"

@@ -16,7 +16,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import urllib.parse
 import zipfile
 from collections import Counter
@@ -27,7 +26,7 @@ import mteb
 import numpy as np
 import pytest
 from test_e2e import independent_scores, load_pairs
-from test_fetch import RawServer, serving
+from test_fetch import RawServer, serving, wait_for_download
 
 from mteb_evalrank._network import OFFLINE_ENVS
 from mteb_evalrank.data.fetch import FetchError
@@ -273,10 +272,7 @@ def test_a_download_killed_leaves_nothing_under_the_real_name_and_a_rerun_succee
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     process = subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not any(p.stat().st_size > 0 for p in online.glob("*.part")) if online.exists() else True:
-        assert time.monotonic() < deadline and process.poll() is None, "no download started"
-        time.sleep(0.05)
+    wait_for_download(process, online, "*.part", 60)
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert list(online.glob(".*.part")) and not (online / spec.file).exists()
