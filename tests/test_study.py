@@ -8,14 +8,12 @@ Spearman against scipy on the scores read from the result files.
 
 from __future__ import annotations
 
-import _thread
 import csv
 import json
 import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -259,30 +257,33 @@ def test_timing_history_keeps_the_jobs_of_runs_over_other_models() -> None:
     assert [r["done"] for r in third["runs"]] == [1, 1, 1]
 
 
-def test_interrupted_job_leaves_no_result_and_is_redone(data: None, tmp_path: Path) -> None:
+def test_interrupted_job_leaves_no_result_and_is_redone(
+    data: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """mteb saves the result after every hf_subset: interrupt the job right after the first save.
 
-    A watcher thread waits for that intermediate file in the job's staging folder, checks that
-    it is partial (1 of 5 subsets), then raises KeyboardInterrupt in the main thread (Ctrl-C).
+    A gate in mteb's own writer (``ResultCache.save_to_cache``) lets the first save through,
+    checks that the file it wrote in the job's staging folder is partial (1 of 5 subsets), then
+    raises KeyboardInterrupt there, as Ctrl-C would at that moment (no timing involved).
     """
+    from mteb.cache import ResultCache
+
     out, task = tmp_path / "study", "STSBenchmarkGranularity"
     seen: list[int] = []
+    save = ResultCache.save_to_cache
 
-    def watch() -> None:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            for path in (out / ".staging").glob(f"*/results/*/*/{task}.json"):
-                try:
-                    seen.append(len(json.loads(path.read_text())["scores"]["test"]))
-                except (OSError, ValueError, KeyError):
-                    continue  # being written
-                _thread.interrupt_main()
-                return
-            time.sleep(0.001)
+    def save_then_interrupt(self: ResultCache, *args: Any, **kwargs: Any) -> Any:
+        saved = save(self, *args, **kwargs)
+        if not seen:
+            (path,) = (out / ".staging").glob(f"*/results/*/*/{task}.json")
+            seen.append(len(json.loads(path.read_text())["scores"]["test"]))
+            raise KeyboardInterrupt
+        return saved
 
-    threading.Thread(target=watch, daemon=True).start()
+    monkeypatch.setattr(ResultCache, "save_to_cache", save_then_interrupt)
     with pytest.raises(KeyboardInterrupt):
         run_study([GLOVE], [task], out=out, workers=1, progress=False)
+    monkeypatch.undo()
     assert seen and seen[0] < 5
     final = result_file(out, GLOVE, task)
     assert not final.exists()
