@@ -228,4 +228,4 @@ def test_background_is_encoded_once_for_all_subsets(source: Path) -> None:
     result = mteb.evaluate(model, task, cache=None, overwrite_strategy="always", show_progress_bar=False)
     assert {row["hf_subset"] for row in result.task_results[0].scores["test"]} == {"default", "stsb", "str"}
     assert _CountingGlove.calls == 1
-    assert task._encoder._cache.nbytes == 0  # freed when mteb unloads the task data
+    assert task._embeddings._cache.nbytes == 0  # freed when mteb unloads the task data

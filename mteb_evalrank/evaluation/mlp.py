@@ -110,19 +110,22 @@ class FittedMLP:
     n_iter: int
     validation_scores: list[float]
 
-    def predict_proba_raw(self, x: NDArray[np.floating]) -> NDArray[np.floating]:
-        """The output layer's activations (scikit-learn's ``_forward_pass_fast``)."""
-        hidden = x @ self.coefs[0]
-        hidden += self.intercepts[0]
-        expit(hidden, out=hidden)
-        out = hidden @ self.coefs[1]
-        out += self.intercepts[1]
-        return _output_activation(out)
-
     def predict(self, x: NDArray[np.floating]) -> NDArray[np.generic]:
         """Class labels: output above 1/2 for two classes, the arg-max otherwise."""
-        out = self.predict_proba_raw(x)
+        out = _forward(x, self.coefs, self.intercepts)[1]
         return self.binarizer.inverse_transform(out.ravel() if out.shape[1] == 1 else out)
+
+
+def _forward(
+    x: NDArray[np.floating], coefs: Sequence[NDArray[np.floating]], intercepts: Sequence[NDArray[np.floating]]
+) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
+    """A network's hidden and output activations (scikit-learn's ``_forward_pass``)."""
+    hidden = x @ coefs[0]
+    hidden += intercepts[0]
+    expit(hidden, out=hidden)
+    out = hidden @ coefs[1]
+    out += intercepts[1]
+    return hidden, _output_activation(out)
 
 
 def _output_activation(z: NDArray[np.floating]) -> NDArray[np.floating]:
@@ -203,13 +206,8 @@ class _Group:
         return [self.w1[k].copy(), self.w2[k].copy()], [self.b1[k].copy(), self.b2[k].copy()]
 
     def forward(self, x: NDArray[np.floating], k: int) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
-        """Network ``k``'s hidden and output activations (scikit-learn's ``_forward_pass``)."""
-        hidden = x @ self.w1[k]
-        hidden += self.b1[k]
-        expit(hidden, out=hidden)
-        out = hidden @ self.w2[k]
-        out += self.b2[k]
-        return hidden, _output_activation(out)
+        """Network ``k``'s hidden and output activations."""
+        return _forward(x, (self.w1[k], self.w2[k]), (self.b1[k], self.b2[k]))
 
     def step(self, x: NDArray[np.floating], y: NDArray[np.bool_]) -> None:
         """One minibatch for every network of the group (the module doc's formulas)."""

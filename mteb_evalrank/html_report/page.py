@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -184,7 +184,12 @@ def _benchmark_tasks(benchmark: str | None, loaded: LoadedResults) -> list[str]:
     present = sorted(loaded.task_names())
     if benchmark is None:
         return present
-    wanted = _tasks_of_benchmark(benchmark)
+    import mteb
+
+    try:
+        wanted = {task.metadata.name for task in mteb.get_benchmark(benchmark).tasks}
+    except KeyError as error:
+        raise CorrelationInputError(f"--benchmark {benchmark}: {error.args[0]}") from None
     kept = [t for t in present if t in wanted]
     if not kept:
         raise CorrelationInputError(
@@ -192,15 +197,6 @@ def _benchmark_tasks(benchmark: str | None, loaded: LoadedResults) -> list[str]:
             f"(tasks present: {', '.join(present)})"
         )
     return kept
-
-
-def _tasks_of_benchmark(name: str) -> list[str]:
-    import mteb
-
-    try:
-        return [task.metadata.name for task in mteb.get_benchmark(name).tasks]
-    except KeyError as error:
-        raise CorrelationInputError(f"--benchmark {name}: {error.args[0]}") from None
 
 
 def _usable_tasks(loaded: LoadedResults, tasks: list[str], notes: list[str]) -> list[str]:
@@ -246,8 +242,8 @@ def _main_metric(task: str) -> str:
 
 
 # ----------------------------------------------------------------------------- score tables
-def _number(value: float, scale: float = 100.0) -> str:
-    return f"{scale * value:.1f}"
+def _number(value: float) -> str:
+    return f"{100.0 * value:.1f}"
 
 
 def _model_table(
@@ -523,6 +519,7 @@ def _versions() -> str:
 def render(page: Page) -> str:
     """The page's HTML (jinja2, autoescaped; the SVG figures are inserted as they are)."""
     import jinja2
+    import markupsafe
 
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("mteb_evalrank.html_report", "templates"),
@@ -531,13 +528,8 @@ def render(page: Page) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    return environment.get_template("report.html.j2").render(page=page, markup=_markup)
-
-
-def _markup(svg: str) -> Any:
-    import markupsafe
-
-    return markupsafe.Markup(svg)  # matplotlib's own SVG output (it escapes the text it writes)
+    # markup: matplotlib's own SVG output, inserted as it is (it escapes the text it writes)
+    return environment.get_template("report.html.j2").render(page=page, markup=markupsafe.Markup)
 
 
 def _write_atomically(path: Path, text: str) -> Path:

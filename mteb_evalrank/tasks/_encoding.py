@@ -76,11 +76,6 @@ def model_name(model: object) -> str:
     return getattr(meta, "name", None) or type(model).__name__
 
 
-def reuse_across_tasks() -> bool:
-    """Whether a run reuses embeddings across tasks (unless ``MTEB_EVALRANK_REUSE_EMBEDDINGS=0``)."""
-    return os.environ.get(REUSE_ENV, "1").strip() != "0"
-
-
 def weights_version(model: object) -> int:
     """A number that changes when the torch weights of ``model`` change in place or are replaced.
 
@@ -250,7 +245,8 @@ def reusing(model: Any) -> Any:
     process cache, or ``model`` itself if reuse is off (:data:`REUSE_ENV`), if it is not an mteb
     encoder (a cross-encoder, a search model) or if it is a :class:`CachedEncoder` already (the
     study's). On disk (``MTEB_EVALRANK_EMBEDDING_CACHE``) when the model has a name and a revision."""
-    if isinstance(model, CachedEncoder) or not isinstance(model, EncoderProtocol) or not reuse_across_tasks():
+    reuse = os.environ.get(REUSE_ENV, "1").strip() != "0"
+    if isinstance(model, CachedEncoder) or not isinstance(model, EncoderProtocol) or not reuse:
         return model
     cache = process_cache()
     meta = getattr(model, "mteb_model_meta", None)
@@ -350,3 +346,17 @@ class TaskEmbeddings:
             encode(encode_first)
             self._first = encode_first
         return np.asarray(check_embeddings(encode(texts), where=where), dtype=np.float64)
+
+
+class EncodeTexts(EncodeOnce):
+    """:class:`EncodeOnce` for a task that encodes its distinct texts itself: ``self._embeddings``,
+    its :class:`TaskEmbeddings`, dropped with the task's data (mteb calls ``unload_data`` after
+    the last subset)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._embeddings = TaskEmbeddings()
+
+    def unload_data(self) -> None:
+        self._embeddings.clear()
+        super().unload_data()  # type: ignore[misc]

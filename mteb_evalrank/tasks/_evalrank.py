@@ -34,7 +34,7 @@ from mteb_evalrank.evaluation.ranking import (
 )
 from mteb_evalrank.evaluation.scores import Scores
 
-from ._encoding import EncodeOnce, TaskEmbeddings, as_list, unwrapped
+from ._encoding import EncodeTexts, as_list, unwrapped
 from ._loading import PluginDatasetLoading
 from ._vocabulary import environment_vocabulary
 
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class AbsTaskEvalRank(EncodeOnce, PluginDatasetLoading, AbsTaskRetrieval):
+class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
     """Retrieval-style intrinsic evaluation: rank of each positive among all background items.
 
     Scores per hf_subset: ``{cosine,euclidean}_{mrr, hits_at_1, hits_at_3, hits_at_10,
@@ -89,13 +89,12 @@ class AbsTaskEvalRank(EncodeOnce, PluginDatasetLoading, AbsTaskRetrieval):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._cache_model: object | None = None
-        self._encoder = TaskEmbeddings()
         self._counts: dict[str, dict[tuple[int, int], dict[Similarity, tuple[int, int]]]] = {}
 
     def clear_embedding_cache(self) -> None:
         """Drop the cached background embeddings and rank counts."""
         self._cache_model = None
-        self._encoder.clear()
+        self._embeddings.clear()
         self._counts.clear()
 
     def unload_data(self) -> None:
@@ -192,7 +191,7 @@ class AbsTaskEvalRank(EncodeOnce, PluginDatasetLoading, AbsTaskRetrieval):
             raise TypeError(f"{self.metadata.name}: expected an encoder model (mteb's EncoderProtocol)")
         # one row per background item; the subsets over one background find them in the task's
         # TaskEmbeddings (each text is encoded once per model)
-        embeddings = self._encoder.embed(
+        embeddings = self._embeddings.embed(
             model,
             texts,
             task_metadata=self.metadata,

@@ -54,7 +54,7 @@ from mteb_evalrank.evaluation.tagging import (
 )
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
-from ._encoding import EncodeOnce, TaskEmbeddings, as_list
+from ._encoding import EncodeTexts, as_list
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from mteb.types import EncodeKwargs, ScoresDict
 
 
-class AbsTaskSequenceLabelling(EncodeOnce, PluginDatasetLoading, AbsTask):
+class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
     """A sequence-labelling task over frozen word vectors (see the module doc)."""
 
     chunks: ClassVar[bool] = False
@@ -71,14 +71,6 @@ class AbsTaskSequenceLabelling(EncodeOnce, PluginDatasetLoading, AbsTask):
     seeds: ClassVar[tuple[int, ...]] = (0, 1, 2)
     tagger: ClassVar[TaggerConfig] = TaggerConfig()
     train_split: ClassVar[str] = "train"
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._embeddings = TaskEmbeddings()
-
-    def unload_data(self) -> None:
-        self._embeddings.clear()
-        super().unload_data()
 
     def _split(self, hf_subset: str, split: str) -> Dataset:
         dataset: Any = self.dataset

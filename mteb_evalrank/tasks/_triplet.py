@@ -36,7 +36,7 @@ from mteb_evalrank.data.sources import read_lines, unique_in_order
 from mteb_evalrank.evaluation.triplets import DEFAULT_TOL, grouped_accuracy_scores, triplet_outcomes
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
-from ._encoding import EncodeOnce, TaskEmbeddings
+from ._encoding import EncodeTexts
 
 if TYPE_CHECKING:
     from mteb.models import MTEBModels
@@ -52,7 +52,7 @@ JSONL_LABELS = ("keyword", "group", "length_bucket")
 MISSING_LABEL = "(none)"
 
 
-class AbsTaskTriplet(EncodeOnce, PluginDatasetLoading, AbsTask):
+class AbsTaskTriplet(EncodeTexts, PluginDatasetLoading, AbsTask):
     """Accuracy of ``s(X, X') > s(X, Y)`` (anchor) and ``s(X, X') > s(X', Y)`` (paraphrase).
 
     Class attributes:
@@ -62,15 +62,6 @@ class AbsTaskTriplet(EncodeOnce, PluginDatasetLoading, AbsTask):
 
     breakdown_columns: ClassVar[tuple[str, ...]] = JSONL_LABELS
     tol: ClassVar[float] = DEFAULT_TOL
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._embedding_cache = TaskEmbeddings()
-
-    def unload_data(self) -> None:
-        """mteb's unload, plus the embeddings (mteb calls it after the last subset)."""
-        self._embedding_cache.clear()
-        super().unload_data()
 
     def _get_content_columns(self) -> dict[str, Any]:
         return dict.fromkeys(TEXT_COLUMNS, "text")
@@ -102,7 +93,7 @@ class AbsTaskTriplet(EncodeOnce, PluginDatasetLoading, AbsTask):
         columns = {name: list(data_split[name]) for name in TEXT_COLUMNS}
         texts = unique_in_order(*columns.values())
         row = {text: i for i, text in enumerate(texts)}
-        embeddings = self._embedding_cache.embed(
+        embeddings = self._embeddings.embed(
             model,
             texts,
             task_metadata=self.metadata,

@@ -44,7 +44,7 @@ from threadpoolctl import threadpool_limits
 from mteb_evalrank.evaluation.classifiers import Kind, pair_features, senteval_scores
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
-from .._encoding import EncodeOnce, TaskEmbeddings, as_list
+from .._encoding import EncodeTexts, as_list
 
 _Metadata = TypeVar("_Metadata", bound=TaskMetadata)
 
@@ -82,7 +82,7 @@ SENTEVAL_METADATA: dict[str, Any] = {
 }
 
 
-class AbsTaskSentEval(EncodeOnce, PluginDatasetLoading, AbsTaskClassification):
+class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
     """A SentEval transfer task under one of the two protocols (see the module doc)."""
 
     protocol: ClassVar[Protocol] = "mteb"
@@ -99,7 +99,6 @@ class AbsTaskSentEval(EncodeOnce, PluginDatasetLoading, AbsTaskClassification):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._embeddings = TaskEmbeddings()
         self._all_texts: list[str] | None = None
 
     # ------------------------------------------------------------------ data
@@ -137,7 +136,6 @@ class AbsTaskSentEval(EncodeOnce, PluginDatasetLoading, AbsTaskClassification):
         return self._all_texts
 
     def unload_data(self) -> None:
-        self._embeddings.clear()
         self._all_texts = None
         super().unload_data()
 
