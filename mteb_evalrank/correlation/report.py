@@ -325,7 +325,7 @@ def _comparisons_section(result: CorrelationData) -> list[str]:
     ]
     return lines + [
         f"| {c.a} | {c.b} | {c.n} | {c.n_families} | {c.n_units} {c.units} | {_x100(c.mean_a)} | "
-        f"{_x100(c.mean_b)} | {_x100(c.difference)} | [{_x100(c.ci_low)}, {_x100(c.ci_high)}] | "
+        f"{_x100(c.mean_b)} | {_x100(c.difference)} | {_ci(c.ci_low, c.ci_high)} | "
         f"{_p(c.p_swap)} | {c.p_min:.3g} | {_p(c.p_swap_adj)} |"
         for c in result.comparisons
     ]
@@ -376,7 +376,7 @@ def _pairs_section(result: CorrelationData) -> list[str]:
     for p in result.pairs:
         line = (
             f"| {p.intrinsic} | {p.extrinsic} | {p.n} | {p.n_families} | {_x100(p.spearman)} | "
-            f"[{_x100(p.spearman_ci_low)}, {_x100(p.spearman_ci_high)}] | {_p(p.spearman_p)} | "
+            f"{_ci(p.spearman_ci_low, p.spearman_ci_high)} | {_p(p.spearman_p)} | "
             f"{_p(p.spearman_p_adj)} | {_x100(p.pearson)} | {_x100(p.kendall)} |"
         )
         if partial:

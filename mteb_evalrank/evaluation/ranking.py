@@ -880,29 +880,22 @@ def _refine_all(bg: _Background, chunk: _Chunk, entries: dict[Similarity, _Entri
 
 
 def reciprocal_ranks(counts: RankCounts, tie_policy: TiePolicy = "expected") -> NDArray[np.float64]:
-    """Per-pair reciprocal rank under ``tie_policy`` (see the module docstring)."""
+    """Per-pair reciprocal rank under ``tie_policy`` (see the module docstring): ``1 /`` the
+    :func:`mean_ranks` rank for ``optimistic`` and ``pessimistic``."""
+    if tie_policy != "expected":
+        return 1.0 / mean_ranks(counts, tie_policy)
     g = counts.better.astype(np.float64)
     t = counts.tied.astype(np.float64)
-    if tie_policy == "optimistic":
-        return 1.0 / (1.0 + g)
-    if tie_policy == "pessimistic":
-        return 1.0 / (1.0 + g + t)
-    if tie_policy == "expected":
-        # sum_{r=g+1}^{g+t+1} 1/r = psi(g+t+2) - psi(g+1)
-        return (digamma(g + t + 2.0) - digamma(g + 1.0)) / (t + 1.0)
-    raise ValueError(f"tie_policy must be one of {TIE_POLICIES}, got {tie_policy!r}.")
+    # sum_{r=g+1}^{g+t+1} 1/r = psi(g+t+2) - psi(g+1)
+    return (digamma(g + t + 2.0) - digamma(g + 1.0)) / (t + 1.0)
 
 
 def hits_at(counts: RankCounts, k: int, tie_policy: TiePolicy = "expected") -> NDArray[np.float64]:
-    """Per-pair probability that the positive is ranked within the top ``k``."""
-    g, t = counts.better, counts.tied
-    if tie_policy == "optimistic":
-        return (1 + g <= k).astype(np.float64)
-    if tie_policy == "pessimistic":
-        return (1 + g + t <= k).astype(np.float64)
-    if tie_policy == "expected":
-        return np.clip(k - g, 0, t + 1) / (t + 1.0)
-    raise ValueError(f"tie_policy must be one of {TIE_POLICIES}, got {tie_policy!r}.")
+    """Per-pair probability that the positive is ranked within the top ``k`` (for ``optimistic`` and
+    ``pessimistic``: whether the :func:`mean_ranks` rank is)."""
+    if tie_policy != "expected":
+        return (mean_ranks(counts, tie_policy) <= k).astype(np.float64)
+    return np.clip(k - counts.better, 0, counts.tied + 1) / (counts.tied + 1.0)
 
 
 def mean_ranks(counts: RankCounts, tie_policy: TiePolicy = "expected") -> NDArray[np.float64]:

@@ -40,13 +40,13 @@ from numpy.typing import NDArray
 
 UnknownWords = Literal["zero", "covered", "vocabulary", "mean_vector"]
 
-CONVENTIONS: tuple[UnknownWords, ...] = ("zero", "covered", "vocabulary", "mean_vector")
 PREFIXES: dict[UnknownWords, str] = {
     "zero": "",
     "covered": "covered_",
     "vocabulary": "vocabulary_",
     "mean_vector": "mean_vector_",
 }
+CONVENTIONS: tuple[UnknownWords, ...] = tuple(PREFIXES)
 VOCABULARY_ENV = "MTEB_EVALRANK_VOCABULARY"
 """Environment variable naming a vocabulary file (one word per line) for the ``vocabulary`` scores."""
 

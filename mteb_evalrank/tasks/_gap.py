@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from mteb.abstasks.sts import AbsTaskSTS, STSMetrics
 from scipy.stats import kendalltau
 
-from mteb_evalrank.data.registry import STSB_GRANULARITY, WMT17_DA
+from mteb_evalrank.data.registry import WMT17_DA
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 
 from ._citations import ABE2022_CITATION, WMT17_METRICS_CITATION, cite
@@ -32,17 +32,13 @@ from ._encoding import EncodeOnce
 if TYPE_CHECKING:
     from mteb_evalrank._mteb_adapter import STSEvaluatorScores
 
-ENGLISH = ["eng-Latn"]
 WMT17_LANGUAGE_PAIRS = ("cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en")
-WMT17_DATASET = WMT17_DA.mteb_dataset()
-STSB_GRANULARITY_DATASET = STSB_GRANULARITY.mteb_dataset()
-WMT17_CITATION = cite(WMT17_METRICS_CITATION, ABE2022_CITATION)
 PAPER = "https://aclanthology.org/2022.eval4nlp-1.8"
 
 #: ``TaskMetadata`` fields shared by the four WMT17 DA tasks.
 WMT17_METADATA: dict[str, Any] = {
     "reference": PAPER,
-    "dataset": WMT17_DATASET,
+    "dataset": WMT17_DA.mteb_dataset(),
     "type": "STS",
     "category": "t2t",
     "main_score": "cosine_pearson",
@@ -53,7 +49,7 @@ WMT17_METADATA: dict[str, Any] = {
     "annotations_creators": "human-annotated",
     "dialect": [],
     "sample_creation": "found",
-    "bibtex_citation": WMT17_CITATION,
+    "bibtex_citation": cite(WMT17_METRICS_CITATION, ABE2022_CITATION),
 }
 
 WMT17_SOURCE = (
@@ -65,7 +61,7 @@ WMT17_SOURCE = (
 
 def subsets(names: tuple[str, ...] | list[str]) -> dict[str, list[str]]:
     """``eval_langs`` of a multi-subset English task: every hf_subset is English."""
-    return {name: ENGLISH for name in names}
+    return {name: ["eng-Latn"] for name in names}
 
 
 class GapSTSMetrics(STSMetrics):

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import itertools
 
+from mteb_evalrank.data.registry import STSB_GRANULARITY
 from mteb_evalrank.evaluation.slices import STS_BAND_EDGES, band_name
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._citations import ABE2022_CITATION, STSB_CITATION, cite
-from ._gap import PAPER, STSB_GRANULARITY_DATASET, AbsTaskGapSTS, subsets
+from ._gap import PAPER, AbsTaskGapSTS, subsets
 
 
 class STSBenchmarkGranularity(AbsTaskGapSTS):
@@ -25,7 +26,7 @@ class STSBenchmarkGranularity(AbsTaskGapSTS):
             "similarity with the gold score within each band."
         ),
         reference=PAPER,
-        dataset=STSB_GRANULARITY_DATASET,
+        dataset=STSB_GRANULARITY.mteb_dataset(),
         type="STS",
         category="t2t",
         eval_langs=subsets([band_name(lo, hi) for lo, hi in itertools.pairwise(STS_BAND_EDGES)]),
