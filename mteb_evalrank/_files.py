@@ -1,13 +1,15 @@
-"""File helpers shared by the layers (a leaf module: standard library only)."""
+"""File helpers shared by the layers (a leaf module: standard library and ``filelock``)."""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from filelock import FileLock
 
 CORRUPT_SUFFIX = ".corrupt"
 """Appended to the name of a damaged file or folder moved aside (:func:`aside_name`)."""
@@ -33,9 +35,36 @@ def aside_name(path: Path, suffix: str = CORRUPT_SUFFIX) -> Path:
     return target
 
 
-def lock_path(target: Path) -> Path:
-    """``.<name>.lock`` beside ``target``: the file locked by whoever writes or repairs ``target``."""
-    return target.with_name(f".{target.name}.lock")
+def move_aside(path: Path, suffix: str = CORRUPT_SUFFIX) -> Path:
+    """Rename ``path`` to a free name beside it (:func:`aside_name`); returns that name."""
+    target = aside_name(path, suffix)
+    path.rename(target)
+    return target
+
+
+def folder_lock(target: Path) -> FileLock:
+    """The lock of ``target`` (the file ``.<name>.lock`` beside it), held by whoever writes or
+    repairs ``target``; one object per path in a process, so a holder may take it again."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(target.with_name(f".{target.name}.lock"), is_singleton=True)
+
+
+def replace_damaged(
+    target: Path, damage: Callable[[], list[str]], rebuild: Callable[[Path], bool]
+) -> tuple[list[str], Path, bool] | None:
+    """Under ``target``'s lock (:func:`folder_lock`), look again (``damage()``): ``None`` if it is
+    sound (replaced by another process meanwhile). Else move it aside to a free ``*.corrupt`` name
+    (:func:`aside_name`; never deleted): ``rebuild(aside)`` publishes a new ``target`` with
+    :func:`publishing`'s ``displaced=aside`` (a reader never finds it missing) and returns
+    ``True``, or returns ``False`` (nothing to build from) and ``target`` is renamed. Returns
+    ``(problems, aside, rebuilt)``."""
+    with folder_lock(target):
+        if not (problems := damage()):
+            return None
+        aside = aside_name(target)
+        if not (rebuilt := rebuild(aside)):
+            target.rename(aside)
+    return problems, aside, rebuilt
 
 
 @contextmanager
@@ -47,7 +76,7 @@ def publishing(target: Path, *, displaced: Path | None = None) -> Iterator[Path]
     former ``target`` is first renamed to ``displaced`` (kept: a damaged copy moved aside) or to
     a temporary sibling removed afterwards. An error in the block (Ctrl-C too) removes the
     sibling and leaves ``target`` as it was. The caller holds ``target``'s lock
-    (:func:`lock_path`): the leftovers of a publisher killed midway (``.<name>.*.tmp``) are
+    (:func:`folder_lock`): the leftovers of a publisher killed midway (``.<name>.*.tmp``) are
     removed first.
     """
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -86,7 +86,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mteb_evalrank._files import aside_name
+from mteb_evalrank._files import move_aside
 
 DIGEST_SIZE = 16
 CACHE_DIR_ENV = "MTEB_EVALRANK_EMBEDDING_CACHE"
@@ -171,9 +171,8 @@ def set_aside(shard: Path, reason: str) -> Path | None:
     Returns the new path, or ``None`` if another process moved it first (it warned then).
     If the rename fails (a read-only folder), the warning says so and the shard stays.
     """
-    target = aside_name(shard)
     try:
-        shard.rename(target)
+        target = move_aside(shard)
     except FileNotFoundError:
         return None
     except OSError as error:

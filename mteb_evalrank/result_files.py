@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mteb_evalrank._files import CORRUPT_SUFFIX, aside_name
+from mteb_evalrank._files import move_aside
 
 if TYPE_CHECKING:
     from mteb.results import BenchmarkResults
@@ -183,7 +183,7 @@ def result_is_done(path: Path) -> bool:
     problem = result_damage(path)
     if problem is not None:
         category: type[UserWarning] = DamagedResultWarning
-        target = _set_aside(path, CORRUPT_SUFFIX)
+        target = move_aside(path)
     else:
         data, _ = _json_object(path)
         task = str(data.get("task_name", path.stem)) if data else path.stem
@@ -194,18 +194,11 @@ def result_is_done(path: Path) -> bool:
         )
         if problem is None:
             return True
-        category, target = OutdatedResultWarning, _set_aside(path, ".outdated")
+        category, target = OutdatedResultWarning, move_aside(path, ".outdated")
     warnings.warn(
         f"{path}: {problem}; moved aside to {target.name}, the job runs again.", category, stacklevel=2
     )
     return False
-
-
-def _set_aside(path: Path, suffix: str) -> Path:
-    """Rename ``path`` to a free ``<name><suffix>[-n]`` (:func:`mteb_evalrank._files.aside_name`)."""
-    target = aside_name(path, suffix)
-    path.rename(target)
-    return target
 
 
 def _warn(folder: Path, path: Path, problem: str) -> str:

@@ -1078,6 +1078,26 @@ def test_a_damaged_sts_mirror_is_installed_again_from_the_raw_data(
     assert own_sts_mirrors.with_name(own_sts_mirrors.name + ".corrupt").is_dir()
 
 
+def test_a_damaged_sts_mirror_stays_in_place_when_it_cannot_be_built_again(
+    own_sts_mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$MTEB_EVALRANK_SOURCE`` names a folder without the STS files: the build's error naming the
+    missing file, and the damaged mirror is left where it was, byte for byte (it is moved aside only
+    by the publish of a new one, as a damaged local build is): mteb's STS12 never finds it missing."""
+    import mteb
+
+    from mteb_evalrank.data.registry import SOURCE_ENV
+
+    (tmp_path / "raw").mkdir()
+    monkeypatch.setenv(SOURCE_ENV, str(tmp_path / "raw"))
+    damaged = _cut(next(own_sts_mirrors.glob("default/*/*/*.arrow")))
+    content = damaged.read_bytes()
+    with pytest.raises(FileNotFoundError, match=r"missing source file .*STS12-en-test"):
+        mteb.get_task("STS12").load_data()
+    assert damaged.read_bytes() == content
+    assert not own_sts_mirrors.with_name(own_sts_mirrors.name + ".corrupt").exists()
+
+
 def test_a_real_copy_of_an_sts_dataset_is_never_touched(
     own_sts_mirrors: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 import trustme
 
+from mteb_evalrank._files import folder_lock
 from mteb_evalrank._network import OFFLINE_ENVS
 from mteb_evalrank.data import fetch, hub, ready, releases, status
 from mteb_evalrank.data.fetch import FetchError
@@ -568,7 +569,7 @@ def test_a_family_is_built_by_one_process_at_a_time(
         "print(ready.ready_dataset(registry.get_dataset_spec('stsb-granularity'), 'a test'))"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HOME": str(tmp_path / "hf")}
-    with hub.cache_lock(hub.cache_root(STSB_GRANULARITY.hub_id)):
+    with folder_lock(hub.cache_root(STSB_GRANULARITY.hub_id)):
         process = subprocess.Popen(
             [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )

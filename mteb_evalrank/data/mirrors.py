@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from .._files import publishing
-from .hub import cache_lock, cache_root, check_card, hub_cache_copy, write_config
+from .._files import folder_lock, publishing
+from .hub import cache_root, check_card, hub_cache_copy, write_config
 from .layout import BuiltDataset
 from .registry import STS_MIRROR_SPECS, STS_MIRRORS, MirrorSpec
 from .repair import build_damage
@@ -75,13 +76,21 @@ def mirror_states(cache_dir: Path | None = None) -> list[MirrorState]:
 
 
 def install_sts_mirrors(
-    source: Path | str, cache_dir: Path | None = None, *, built: BuiltDataset | None = None
+    source: Path | str,
+    cache_dir: Path | None = None,
+    *,
+    built: BuiltDataset | None = None,
+    displaced: Mapping[str, Path] | None = None,
 ) -> dict[str, MirrorState]:
     """Build ``tasks/sts-mirrors`` from ``source`` and install a mirror for every id that holds no real copy.
+
+    ``displaced``: ``{task: folder}`` for a damaged mirror of ours (:func:`damaged_mirror`),
+    replaced whatever its state and moved to ``folder`` (kept), not removed.
 
     Returns ``{task: state}`` after the install: ``mirror`` where installed (or refreshed),
     ``real copy`` where an existing copy was left untouched.
     """
+    displaced = displaced or {}
     if built is None:
         built = STS_MIRRORS.recipe().build(Path(source))
     check_card(STS_MIRRORS, built)
@@ -95,10 +104,10 @@ def install_sts_mirrors(
     result = {}
     for mirror in STS_MIRROR_SPECS:
         root = cache_root(mirror.hub_id, cache_dir)
-        with cache_lock(root):
+        with folder_lock(root):
             state = _state(mirror, cache_dir)
-            if state.state != "real copy":
-                with publishing(root) as folder:
+            if state.state != "real copy" or mirror.task in displaced:
+                with publishing(root, displaced=displaced.get(mirror.task)) as folder:
                     config = built.configs[mirror.config]
                     target = write_config(folder, mirror.hub_id, mirror.hub_config, config)
                     (target / MARKER).write_text(json.dumps({**stamp, "task": mirror.task}, indent=2) + "\n")

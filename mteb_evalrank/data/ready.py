@@ -8,15 +8,16 @@
    nothing is requested and a missing dataset is one :class:`DatasetNotAvailableError`;
 2. **build**: the family's recipe, a pure function of the raw data;
 3. **publish** atomically into the ``datasets`` cache (:func:`.hub.install_into_cache`), under
-   the family's lock (:func:`.hub.cache_lock`); a process that waited for the lock looks again
-   and finds the family published, so concurrent first uses build it once.
+   the family's lock (:func:`mteb_evalrank._files.folder_lock`); a process that waited for the
+   lock looks again and finds the family published, so concurrent first uses build it once.
 
 :func:`rebuild_if_damaged` (after a load failed) **checks** the published copy under the same
 lock (:func:`.repair.build_damage`): a damaged local build is replaced by a new one (fetch,
-build, publish; the damaged folder moved aside to ``*.corrupt`` with one
-:class:`~.repair.DamagedDatasetWarning`) or named in one :class:`~.repair.DatasetDamagedError`;
-a damaged Hub download is named (:func:`.repair.check_hub_download`).
-:func:`rebuild_mirror_if_damaged` does the same for an opt-in STS mirror.
+build, publish; the damaged folder moved aside to ``*.corrupt``,
+:func:`mteb_evalrank._files.replace_damaged`, with one :class:`~.repair.DamagedDatasetWarning`)
+or named in one :class:`~.repair.DatasetDamagedError`; a damaged Hub download is named
+(:func:`.repair.check_hub_download`). :func:`rebuild_mirror_if_damaged` does the same for an
+opt-in STS mirror.
 
 Nothing this module calls calls back into it.
 """
@@ -29,12 +30,11 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from .._files import aside_name
+from .._files import folder_lock, replace_damaged
 from .._mteb_adapter import hub_switched_off
 from .._network import hub_allowed, offline_flag
 from .fetch import fetch_family, say
 from .hub import (
-    cache_lock,
     cache_root,
     dataset_location,
     datasets_progress_bars,
@@ -131,7 +131,7 @@ def ready_dataset(spec: DatasetSpec, user: str, *, raw: Path | None = None, why:
     raw = raw or raw_data(spec)
     if raw is None:
         raise DatasetNotAvailableError(not_available_message(spec, user))
-    with cache_lock(cache_root(spec.hub_id)):
+    with folder_lock(cache_root(spec.hub_id)):
         if (location := dataset_location(spec)) is None:  # else published while this one waited
             build_and_publish(spec, raw, why)
     return location or "local build"
@@ -148,30 +148,32 @@ def rebuild_if_damaged(spec: DatasetSpec, user: str) -> bool:
         DatasetDamagedError: a damaged Hub download (named, never touched), or a damaged local
             build (moved aside) without the raw data to build it again.
     """
-    root = cache_root(spec.hub_id)
-    with cache_lock(root):
+    root, configs = cache_root(spec.hub_id), read_card_configs(spec.card_path)
+
+    def rebuild(aside: Path) -> bool:
+        if (raw := raw_data(spec)) is not None:
+            build_and_publish(spec, raw, "damaged copy", displaced=aside)
+        return raw is not None
+
+    with folder_lock(root):
         location = dataset_location(spec)
         if location == "Hub download":
             check_hub_download(spec, user)
         if location != "local build" or not (
-            problems := build_damage(root, read_card_configs(spec.card_path))
+            found := replace_damaged(root, lambda: build_damage(root, configs), rebuild)
         ):
             return False
-        aside = aside_name(root)
-        detail = damage_summary(problems)
-        what = f"{user}: the local build of {spec.hub_id} is damaged: {detail}; moved aside to {aside}"
-        raw = raw_data(spec)
-        if raw is None:
-            root.rename(aside)
-            warnings.warn(f"{what}.", DamagedDatasetWarning, stacklevel=3)
-            raise DatasetDamagedError(
-                f"{user}: the local build of {spec.hub_id} in the datasets cache was damaged ({detail}) "
-                f"and has been moved aside to {aside}. Build it again: "
-                f"`{build_command(os.environ.get(SOURCE_ENV), spec.family)}`, or set {SOURCE_ENV} to the "
-                "raw data folder to rebuild it on first use."
-            )
-        warnings.warn(f"{what} and built again.", DamagedDatasetWarning, stacklevel=3)
-        build_and_publish(spec, raw, "damaged copy", displaced=aside)
+    problems, aside, rebuilt = found
+    detail = damage_summary(problems)
+    what = f"{user}: the local build of {spec.hub_id} is damaged: {detail}; moved aside to {aside}"
+    warnings.warn(f"{what} and built again." if rebuilt else f"{what}.", DamagedDatasetWarning, stacklevel=3)
+    if not rebuilt:
+        raise DatasetDamagedError(
+            f"{user}: the local build of {spec.hub_id} in the datasets cache was damaged ({detail}) "
+            f"and has been moved aside to {aside}. Build it again: "
+            f"`{build_command(os.environ.get(SOURCE_ENV), spec.family)}`, or set {SOURCE_ENV} to the "
+            "raw data folder to rebuild it on first use."
+        )
     return True
 
 
@@ -211,27 +213,26 @@ def rebuild_mirror_if_damaged(task: str) -> bool:
     """
     from .mirrors import damaged_mirror, install_sts_mirrors
 
-    found = damaged_mirror(task)
-    if found is None:
+    if (mirror_found := damaged_mirror(task)) is None:
         return False
-    mirror, root, problems = found
-    with cache_lock(root):
-        if not build_damage(root, [mirror.hub_config]):
-            return True  # another process installed it again while this one waited
-        aside = aside_name(root)
-        root.rename(aside)
-        detail = damage_summary(problems)
-        warnings.warn(
-            f"{task}: the offline STS mirror of {mirror.hub_id} is damaged: {detail}; "
-            f"moved aside to {aside}.",
-            DamagedDatasetWarning,
-            stacklevel=3,
-        )
-        raw = raw_data(STS_MIRRORS)
-        if raw is not None:
-            install_sts_mirrors(raw)
-            return True
-    source = os.environ.get(SOURCE_ENV)
+    mirror, root, _ = mirror_found
+
+    def rebuild(aside: Path) -> bool:
+        if (raw := raw_data(STS_MIRRORS)) is not None:
+            install_sts_mirrors(raw, displaced={task: aside})
+        return raw is not None
+
+    if (found := replace_damaged(root, lambda: build_damage(root, [mirror.hub_config]), rebuild)) is None:
+        return True  # another process installed it again while this one waited
+    problems, aside, rebuilt = found
+    detail, source = damage_summary(problems), os.environ.get(SOURCE_ENV)
+    warnings.warn(
+        f"{task}: the offline STS mirror of {mirror.hub_id} is damaged: {detail}; moved aside to {aside}.",
+        DamagedDatasetWarning,
+        stacklevel=3,
+    )
+    if rebuilt:
+        return True
     raise DatasetDamagedError(
         f"{task}: the offline mirror of {mirror.hub_id} in the datasets cache that "
         f"`mteb-evalrank datasets build --sts-mirrors` installed was damaged ({detail}) and has "

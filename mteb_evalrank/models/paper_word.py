@@ -43,11 +43,10 @@ from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
 from mteb.models import ModelMeta
 from mteb.models.model_meta import ScoringFunction
 
-from mteb_evalrank._files import lock_path
+from mteb_evalrank._files import folder_lock
 from mteb_evalrank._home import home
 from mteb_evalrank._network import offline_flag
 
@@ -222,8 +221,7 @@ def fetch_set(
     if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
         raise fetch.FetchError(f"{url} is not an http(s) URL, so nothing was requested. {advice}")
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        with FileLock(lock_path(target)):
+        with folder_lock(target):
             if is_verified(target, spec.pin):
                 return target  # another process fetched it while this one waited
             for leftover in root.glob(f".{spec.file}.*.part"):

@@ -28,9 +28,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
-from mteb_evalrank._files import lock_path, publishing, sha256_file
+from mteb_evalrank._files import folder_lock, publishing, sha256_file
 
 from ._common import INSTALL_HINT, MARKER, encoders_dir
 
@@ -68,16 +66,16 @@ def write_marked_folder(
 ) -> Path:
     """Publish ``<root>/<name>`` built by ``build(tmp_folder) -> marker facts`` (atomic rename).
 
-    Under the folder's lock (``.<name>.lock``): a process that waited finds it ``ready()`` and
-    builds nothing. A former folder of ours is replaced (moved to ``displaced`` if given).
+    Under the folder's lock (:func:`~mteb_evalrank._files.folder_lock`): a process that waited
+    finds it ``ready()`` and builds nothing. A former folder of ours is replaced (a damaged one
+    moved to ``displaced``, if given, even when ``ready()``).
 
     Raises:
         EncoderFolderError: if ``<root>/<name>`` exists and is not ours.
     """
     target = (root or encoders_dir()) / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(lock_path(target), is_singleton=True):
-        if ready():
+    with folder_lock(target):
+        if displaced is None and ready():
             return target
         if target.exists() and read_marker(target) is None:
             raise EncoderFolderError(

