@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 
@@ -22,6 +24,15 @@ def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
         while block := handle.read(chunk):
             digest.update(block)
     return digest.hexdigest()
+
+
+def read_json_object(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``; ``None`` if it is missing, unreadable, not JSON or not an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def aside_name(path: Path, suffix: str = CORRUPT_SUFFIX) -> Path:

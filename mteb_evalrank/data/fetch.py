@@ -48,7 +48,7 @@ from typing import BinaryIO, Literal
 
 from tqdm.auto import tqdm
 
-from .._files import folder_lock, sha256_file
+from .._files import folder_lock, read_json_object, sha256_file
 from .._home import home
 from .._network import offline_flag
 from .registry import DatasetSpec
@@ -113,11 +113,7 @@ class RawFileState:
 
 def read_provenance(root: Path) -> dict[str, dict[str, str]]:
     """``{path: {"url", "sha256", "fetched"}}`` from the raw cache (empty if absent or unreadable)."""
-    try:
-        data = json.loads((root / PROVENANCE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_json_object(root / PROVENANCE) or {}
 
 
 def file_states(files: Iterable[str], root: Path | None = None) -> list[RawFileState]:

@@ -493,8 +493,6 @@ SUP_SIMCSE = _hub(
     "mit",
     "2021-04-21",
 )
-PAPER_CHECKPOINTS = (BERT_BASE, BERT_LARGE, ROBERTA_BASE, ROBERTA_LARGE, SBERT_NLI, UNSUP_SIMCSE, SUP_SIMCSE)
-"""Revisions: pinned commits where known; ``main`` (the branch head) for SBERT-NLI and unsup-SimCSE."""
 
 
 class PopulationModel(Protocol):

@@ -503,7 +503,6 @@ def _meta(model: ZooModel) -> ModelMeta:
 
 ZOO_METAS: dict[str, ModelMeta] = {name: _meta(model) for name, model in ZOO_MODELS.items()}
 """The ``ModelMeta`` of every zoo model, in :data:`ZOO` order (derived)."""
-glove_6b_50d = ZOO_METAS[GLOVE_6B_50D]
 
 MODEL_METAS: tuple[ModelMeta, ...] = tuple(ZOO_METAS.values())
 """The metas ``mteb_evalrank.register()`` adds to mteb's registry: :data:`ZOO_METAS`'s values."""

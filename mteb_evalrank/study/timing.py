@@ -14,18 +14,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .._files import read_json_object
 from .chain_execution import ChainReport, JobOutcome
 
 TIMING = "study_timing.json"
-
-
-def read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON object from ``path``; None when the file is missing or unreadable (e.g. truncated)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def timing_record(
@@ -123,6 +115,6 @@ def record_run(
     timing["scheduler"] = scheduler
     timing["senteval_classifiers"] = list(senteval_classifiers)
     timing["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
-    timing = with_history(timing, read_json(out / TIMING))
+    timing = with_history(timing, read_json_object(out / TIMING))
     (out / TIMING).write_text(json.dumps(timing, indent=1) + "\n", encoding="utf-8")
     return timing

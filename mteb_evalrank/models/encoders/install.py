@@ -28,7 +28,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from mteb_evalrank._files import folder_lock, publishing, sha256_file
+from mteb_evalrank._files import folder_lock, publishing, read_json_object, sha256_file
 
 from ._common import INSTALL_HINT, MARKER, encoders_dir
 
@@ -49,11 +49,7 @@ class EncoderFolderError(RuntimeError):
 
 def read_marker(folder: Path) -> dict[str, Any] | None:
     """The marker of a folder of ours, ``None`` if absent or unreadable."""
-    try:
-        data = json.loads((folder / MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_json_object(folder / MARKER)
 
 
 def write_marked_folder(
