@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -117,6 +116,8 @@ def main() -> None:
     args = parser.parse_args()
     import mteb
 
+    from mteb_evalrank.tasks._encoding import reuse_across_tasks
+
     tasks = [task for task in suite(args.suite) if not args.tasks or task.metadata.name in args.tasks]
     if args.model == "count":
         model: Any = HashCounter()
@@ -132,7 +133,7 @@ def main() -> None:
         "model": args.model,
         "suite": args.suite,
         "tasks": [task.metadata.name for task in tasks] if args.tasks else len(tasks),
-        "reuse": os.environ.get("MTEB_EVALRANK_REUSE_EMBEDDINGS", "1") != "0",
+        "reuse": reuse_across_tasks(),
         "texts_encoded": encoded,
         "distinct_texts": distinct,
         "ratio": round(encoded / distinct, 4),

@@ -76,6 +76,11 @@ def model_name(model: object) -> str:
     return getattr(meta, "name", None) or type(model).__name__
 
 
+def reuse_across_tasks() -> bool:
+    """Whether a run reuses embeddings across tasks (unless ``MTEB_EVALRANK_REUSE_EMBEDDINGS=0``)."""
+    return os.environ.get(REUSE_ENV, "1").strip() != "0"
+
+
 def weights_version(model: object) -> int:
     """A number that changes when the torch weights of ``model`` change in place or are replaced.
 
@@ -245,8 +250,7 @@ def reusing(model: Any) -> Any:
     process cache, or ``model`` itself if reuse is off (:data:`REUSE_ENV`), if it is not an mteb
     encoder (a cross-encoder, a search model) or if it is a :class:`CachedEncoder` already (the
     study's). On disk (``MTEB_EVALRANK_EMBEDDING_CACHE``) when the model has a name and a revision."""
-    reuse = os.environ.get(REUSE_ENV, "1").strip() != "0"
-    if isinstance(model, CachedEncoder) or not isinstance(model, EncoderProtocol) or not reuse:
+    if isinstance(model, CachedEncoder) or not isinstance(model, EncoderProtocol) or not reuse_across_tasks():
         return model
     cache = process_cache()
     meta = getattr(model, "mteb_model_meta", None)
