@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,7 +22,7 @@ import pytest
 from mteb.models.abs_encoder import AbsEncoder
 
 import mteb_evalrank
-from mteb_evalrank import cli
+from mteb_evalrank import _mteb_adapter, cli
 from mteb_evalrank.models import MODEL_METAS, postprocess
 from mteb_evalrank.models import hf_variants as hv
 from mteb_evalrank.models.minilm import MiniLMLayerPooling, model_path
@@ -276,7 +276,6 @@ def test_population_offline_error_names_the_first_checkpoint(tmp_path: Path) -> 
     message = str(raised.value.code)
     assert "'google-bert/bert-base-uncased'" in message and "connected machine" in message
     assert "HF_HUB_OFFLINE is set" in message and "\n" not in message
-    from mteb_evalrank import _mteb_adapter
 
     assert "evalrank/bert-base-uncased-cls" not in _mteb_adapter.model_registry()  # nothing registered
     assert not any(tmp_path.iterdir())
@@ -321,6 +320,18 @@ def test_local_population_declares_the_paper_variants_of_the_local_checkpoints()
         type(meta).model_validate(meta.model_dump())
 
 
+@pytest.fixture
+def mteb_registry_restored() -> Iterator[None]:
+    """mteb's model registry as it was before the test (a registered population would otherwise stay
+    for the tests after it in this process, e.g. the count of the zoo's models in the study's help)."""
+    registry = _mteb_adapter.model_registry()
+    before = dict(registry)
+    yield
+    registry.clear()
+    registry.update(before)
+
+
+@pytest.mark.usefixtures("mteb_registry_restored")
 def test_enabling_a_population_leaves_the_environment_as_it_was() -> None:
     """A population is registered in this process only; worker processes get its name as an argument."""
 
