@@ -15,6 +15,8 @@ VENV=$VENV bash scripts/setup.sh
 # cache .mypy_cache/), then on each dataset recipe: nine modules named ``recipe``, one per mypy run
 "$VENV/bin/mypy"
 for recipe in tasks/*/recipe.py; do "$VENV/bin/mypy" --no-error-summary "$recipe"; done
+# the layers of docs/architecture.md and no import cycle: the contracts in pyproject.toml
+"$VENV/bin/lint-imports" --no-logo
 # the documentation site (docs/, mkdocs.yml): broken links, anchors or nav entries fail
 NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet
 # headless Chromium and its driver for the report's browser test (apt-get, only when missing)

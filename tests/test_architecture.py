@@ -1,37 +1,20 @@
-"""The code's shape: imports between ``mteb_evalrank`` modules go one way (no cycle), the imports
-between layers are those of docs/architecture.md's layer table, and no function is longer than
+"""The code's shape: docs/architecture.md's layer table agrees with the import contract, the
+dataset recipes import only the data layer and below, and no function is longer than
 :data:`MAX_BODY_LINES` (ruff's C901 / PLR0915 bound complexity and statements, not length: a long
 flat function such as a report renderer passes those).
 
-Imports.
-
-The import graph is read from the source with :mod:`ast`, not by importing anything: every
-``import`` / ``from ... import`` statement counts, at module level, inside functions (lazy imports)
-and under ``if TYPE_CHECKING:``. ``from package import name`` is an edge to ``package.name`` when
-that is a module of the package, else to ``package`` (its ``__init__``). The implicit import of a
-module's parent packages is not an edge (Python runs a package's ``__init__`` before its modules;
-that is not a cycle). The graph must be acyclic: :class:`graphlib.TopologicalSorter` raises
-:class:`graphlib.CycleError` naming a cycle otherwise.
-
-Layers.
-
-The first table of docs/architecture.md (layer | where | what | depends on) assigns every module of
-the package, and every dataset recipe ``tasks/<family>/recipe.py``, to exactly one layer by the
-paths of its "where" column; the "depends on" column names in bold the layers a layer imports.
-The import graph (plus the recipes' imports) must use exactly those layer edges, and a layer may
-depend on one listed below it only where the table marks it *upward*.
+Imports within the package are checked by ``lint-imports`` (scripts/test.sh) against the contracts
+in pyproject.toml: the layers, every import pointing down, every module in one layer; no import
+cycle among siblings at any depth. grimp reads every ``import`` statement, at module level, inside
+functions (lazy imports) and under ``if TYPE_CHECKING:``.
 """
 
 from __future__ import annotations
 
 import ast
-import fnmatch
-import graphlib
 import re
-from dataclasses import dataclass
+import tomllib
 from pathlib import Path
-
-import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "mteb_evalrank"
@@ -43,212 +26,40 @@ MAX_BODY_LINES = 60
 LONG_FUNCTIONS_TO_SPLIT: frozenset[str] = frozenset()
 
 
-def module_names(package: Path) -> dict[str, Path]:
-    """Dotted module name -> file, for every ``.py`` file under ``package`` (packages by ``__init__``)."""
-    names: dict[str, Path] = {}
-    for path in sorted(package.rglob("*.py")):
-        parts = list(path.relative_to(package.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        names[".".join(parts)] = path
-    return names
-
-
-def _imported(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> list[str]:
-    """The dotted names an import statement in ``module`` reaches (candidates, not yet resolved)."""
-    if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
-    if node.level:  # relative: ``from .x import y`` in a.b.c (module) means a.b.x; in a package a.b, a.b.x
-        anchor = module.split(".") if is_package else module.split(".")[:-1]
-        anchor = anchor[: len(anchor) - node.level + 1]
-        base = ".".join([*anchor, *([node.module] if node.module else [])])
-    else:
-        base = node.module or ""
-    return [f"{base}.{alias.name}" for alias in node.names] + [base]
-
-
-def file_imports(path: Path, name: str, modules: dict[str, Path]) -> set[str]:
-    """The modules of ``modules`` that the file ``path`` (module ``name``) imports, anywhere in its source."""
-    is_package = path.name == "__init__.py"
-    deps: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if not isinstance(node, ast.Import | ast.ImportFrom):
-            continue
-        candidates = _imported(node, name, is_package)
-        if isinstance(node, ast.ImportFrom):
-            # ``from p import m`` reaches module p.m if it exists, else names of p itself
-            submodules = [c for c in candidates[:-1] if c in modules]
-            names_of_base = len(submodules) < len(candidates) - 1
-            candidates = submodules + ([candidates[-1]] if names_of_base else [])
-        for target in candidates:
-            while target not in modules and "." in target:  # ``import a.b.c`` of a name: its module
-                target = target.rsplit(".", 1)[0]
-            if target in modules and target != name:
-                deps.add(target)
-    return deps
-
-
-def import_graph(package: Path) -> dict[str, set[str]]:
-    """Module -> the package's modules it imports (anywhere in its source)."""
-    modules = module_names(package)
-    return {name: file_imports(path, name, modules) for name, path in modules.items()}
-
-
-def test_the_graph_sees_every_kind_of_import() -> None:
-    """Edges the source plainly has: relative, TYPE_CHECKING-only, lazy (inside a function)."""
-    graph = import_graph(PACKAGE)
-    assert "mteb_evalrank.correlation.results" in graph["mteb_evalrank.correlation.core"]  # from .results
-    assert "mteb_evalrank.correlation.results" in graph["mteb_evalrank.correlation.report"]  # TYPE_CHECKING
-    assert "mteb_evalrank.correlation.figures" in graph["mteb_evalrank.correlation.core"]  # in a method
-    assert "mteb_evalrank.tasks" in graph["mteb_evalrank._registration"]  # in a function: the package
-    assert "mteb_evalrank.correlation.stats" in graph["mteb_evalrank.correlation.core"]  # from . import stats
-
-
-def test_a_cycle_is_found(tmp_path: Path) -> None:
-    """The check fails on a package whose two modules refer to each other (one only for typing)."""
-    package = tmp_path / "pkg"
-    (package / "sub").mkdir(parents=True)
-    (package / "__init__.py").write_text("", encoding="utf-8")
-    (package / "sub" / "__init__.py").write_text("from .a import A\n", encoding="utf-8")
-    (package / "sub" / "a.py").write_text("from ..b import helper\nclass A: ...\n", encoding="utf-8")
-    (package / "b.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.sub import a\n"
-        "def helper() -> None: ...\n",
-        encoding="utf-8",
-    )
-    graph = import_graph(package)
-    assert graph == {"pkg": set(), "pkg.b": {"pkg.sub.a"}, "pkg.sub": {"pkg.sub.a"}, "pkg.sub.a": {"pkg.b"}}
-    with pytest.raises(graphlib.CycleError):
-        tuple(graphlib.TopologicalSorter(graph).static_order())
-
-
-def test_no_import_cycle_among_the_package_s_modules() -> None:
-    graph = import_graph(PACKAGE)
-    assert len(graph) > 100  # every module was read
-    try:
-        order = list(graphlib.TopologicalSorter(graph).static_order())
-    except graphlib.CycleError as error:
-        cycle = " -> ".join(error.args[1])
-        pytest.fail(f"import cycle: {cycle}; move what both sides need into a module below them")
-    assert set(order) == set(graph)
-
-
 # ----------------------------------------------------------------------------- layers
 ARCHITECTURE_DOC = REPO / "docs" / "architecture.md"
 
 
-@dataclass(frozen=True)
-class Layer:
-    """One row of docs/architecture.md's layer table."""
-
-    name: str
-    where: tuple[str, ...]
-    """Repository paths (a folder ends with ``/``; ``<family>`` stands for any folder name)."""
-    depends_on: frozenset[str]
-    """The layers named in bold in the "depends on" column."""
-    upward: frozenset[str]
-    """Those of them marked *upward* (a layer listed below this one)."""
+def contract_layers() -> list[list[str]]:
+    """The layers of pyproject.toml's import contract, from the base up, each a list of module names."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers")
+    return [[name.strip() for name in re.split(r"[|:]", layer)] for layer in reversed(contract["layers"])]
 
 
-def layer_table(markdown: str) -> list[Layer]:
-    """The first table of ``markdown``, whose columns must be layer | where | what | depends on."""
-    lines = markdown.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
-    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines[start:]]
-    rows = rows[: next((i for i, line in enumerate(lines[start:]) if not line.startswith("|")), len(rows))]
-    assert rows[0] == ["layer", "where", "what", "depends on"], rows[0]
-    layers = []
-    for name, where, _, depends_on in rows[2:]:  # after the header and its |---| line
-        named = re.findall(r"\*\*([\w ]+)\*\*( \(\*upward\*)?", depends_on)
-        layers.append(
-            Layer(
-                name=name,
-                where=tuple(re.findall(r"`([^`]+)`", where)),
-                depends_on=frozenset(layer for layer, _ in named),
-                upward=frozenset(layer for layer, mark in named if mark),
-            )
-        )
-    return layers
+def test_the_layer_table_lists_the_contract_s_layers_in_its_order() -> None:
+    """docs/architecture.md's table names every module of the contract, base first, layer by layer."""
+    table = ARCHITECTURE_DOC.read_text(encoding="utf-8").split("\n## ")[1]
+    positions = []
+    for layer in contract_layers():
+        found = [table.find(f"`mteb_evalrank/{name}{suffix}`") for name in layer for suffix in (".py", "/")]
+        assert sum(f >= 0 for f in found) == len(layer), f"{layer}: not all in the layer table"
+        positions.append(min(f for f in found if f >= 0))
+    assert positions == sorted(positions)
 
 
-def covers(item: str, path: str) -> bool:
-    """Whether the table's ``where`` item (a file, or a folder ending with ``/``) holds ``path``."""
-    pattern = item.replace("<family>", "*")
-    return fnmatch.fnmatchcase(path, pattern + "*" if pattern.endswith("/") else pattern)
-
-
-def layer_of(path: str, layers: list[Layer]) -> str:
-    """The one layer whose ``where`` holds the repository path ``path``."""
-    owners = [layer.name for layer in layers if any(covers(item, path) for item in layer.where)]
-    assert len(owners) == 1, f"{path} belongs to {len(owners)} layers of the table: {owners}"
-    return owners[0]
-
-
-def layer_edges(
-    graph: dict[str, set[str]], paths: dict[str, str], layers: list[Layer]
-) -> dict[str, dict[str, str]]:
-    """Layer -> the other layers it imports, each with one module edge as the example."""
-    edges: dict[str, dict[str, str]] = {layer.name: {} for layer in layers}
-    for module, deps in sorted(graph.items()):
-        source = layer_of(paths[module], layers)
-        for dep in sorted(deps):
-            target = layer_of(paths[dep], layers)
-            if target != source:
-                edges[source].setdefault(target, f"{module} -> {dep}")
-    return edges
-
-
-def layer_mismatches(edges: dict[str, dict[str, str]], layers: list[Layer]) -> list[str]:
-    """How the imports between layers differ from the table's "depends on" column."""
-    problems = []
-    for layer in layers:
-        used = edges[layer.name]
-        problems += [
-            f"{layer.name} -> {t} not in the table ({e})"
-            for t, e in used.items()
-            if t not in layer.depends_on
-        ]
-        problems += [
-            f"{layer.name} -> {t} in the table, not imported" for t in sorted(layer.depends_on - set(used))
-        ]
-    return problems
-
-
-def layer_order_mismatches(layers: list[Layer]) -> list[str]:
-    """Layers named but not in the table; dependencies on a layer listed below not marked *upward*,
-    or marked *upward* on a layer listed above."""
-    position = {layer.name: i for i, layer in enumerate(layers)}
-    problems = []
-    for i, layer in enumerate(layers):
-        for dep in sorted(layer.depends_on):
-            if dep not in position:
-                problems.append(f"{layer.name} -> {dep}: no such layer")
-            elif position[dep] > i and dep not in layer.upward:
-                problems.append(f"{layer.name} -> {dep}: a layer listed below, not marked upward")
-            elif position[dep] < i and dep in layer.upward:
-                problems.append(f"{layer.name} -> {dep}: marked upward, but listed above")
-    return problems
-
-
-def plugin_graph() -> tuple[dict[str, set[str]], dict[str, str]]:
-    """The package's import graph plus the dataset recipes' imports of it; node -> repository path."""
-    modules = module_names(PACKAGE)
-    graph = import_graph(PACKAGE)
-    paths = {name: path.relative_to(REPO).as_posix() for name, path in modules.items()}
-    for recipe in sorted((REPO / "tasks").glob("*/recipe.py")):
-        name = recipe.relative_to(REPO).as_posix()
-        graph[name] = file_imports(recipe, name, modules)
-        paths[name] = name
-    return graph, paths
-
-
-def test_the_layer_table_is_read() -> None:
-    layers = layer_table(ARCHITECTURE_DOC.read_text(encoding="utf-8"))
-    names = [layer.name for layer in layers]
-    assert names[:3] == ["base", "embeddings", "maths"] and names[-1] == "interface"
-    data = layers[names.index("data")]
-    assert "tasks/<family>/" in data.where and "base" in data.depends_on
-    assert "models" not in data.depends_on and not data.upward  # issue 28: `datasets status` lists the models
+def test_the_dataset_recipes_import_only_the_data_layer_and_below() -> None:
+    """The recipes (``tasks/<family>/recipe.py``, outside the package, so outside the contract)."""
+    layers = contract_layers()
+    allowed = {f"mteb_evalrank.{name}" for layer in layers[: layers.index(["data"]) + 1] for name in layer}
+    recipes = sorted((REPO / "tasks").glob("*/recipe.py"))
+    assert len(recipes) >= 9
+    for recipe in recipes:
+        tree = ast.parse(recipe.read_text(encoding="utf-8"))
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        ours = {".".join(m.split(".")[:2]) for m in imported if m.startswith("mteb_evalrank")}
+        assert ours and ours <= allowed, f"{recipe.relative_to(REPO)}: {sorted(ours - allowed)}"
 
 
 def test_the_study_results_stay_out_of_the_docs_build() -> None:
@@ -272,61 +83,6 @@ def test_no_heading_of_the_readme_or_docs_names_a_tracker_number() -> None:
     assert numbered == []
     linked = "".join(page.read_text(encoding="utf-8") for page in pages)
     assert not re.search(r"#[\w-]*-issues?-\d+", linked)  # no link to an anchor made of one
-
-
-def test_every_place_the_layer_table_names_exists() -> None:
-    for layer in layer_table(ARCHITECTURE_DOC.read_text(encoding="utf-8")):
-        for item in layer.where:
-            assert list(REPO.glob(item.replace("<family>", "*").rstrip("/"))), (
-                f"{layer.name}: {item} not found"
-            )
-
-
-def test_every_module_belongs_to_exactly_one_layer() -> None:
-    layers = layer_table(ARCHITECTURE_DOC.read_text(encoding="utf-8"))
-    graph, paths = plugin_graph()
-    assert len(graph) > 100 and any(name.endswith("recipe.py") for name in graph)
-    assert {layer_of(path, layers) for path in paths.values()} == {layer.name for layer in layers}
-
-
-def test_imports_between_layers_are_those_of_the_layer_table() -> None:
-    """Every import edge between two layers is named in the importer's "depends on" column, every
-    layer named there is imported, and the layers are listed from the most basic up."""
-    layers = layer_table(ARCHITECTURE_DOC.read_text(encoding="utf-8"))
-    graph, paths = plugin_graph()
-    problems = layer_mismatches(layer_edges(graph, paths, layers), layers) + layer_order_mismatches(layers)
-    assert not problems, "docs/architecture.md's layer table and the imports disagree:\n" + "\n".join(
-        problems
-    )
-
-
-def test_a_layer_mismatch_is_reported() -> None:
-    doc = (
-        "intro\n\n| layer | where | what | depends on |\n|---|---|---|---|\n"
-        "| a | `pkg/a.py` | x | no layer; numpy |\n"
-        "| b | `pkg/b/` | x | **a**, **c** (*upward*: why) |\n"
-        "| c | `pkg/c.py` | x | **a** (*upward*: wrong), **zz** |\n\n| second | table |\n"
-    )
-    layers = layer_table(doc)
-    assert [layer.name for layer in layers] == ["a", "b", "c"]
-    assert layers[1] == Layer("b", ("pkg/b/",), frozenset({"a", "c"}), frozenset({"c"}))
-    assert layer_of("pkg/b/x/y.py", layers) == "b"
-    with pytest.raises(AssertionError, match="0 layers"):
-        layer_of("pkg/d.py", layers)
-    graph = {"pkg.a": {"pkg.b.x"}, "pkg.b.x": {"pkg.a"}, "pkg.c": set()}
-    paths = {"pkg.a": "pkg/a.py", "pkg.b.x": "pkg/b/x.py", "pkg.c": "pkg/c.py"}
-    assert layer_mismatches(layer_edges(graph, paths, layers), layers) == [
-        "a -> b not in the table (pkg.a -> pkg.b.x)",
-        "b -> c in the table, not imported",
-        "c -> a in the table, not imported",
-        "c -> zz in the table, not imported",
-    ]
-    assert layer_order_mismatches(layers) == [
-        "c -> a: marked upward, but listed above",
-        "c -> zz: no such layer",
-    ]
-    unmarked = layer_table(doc.replace("**c** (*upward*: why)", "**c**"))
-    assert layer_order_mismatches(unmarked)[0] == "b -> c: a layer listed below, not marked upward"
 
 
 # ----------------------------------------------------------------------------- function length
@@ -485,6 +241,30 @@ _MUTATORS = frozenset(
 )
 _MEMO_DECORATORS = frozenset({"cache", "lru_cache", "functools.cache", "functools.lru_cache"})
 STATE_KINDS = ("global", "contextvar", "memo", "mutated", "patched")
+
+
+def module_names(package: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for every ``.py`` file under ``package`` (packages by ``__init__``)."""
+    names: dict[str, Path] = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        names[".".join(parts)] = path
+    return names
+
+
+def _imported(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> list[str]:
+    """The dotted names an import statement in ``module`` reaches (candidates, not yet resolved)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level:  # relative: ``from .x import y`` in a.b.c (module) means a.b.x; in a package a.b, a.b.x
+        anchor = module.split(".") if is_package else module.split(".")[:-1]
+        anchor = anchor[: len(anchor) - node.level + 1]
+        base = ".".join([*anchor, *([node.module] if node.module else [])])
+    else:
+        base = node.module or ""
+    return [f"{base}.{alias.name}" for alias in node.names] + [base]
 
 
 def _dotted(node: ast.expr) -> str | None:
