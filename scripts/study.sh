@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The ten-family study (issue 15): the model zoo (`mteb-evalrank models zoo`: 56 models, 10
+# The ten-family study: the model zoo (`mteb-evalrank models zoo`: 56 models, 10
 # families) on the EvalRank-Study benchmark (27 intrinsic tasks; 10 SentEval-protocol downstream
 # tasks with logistic regression and the MLP), then the correlation tables of docs/study/families/
 # (EvalRank paper, Tables 3 and 6, with family-clustered CIs and adjusted p-values): across all
 # models, across the family base models, within families, and with the MLP; and whether the
 # classifier changes the ranking of the models (Eger et al. 2019): each task's logistic-regression
-# accuracy against its MLP accuracy, across all models and within families. Issue 27 adds the
+# accuracy against its MLP accuracy, across all models and within families. Then the
 # paper's word-level population: the static word-vector sets (each ± ABTT, resampled by training)
-# alone (word-static, sentence-static) and together with the sentence encoders (word-all). Issue 33: the
+# alone (word-static, sentence-static) and together with the sentence encoders (word-all); the
 # word-level rows under every unknown-word convention (zero, covered, vocabulary, mean_vector; the
 # vocabulary is the common vocabulary of the static population, docs/study/families/common-vocabulary.txt,
 # computed once and committed), the controls (embedding dimension, background coverage), the populations
@@ -33,7 +33,7 @@ export MTEB_EVALRANK_SOURCE=${MTEB_EVALRANK_SOURCE:-$(cd ../shared/data && pwd)}
 [ "${SKIP_SETUP:-0}" = 1 ] || VENV=$VENV bash scripts/setup.sh
 CLI=("$VENV/bin/mteb-evalrank")
 
-# the PyPI word-vector sets (issue 27); with glove.6B.50d and the toy GloVe, the static population
+# the PyPI word-vector sets; with glove.6B.50d and the toy GloVe, the static population
 WORD_VECTOR_FAMILIES=(word2vec-googlenews-bolukbasi word2vec-googlenews-wefe neuralcoref spacy-en-core-web-md ldt-sample)
 # vocabulary-truncated sets (a few thousand words of a larger set; the paper's 38 models have none): out
 # of the main word-level tables, into a within-set view beside their full sets
@@ -83,8 +83,8 @@ WORD_SIM=(WordSimWS353All WordSimWS353Rel WordSimWS353Sim WordSimRWStanford Word
 STS=(STS12 STS13 STS14 STS15 STS16 STSBenchmark SICK-R STR2021 AccSent)
 EVALRANK_SENT=(EvalRankSent:default EvalRankSent:default:cosine_hits_at_1 EvalRankSent:default:cosine_hits_at_3
     EvalRankSentSTSB EvalRankSentSTR)
-# the populations: the ten-family study (issue 15: every family but the PyPI word-vector sets) and
-# the static word vectors (issue 27: every set with an ABTT variant, i.e. each set ± ABTT, as the
+# the populations: the ten-family study (every family but the PyPI word-vector sets) and
+# the static word vectors (every set with an ABTT variant, i.e. each set ± ABTT, as the
 # paper's Table 8), whose resampling units are the trainings (glove.6B.50d and its toy subset are
 # one, as are the two GoogleNews subsets)
 mapfile -t TEN < <("${CLI[@]}" models zoo --families | grep -vxF -f <(printf '%s\n' "${WORD_VECTOR_FAMILIES[@]}"))
@@ -121,7 +121,7 @@ table() {
 
 # has METRIC TASK: some result of TASK holds METRIC (the conventions of a study in progress)
 has() { grep -qs "\"$1\"" "$RUN"/results/*/*/"$2".json; }
-# the controls of every table (issue 33): the embedding dimension and the share of EvalRank's
+# the controls of every table: the embedding dimension and the share of EvalRank's
 # background a model knows, each as a score; --control-dim adds the partial rho given the dimension
 CONTROLS=(--controls dim)
 ! has background_coverage EvalRankWord || CONTROLS+=(EvalRankWord::background_coverage)
@@ -141,7 +141,7 @@ table word-within --models "${STUDY15[@]}" --within-families --control-dim "${CO
     --family-plot EvalRankWord:default SentEvalMR --family-plot WordSimSimLex999 SentEvalMR \
     --compare EvalRankWord:default WordSimSimLex999 --compare EvalRankWord:default WordSimMEN
 
-#    (d) the paper's own word-level population (Table 3, issues 27 and 33): static word vectors, each
+#    (d) the paper's own word-level population (Table 3): static word vectors, each
 #    set ± ABTT, bag-of-words features downstream, without the vocabulary-truncated sets; resampled by
 #    training (5 independent trainings); every word-level row under each unknown-word convention; the
 #    controls (the embedding dimension and the share of EvalRank's background a model knows as scores);
