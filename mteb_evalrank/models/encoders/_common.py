@@ -65,13 +65,12 @@ class FamilyEncoder(TextEmbedder):
     """A family's base encoder: ``embed`` through the process cache under :attr:`key`.
 
     Subclasses set :attr:`key` (model = the family's base meta name) and implement
-    :meth:`encode_batch` (one batch, any order); ``forward_calls`` counts those calls.
+    :meth:`encode_batch` (one batch, any order).
     """
 
     key: StoreKey
     batch_size: int = 32
     dim: int
-    forward_calls: int = 0
 
     def encode_batch(self, texts: list[str]) -> NDArray[np.float32]:
         """``(len(texts), dim)`` float32 embeddings of one batch."""
@@ -82,12 +81,7 @@ class FamilyEncoder(TextEmbedder):
     ) -> NDArray[np.float32]:
         """Every text, ``batch_size`` at a time (the cache passes them longest first)."""
         run = encode_batch or self.encode_batch
-
-        def counted(batch: list[str]) -> NDArray[np.float32]:
-            self.forward_calls += 1
-            return run(batch)
-
-        return in_batches(counted, texts, batch_size=self.batch_size, width=self.dim, where=self.key.model)
+        return in_batches(run, texts, batch_size=self.batch_size, width=self.dim, where=self.key.model)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, dim)`` embeddings of ``texts``: cached rows, the others encoded now."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from mteb_evalrank.models.base import TextEmbedder
@@ -35,14 +35,12 @@ class EncoderFamily:
     what: str
     load: Callable[[], TextEmbedder]
     """The base encoder, one object per process (``functools.cache``)."""
-    packages: tuple[str, ...]
     meta: dict[str, Any]
     weights: tuple[WeightFile, ...] = ()
     cut: tuple[int, ...] = ()
     """Truncation variants ``-dimK``."""
     kinds: tuple[str, ...] = ("abtt", "whiten")
     """Post-processing variants (``postprocess.KINDS``)."""
-    notes: tuple[str, ...] = field(default=())
     derived_from: str | None = None
     """The family whose weights this family's come from (a distillation, a fine-tune): its
     training unit (``zoo.family_training``)."""

@@ -18,13 +18,10 @@ class SentenceTransformerFolder(FamilyEncoder):
     sentence-transformers sorts a batch's texts by length and runs under ``torch.inference_mode``.
     """
 
-    def __init__(self, path: str, key: StoreKey, *, dim: int, batch_size: int = 32) -> None:
+    def __init__(self, path: str, key: StoreKey, *, dim: int) -> None:
         from sentence_transformers import SentenceTransformer
 
-        self.path = path
-        self.key = key
-        self.dim = dim
-        self.batch_size = batch_size
+        self.key, self.dim = key, dim
         self.model: Any = SentenceTransformer(path, device="cpu", local_files_only=True)
         self.model.eval()
         found = self.model.get_embedding_dimension()

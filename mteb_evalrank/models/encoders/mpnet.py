@@ -19,7 +19,7 @@ from mteb_evalrank.embedding_cache import StoreKey
 
 from ._spec import EncoderFamily, WeightFile
 from ._st import SentenceTransformerFolder
-from .install import MPNET_PARTS, MPNET_WEIGHTS_SHA256, assemble_mpnet
+from .install import MPNET_WEIGHTS_SHA256, assemble_mpnet
 
 NAME = "evalrank/all-mpnet-base-v2"
 REVISION = "e8c3b32edf5434bc2275fc9bab85f82640a19130"
@@ -38,7 +38,6 @@ FAMILY = EncoderFamily(
     dim=DIM,
     what="all-mpnet-base-v2 (MPNet-base, 12 layers), mean pooling, unit length",
     load=load,
-    packages=MPNET_PARTS,
     weights=(WeightFile("(assembled)", "all-mpnet-base-v2/model.safetensors", MPNET_WEIGHTS_SHA256),),
     cut=(384,),
     meta={

