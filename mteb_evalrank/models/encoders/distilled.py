@@ -26,8 +26,7 @@ from typing import Any
 from mteb_evalrank.embedding_cache import StoreKey
 
 from ..offline import MINILM, MINILM_REVISION
-from ._common import encoders_dir, require
-from ._spec import EncoderFamily
+from ._common import EncoderFamily, encoders_dir, require
 from .install import read_marker, sha256_file, write_marked_folder
 from .static_models import MODEL2VEC_CITATION, StaticModel2Vec
 

@@ -33,8 +33,7 @@ from numpy.typing import NDArray
 
 from mteb_evalrank.embedding_cache import StoreKey, process_cache
 
-from ._common import FamilyEncoder, n_threads, require
-from ._spec import EncoderFamily, WeightFile
+from ._common import EncoderFamily, FamilyEncoder, WeightFile, n_threads, require
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata

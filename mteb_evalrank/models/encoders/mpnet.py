@@ -17,8 +17,7 @@ from mteb.models.model_implementations.sentence_transformers_models import (
 
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._spec import EncoderFamily, WeightFile
-from ._st import SentenceTransformerFolder
+from ._common import EncoderFamily, SentenceTransformerFolder, WeightFile
 from .install import MPNET_WEIGHTS_SHA256, assemble_mpnet
 
 NAME = "evalrank/all-mpnet-base-v2"

