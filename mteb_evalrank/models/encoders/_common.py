@@ -80,18 +80,24 @@ class FamilyEncoder(TextEmbedder):
         """``(len(texts), dim)`` float32 embeddings of one batch."""
         raise NotImplementedError
 
-    def _encode_all(
-        self, texts: list[str], encode_batch: Callable[[list[str]], NDArray[np.float32]] | None = None
+    def embed(
+        self,
+        texts: Sequence[str],
+        key: StoreKey | None = None,
+        encode_batch: Callable[[list[str]], NDArray[np.float32]] | None = None,
     ) -> NDArray[np.float32]:
-        """Every text, ``batch_size`` at a time (the cache passes them longest first)."""
-        run = encode_batch or self.encode_batch
-        return in_batches(run, texts, batch_size=self.batch_size, width=self.dim, where=self.key.model)
-
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """``(n, dim)`` embeddings of ``texts``: cached rows, the others encoded now."""
+        """``(n, dim)`` embeddings of ``texts``: cached rows under ``key`` (default :attr:`key`), the
+        others encoded now by ``encode_batch`` (default :meth:`encode_batch`), ``batch_size`` at a
+        time (the cache passes them longest first)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        rows = process_cache().embed(self.key, list(texts), self._encode_all, where=self.key.model)
+        key = key or self.key
+        run = encode_batch or self.encode_batch
+
+        def encode_all(missing: list[str]) -> NDArray[np.float32]:
+            return in_batches(run, missing, batch_size=self.batch_size, width=self.dim, where=key.model)
+
+        rows = process_cache().embed(key, list(texts), encode_all, where=key.model)
         return np.asarray(rows, dtype=np.float32)
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,7 +31,7 @@ from mteb.models.model_implementations.e5_models import ME5_TRAINING_DATA, MULTI
 from mteb.models.model_implementations.facebookai import XLMR_LANGUAGES
 from numpy.typing import NDArray
 
-from mteb_evalrank.embedding_cache import StoreKey, process_cache
+from mteb_evalrank.embedding_cache import StoreKey
 
 from ._common import EncoderFamily, FamilyEncoder, WeightFile, n_threads, require
 
@@ -72,14 +72,7 @@ class E5Small(FamilyEncoder):
 
     def embed_as(self, texts: Sequence[str], kind: str) -> NDArray[np.float32]:
         """``(n, 384)`` embeddings with the ``kind`` prefix (``"query"`` or ``"passage"``)."""
-        if not texts:
-            return np.zeros((0, DIM), dtype=np.float32)
-
-        def encode_all(missing: list[str]) -> NDArray[np.float32]:
-            return self._encode_all(missing, lambda batch: self.encode_batch(batch, kind))
-
-        rows = process_cache().embed(self.keys[kind], list(texts), encode_all, where=NAME)
-        return np.asarray(rows, dtype=np.float32)
+        return self.embed(texts, self.keys[kind], partial(self.encode_batch, kind=kind))
 
     def encode(
         self,
