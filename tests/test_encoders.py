@@ -197,7 +197,7 @@ def test_variants_wrap_the_one_base_encoder(spec: EncoderFamily, sentences: list
 def test_paraphrase_minilm_output_461_is_the_masked_mean(sentences: list[str]) -> None:
     """The graph's sentence output equals mean pooling of its own last hidden state (by hand)."""
     encoder = base(ENCODER_FAMILIES["evalrank/paraphrase-MiniLM-L3-v2"])
-    from mteb_evalrank.models.encoders._onnx import OnnxEncoder
+    from mteb_evalrank.models.encoders._common import OnnxEncoder
 
     assert isinstance(encoder, OnnxEncoder)
     encodings = encoder.tokenizer.encode_batch(sentences[:6])

