@@ -34,6 +34,7 @@ from mteb_evalrank.evaluation.ranking import (
 )
 from mteb_evalrank.evaluation.scores import Scores
 
+from ._citations import EVALRANK_CITATION
 from ._encoding import EncodeTexts, as_list, unwrapped
 from ._loading import PluginDatasetLoading
 from ._vocabulary import environment_vocabulary
@@ -48,6 +49,18 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 logger = logging.getLogger(__name__)
+
+#: ``TaskMetadata`` fields of every EvalRank task (the release's and those over the user's files)
+EVALRANK_METADATA: dict[str, Any] = {
+    "type": "Retrieval",
+    "category": "t2t",
+    "eval_langs": {"default": ["eng-Latn"]},
+    "main_score": "cosine_mrr",
+    "task_subtypes": [],
+    "dialect": [],
+    "sample_creation": "found",
+    "bibtex_citation": EVALRANK_CITATION,
+}
 
 
 class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):

@@ -45,8 +45,7 @@ from mteb.abstasks.task_metadata import TaskMetadata
 from mteb_evalrank.data.layout import SPLIT, config_names, evalrank_configs
 from mteb_evalrank.data.sources import SourceFormatError, read_items, read_lines, read_pairs, unique_in_order
 
-from ._citations import EVALRANK_CITATION
-from ._evalrank import AbsTaskEvalRank
+from ._evalrank import EVALRANK_METADATA, AbsTaskEvalRank
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -216,16 +215,9 @@ def _metadata(name: str, files: EvalRankFiles, data: EvalRankData, fields: dict[
         "name": name,
         "description": description,
         "dataset": {"path": str(files.pairs), "revision": files.digest()},
-        "type": "Retrieval",
-        "category": "t2t",
+        **EVALRANK_METADATA,
         "eval_splits": [SPLIT],
-        "eval_langs": {"default": ["eng-Latn"]},
-        "main_score": "cosine_mrr",
-        "task_subtypes": [],
         "license": "not specified",
-        "dialect": [],
-        "sample_creation": "found",
-        "bibtex_citation": EVALRANK_CITATION,
     }
     return TaskMetadata(**{**values, **fields})
 

@@ -53,7 +53,9 @@ from mteb_evalrank.evaluation.tagging import (
     train_and_predict,
 )
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from ._citations import CHIU_CITATION, cite
 from ._encoding import EncodeTexts, as_list
 
 if TYPE_CHECKING:
@@ -183,3 +185,20 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
             "max_sentence_length": max(len(sentence) for sentence in tokens),
             "tags": dict(Counter(tag for sentence in tags for tag in sentence).most_common()),
         }
+
+
+def sequence_labelling_metadata(*, citation: str, **fields: Any) -> PluginTaskMetadata:
+    """A sequence-labelling task's metadata: the fields the three share (English, split ``test``,
+    type ``Classification``: see the module docstring) and the dataset's ``citation`` with Chiu et al.'s."""
+    return PluginTaskMetadata(
+        **fields,
+        bibtex_citation=cite(citation, CHIU_CITATION),
+        type="Classification",
+        category="t2c",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        task_subtypes=[],
+        dialect=[],
+        sample_creation="found",
+    )
