@@ -29,7 +29,6 @@ import hashlib
 import os
 import re
 import sys
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -194,14 +193,6 @@ class CachedEncoder(CachedEmbeddingWrapper):
         context = self.context(task_metadata, prompt_type, kwargs)
         return StoreKey(self.name, self.revision, context, self.instance)
 
-    def _encode_model(self, inputs: DataLoader[BatchedInput], **kwargs: Any) -> NDArray[Any]:
-        start = time.perf_counter()
-        try:
-            return as_numpy(self._model.encode(inputs, **kwargs))
-        finally:
-            self.stats.encode_seconds += time.perf_counter() - start
-            self.stats.encode_calls += 1
-
     def encode(
         self,
         inputs: DataLoader[BatchedInput],
@@ -218,7 +209,8 @@ class CachedEncoder(CachedEmbeddingWrapper):
         texts = _loader_texts(inputs)
         if texts is None:
             self.stats.uncached_calls += 1
-            return self._encode_model(inputs, **call)
+            with self.stats.timed():
+                return as_numpy(self._model.encode(inputs, **call))
         batch_size = getattr(inputs, "batch_size", None) or 32
         collate = getattr(inputs, "collate_fn", None)
 
