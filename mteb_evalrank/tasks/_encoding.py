@@ -161,13 +161,13 @@ class CachedEncoder(CachedEmbeddingWrapper):
         """The wrapped encoder."""
         return self._model
 
-    def context(
+    def key(
         self, task_metadata: TaskMetadata, prompt_type: PromptType | None, kwargs: dict[str, Any]
-    ) -> str:
-        """The encoding context: what, besides the text and the model, changes the embedding
-        (folder-safe): prompt type, prompt name, the task for an instruction-following model,
-        every encode setting but :data:`SETTINGS_IGNORED`, and the weights' version of a store
-        kept by object."""
+    ) -> StoreKey:
+        """The :class:`StoreKey` of an encode call: model, revision, instance and the encoding
+        context, a folder-safe string of what else changes the embedding: prompt type, prompt name,
+        the task for an instruction-following model, every encode setting but
+        :data:`SETTINGS_IGNORED`, and the weights' version of a store kept by object."""
         parts = [prompt_type.value if prompt_type is not None else "none"]
         get_prompt_name = getattr(self._model, "get_prompt_name", None)
         if callable(get_prompt_name):
@@ -181,16 +181,9 @@ class CachedEncoder(CachedEmbeddingWrapper):
         if self.instance is not None:
             parts.append(f"weights-{weights_version(self._model) & 0xFFFFFFFF:08x}")
         context = _UNSAFE.sub("_", "__".join(parts))
-        if len(context) <= MAX_CONTEXT:
-            return context
-        digest = hashlib.blake2b(context.encode("utf-8"), digest_size=8).hexdigest()
-        return f"{context[: MAX_CONTEXT - 18]}__{digest}"  # a folder name of bounded length, still unique
-
-    def key(
-        self, task_metadata: TaskMetadata, prompt_type: PromptType | None, kwargs: dict[str, Any]
-    ) -> StoreKey:
-        """The :class:`StoreKey` of an encode call: model, revision, context (and instance)."""
-        context = self.context(task_metadata, prompt_type, kwargs)
+        if len(context) > MAX_CONTEXT:  # a folder name of bounded length, still unique
+            digest = hashlib.blake2b(context.encode("utf-8"), digest_size=8).hexdigest()
+            context = f"{context[: MAX_CONTEXT - 18]}__{digest}"
         return StoreKey(self.name, self.revision, context, self.instance)
 
     def encode(
