@@ -127,7 +127,6 @@ def read_shard(
     ``wanted`` digests (its vectors are then not read).
 
     Args:
-        path: the ``shard-*.npz`` file.
         store: the store's identity (``StoreKey.folder()``); a shard recording another is refused.
         wanted: the digests looked for (``None``: read the shard whatever it holds).
 
@@ -210,12 +209,9 @@ def as_numpy(vectors: Any) -> NDArray[Any]:
 
 @dataclass(frozen=True)
 class StoreKey:
-    """Everything but the text that identifies a cached embedding.
-
-    ``model`` and ``revision``: the mteb model name and revision; ``context``: the encoding
-    context (a folder-safe string); ``instance``: an object id for a store that serves one
-    model object only (never persisted).
-    """
+    """Everything but the text that identifies a cached embedding (the module docstring's **Key**):
+    ``context`` is folder-safe; ``instance`` is the id of the one model object a store serves
+    (never persisted)."""
 
     model: str
     revision: str
@@ -465,9 +461,7 @@ class EmbeddingCache:
 
     Args:
         root: folder of persisted stores (``None``: memory only).
-        max_bytes: memory bound over all stores' rows; past it, after a call, the least recently
-            used blocks of rows are dropped (a persisted block is read again from its shard when a
-            text of it is asked for; a memory-only one is encoded again).
+        max_bytes: memory bound over all stores' rows (the module docstring's **Memory**).
     """
 
     def __init__(self, root: str | Path | None = None, *, max_bytes: int | None = None) -> None:

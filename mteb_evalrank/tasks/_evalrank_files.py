@@ -85,11 +85,6 @@ class EvalRankData:
     n_duplicate_lines: int
 
 
-def _require(path: Path, what: str) -> None:
-    if not path.is_file():
-        raise FileNotFoundError(f"{what} file {path} not found")
-
-
 def _check_pairs(
     path: Path, pairs: Sequence[tuple[str, str]], lines: Sequence[int], allow_identical: bool
 ) -> None:
@@ -144,8 +139,9 @@ def read_evalrank_files(files: EvalRankFiles) -> EvalRankData:
             sides are the same item (unless ``allow_identical``), a repeated pair, a pair item
             missing from the background file (with ``strict``); naming the file for an empty file.
     """
-    _require(files.pairs, "pair")
-    _require(files.background, "background")
+    for path, what in ((files.pairs, "pair"), (files.background, "background")):
+        if not path.is_file():
+            raise FileNotFoundError(f"{what} file {path} not found")
     pairs = read_pairs(files.pairs)
     lines = [line_no for line_no, _ in read_lines(files.pairs)]  # read_pairs keeps every non-blank line
     _check_pairs(files.pairs, pairs, lines, files.allow_identical)

@@ -1,5 +1,3 @@
-"""CR: a SentEval transfer task (config ``cr`` of ``mteb-evalrank/senteval``), two protocols."""
-
 from ._base import EVAL_LANGS_FOLDS, AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
 
 

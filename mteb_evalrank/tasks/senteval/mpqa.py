@@ -1,5 +1,3 @@
-"""MPQA: a SentEval transfer task (config ``mpqa`` of ``mteb-evalrank/senteval``), two protocols."""
-
 from ._base import EVAL_LANGS_FOLDS, AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
 
 

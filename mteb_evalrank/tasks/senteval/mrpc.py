@@ -1,5 +1,3 @@
-"""MRPC: a SentEval transfer task (config ``mrpc`` of ``mteb-evalrank/senteval``), two protocols."""
-
 from ._base import AbsTaskSentEvalPair, senteval_metadata, senteval_protocol_metadata
 
 

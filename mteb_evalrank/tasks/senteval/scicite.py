@@ -1,5 +1,3 @@
-"""SciCite: a SentEval transfer task (config ``scicite`` of ``mteb-evalrank/senteval``), two protocols."""
-
 from ._base import AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
 
 

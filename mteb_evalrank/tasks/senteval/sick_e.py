@@ -1,5 +1,3 @@
-"""SICKE: a SentEval transfer task (config ``sick-e`` of ``mteb-evalrank/senteval``), two protocols."""
-
 from .._citations import SICK_CITATION
 from ._base import AbsTaskSentEvalPair, senteval_metadata, senteval_protocol_metadata
 

@@ -1,5 +1,3 @@
-"""SST2: a SentEval transfer task (config ``sst2`` of ``mteb-evalrank/senteval``), two protocols."""
-
 from .._citations import SST_CITATION
 from ._base import AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
 

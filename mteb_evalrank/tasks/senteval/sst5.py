@@ -1,5 +1,3 @@
-"""SST5: a SentEval transfer task (config ``sst5`` of ``mteb-evalrank/senteval``), two protocols."""
-
 from .._citations import SST_CITATION
 from ._base import AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
 

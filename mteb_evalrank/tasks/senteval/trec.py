@@ -1,5 +1,3 @@
-"""TREC: a SentEval transfer task (config ``trec`` of ``mteb-evalrank/senteval``), two protocols."""
-
 from ._base import AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
 
 

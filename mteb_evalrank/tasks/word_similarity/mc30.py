@@ -1,5 +1,3 @@
-"""WordSimMC30: mteb STS task on the ``mc-30`` word-similarity set (see ``_common``)."""
-
 from ._common import WordSimilarityTask, word_similarity_metadata
 
 

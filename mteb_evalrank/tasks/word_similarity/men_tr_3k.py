@@ -1,5 +1,3 @@
-"""WordSimMEN: mteb STS task on the ``men-tr-3k`` word-similarity set (see ``_common``)."""
-
 from ._common import WordSimilarityTask, word_similarity_metadata
 
 

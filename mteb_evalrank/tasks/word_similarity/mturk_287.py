@@ -1,5 +1,3 @@
-"""WordSimMTurk287: mteb STS task on the ``mturk-287`` word-similarity set (see ``_common``)."""
-
 from ._common import WordSimilarityTask, word_similarity_metadata
 
 

@@ -1,5 +1,3 @@
-"""WordSimRG65: mteb STS task on the ``rg-65`` word-similarity set (see ``_common``)."""
-
 from ._common import WordSimilarityTask, word_similarity_metadata
 
 

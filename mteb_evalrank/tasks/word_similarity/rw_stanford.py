@@ -1,5 +1,3 @@
-"""WordSimRWStanford: mteb STS task on the ``rw-stanford`` word-similarity set (see ``_common``)."""
-
 from ._common import WordSimilarityTask, word_similarity_metadata
 
 

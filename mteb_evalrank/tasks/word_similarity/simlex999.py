@@ -1,5 +1,3 @@
-"""WordSimSimLex999: mteb STS task on the ``simlex-999`` word-similarity set (see ``_common``)."""
-
 from ._common import WordSimilarityTask, word_similarity_metadata
 
 

@@ -1,5 +1,3 @@
-"""WordSimSimVerb3500: mteb STS task on the ``simverb-3500`` word-similarity set (see ``_common``)."""
-
 from ._common import WordSimilarityTask, word_similarity_metadata
 
 

@@ -1,5 +1,3 @@
-"""WordSimVerb143: mteb STS task on the ``verb-143`` word-similarity set (see ``_common``)."""
-
 from ._common import WordSimilarityTask, word_similarity_metadata
 
 

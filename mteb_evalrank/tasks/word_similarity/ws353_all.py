@@ -1,5 +1,3 @@
-"""WordSimWS353All: mteb STS task on the ``ws-353-all`` word-similarity set (see ``_common``)."""
-
 from ._common import WordSimilarityTask, word_similarity_metadata
 
 

@@ -1,5 +1,3 @@
-"""WordSimWS353Rel: mteb STS task on the ``ws-353-rel`` word-similarity set (see ``_common``)."""
-
 from .._citations import AGIRRE2009_CITATION
 from ._common import WordSimilarityTask, word_similarity_metadata
 

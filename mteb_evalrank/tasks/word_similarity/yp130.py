@@ -1,5 +1,3 @@
-"""WordSimYP130: mteb STS task on the ``yp-130`` word-similarity set (see ``_common``)."""
-
 from ._common import WordSimilarityTask, word_similarity_metadata
 
 
