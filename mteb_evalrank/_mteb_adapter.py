@@ -192,13 +192,6 @@ HUB_OFFLINE_FLAGS: tuple[tuple[str, str], ...] = (
 )
 
 
-def check_hub_offline_flags() -> None:
-    """Raise :class:`MtebInternalsChanged` unless every :data:`HUB_OFFLINE_FLAGS` constant is a ``bool``."""
-    for module_name, name in HUB_OFFLINE_FLAGS:
-        if not isinstance(_attribute(module_name, name), bool):
-            raise MtebInternalsChanged(f"{module_name}.{name}", "is no longer a bool flag")
-
-
 @contextmanager
 def hub_switched_off() -> Iterator[None]:
     """No request to the Hugging Face Hub during the block, as with ``HF_HUB_OFFLINE=1``.
@@ -295,7 +288,9 @@ def check() -> None:
     _attribute("mteb.abstasks._statistics_calculation", "calculate_label_statistics")
     _attribute(*RUN_SETTINGS_MERGE)
     check_cached_wrapper()
-    check_hub_offline_flags()
+    for module_name, name in HUB_OFFLINE_FLAGS:
+        if not isinstance(_attribute(module_name, name), bool):
+            raise MtebInternalsChanged(f"{module_name}.{name}", "is no longer a bool flag")
     for module_name, class_name, method, parameters in TASK_HOOKS:
         internal = f"{module_name}.{class_name}.{method}"
         function = getattr(_attribute(module_name, class_name), method, None)

@@ -192,11 +192,6 @@ def text_digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=DIGEST_SIZE).digest()
 
 
-def model_dir_name(name: str) -> str:
-    """``org/model`` -> ``org__model`` (mteb's ResultCache convention)."""
-    return name.replace("/", "__").replace(" ", "_")
-
-
 def as_numpy(vectors: Any) -> NDArray[Any]:
     """An encoder's output as a numpy array (torch tensors leave the device; half precision -> float32)."""
     if hasattr(vectors, "detach"):  # torch tensor
@@ -221,7 +216,8 @@ class StoreKey:
     def folder(self) -> Path:
         """``format-<FORMAT_VERSION>/<org__model>/<revision>/<context>``: where the store's shards
         live under a root (and the identity they record)."""
-        model, revision = model_dir_name(self.model), model_dir_name(self.revision)
+        # ``org/model`` -> ``org__model``: mteb's ResultCache convention
+        model, revision = (name.replace("/", "__").replace(" ", "_") for name in (self.model, self.revision))
         return Path(f"format-{FORMAT_VERSION}") / model / revision / self.context
 
 

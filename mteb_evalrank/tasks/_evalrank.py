@@ -225,9 +225,6 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
         return scores
 
     # -------------------------------------------------- unknown-word conventions
-    def _vocabulary(self) -> frozenset[str] | None:
-        return self.vocabulary if self.vocabulary is not None else environment_vocabulary()
-
     def _convention_scores(
         self,
         scores: Scores,
@@ -261,7 +258,7 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
             if known.any():
                 centred[known] = embeddings[known] - embeddings[known].mean(axis=0)
             out |= self._ranked(centred, queries, positives, "mean_vector_", centre=False)
-        vocabulary = self._vocabulary()
+        vocabulary = self.vocabulary if self.vocabulary is not None else environment_vocabulary()
         conventions.check_convention(self.metadata.name, self.unknown_words, vocabulary)
         if vocabulary is not None:
             inside = np.fromiter((word in vocabulary for word in words), dtype=bool, count=len(words))

@@ -174,9 +174,7 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
     ) -> dict[str, Any]:
         """``num_samples`` (sentences), ``number_of_tokens``, ``unique_lowercased_forms``,
         ``max_sentence_length``, ``tags`` (count per tag) of one split."""
-        if not self.data_loaded:
-            self.load_data()
-        data = self._split(hf_subset or "default", split)
+        data = self._split(hf_subset or "default", split)  # loaded by mteb before it asks
         tokens, tags = as_list(data["tokens"]), as_list(data["tags"])
         return {
             "num_samples": len(tokens),

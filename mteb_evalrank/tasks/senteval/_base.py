@@ -281,9 +281,8 @@ class AbsTaskSentEvalPair(AbsTaskSentEval):
         """
         from mteb_evalrank import _mteb_adapter as adapter
 
-        if self.dataset is None:
-            raise RuntimeError(f"{self.metadata.name}: call load_data() before computing statistics")
-        subset: Any = self.dataset[hf_subset] if hf_subset else self.dataset
+        dataset: Any = self.dataset  # loaded by mteb before it asks
+        subset = dataset[hf_subset] if hf_subset else dataset
         data = subset[split]
         first, second = as_list(data["sentence1"]), as_list(data["sentence2"])
         in_train = None
