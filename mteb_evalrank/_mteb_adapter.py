@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.metadata
 import inspect
 import textwrap
 from collections.abc import Callable, Iterator
@@ -40,10 +41,8 @@ class MtebInternalsChanged(RuntimeError):
 
     def __init__(self, internal: str, problem: str) -> None:
         try:
-            from importlib.metadata import version
-
-            installed = version("mteb")
-        except Exception:  # the version is only for the message
+            installed = importlib.metadata.version("mteb")
+        except importlib.metadata.PackageNotFoundError:  # the version is only for the message
             installed = "unknown"
         super().__init__(
             f"mteb-evalrank relies on the mteb internal {internal}, which {problem} in the installed "

@@ -17,10 +17,7 @@ the wrapped model, longest first. Its scope decides the reuse:
   plugin's ranking, triplet and downstream tasks still encode each distinct text once per task
   (:class:`TaskEmbeddings`, a task-local cache) and every other task encodes as mteb does.
 
-The key of a row (:meth:`CachedEncoder.key`) is everything besides the text that changes it:
-model name and revision (and object), the prompt type, the model's prompt name for the task,
-the task itself for a model that follows instructions, and every encode setting but the batch
-size and the progress bar.
+The key of a row: :meth:`CachedEncoder.key`.
 """
 
 from __future__ import annotations

@@ -129,8 +129,7 @@ def _missing_items(
 def read_evalrank_files(files: EvalRankFiles) -> EvalRankData:
     """Read and check a pair file and a background file (formats in the module docstring).
 
-    Returns the task's background (pair items in first-appearance order, then the
-    background file's items; deduplicated, first occurrence kept) and the pairs in file order.
+    Returns the task's background (as the module docstring builds it) and the pairs in file order.
 
     Raises:
         FileNotFoundError: a file does not exist.

@@ -1,5 +1,3 @@
-"""CoNLL2000Chunking: Chiu et al.'s chunking protocol on the CoNLL-2000 shared-task data."""
-
 from mteb_evalrank.data.registry import CONLL2000
 
 from ._citations import CONLL2000_CITATION

@@ -1,5 +1,3 @@
-"""CoNLL2003NER: Chiu et al.'s named-entity protocol on the CoNLL-2003 English data."""
-
 from mteb_evalrank.data.registry import CONLL2003
 
 from ._citations import CONLL2003_CITATION

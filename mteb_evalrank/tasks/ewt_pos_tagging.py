@@ -1,5 +1,3 @@
-"""EWTPOSTagging: Chiu et al.'s POS-tagging protocol on UD English-EWT's PTB-style tags."""
-
 from mteb_evalrank.data.registry import UD_ENGLISH_EWT
 
 from ._citations import SILVEIRA2014_CITATION

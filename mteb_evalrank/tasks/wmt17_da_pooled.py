@@ -1,8 +1,3 @@
-"""WMT17DAPooled: WMT17DA's seven to-English language pairs pooled into one STS set (``all``).
-
-Data: ``mteb-evalrank/wmt17-da``, hf_subset ``all`` (3,795 pairs). See ``_gap``.
-"""
-
 from ._gap import AbsTaskGapSTS, wmt17_metadata
 
 
