@@ -148,14 +148,9 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
         scores: dict[str, Any] = {
             key: float(np.mean([seed_scores.get(key, 0.0) for seed_scores in per_seed])) for key in keys
         }
+        named = ("precision", "recall", "f1", "accuracy")  # each seed's, besides the means
         for seed, seed_scores in zip(self.seeds, per_seed, strict=True):
-            scores.update(
-                {
-                    f"{key}[seed={seed}]": seed_scores[key]
-                    for key in ("precision", "recall", "f1", "accuracy")
-                    if key in seed_scores
-                }
-            )
+            scores |= {f"{key}[seed={seed}]": seed_scores[key] for key in named if key in seed_scores}
         return scores
 
     def _score_predictions(self, gold: list[list[str]], predicted: list[list[str]]) -> dict[str, float]:
