@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.metadata
 import inspect
 import textwrap
 from collections.abc import Callable, Iterator
@@ -40,10 +41,8 @@ class MtebInternalsChanged(RuntimeError):
 
     def __init__(self, internal: str, problem: str) -> None:
         try:
-            from importlib.metadata import version
-
-            installed = version("mteb")
-        except Exception:  # the version is only for the message
+            installed = importlib.metadata.version("mteb")
+        except importlib.metadata.PackageNotFoundError:  # the version is only for the message
             installed = "unknown"
         super().__init__(
             f"mteb-evalrank relies on the mteb internal {internal}, which {problem} in the installed "
@@ -192,13 +191,6 @@ HUB_OFFLINE_FLAGS: tuple[tuple[str, str], ...] = (
 )
 
 
-def check_hub_offline_flags() -> None:
-    """Raise :class:`MtebInternalsChanged` unless every :data:`HUB_OFFLINE_FLAGS` constant is a ``bool``."""
-    for module_name, name in HUB_OFFLINE_FLAGS:
-        if not isinstance(_attribute(module_name, name), bool):
-            raise MtebInternalsChanged(f"{module_name}.{name}", "is no longer a bool flag")
-
-
 @contextmanager
 def hub_switched_off() -> Iterator[None]:
     """No request to the Hugging Face Hub during the block, as with ``HF_HUB_OFFLINE=1``.
@@ -284,35 +276,6 @@ SCORE_TYPES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
-def check_task_hook(module_name: str, class_name: str, method: str, parameters: tuple[str, ...]) -> None:
-    """Raise :class:`MtebInternalsChanged` unless ``class_name.method`` exists with ``parameters``."""
-    cls = _attribute(module_name, class_name)
-    internal = f"{module_name}.{class_name}.{method}"
-    function = getattr(cls, method, None)
-    if not callable(function):
-        raise MtebInternalsChanged(internal, "does not exist")
-    names = set(inspect.signature(function).parameters)
-    missing = [p for p in parameters if p not in names]
-    if missing:
-        raise MtebInternalsChanged(internal, f"no longer takes the parameter(s) {', '.join(missing)}")
-
-
-def check_task_flag(module_name: str, class_name: str, flag: str) -> None:
-    """Raise :class:`MtebInternalsChanged` unless ``class_name.flag`` is a ``bool`` class attribute."""
-    cls = _attribute(module_name, class_name)
-    if not isinstance(getattr(cls, flag, None), bool):
-        raise MtebInternalsChanged(f"{module_name}.{class_name}.{flag}", "is no longer a bool flag")
-
-
-def check_score_type(module_name: str, type_name: str, keys: tuple[str, ...]) -> None:
-    """Raise :class:`MtebInternalsChanged` unless the TypedDict ``type_name`` declares ``keys``."""
-    declared = getattr(_attribute(module_name, type_name), "__annotations__", {})
-    missing = [key for key in keys if key not in declared]
-    if missing:
-        internal = f"{module_name}.{type_name}"
-        raise MtebInternalsChanged(internal, f"no longer has the key(s) {', '.join(missing)}")
-
-
 def check() -> None:
     """Verify every internal above; raises :class:`MtebInternalsChanged` on the first that changed."""
     task_registry()
@@ -324,10 +287,24 @@ def check() -> None:
     _attribute("mteb.abstasks._statistics_calculation", "calculate_label_statistics")
     _attribute(*RUN_SETTINGS_MERGE)
     check_cached_wrapper()
-    check_hub_offline_flags()
-    for hook in TASK_HOOKS:
-        check_task_hook(*hook)
-    for flag in TASK_FLAGS:
-        check_task_flag(*flag)
-    for score_type in SCORE_TYPES:
-        check_score_type(*score_type)
+    for module_name, name in HUB_OFFLINE_FLAGS:
+        if not isinstance(_attribute(module_name, name), bool):
+            raise MtebInternalsChanged(f"{module_name}.{name}", "is no longer a bool flag")
+    for module_name, class_name, method, parameters in TASK_HOOKS:
+        internal = f"{module_name}.{class_name}.{method}"
+        function = getattr(_attribute(module_name, class_name), method, None)
+        if not callable(function):
+            raise MtebInternalsChanged(internal, "does not exist")
+        names = inspect.signature(function).parameters
+        missing = [p for p in parameters if p not in names]
+        if missing:
+            raise MtebInternalsChanged(internal, f"no longer takes the parameter(s) {', '.join(missing)}")
+    for module_name, class_name, flag in TASK_FLAGS:
+        if not isinstance(getattr(_attribute(module_name, class_name), flag, None), bool):
+            raise MtebInternalsChanged(f"{module_name}.{class_name}.{flag}", "is no longer a bool flag")
+    for module_name, type_name, keys in SCORE_TYPES:
+        declared = getattr(_attribute(module_name, type_name), "__annotations__", {})
+        missing = [key for key in keys if key not in declared]
+        if missing:
+            internal = f"{module_name}.{type_name}"
+            raise MtebInternalsChanged(internal, f"no longer has the key(s) {', '.join(missing)}")

@@ -53,9 +53,8 @@ def register() -> None:
     Raises:
         RegistrationError: when some names are already used by mteb for other objects;
             everything else has been registered.
-        ValueError, FileNotFoundError: ``$MTEB_EVALRANK_TASKS_FROM_FILES`` names a missing or
-            malformed file (the message names the file and line); the plugin's own objects
-            were registered.
+        mteb_evalrank.tasks._evalrank_files.TaskFilesError: (a ``ValueError``) from
+            :func:`~mteb_evalrank.tasks.tasks_from_environment`; the plugin's own objects were registered.
         mteb_evalrank._mteb_adapter.MtebInternalsChanged: when the installed mteb lacks a
             registry this plugin needs.
     """

@@ -127,7 +127,6 @@ def read_shard(
     ``wanted`` digests (its vectors are then not read).
 
     Args:
-        path: the ``shard-*.npz`` file.
         store: the store's identity (``StoreKey.folder()``); a shard recording another is refused.
         wanted: the digests looked for (``None``: read the shard whatever it holds).
 
@@ -135,13 +134,7 @@ def read_shard(
         BadShardError: the file is unreadable or not a shard of this store (the message says why).
     """
     try:  # the file opened here: np.load leaves its own handle open when the zip is bad
-        handle = path.open("rb")
-    except PermissionError as error:
-        raise ShardPermissionError(f"{error.strerror or error}") from None
-    except _LOAD_ERRORS as error:
-        raise BadShardError(f"unreadable: {type(error).__name__}: {error}") from None
-    try:
-        with handle, np.load(handle, allow_pickle=False) as data:
+        with path.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
             missing = [name for name in ("keys", "vectors", "store") if name not in data.files]
             if missing:
                 raise BadShardError(f"no {' and no '.join(missing)} array")
@@ -156,6 +149,8 @@ def read_shard(
             if wanted is not None and wanted.isdisjoint(digests):
                 return None
             vectors = data["vectors"]
+    except PermissionError as error:
+        raise ShardPermissionError(f"{error.strerror or error}") from None
     except _LOAD_ERRORS as error:
         raise BadShardError(f"unreadable: {type(error).__name__}: {error}") from None
     if vectors.ndim != 2 or vectors.dtype.kind != "f":
@@ -197,11 +192,6 @@ def text_digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=DIGEST_SIZE).digest()
 
 
-def model_dir_name(name: str) -> str:
-    """``org/model`` -> ``org__model`` (mteb's ResultCache convention)."""
-    return name.replace("/", "__").replace(" ", "_")
-
-
 def as_numpy(vectors: Any) -> NDArray[Any]:
     """An encoder's output as a numpy array (torch tensors leave the device; half precision -> float32)."""
     if hasattr(vectors, "detach"):  # torch tensor
@@ -214,12 +204,9 @@ def as_numpy(vectors: Any) -> NDArray[Any]:
 
 @dataclass(frozen=True)
 class StoreKey:
-    """Everything but the text that identifies a cached embedding.
-
-    ``model`` and ``revision``: the mteb model name and revision; ``context``: the encoding
-    context (a folder-safe string); ``instance``: an object id for a store that serves one
-    model object only (never persisted).
-    """
+    """Everything but the text that identifies a cached embedding (the module docstring's **Key**):
+    ``context`` is folder-safe; ``instance`` is the id of the one model object a store serves
+    (never persisted)."""
 
     model: str
     revision: str
@@ -229,7 +216,8 @@ class StoreKey:
     def folder(self) -> Path:
         """``format-<FORMAT_VERSION>/<org__model>/<revision>/<context>``: where the store's shards
         live under a root (and the identity they record)."""
-        model, revision = model_dir_name(self.model), model_dir_name(self.revision)
+        # ``org/model`` -> ``org__model``: mteb's ResultCache convention
+        model, revision = (name.replace("/", "__").replace(" ", "_") for name in (self.model, self.revision))
         return Path(f"format-{FORMAT_VERSION}") / model / revision / self.context
 
 
@@ -252,6 +240,16 @@ class EncodeStats:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @contextmanager
+    def timed(self) -> Iterator[None]:
+        """Count one encoder call and the seconds spent inside it."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.encode_seconds += time.perf_counter() - start
+            self.encode_calls += 1
 
 
 @dataclass(eq=False)
@@ -454,44 +452,12 @@ class VectorStore:
         return out
 
 
-@dataclass
-class _Request:
-    """One :meth:`EmbeddingCache.embed` call: the asked texts and their digests, the encoder,
-    the counters and the label errors name."""
-
-    digests: list[bytes]
-    texts: Sequence[str]
-    encode: Encode
-    stats: EncodeStats
-    where: str
-
-    def run(self, texts: list[str]) -> NDArray[Any]:
-        """``encode(texts)`` as a matrix, timed and counted in ``stats``.
-
-        Raises:
-            ValueError: the encoder returned a wrong number of rows or not a matrix (names ``where``).
-        """
-        start = time.perf_counter()
-        try:
-            vectors = as_numpy(self.encode(texts))
-        finally:
-            self.stats.encode_seconds += time.perf_counter() - start
-            self.stats.encode_calls += 1
-        if vectors.ndim != 2 or len(vectors) != len(texts):
-            raise ValueError(
-                f"{self.where}: the encoder returned shape {vectors.shape} for {len(texts)} texts."
-            )
-        return vectors
-
-
 class EmbeddingCache:
     """Stores of text embeddings by :class:`StoreKey`, bounded in memory, optionally on disk.
 
     Args:
         root: folder of persisted stores (``None``: memory only).
-        max_bytes: memory bound over all stores' rows; past it, after a call, the least recently
-            used blocks of rows are dropped (a persisted block is read again from its shard when a
-            text of it is asked for; a memory-only one is encoded again).
+        max_bytes: memory bound over all stores' rows (the module docstring's **Memory**).
     """
 
     def __init__(self, root: str | Path | None = None, *, max_bytes: int | None = None) -> None:
@@ -585,8 +551,7 @@ class EmbeddingCache:
                 stats.cached += len(texts) - sum(1 for d in digests if d in missing)
             if missing:
                 with store.locked(missing):
-                    request = _Request(digests, texts, encode, stats or EncodeStats(), where or key.model)
-                    self._fill(store, request)
+                    self._fill(store, digests, texts, encode, stats or EncodeStats(), where or key.model)
             return store, digests
 
     def embed(
@@ -610,9 +575,19 @@ class EmbeddingCache:
         return out
 
     @staticmethod
-    def _fill(store: VectorStore, request: _Request) -> None:
-        """Encode the request's texts that ``store`` lacks, once each, longest first, and add them."""
-        digests, texts, stats, where = request.digests, request.texts, request.stats, request.where
+    def _fill(
+        store: VectorStore,
+        digests: list[bytes],
+        texts: Sequence[str],
+        encode: Encode,
+        stats: EncodeStats,
+        where: str,
+    ) -> None:
+        """Encode the texts that ``store`` lacks, once each, longest first, and add them.
+
+        Raises:
+            ValueError: the encoder returned a wrong number of rows or not a matrix (names ``where``).
+        """
         first: dict[bytes, int] = {}
         for position, digest in enumerate(digests):
             if digest not in store.index and digest not in first:
@@ -620,14 +595,17 @@ class EmbeddingCache:
         if not first:  # another process encoded them meanwhile
             return
         order = sorted(first.values(), key=lambda i: -len(texts[i]))
-        vectors = request.run([texts[i] for i in order])
+        with stats.timed():
+            vectors = as_numpy(encode([texts[i] for i in order]))
+        if vectors.ndim != 2 or len(vectors) != len(order):
+            raise ValueError(f"{where}: the encoder returned shape {vectors.shape} for {len(order)} texts.")
         foreign = store.dim is not None and store.dim != vectors.shape[1]
         if foreign:  # the stored rows are another model's: move them aside, encode the rest too
             store.discard(f"{store.dim}-d vectors, the encoder of {where} gives {vectors.shape[1]}-d ones")
         store.add([digests[i] for i in order], vectors)
         stats.encoded += len(order)
         if foreign:
-            EmbeddingCache._fill(store, request)
+            EmbeddingCache._fill(store, digests, texts, encode, stats, where)
 
 
 #: The cache :func:`using_process_cache` sets for the current context (a thread, or an asyncio

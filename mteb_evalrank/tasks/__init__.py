@@ -42,13 +42,13 @@ GAP_TASKS: tuple[type[AbsTask], ...] = (
     STSBenchmarkGranularity,
 )
 
-#: every task the plugin registers with mteb
 #: EvalRank's ablations and parts, each its own task so that every task has one headline number
 EVALRANK_PART_TASKS: tuple[type[AbsTask], ...] = (EvalRankWordNoWiki, EvalRankSentSTSB, EvalRankSentSTR)
 
 #: Chiu et al.'s (2016) extrinsic tasks: sequence labelling over frozen word vectors
 SEQUENCE_LABELLING_TASKS: tuple[type[AbsTask], ...] = (EWTPOSTagging, CoNLL2000Chunking, CoNLL2003NER)
 
+#: every task the plugin registers with mteb
 TASKS: tuple[type[AbsTask], ...] = (
     EvalRankWord,
     EvalRankSent,

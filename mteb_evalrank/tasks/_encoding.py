@@ -17,10 +17,7 @@ the wrapped model, longest first. Its scope decides the reuse:
   plugin's ranking, triplet and downstream tasks still encode each distinct text once per task
   (:class:`TaskEmbeddings`, a task-local cache) and every other task encodes as mteb does.
 
-The key of a row (:meth:`CachedEncoder.key`) is everything besides the text that changes it:
-model name and revision (and object), the prompt type, the model's prompt name for the task,
-the task itself for a model that follows instructions, and every encode setting but the batch
-size and the progress bar.
+The key of a row: :meth:`CachedEncoder.key`.
 """
 
 from __future__ import annotations
@@ -29,7 +26,6 @@ import hashlib
 import os
 import re
 import sys
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -162,13 +158,13 @@ class CachedEncoder(CachedEmbeddingWrapper):
         """The wrapped encoder."""
         return self._model
 
-    def context(
+    def key(
         self, task_metadata: TaskMetadata, prompt_type: PromptType | None, kwargs: dict[str, Any]
-    ) -> str:
-        """The encoding context: what, besides the text and the model, changes the embedding
-        (folder-safe): prompt type, prompt name, the task for an instruction-following model,
-        every encode setting but :data:`SETTINGS_IGNORED`, and the weights' version of a store
-        kept by object."""
+    ) -> StoreKey:
+        """The :class:`StoreKey` of an encode call: model, revision, instance and the encoding
+        context, a folder-safe string of what else changes the embedding: prompt type, prompt name,
+        the task for an instruction-following model, every encode setting but
+        :data:`SETTINGS_IGNORED`, and the weights' version of a store kept by object."""
         parts = [prompt_type.value if prompt_type is not None else "none"]
         get_prompt_name = getattr(self._model, "get_prompt_name", None)
         if callable(get_prompt_name):
@@ -182,25 +178,10 @@ class CachedEncoder(CachedEmbeddingWrapper):
         if self.instance is not None:
             parts.append(f"weights-{weights_version(self._model) & 0xFFFFFFFF:08x}")
         context = _UNSAFE.sub("_", "__".join(parts))
-        if len(context) <= MAX_CONTEXT:
-            return context
-        digest = hashlib.blake2b(context.encode("utf-8"), digest_size=8).hexdigest()
-        return f"{context[: MAX_CONTEXT - 18]}__{digest}"  # a folder name of bounded length, still unique
-
-    def key(
-        self, task_metadata: TaskMetadata, prompt_type: PromptType | None, kwargs: dict[str, Any]
-    ) -> StoreKey:
-        """The :class:`StoreKey` of an encode call: model, revision, context (and instance)."""
-        context = self.context(task_metadata, prompt_type, kwargs)
+        if len(context) > MAX_CONTEXT:  # a folder name of bounded length, still unique
+            digest = hashlib.blake2b(context.encode("utf-8"), digest_size=8).hexdigest()
+            context = f"{context[: MAX_CONTEXT - 18]}__{digest}"
         return StoreKey(self.name, self.revision, context, self.instance)
-
-    def _encode_model(self, inputs: DataLoader[BatchedInput], **kwargs: Any) -> NDArray[Any]:
-        start = time.perf_counter()
-        try:
-            return as_numpy(self._model.encode(inputs, **kwargs))
-        finally:
-            self.stats.encode_seconds += time.perf_counter() - start
-            self.stats.encode_calls += 1
 
     def encode(
         self,
@@ -218,7 +199,8 @@ class CachedEncoder(CachedEmbeddingWrapper):
         texts = _loader_texts(inputs)
         if texts is None:
             self.stats.uncached_calls += 1
-            return self._encode_model(inputs, **call)
+            with self.stats.timed():
+                return as_numpy(self._model.encode(inputs, **call))
         batch_size = getattr(inputs, "batch_size", None) or 32
         collate = getattr(inputs, "collate_fn", None)
 

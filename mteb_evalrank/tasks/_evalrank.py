@@ -34,6 +34,7 @@ from mteb_evalrank.evaluation.ranking import (
 )
 from mteb_evalrank.evaluation.scores import Scores
 
+from ._citations import EVALRANK_CITATION
 from ._encoding import EncodeTexts, as_list, unwrapped
 from ._loading import PluginDatasetLoading
 from ._vocabulary import environment_vocabulary
@@ -48,6 +49,18 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 logger = logging.getLogger(__name__)
+
+#: ``TaskMetadata`` fields of every EvalRank task (the release's and those over the user's files)
+EVALRANK_METADATA: dict[str, Any] = {
+    "type": "Retrieval",
+    "category": "t2t",
+    "eval_langs": {"default": ["eng-Latn"]},
+    "main_score": "cosine_mrr",
+    "task_subtypes": [],
+    "dialect": [],
+    "sample_creation": "found",
+    "bibtex_citation": EVALRANK_CITATION,
+}
 
 
 class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
@@ -212,9 +225,6 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
         return scores
 
     # -------------------------------------------------- unknown-word conventions
-    def _vocabulary(self) -> frozenset[str] | None:
-        return self.vocabulary if self.vocabulary is not None else environment_vocabulary()
-
     def _convention_scores(
         self,
         scores: Scores,
@@ -248,7 +258,7 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
             if known.any():
                 centred[known] = embeddings[known] - embeddings[known].mean(axis=0)
             out |= self._ranked(centred, queries, positives, "mean_vector_", centre=False)
-        vocabulary = self._vocabulary()
+        vocabulary = self.vocabulary if self.vocabulary is not None else environment_vocabulary()
         conventions.check_convention(self.metadata.name, self.unknown_words, vocabulary)
         if vocabulary is not None:
             inside = np.fromiter((word in vocabulary for word in words), dtype=bool, count=len(words))

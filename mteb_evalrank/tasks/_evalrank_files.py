@@ -45,8 +45,7 @@ from mteb.abstasks.task_metadata import TaskMetadata
 from mteb_evalrank.data.layout import SPLIT, config_names, evalrank_configs
 from mteb_evalrank.data.sources import SourceFormatError, read_items, read_lines, read_pairs, unique_in_order
 
-from ._citations import EVALRANK_CITATION
-from ._evalrank import AbsTaskEvalRank
+from ._evalrank import EVALRANK_METADATA, AbsTaskEvalRank
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -84,11 +83,6 @@ class EvalRankData:
     pairs: list[tuple[str, str]]
     n_added: int
     n_duplicate_lines: int
-
-
-def _require(path: Path, what: str) -> None:
-    if not path.is_file():
-        raise FileNotFoundError(f"{what} file {path} not found")
 
 
 def _check_pairs(
@@ -135,8 +129,7 @@ def _missing_items(
 def read_evalrank_files(files: EvalRankFiles) -> EvalRankData:
     """Read and check a pair file and a background file (formats in the module docstring).
 
-    Returns the task's background (pair items in first-appearance order, then the
-    background file's items; deduplicated, first occurrence kept) and the pairs in file order.
+    Returns the task's background (as the module docstring builds it) and the pairs in file order.
 
     Raises:
         FileNotFoundError: a file does not exist.
@@ -145,8 +138,9 @@ def read_evalrank_files(files: EvalRankFiles) -> EvalRankData:
             sides are the same item (unless ``allow_identical``), a repeated pair, a pair item
             missing from the background file (with ``strict``); naming the file for an empty file.
     """
-    _require(files.pairs, "pair")
-    _require(files.background, "background")
+    for path, what in ((files.pairs, "pair"), (files.background, "background")):
+        if not path.is_file():
+            raise FileNotFoundError(f"{what} file {path} not found")
     pairs = read_pairs(files.pairs)
     lines = [line_no for line_no, _ in read_lines(files.pairs)]  # read_pairs keeps every non-blank line
     _check_pairs(files.pairs, pairs, lines, files.allow_identical)
@@ -216,16 +210,9 @@ def _metadata(name: str, files: EvalRankFiles, data: EvalRankData, fields: dict[
         "name": name,
         "description": description,
         "dataset": {"path": str(files.pairs), "revision": files.digest()},
-        "type": "Retrieval",
-        "category": "t2t",
+        **EVALRANK_METADATA,
         "eval_splits": [SPLIT],
-        "eval_langs": {"default": ["eng-Latn"]},
-        "main_score": "cosine_mrr",
-        "task_subtypes": [],
         "license": "not specified",
-        "dialect": [],
-        "sample_creation": "found",
-        "bibtex_citation": EVALRANK_CITATION,
     }
     return TaskMetadata(**{**values, **fields})
 

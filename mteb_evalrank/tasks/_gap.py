@@ -18,13 +18,15 @@ Conventions of ``WMT17DA``, ``WMT17DALength``, ``WMT17DAVocabCoverage``,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from mteb.abstasks.sts import AbsTaskSTS, STSMetrics
 from scipy.stats import kendalltau
 
 from mteb_evalrank.data.registry import WMT17_DA
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._citations import ABE2022_CITATION, WMT17_METRICS_CITATION, cite
 from ._encoding import EncodeOnce
@@ -35,33 +37,36 @@ if TYPE_CHECKING:
 WMT17_LANGUAGE_PAIRS = ("cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en")
 PAPER = "https://aclanthology.org/2022.eval4nlp-1.8"
 
-#: ``TaskMetadata`` fields shared by the four WMT17 DA tasks.
-WMT17_METADATA: dict[str, Any] = {
-    "reference": PAPER,
-    "dataset": WMT17_DA.mteb_dataset(),
-    "type": "STS",
-    "category": "t2t",
-    "main_score": "cosine_pearson",
-    "date": ("2017-01-01", "2017-12-31"),
-    "domains": ["News", "Written"],
-    "task_subtypes": [],
-    "license": WMT17_DA.license,
-    "annotations_creators": "human-annotated",
-    "dialect": [],
-    "sample_creation": "found",
-    "bibtex_citation": cite(WMT17_METRICS_CITATION, ABE2022_CITATION),
-}
 
-WMT17_SOURCE = (
-    " Pairs are (reference, machine translation) from the WMT17 metrics task, segment-level "
-    "direct assessment, to-English; the gold score is the DA z-score. Main score: Pearson "
-    "correlation of cosine similarity with the DA score (the metrics-task convention)."
-)
-
-
-def subsets(names: tuple[str, ...] | list[str]) -> dict[str, list[str]]:
+def subsets(names: Iterable[str]) -> dict[str, list[str]]:
     """``eval_langs`` of a multi-subset English task: every hf_subset is English."""
     return {name: ["eng-Latn"] for name in names}
+
+
+def wmt17_metadata(*, name: str, description: str, hf_subsets: Iterable[str]) -> PluginTaskMetadata:
+    """A WMT17 DA task's metadata: the fields the five share, the English ``hf_subsets`` of
+    ``mteb-evalrank/wmt17-da`` it evaluates, and ``description`` followed by the data's source."""
+    return PluginTaskMetadata(
+        name=name,
+        description=description
+        + " Pairs are (reference, machine translation) from the WMT17 metrics task, segment-level "
+        "direct assessment, to-English; the gold score is the DA z-score. Main score: Pearson "
+        "correlation of cosine similarity with the DA score (the metrics-task convention).",
+        eval_langs=subsets(hf_subsets),
+        reference=PAPER,
+        dataset=WMT17_DA.mteb_dataset(),
+        type="STS",
+        category="t2t",
+        main_score="cosine_pearson",
+        date=("2017-01-01", "2017-12-31"),
+        domains=["News", "Written"],
+        task_subtypes=[],
+        license=WMT17_DA.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="found",
+        bibtex_citation=cite(WMT17_METRICS_CITATION, ABE2022_CITATION),
+    )
 
 
 class GapSTSMetrics(STSMetrics):

@@ -53,7 +53,9 @@ from mteb_evalrank.evaluation.tagging import (
     train_and_predict,
 )
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from ._citations import CHIU_CITATION, cite
 from ._encoding import EncodeTexts, as_list
 
 if TYPE_CHECKING:
@@ -146,14 +148,9 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
         scores: dict[str, Any] = {
             key: float(np.mean([seed_scores.get(key, 0.0) for seed_scores in per_seed])) for key in keys
         }
+        named = ("precision", "recall", "f1", "accuracy")  # each seed's, besides the means
         for seed, seed_scores in zip(self.seeds, per_seed, strict=True):
-            scores.update(
-                {
-                    f"{key}[seed={seed}]": seed_scores[key]
-                    for key in ("precision", "recall", "f1", "accuracy")
-                    if key in seed_scores
-                }
-            )
+            scores |= {f"{key}[seed={seed}]": seed_scores[key] for key in named if key in seed_scores}
         return scores
 
     def _score_predictions(self, gold: list[list[str]], predicted: list[list[str]]) -> dict[str, float]:
@@ -172,9 +169,7 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
     ) -> dict[str, Any]:
         """``num_samples`` (sentences), ``number_of_tokens``, ``unique_lowercased_forms``,
         ``max_sentence_length``, ``tags`` (count per tag) of one split."""
-        if not self.data_loaded:
-            self.load_data()
-        data = self._split(hf_subset or "default", split)
+        data = self._split(hf_subset or "default", split)  # loaded by mteb before it asks
         tokens, tags = as_list(data["tokens"]), as_list(data["tags"])
         return {
             "num_samples": len(tokens),
@@ -183,3 +178,20 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
             "max_sentence_length": max(len(sentence) for sentence in tokens),
             "tags": dict(Counter(tag for sentence in tags for tag in sentence).most_common()),
         }
+
+
+def sequence_labelling_metadata(*, citation: str, **fields: Any) -> PluginTaskMetadata:
+    """A sequence-labelling task's metadata: the fields the three share (English, split ``test``,
+    type ``Classification``: see the module docstring) and the dataset's ``citation`` with Chiu et al.'s."""
+    return PluginTaskMetadata(
+        **fields,
+        bibtex_citation=cite(citation, CHIU_CITATION),
+        type="Classification",
+        category="t2c",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=["eng-Latn"],
+        task_subtypes=[],
+        dialect=[],
+        sample_creation="found",
+    )

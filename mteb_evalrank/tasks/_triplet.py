@@ -130,9 +130,7 @@ class AbsTaskTriplet(EncodeTexts, PluginDatasetLoading, AbsTask):
         compute_overall: bool = False,
         num_proc: int | None = None,
     ) -> dict[str, Any]:
-        if not self.data_loaded:
-            self.load_data()
-        dataset: Any = self.dataset
+        dataset: Any = self.dataset  # loaded by mteb before it asks
         data = dataset[split] if split in dataset else dataset[hf_subset or "default"][split]
         texts = [text for name in TEXT_COLUMNS for text in data[name]]
         stats: dict[str, Any] = {

@@ -15,8 +15,6 @@ comparison (anchor as query) but makes instruction models use asymmetric query/p
 prompts, which would break the ``X'`` vs ``Y`` comparison.
 """
 
-from __future__ import annotations
-
 from typing import ClassVar
 
 from mteb_evalrank.data.registry import ACCSENT

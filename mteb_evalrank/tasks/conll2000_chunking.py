@@ -1,17 +1,12 @@
-"""CoNLL2000Chunking: Chiu et al.'s chunking protocol on the CoNLL-2000 shared-task data."""
-
-from __future__ import annotations
-
 from mteb_evalrank.data.registry import CONLL2000
-from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._citations import CHIU_CITATION, CONLL2000_CITATION, cite
-from ._sequence_labelling import AbsTaskSequenceLabelling
+from ._citations import CONLL2000_CITATION
+from ._sequence_labelling import AbsTaskSequenceLabelling, sequence_labelling_metadata
 
 
 class CoNLL2000Chunking(AbsTaskSequenceLabelling):
     chunks = True
-    metadata = PluginTaskMetadata(
+    metadata = sequence_labelling_metadata(
         name="CoNLL2000Chunking",
         description=(
             "Text chunking of the CoNLL-2000 shared task (WSJ sections 15-18 / 20, IOB2 chunk tags) "
@@ -22,18 +17,10 @@ class CoNLL2000Chunking(AbsTaskSequenceLabelling):
         ),
         reference="https://www.clips.uantwerpen.be/conll2000/chunking/",
         dataset=CONLL2000.mteb_dataset(),
-        type="Classification",
-        category="t2c",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
         main_score="f1",
         date=("1989-01-01", "1989-12-31"),
         domains=["News", "Written"],
-        task_subtypes=[],
         license="not specified",
         annotations_creators="derived",
-        dialect=[],
-        sample_creation="found",
-        bibtex_citation=cite(CONLL2000_CITATION, CHIU_CITATION),
+        citation=CONLL2000_CITATION,
     )

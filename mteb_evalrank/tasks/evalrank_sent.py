@@ -1,10 +1,7 @@
-from __future__ import annotations
-
 from mteb_evalrank.data.registry import EVALRANK_SENT
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._citations import EVALRANK_CITATION
-from ._evalrank import AbsTaskEvalRank
+from ._evalrank import EVALRANK_METADATA, AbsTaskEvalRank
 
 
 class EvalRankSent(AbsTaskEvalRank):
@@ -19,16 +16,9 @@ class EvalRankSent(AbsTaskEvalRank):
         ),
         reference="https://aclanthology.org/2022.acl-long.419",
         dataset=EVALRANK_SENT.mteb_dataset(),
-        type="Retrieval",
-        category="t2t",
-        eval_langs={"default": ["eng-Latn"]},
-        main_score="cosine_mrr",
         date=("2012-01-01", "2022-05-22"),
         domains=["News", "Web", "Written"],
-        task_subtypes=[],
         license=EVALRANK_SENT.license,
         annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="found",
-        bibtex_citation=EVALRANK_CITATION,
+        **EVALRANK_METADATA,
     )

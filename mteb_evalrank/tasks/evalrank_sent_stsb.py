@@ -1,7 +1,3 @@
-"""EvalRankSentSTSB: the STS-B part of EvalRankSent as a task of its own (hf_subset ``stsb``)."""
-
-from __future__ import annotations
-
 from ._evalrank import AbsTaskEvalRank
 from ._metadata import subset_task_metadata
 from .evalrank_sent import EvalRankSent

@@ -1,7 +1,3 @@
-"""EvalRankWordNoWiki: the ablation of EvalRankWord without the Wikipedia words (hf_subset ``no_wiki``)."""
-
-from __future__ import annotations
-
 from ._evalrank import AbsTaskEvalRank
 from ._metadata import subset_task_metadata
 from .evalrank_word import EvalRankWord

@@ -1,16 +1,11 @@
-"""EWTPOSTagging: Chiu et al.'s POS-tagging protocol on UD English-EWT's PTB-style tags."""
-
-from __future__ import annotations
-
 from mteb_evalrank.data.registry import UD_ENGLISH_EWT
-from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._citations import CHIU_CITATION, SILVEIRA2014_CITATION, cite
-from ._sequence_labelling import AbsTaskSequenceLabelling
+from ._citations import SILVEIRA2014_CITATION
+from ._sequence_labelling import AbsTaskSequenceLabelling, sequence_labelling_metadata
 
 
 class EWTPOSTagging(AbsTaskSequenceLabelling):
-    metadata = PluginTaskMetadata(
+    metadata = sequence_labelling_metadata(
         name="EWTPOSTagging",
         description=(
             "Part-of-speech tagging of the English Web Treebank (Universal Dependencies English-EWT, "
@@ -22,18 +17,10 @@ class EWTPOSTagging(AbsTaskSequenceLabelling):
         ),
         reference="https://github.com/UniversalDependencies/UD_English-EWT",
         dataset=UD_ENGLISH_EWT.mteb_dataset(),
-        type="Classification",
-        category="t2c",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
         main_score="accuracy",
         date=("2005-01-01", "2012-12-31"),
         domains=["Web", "Blog", "Reviews", "Written"],
-        task_subtypes=[],
         license="cc-by-sa-4.0",
         annotations_creators="expert-annotated",
-        dialect=[],
-        sample_creation="found",
-        bibtex_citation=cite(SILVEIRA2014_CITATION, CHIU_CITATION),
+        citation=SILVEIRA2014_CITATION,
     )

@@ -8,8 +8,6 @@ The name carries the release year: mteb's ``SemRel24STS`` is a different collect
 SemEval-2024 Task 1 test splits in 14 languages), and a bare ``STR`` would be ambiguous.
 """
 
-from __future__ import annotations
-
 from mteb.abstasks.sts import AbsTaskSTS
 
 from mteb_evalrank.data.registry import STR_2021

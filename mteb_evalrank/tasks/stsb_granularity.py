@@ -5,8 +5,6 @@ Data: ``mteb-evalrank/stsb-granularity`` (``tasks/stsb-granularity/``), hf_subse
 ``cosine_pearson`` (the paper's STS metric); see ``_gap`` for the other scores.
 """
 
-from __future__ import annotations
-
 import itertools
 
 from mteb_evalrank.data.registry import STSB_GRANULARITY

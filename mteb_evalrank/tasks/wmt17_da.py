@@ -6,21 +6,16 @@ segment-level average over language pairs. All pairs pooled (``all``, 3,795) is 
 ``WMT17DAPooled``. See ``_gap`` for the scores and conventions.
 """
 
-from __future__ import annotations
-
-from mteb_evalrank.tasks._metadata import PluginTaskMetadata
-
-from ._gap import WMT17_LANGUAGE_PAIRS, WMT17_METADATA, WMT17_SOURCE, AbsTaskGapSTS, subsets
+from ._gap import WMT17_LANGUAGE_PAIRS, AbsTaskGapSTS, wmt17_metadata
 
 
 class WMT17DA(AbsTaskGapSTS):
-    metadata = PluginTaskMetadata(
+    metadata = wmt17_metadata(
         name="WMT17DA",
         description=(
             "WMT17 segment-level direct assessment, to-English, 7 language pairs (score: the mean "
             "over language pairs): the application task against which Abe et al. (2022) measure "
-            "the evaluation gap of STS-B." + WMT17_SOURCE
+            "the evaluation gap of STS-B."
         ),
-        eval_langs=subsets(WMT17_LANGUAGE_PAIRS),
-        **WMT17_METADATA,
+        hf_subsets=WMT17_LANGUAGE_PAIRS,
     )

@@ -5,22 +5,18 @@ hf_subsets ``length-0-40`` ... ``length-30-70``: pairs whose mean token length l
 tokens, seed 0; ``mteb_evalrank.evaluation.slices.sample_length_window``).
 """
 
-from __future__ import annotations
-
 from mteb_evalrank.evaluation.slices import PAPER_LENGTH_WINDOWS, window_name
-from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
-from ._gap import WMT17_METADATA, WMT17_SOURCE, AbsTaskGapSTS, subsets
+from ._gap import AbsTaskGapSTS, wmt17_metadata
 
 
 class WMT17DALength(AbsTaskGapSTS):
-    metadata = PluginTaskMetadata(
+    metadata = wmt17_metadata(
         name="WMT17DALength",
         description=(
             "WMT17 DA (to-English) subsets by mean sentence length of the pair, windows [0, 40) to "
             "[30, 70), each sampled to follow the STS-B length distribution (Abe et al., 2022, "
-            "factor 1)." + WMT17_SOURCE
+            "factor 1)."
         ),
-        eval_langs=subsets([window_name(window) for window in PAPER_LENGTH_WINDOWS]),
-        **WMT17_METADATA,
+        hf_subsets=[window_name(window) for window in PAPER_LENGTH_WINDOWS],
     )

@@ -5,21 +5,16 @@
 ``coverage-q1`` (lowest) ... ``coverage-q4`` (quartile bands).
 """
 
-from __future__ import annotations
-
-from mteb_evalrank.tasks._metadata import PluginTaskMetadata
-
-from ._gap import WMT17_METADATA, WMT17_SOURCE, AbsTaskGapSTS, subsets
+from ._gap import AbsTaskGapSTS, wmt17_metadata
 
 
 class WMT17DAVocabCoverage(AbsTaskGapSTS):
-    metadata = PluginTaskMetadata(
+    metadata = wmt17_metadata(
         name="WMT17DAVocabCoverage",
         description=(
             "WMT17 DA (to-English) subsets by the share of the pair's lower-cased tokens that occur "
             "in STS-B: the 100 best and 100 worst covered pairs and the four quartile bands (Abe et "
-            "al., 2022, factor 2)." + WMT17_SOURCE
+            "al., 2022, factor 2)."
         ),
-        eval_langs=subsets(["coverage-high", "coverage-low", *(f"coverage-q{i}" for i in range(1, 5))]),
-        **WMT17_METADATA,
+        hf_subsets=["coverage-high", "coverage-low", *(f"coverage-q{i}" for i in range(1, 5))],
     )

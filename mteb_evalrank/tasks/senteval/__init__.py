@@ -43,29 +43,4 @@ SENTEVAL_PROTOCOL_TASKS: tuple[type[AbsTaskSentEval], ...] = (
     SentEvalSICKE,
 )
 
-__all__ = [
-    "DOWNSTREAM_TASKS",
-    "SENTEVAL_PROTOCOL_TASKS",
-    "AbsTaskSentEval",
-    "AbsTaskSentEvalPair",
-    "CRClassification",
-    "MPQAClassification",
-    "MRClassification",
-    "MRPCClassification",
-    "SICKEClassification",
-    "SST2Classification",
-    "SST5Classification",
-    "SUBJClassification",
-    "SciCiteClassification",
-    "SentEvalCR",
-    "SentEvalMPQA",
-    "SentEvalMR",
-    "SentEvalMRPC",
-    "SentEvalSICKE",
-    "SentEvalSST2",
-    "SentEvalSST5",
-    "SentEvalSUBJ",
-    "SentEvalSciCite",
-    "SentEvalTREC",
-    "TRECClassification",
-]
+__all__ = ["DOWNSTREAM_TASKS", "SENTEVAL_PROTOCOL_TASKS", "AbsTaskSentEval", "AbsTaskSentEvalPair"]

@@ -41,9 +41,12 @@ from mteb.abstasks.classification import AbsTaskClassification
 from mteb.abstasks.task_metadata import TaskMetadata
 from threadpoolctl import threadpool_limits
 
+from mteb_evalrank.data.registry import SENTEVAL
 from mteb_evalrank.evaluation.classifiers import Kind, pair_features, senteval_scores
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
+from .._citations import cite
 from .._encoding import EncodeTexts, as_list
 
 _Metadata = TypeVar("_Metadata", bound=TaskMetadata)
@@ -69,17 +72,6 @@ SENTEVAL_CITATION = r"""@inproceedings{conneau2018senteval,
   year = {2018},
 }
 """
-
-#: ``TaskMetadata`` fields shared by the ``mteb``-protocol tasks (each file gives its own ``dataset``,
-#: ``SENTEVAL.mteb_dataset(config)``); :func:`senteval_protocol_metadata` derives the other protocol's.
-SENTEVAL_METADATA: dict[str, Any] = {
-    "type": "Classification",
-    "category": "t2c",
-    "main_score": "accuracy",
-    "license": "bsd-3-clause",
-    "dialect": [],
-    "sample_creation": "found",
-}
 
 
 class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
@@ -289,9 +281,8 @@ class AbsTaskSentEvalPair(AbsTaskSentEval):
         """
         from mteb_evalrank import _mteb_adapter as adapter
 
-        if self.dataset is None:
-            raise RuntimeError(f"{self.metadata.name}: call load_data() before computing statistics")
-        subset: Any = self.dataset[hf_subset] if hf_subset else self.dataset
+        dataset: Any = self.dataset  # loaded by mteb before it asks
+        subset = dataset[hf_subset] if hf_subset else dataset
         data = subset[split]
         first, second = as_list(data["sentence1"]), as_list(data["sentence2"])
         in_train = None
@@ -318,4 +309,27 @@ def senteval_protocol_metadata(metadata: _Metadata, name: str) -> _Metadata:
             "otherwise by cross-validation on the training split), z-normalisation as a hyper-parameter.",
             "main_score": "lr_accuracy",
         }
+    )
+
+
+def senteval_metadata(
+    *, config: str, year: int, description: str, citation: str, **fields: Any
+) -> PluginTaskMetadata:
+    """A dataset's ``mteb``-protocol metadata: the fields the ten share, ``dataset`` =
+    ``SENTEVAL.mteb_dataset(config)``, ``date`` the publication ``year``, the dataset's ``citation``
+    with SentEval's and ``description`` followed by the SentEval note; English (one subset) and
+    human-annotated unless ``fields`` say otherwise."""
+    return PluginTaskMetadata(
+        **{"eval_langs": ["eng-Latn"], "annotations_creators": "human-annotated", **fields},
+        description=description + " SentEval transfer task (Conneau and Kiela, 2018), a downstream task "
+        "of EvalRank (Wang et al., 2022). Protocol mteb: the classification evaluator of mteb.",
+        dataset=SENTEVAL.mteb_dataset(config),
+        date=(f"{year}-01-01", f"{year}-12-31"),
+        bibtex_citation=cite(citation, SENTEVAL_CITATION),
+        type="Classification",
+        category="t2c",
+        main_score="accuracy",
+        license="bsd-3-clause",
+        dialect=[],
+        sample_creation="found",
     )

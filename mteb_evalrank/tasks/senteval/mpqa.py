@@ -1,40 +1,21 @@
-"""MPQA: a SentEval transfer task (config ``mpqa`` of ``mteb-evalrank/senteval``), two protocols."""
-
-from __future__ import annotations
-
-from mteb_evalrank.data.registry import SENTEVAL
-from mteb_evalrank.tasks._metadata import PluginTaskMetadata
-
-from .._citations import cite
-from ._base import (
-    EVAL_LANGS_FOLDS,
-    SENTEVAL_CITATION,
-    SENTEVAL_METADATA,
-    AbsTaskSentEval,
-    senteval_protocol_metadata,
-)
+from ._base import EVAL_LANGS_FOLDS, AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
 
 
 class MPQAClassification(AbsTaskSentEval):
     cross_validated = True
-    metadata = PluginTaskMetadata(
+    metadata = senteval_metadata(
         name="MPQAClassification",
         description=(
-            "MPQA opinion polarity (Wiebe et al., 2005): 10,603 short news phrases, positive or "
-            "negative. Ten fixed stratified folds, one hf_subset each (10-fold cross-validation). "
-            "SentEval transfer task (Conneau and Kiela, 2018), a downstream task of EvalRank (Wang et "
-            "al., 2022). Protocol mteb: the classification evaluator of mteb."
+            "MPQA opinion polarity (Wiebe et al., 2005): 10,603 short news phrases, positive or negative. "
+            "Ten fixed stratified folds, one hf_subset each (10-fold cross-validation)."
         ),
         reference="https://mpqa.cs.pitt.edu/",
-        dataset=SENTEVAL.mteb_dataset("mpqa"),
-        **SENTEVAL_METADATA,
+        config="mpqa",
         eval_langs=EVAL_LANGS_FOLDS,
-        date=("2005-01-01", "2005-12-31"),
+        year=2005,
         domains=["News", "Written"],
         task_subtypes=["Sentiment/Hate speech"],
-        annotations_creators="human-annotated",
-        bibtex_citation=cite(
-            r"""@article{wiebe2005annotating,
+        citation=r"""@article{wiebe2005annotating,
   author = {Wiebe, Janyce and Wilson, Theresa and Cardie, Claire},
   journal = {Language Resources and Evaluation},
   number = {2-3},
@@ -44,8 +25,6 @@ class MPQAClassification(AbsTaskSentEval):
   year = {2005},
 }
 """,
-            SENTEVAL_CITATION,
-        ),
     )
 
 

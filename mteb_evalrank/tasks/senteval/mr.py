@@ -1,40 +1,22 @@
-"""MR: a SentEval transfer task (config ``mr`` of ``mteb-evalrank/senteval``), two protocols."""
-
-from __future__ import annotations
-
-from mteb_evalrank.data.registry import SENTEVAL
-from mteb_evalrank.tasks._metadata import PluginTaskMetadata
-
-from .._citations import cite
-from ._base import (
-    EVAL_LANGS_FOLDS,
-    SENTEVAL_CITATION,
-    SENTEVAL_METADATA,
-    AbsTaskSentEval,
-    senteval_protocol_metadata,
-)
+from ._base import EVAL_LANGS_FOLDS, AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
 
 
 class MRClassification(AbsTaskSentEval):
     cross_validated = True
-    metadata = PluginTaskMetadata(
+    metadata = senteval_metadata(
         name="MRClassification",
         description=(
-            "Movie-review snippet polarity (Pang and Lee, 2005): 10,662 Rotten Tomatoes snippets, "
-            "positive or negative. Ten fixed stratified folds, one hf_subset each (10-fold cross- "
-            "validation). SentEval transfer task (Conneau and Kiela, 2018), a downstream task of "
-            "EvalRank (Wang et al., 2022). Protocol mteb: the classification evaluator of mteb."
+            "Movie-review snippet polarity (Pang and Lee, 2005): 10,662 Rotten Tomatoes snippets, positive "
+            "or negative. Ten fixed stratified folds, one hf_subset each (10-fold cross- validation)."
         ),
         reference="https://www.cs.cornell.edu/people/pabo/movie-review-data/",
-        dataset=SENTEVAL.mteb_dataset("mr"),
-        **SENTEVAL_METADATA,
+        config="mr",
         eval_langs=EVAL_LANGS_FOLDS,
-        date=("2005-01-01", "2005-12-31"),
+        year=2005,
         domains=["Reviews", "Written"],
         task_subtypes=["Sentiment/Hate speech"],
         annotations_creators="derived",
-        bibtex_citation=cite(
-            r"""@inproceedings{pang2005seeing,
+        citation=r"""@inproceedings{pang2005seeing,
   author = {Pang, Bo and Lee, Lillian},
   booktitle = {Proceedings of the 43rd Annual Meeting of the Association for Computational Linguistics},
   pages = {115--124},
@@ -42,8 +24,6 @@ class MRClassification(AbsTaskSentEval):
   year = {2005},
 }
 """,
-            SENTEVAL_CITATION,
-        ),
     )
 
 

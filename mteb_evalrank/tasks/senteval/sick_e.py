@@ -1,32 +1,20 @@
-"""SICKE: a SentEval transfer task (config ``sick-e`` of ``mteb-evalrank/senteval``), two protocols."""
-
-from __future__ import annotations
-
-from mteb_evalrank.data.registry import SENTEVAL
-from mteb_evalrank.tasks._metadata import PluginTaskMetadata
-
-from .._citations import SICK_CITATION, cite
-from ._base import SENTEVAL_CITATION, SENTEVAL_METADATA, AbsTaskSentEvalPair, senteval_protocol_metadata
+from .._citations import SICK_CITATION
+from ._base import AbsTaskSentEvalPair, senteval_metadata, senteval_protocol_metadata
 
 
 class SICKEClassification(AbsTaskSentEvalPair):
-    metadata = PluginTaskMetadata(
+    metadata = senteval_metadata(
         name="SICKEClassification",
         description=(
             "SICK entailment (Marelli et al., 2014): 4,500 / 500 / 4,927 sentence pairs, entailment, "
-            "neutral or contradiction. Official splits. Classified on the pair features [u, v, |u-v|, "
-            "u*v]. SentEval transfer task (Conneau and Kiela, 2018), a downstream task of EvalRank "
-            "(Wang et al., 2022). Protocol mteb: the classification evaluator of mteb."
+            "neutral or contradiction. Official splits. Classified on the pair features [u, v, |u-v|, u*v]."
         ),
         reference="https://marcobaroni.org/composes/sick.html",
-        dataset=SENTEVAL.mteb_dataset("sick-e"),
-        **SENTEVAL_METADATA,
-        eval_langs=["eng-Latn"],
-        date=("2014-01-01", "2014-12-31"),
+        config="sick-e",
+        year=2014,
         domains=["Written"],
         task_subtypes=["Textual Entailment"],
-        annotations_creators="human-annotated",
-        bibtex_citation=cite(SICK_CITATION, SENTEVAL_CITATION),
+        citation=SICK_CITATION,
     )
 
 

@@ -33,19 +33,4 @@ WORD_SIMILARITY_TASKS: tuple[type[AbsTask], ...] = (
     WordSimSimVerb3500,
 )
 
-__all__ = [
-    "WORD_SIMILARITY_TASKS",
-    "WordSimMC30",
-    "WordSimMEN",
-    "WordSimMTurk287",
-    "WordSimMTurk771",
-    "WordSimRG65",
-    "WordSimRWStanford",
-    "WordSimSimLex999",
-    "WordSimSimVerb3500",
-    "WordSimVerb143",
-    "WordSimWS353All",
-    "WordSimWS353Rel",
-    "WordSimWS353Sim",
-    "WordSimYP130",
-]
+__all__ = ["WORD_SIMILARITY_TASKS"]

@@ -38,6 +38,7 @@ from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.evaluation import unknown_words as conventions
 from mteb_evalrank.tasks._encoding import EncodeOnce
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
+from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 from mteb_evalrank.tasks._vocabulary import environment_vocabulary
 
 if TYPE_CHECKING:
@@ -46,27 +47,32 @@ if TYPE_CHECKING:
     from mteb.types import ScoresDict
 
 
-#: ``TaskMetadata`` fields shared by the 13 ``WordSim*`` tasks; each task file gives its own
-#: ``dataset`` (``WORD_SIMILARITY.mteb_dataset(config)``: mteb loads a monolingual task with
-#: ``datasets.load_dataset(**metadata.dataset)``, so the ``name`` key selects the set's config).
-WORD_SIMILARITY_METADATA: dict[str, Any] = {
-    "type": "STS",
-    "category": "t2t",
-    "eval_langs": ["eng-Latn"],
-    "main_score": "cosine_spearman",
-    "domains": ["Written"],
-    "task_subtypes": [],
-    "license": WORD_SIMILARITY.license,
-    "annotations_creators": "human-annotated",
-    "dialect": [],
-    "sample_creation": "created",
-}
-
-EVALRANK_NOTE = (
-    " One of the 13 word-similarity baselines of EvalRank (Wang et al., 2022); each word is "
-    "embedded on its own and the main score is the Spearman correlation of cosine similarity "
-    "with the human ratings."
-)
+def word_similarity_metadata(
+    *, config: str, year: int, description: str, **fields: Any
+) -> PluginTaskMetadata:
+    """A ``WordSim*`` task's metadata: the fields the 13 tasks share, ``dataset`` =
+    ``WORD_SIMILARITY.mteb_dataset(config)`` (mteb loads a monolingual task with
+    ``datasets.load_dataset(**metadata.dataset)``, so the ``name`` key selects the set's config),
+    ``date`` the publication ``year`` and ``description`` followed by the EvalRank note."""
+    return PluginTaskMetadata(
+        description=description
+        + " One of the 13 word-similarity baselines of EvalRank (Wang et al., 2022); each word is "
+        "embedded on its own and the main score is the Spearman correlation of cosine similarity "
+        "with the human ratings.",
+        dataset=WORD_SIMILARITY.mteb_dataset(config),
+        date=(f"{year}-01-01", f"{year}-12-31"),
+        type="STS",
+        category="t2t",
+        eval_langs=["eng-Latn"],
+        main_score="cosine_spearman",
+        domains=["Written"],
+        task_subtypes=[],
+        license=WORD_SIMILARITY.license,
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="created",
+        **fields,
+    )
 
 
 def covered_cosine(

@@ -1,24 +1,16 @@
-"""WordSimMEN: mteb STS task on the ``men-tr-3k`` word-similarity set (see ``_common``)."""
-
-from __future__ import annotations
-
-from mteb_evalrank.data.registry import WORD_SIMILARITY
-from mteb_evalrank.tasks._metadata import PluginTaskMetadata
-
-from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
+from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimMEN(WordSimilarityTask):
-    metadata = PluginTaskMetadata(
+    metadata = word_similarity_metadata(
         name="WordSimMEN",
         description=(
             "MEN-TR-3k (Bruni et al., 2014): 3,000 English word pairs rated for relatedness by "
-            "comparative crowd judgements, 0-50 scale." + EVALRANK_NOTE
+            "comparative crowd judgements, 0-50 scale."
         ),
         reference="https://doi.org/10.1613/jair.4135",
-        dataset=WORD_SIMILARITY.mteb_dataset("men-tr-3k"),
-        **WORD_SIMILARITY_METADATA,
-        date=("2014-01-01", "2014-12-31"),
+        config="men-tr-3k",
+        year=2014,
         bibtex_citation=r"""@article{bruni2014multimodal,
   author = {Bruni, Elia and Tran, Nam Khanh and Baroni, Marco},
   journal = {Journal of Artificial Intelligence Research},

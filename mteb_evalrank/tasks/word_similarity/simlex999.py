@@ -1,24 +1,16 @@
-"""WordSimSimLex999: mteb STS task on the ``simlex-999`` word-similarity set (see ``_common``)."""
-
-from __future__ import annotations
-
-from mteb_evalrank.data.registry import WORD_SIMILARITY
-from mteb_evalrank.tasks._metadata import PluginTaskMetadata
-
-from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
+from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimSimLex999(WordSimilarityTask):
-    metadata = PluginTaskMetadata(
+    metadata = word_similarity_metadata(
         name="WordSimSimLex999",
         description=(
             "SimLex-999 (Hill et al., 2015): 999 English noun, verb and adjective pairs rated for "
-            "genuine similarity (not relatedness) on a 0-10 scale." + EVALRANK_NOTE
+            "genuine similarity (not relatedness) on a 0-10 scale."
         ),
         reference="https://aclanthology.org/J15-4004",
-        dataset=WORD_SIMILARITY.mteb_dataset("simlex-999"),
-        **WORD_SIMILARITY_METADATA,
-        date=("2015-01-01", "2015-12-31"),
+        config="simlex-999",
+        year=2015,
         bibtex_citation=r"""@article{hill2015simlex,
   author = {Hill, Felix and Reichart, Roi and Korhonen, Anna},
   journal = {Computational Linguistics},

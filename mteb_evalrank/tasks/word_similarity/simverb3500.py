@@ -1,24 +1,15 @@
-"""WordSimSimVerb3500: mteb STS task on the ``simverb-3500`` word-similarity set (see ``_common``)."""
-
-from __future__ import annotations
-
-from mteb_evalrank.data.registry import WORD_SIMILARITY
-from mteb_evalrank.tasks._metadata import PluginTaskMetadata
-
-from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
+from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimSimVerb3500(WordSimilarityTask):
-    metadata = PluginTaskMetadata(
+    metadata = word_similarity_metadata(
         name="WordSimSimVerb3500",
         description=(
-            "SimVerb-3500 (Gerz et al., 2016): 3,500 English verb pairs rated for similarity on a 0-10 "
-            "scale." + EVALRANK_NOTE
+            "SimVerb-3500 (Gerz et al., 2016): 3,500 English verb pairs rated for similarity on a 0-10 scale."
         ),
         reference="https://aclanthology.org/D16-1235",
-        dataset=WORD_SIMILARITY.mteb_dataset("simverb-3500"),
-        **WORD_SIMILARITY_METADATA,
-        date=("2016-01-01", "2016-12-31"),
+        config="simverb-3500",
+        year=2016,
         bibtex_citation=r"""@inproceedings{gerz2016simverb,
   author = {Gerz, Daniela and Vuli{\'c}, Ivan and Hill, Felix and Reichart, Roi and Korhonen, Anna},
   booktitle = {Proceedings of the 2016 Conference on Empirical Methods in Natural Language Processing},

@@ -1,25 +1,17 @@
-"""WordSimWS353Rel: mteb STS task on the ``ws-353-rel`` word-similarity set (see ``_common``)."""
-
-from __future__ import annotations
-
-from mteb_evalrank.data.registry import WORD_SIMILARITY
-from mteb_evalrank.tasks._metadata import PluginTaskMetadata
-
 from .._citations import AGIRRE2009_CITATION
-from ._common import EVALRANK_NOTE, WORD_SIMILARITY_METADATA, WordSimilarityTask
+from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimWS353Rel(WordSimilarityTask):
-    metadata = PluginTaskMetadata(
+    metadata = word_similarity_metadata(
         name="WordSimWS353Rel",
         description=(
             "WordSim-353 relatedness subset (Agirre et al., 2009): 252 English word pairs of WS-353 "
-            "judged related but not similar, plus unrelated pairs; 0-10 scale." + EVALRANK_NOTE
+            "judged related but not similar, plus unrelated pairs; 0-10 scale."
         ),
         reference="https://aclanthology.org/N09-1003",
-        dataset=WORD_SIMILARITY.mteb_dataset("ws-353-rel"),
-        **WORD_SIMILARITY_METADATA,
-        date=("2009-01-01", "2009-12-31"),
+        config="ws-353-rel",
+        year=2009,
         bibtex_citation=AGIRRE2009_CITATION,
     )
 
