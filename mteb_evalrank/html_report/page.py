@@ -1,27 +1,12 @@
 """``mteb-evalrank report``: one self-contained HTML page of an mteb results folder.
 
 The page (``<out>/index.html``) needs nothing but itself: figures are inline SVG (matplotlib),
-styles and the few lines of script that sort the tables are inline, so it opens from ``file://``
-without a network. Every number comes from the correlation module (:mod:`.correlation`): the score
-tables from its ``table.py`` (a task's main score, averaged over its hf_subsets, split ``test``), the
+styles and the few lines of script that sort the tables are inline (``templates/report.html.j2``).
+Every number comes from the correlation module (:mod:`.correlation`): the score tables from its
+``table.py`` (a task's main score, averaged over its hf_subsets, split ``test``), the
 correlations, their CIs and the families' own ρ from ``correlate`` and :mod:`.correlation.stats`.
-
-Sections, each shown where the results allow it:
-
-* **scores**, one sortable table per benchmark: the plugin's benchmarks in their order, each task in
-  the first benchmark listing it, then the tasks of no benchmark (``--benchmark NAME``: that
-  benchmark's tasks only, any mteb benchmark). Scores ×100, the best of each column marked;
-* **coverage**: the share of the pairs whose words a model knows, for the tasks that report it
-  (the ``coverage`` score of the word-similarity tasks);
-* **correlation** (at least :data:`.stats.MIN_MODELS` models): every intrinsic task (any task that is
-  not of mteb type Classification, one row per subset as in a study) against every downstream task
-  (type Classification): the heatmap of Spearman ρ, the mean ρ per intrinsic task with its CI, and
-  per intrinsic task one scatter per downstream task with ρ and its CI (family-cluster bootstrap);
-* **families** (families of at least :data:`.stats.MIN_FAMILY_SIZE` models: ``--families FILE``, else
-  the zoo's ``model_family``; any other model is its own family): each family's own ρ for every pair;
-* **provenance**: per model its revision, family, embedding size, the mteb versions and dates of its
-  results; per task its dataset revision(s); the versions that wrote the page;
-* **notes**: damaged result files skipped (named), tasks left out and why.
+The sections (scores, coverage, correlation, families, provenance, notes) and when each is shown:
+``docs/report.md``.
 """
 
 from __future__ import annotations
@@ -504,15 +489,11 @@ def _provenance_sections(loaded: LoadedResults, families: dict[str, str], tasks:
 
 
 def _versions() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    import mteb
 
-    found = []
-    for package in ("mteb-evalrank", "mteb"):
-        try:
-            found.append(f"{package} {version(package)}")
-        except PackageNotFoundError:
-            found.append(f"{package} (not installed)")
-    return ", ".join(found)
+    from mteb_evalrank import __version__
+
+    return f"mteb-evalrank {__version__}, mteb {mteb.__version__}"
 
 
 # ----------------------------------------------------------------------------- output

@@ -12,14 +12,11 @@ Modules: :mod:`.jobs` (the job plan, skipping finished jobs, model families),
 CLI: ``mteb-evalrank study``.
 """
 
-from mteb_evalrank.embedding_cache import EncodeStats
-
 from .api import StudyInputError, default_downstream, run_study
 from .chain_execution import JobOutcome
 from .summary import StudySummary
 
 __all__ = [
-    "EncodeStats",
     "JobOutcome",
     "StudyInputError",
     "StudySummary",

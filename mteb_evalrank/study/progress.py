@@ -3,56 +3,33 @@
 from __future__ import annotations
 
 import sys
-from types import TracebackType
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from .chain_execution import JobOutcome
 
-if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
 
+@contextmanager
+def study_progress(total: int, *, enabled: bool = True) -> Iterator[Callable[[JobOutcome], None]]:
+    """``with study_progress(total) as update: update(outcome)``: a bar on stderr (none unless
+    ``enabled``) that also prints failures as they come."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-class StudyProgress:
-    """``with StudyProgress(total) as bar: bar.update(outcome)``; prints failures as they come."""
+    counts = {"done": 0, "skipped": 0, "failed": 0}
 
-    def __init__(self, total: int, *, enabled: bool = True) -> None:
-        self.total = total
-        self.enabled = enabled
-        self.counts = {"done": 0, "skipped": 0, "failed": 0}
-        self._progress: Progress | None = None
-        self._task: TaskID | None = None
+    def description() -> str:
+        return f"study: {counts['done']} done, {counts['skipped']} skipped, {counts['failed']} failed"
 
-    def _description(self) -> str:
-        c = self.counts
-        return f"study: {c['done']} done, {c['skipped']} skipped, {c['failed']} failed"
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(file=sys.stderr), disable=not enabled) as progress:
+        task = progress.add_task(description(), total=total)
 
-    def __enter__(self) -> StudyProgress:
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        def update(outcome: JobOutcome) -> None:
+            counts[outcome.status] = counts.get(outcome.status, 0) + 1
+            if enabled and outcome.status == "failed":
+                first = (outcome.error or "").splitlines()[0] if outcome.error else ""
+                progress.console.print(f"[red]failed[/red] {outcome.model} × {outcome.task}: {first}")
+            progress.update(task, advance=1, description=description())
 
-            self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=Console(file=sys.stderr),
-            )
-            self._progress.start()
-            self._task = self._progress.add_task(self._description(), total=self.total)
-        return self
-
-    def update(self, outcome: JobOutcome) -> None:
-        self.counts[outcome.status] = self.counts.get(outcome.status, 0) + 1
-        if self._progress is None or self._task is None:  # both set together by __enter__
-            return
-        if outcome.status == "failed":
-            first = (outcome.error or "").splitlines()[0] if outcome.error else ""
-            self._progress.console.print(f"[red]failed[/red] {outcome.model} × {outcome.task}: {first}")
-        self._progress.update(self._task, advance=1, description=self._description())
-
-    def __exit__(
-        self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._progress is not None:
-            self._progress.stop()
+        yield update
