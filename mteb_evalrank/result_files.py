@@ -97,15 +97,6 @@ def _json_object(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     return data, None
 
 
-def _version(data: dict[str, Any]) -> tuple[int, ...] | None:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(str(data["mteb_version"])).release if "mteb_version" in data else None
-    except InvalidVersion:
-        return None
-
-
 def _validation_summary(error: Any) -> str:
     """A pydantic ``ValidationError`` in a few words: the missing keys, else its first problem."""
     problems = error.errors()
@@ -119,12 +110,16 @@ def _validation_summary(error: Any) -> str:
 def result_damage(path: Path) -> str | None:
     """What is wrong with a result file, or ``None`` if it is not damaged (see the module docstring)."""
     from mteb.results import TaskResult
+    from packaging.version import InvalidVersion, Version
     from pydantic import ValidationError
 
     data, problem = _json_object(path)
     if data is None:
         return problem
-    version = _version(data)
+    try:
+        version = Version(str(data["mteb_version"])).release if "mteb_version" in data else None
+    except InvalidVersion:
+        version = None
     if version is None or version < _FIRST_CURRENT_FORMAT:
         return None if "task_name" in data or "mteb_dataset_name" in data else "missing key(s) task_name"
     try:

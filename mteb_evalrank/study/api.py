@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -239,19 +240,35 @@ def _run_with_progress(
     settings: ChainSettings,
     progress: bool | Callable[[JobOutcome], None],
 ) -> list[ChainReport]:
-    """Dispatch the chains; every outcome (the skipped jobs first) goes to the bar and the callback."""
-    from .progress import study_progress
+    """Dispatch the chains. Every outcome (the skipped jobs first) advances a progress bar on stderr,
+    shown with ``progress=True`` (done / skipped / failed counts, failures printed as they come);
+    the outcomes of the jobs run also go to a ``progress`` callback."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    total = len(work.skipped) + sum(len(chain.jobs) for chain in work.chains)
-    with study_progress(total, enabled=progress is True) as update:
-        for outcome in work.skipped:
-            update(outcome)
+    counts = {"done": 0, "skipped": 0, "failed": 0}
+
+    def description() -> str:
+        return f"study: {counts['done']} done, {counts['skipped']} skipped, {counts['failed']} failed"
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(file=sys.stderr), disable=progress is not True) as bar:
+        task = bar.add_task(description(), total=len(work.skipped) + sum(len(c.jobs) for c in work.chains))
+
+        def update(outcome: JobOutcome) -> None:
+            counts[outcome.status] = counts.get(outcome.status, 0) + 1
+            if progress is True and outcome.status == "failed":
+                first = (outcome.error or "").splitlines()[0] if outcome.error else ""
+                bar.console.print(f"[red]failed[/red] {outcome.model} × {outcome.task}: {first}")
+            bar.update(task, advance=1, description=description())
 
         def on_outcome(outcome: JobOutcome) -> None:
             update(outcome)
             if callable(progress):
                 progress(outcome)
 
+        for outcome in work.skipped:
+            update(outcome)
         return run_chains(
             work.chains,
             out,
