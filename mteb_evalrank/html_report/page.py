@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -231,6 +231,11 @@ def _number(value: float) -> str:
     return f"{100.0 * value:.1f}"
 
 
+def _score(value: float, text: str | None = None, **style: Any) -> Cell:
+    """A number's cell, sorted by it: ``text``, else the number ×100; "–" where it is missing."""
+    return Cell(text or _number(value), float(value), **style) if np.isfinite(value) else Cell("–")
+
+
 def _model_table(
     frame: pd.DataFrame, families: dict[str, str], heads: list[tuple[str, str]], mark_best: bool = True
 ) -> Table:
@@ -241,11 +246,7 @@ def _model_table(
     rows = []
     for name, scores in frame.iterrows():
         cells = [Cell(str(name))] + ([Cell(known.get(str(name), ""))] if known else [])
-        for column, value in scores.items():
-            if np.isfinite(value):
-                cells.append(Cell(_number(value), float(value), mark_best and value == best[column]))
-            else:
-                cells.append(Cell("–"))
+        cells += [_score(value, best=mark_best and value == best[column]) for column, value in scores.items()]
         rows.append(cells)
     names = [("model", ""), *([("family", "")] if known else [])]
     return Table([*names, *heads], rows, [False] * len(names) + [True] * len(heads))
@@ -402,10 +403,10 @@ def _pairs_section(result: CorrelationResult) -> Section:
     rows = [
         [
             Cell(p.intrinsic), Cell(p.extrinsic),
-            Cell(_number(p.spearman), p.spearman) if np.isfinite(p.spearman) else Cell("–"),
+            _score(p.spearman),
             Cell(_ci(p.spearman_ci_low, p.spearman_ci_high)), Cell(str(p.n), p.n),
             Cell(str(p.n_families), p.n_families),
-            Cell(f"{p.spearman_p_adj:.4f}", p.spearman_p_adj) if np.isfinite(p.spearman_p_adj) else Cell("–"),
+            _score(p.spearman_p_adj, f"{p.spearman_p_adj:.4f}"),
         ]
         for p in result.pairs
     ]  # fmt: skip
@@ -439,11 +440,7 @@ def _family_sections(result: CorrelationResult) -> list[Section]:
             cells = [Cell(a)]
             for b in result.extrinsic:
                 _, rho = per_pair.get((a, b), {}).get(family, (0, float("nan")))
-                cells.append(
-                    Cell(_number(rho), rho, colour=matplotlib.colors.to_hex(colormap((rho + 1) / 2)))
-                    if np.isfinite(rho)
-                    else Cell("–")
-                )
+                cells.append(_score(rho, colour=matplotlib.colors.to_hex(colormap((rho + 1) / 2))))
             rows.append(cells)
         members = sorted(name for name, f in result.families.items() if f == family)
         heads = [("intrinsic", ""), *[(b, "ρ") for b in result.extrinsic]]

@@ -188,12 +188,12 @@ def select(
     Raises:
         StudyInputError: no model, an unknown model or task, or a downstream task not among the tasks.
     """
+    import mteb
+
     task_names = resolve_tasks(tasks, benchmark)
     models = list(dict.fromkeys(models))
     if not models:
         raise StudyInputError("give at least one model")
-    import mteb
-
     if unknown := _unknown(models, mteb.get_model_meta):
         raise StudyInputError(
             f"unknown model(s) {unknown}: give mteb model names (e.g. evalrank/glove.6B.50d)"

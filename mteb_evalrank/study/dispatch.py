@@ -71,13 +71,22 @@ def run_chains(
     workers = min(workers, len(chains))
     if scheduler is None and workers <= 1:
         return [run_chain(c, str(out), settings, report=on_outcome) for c in chains]
-    from distributed import Client
+    from distributed import Client, LocalCluster
 
     threads = None
     cluster = None
-    if scheduler is None:
+    if scheduler is None:  # one thread per worker process, ``threads`` for its numerical libraries
         threads = max(1, (os.cpu_count() or 1) // workers)
-        cluster = _local_cluster(workers, threads)
+        env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV)}
+        env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="false")
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+            env=env,
+        )
 
     client = Client(cluster if cluster is not None else scheduler)
     try:
@@ -93,23 +102,6 @@ def run_chains(
         client.close(timeout=CLOSE_TIMEOUT)
         if cluster is not None:
             cluster.close(timeout=CLOSE_TIMEOUT)
-
-
-def _local_cluster(workers: int, threads: int) -> LocalCluster:
-    """``workers`` local worker processes of one thread each, ``threads`` for their numerical
-    libraries, with our environment (filtered by :data:`FORWARDED_ENV`)."""
-    from distributed import LocalCluster
-
-    env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV)}
-    env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="false")
-    return LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-        env=env,
-    )
 
 
 def _run_on_client(
