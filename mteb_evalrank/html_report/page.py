@@ -486,11 +486,15 @@ def _provenance_sections(loaded: LoadedResults, families: dict[str, str], tasks:
 
 
 def _versions() -> str:
-    import mteb
+    from importlib.metadata import PackageNotFoundError, version
 
-    from mteb_evalrank import __version__
-
-    return f"mteb-evalrank {__version__}, mteb {mteb.__version__}"
+    found = []
+    for package in ("mteb-evalrank", "mteb"):
+        try:
+            found.append(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            found.append(f"{package} (not installed)")
+    return ", ".join(found)
 
 
 # ----------------------------------------------------------------------------- output
