@@ -207,11 +207,10 @@ def select(
 
 def check_options(workers: int | None, senteval_classifiers: Sequence[str] | None) -> None:
     """Raise :class:`StudyInputError` for ``workers < 1`` or classifiers other than ``lr`` / ``mlp``."""
-    if senteval_classifiers is not None:
-        unknown = sorted(set(senteval_classifiers) - set(SENTEVAL_CLASSIFIERS))
-        if unknown or not senteval_classifiers:
-            given = list(senteval_classifiers)
-            raise StudyInputError(f"--senteval-classifiers takes lr and/or mlp, got {given}")
+    if senteval_classifiers is not None and (
+        not senteval_classifiers or not set(senteval_classifiers) <= set(SENTEVAL_CLASSIFIERS)
+    ):
+        raise StudyInputError(f"--senteval-classifiers takes lr and/or mlp, got {list(senteval_classifiers)}")
     if workers is not None and workers < 1:
         raise StudyInputError(f"--workers must be at least 1, got {workers}")
 
