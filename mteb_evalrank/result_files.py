@@ -1,4 +1,4 @@
-"""Reading an mteb result folder when some of its files are damaged.
+"""Reading an mteb result folder when some of its files are damaged (``docs/faults.md``).
 
 ``mteb-evalrank scores`` and ``correlate`` read result folders with mteb's own
 ``ResultCache(folder).load_results(include_remote=False, require_model_meta=False)``, which
@@ -6,26 +6,18 @@ stops at the first file it cannot parse, with a bare ``JSONDecodeError`` naming 
 :func:`load_result_folder` keeps that reader and adds one rule, the same for both commands:
 
 * a **damaged** result file (not UTF-8, not valid JSON, not a JSON object, or a current-format
-  result missing keys mteb needs, e.g. a copy cut short or a hand edit gone wrong) is
-  **skipped**: one :class:`DamagedResultWarning` names the file, what is wrong and how to redo
-  it; the other files are read as usual;
+  result missing keys mteb needs) is **skipped** with one :class:`DamagedResultWarning` naming
+  the file, what is wrong and how to redo it;
 * a damaged ``model_meta.json`` is ignored with one warning: the model's name and revision are
   then taken from the folder names (as for a folder without one);
 * any other file mteb cannot read (e.g. a result written by mteb < 1.12.48 for a task mteb
-  does not know) still raises mteb's error, which ``correlate`` turns into a message naming it.
+  does not know) still raises mteb's error, which ``correlate`` turns into a message naming it;
+* a result **written for another dataset revision** than the registered task now reads is
+  kept, with one :class:`OutdatedResultWarning` naming it and the rerun command.
 
-A result **written for another dataset revision** than the registered task now reads (an older
-version of the task, or a custom-data task whose file changed) is kept, with one
-:class:`OutdatedResultWarning` naming it and the rerun command.
-
-A study deciding which jobs are done (:func:`result_is_done`) moves a damaged result aside to
-``<name>.corrupt`` and an outdated one (another dataset revision, or written by an older version
-of its task without a score the task now reports: :func:`missing_scores`) to
-``<name>.outdated`` (never deleted), with one warning, so that a resumed study redoes those jobs
-only.
-
-Nothing is changed on disk: when a file is damaged, the readable files are read through a
-temporary copy of the folder. See ``docs/faults.md``.
+Nothing is changed on disk: the readable files of a folder with a damaged one are read through
+a temporary copy. A study deciding which jobs are done moves damaged and outdated results aside
+(:func:`result_is_done`).
 """
 
 from __future__ import annotations
@@ -38,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mteb_evalrank._files import move_aside
+from mteb_evalrank._files import CORRUPT_SUFFIX, move_aside, read_json_object
 
 if TYPE_CHECKING:
     from mteb.results import BenchmarkResults
@@ -105,15 +97,6 @@ def _json_object(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     return data, None
 
 
-def _version(data: dict[str, Any]) -> tuple[int, ...] | None:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(str(data["mteb_version"])).release if "mteb_version" in data else None
-    except InvalidVersion:
-        return None
-
-
 def _validation_summary(error: Any) -> str:
     """A pydantic ``ValidationError`` in a few words: the missing keys, else its first problem."""
     problems = error.errors()
@@ -127,12 +110,16 @@ def _validation_summary(error: Any) -> str:
 def result_damage(path: Path) -> str | None:
     """What is wrong with a result file, or ``None`` if it is not damaged (see the module docstring)."""
     from mteb.results import TaskResult
+    from packaging.version import InvalidVersion, Version
     from pydantic import ValidationError
 
     data, problem = _json_object(path)
     if data is None:
         return problem
-    version = _version(data)
+    try:
+        version = Version(str(data["mteb_version"])).release if "mteb_version" in data else None
+    except InvalidVersion:
+        version = None
     if version is None or version < _FIRST_CURRENT_FORMAT:
         return None if "task_name" in data or "mteb_dataset_name" in data else "missing key(s) task_name"
     try:
@@ -155,17 +142,12 @@ def find_damaged(folder: Path, tasks: Sequence[str] | None = None) -> dict[Path,
     """The damaged files of a result folder (result files of ``tasks``, and ``model_meta.json``)."""
     from mteb.cache import ResultCache
 
-    damaged: dict[Path, str] = {}
-    cache = ResultCache(folder)
-    paths = cache.get_cache_paths(
+    paths = ResultCache(folder).get_cache_paths(
         tasks=list(tasks) if tasks else None, include_remote=False, require_model_meta=False
     )
-    for path in paths:
-        problem = result_damage(path)
-        if problem is not None:
-            damaged[path] = problem
-    for path in sorted((folder / "results").rglob(MODEL_META)):
-        problem = model_meta_damage(path)
+    damaged: dict[Path, str] = {}
+    for path in [*paths, *sorted((folder / "results").rglob(MODEL_META))]:
+        problem = model_meta_damage(path) if path.name == MODEL_META else result_damage(path)
         if problem is not None:
             damaged[path] = problem
     return damaged
@@ -180,21 +162,17 @@ def result_is_done(path: Path) -> bool:
     """
     if not path.is_file():
         return False
+    category: type[UserWarning] = DamagedResultWarning
+    suffix = CORRUPT_SUFFIX
     problem = result_damage(path)
-    if problem is not None:
-        category: type[UserWarning] = DamagedResultWarning
-        target = move_aside(path)
-    else:
-        data, _ = _json_object(path)
-        task = str(data.get("task_name", path.stem)) if data else path.stem
-        problem = (
-            outdated(task, data.get("dataset_revision")) or missing_scores(task, data.get("scores"))
-            if data
-            else None
-        )
+    if problem is None:
+        data = read_json_object(path) or {}  # not damaged: a JSON object
+        task = str(data.get("task_name", path.stem))
+        problem = outdated(task, data.get("dataset_revision")) or missing_scores(task, data.get("scores"))
         if problem is None:
             return True
-        category, target = OutdatedResultWarning, move_aside(path, ".outdated")
+        category, suffix = OutdatedResultWarning, ".outdated"
+    target = move_aside(path, suffix)
     warnings.warn(
         f"{path}: {problem}; moved aside to {target.name}, the job runs again.", category, stacklevel=2
     )

@@ -207,14 +207,14 @@ def test_rerun_skips_everything_without_encoding(study: tuple[Path, Any, list], 
     )
 
 
-def test_timing_history_takes_a_file_written_before_the_history() -> None:
-    """A study folder from an older version: its one ``study_timing.json`` becomes run 0."""
+def test_timing_history_of_a_resumed_study() -> None:
+    """The first run's ``study_timing.json`` becomes run 0; a job skipped now keeps its entry."""
 
     def timing(wall: float, workers: int, encode: float, *jobs: tuple[str, str, float]) -> dict[str, Any]:
         rows = [{"model": "a", "task": t, "status": st, "seconds": sec} for t, st, sec in jobs]
         return {"wall_seconds": wall, "workers": workers, "sum_encode_seconds": encode, "jobs": rows}
 
-    old = timing(100.0, 2, 60.0, ("T1", "done", 30.0), ("T2", "failed", 5.0))
+    old = with_history(timing(100.0, 2, 60.0, ("T1", "done", 30.0), ("T2", "failed", 5.0)), None)
     now = timing(50.0, 1, 20.0, ("T1", "skipped", 0.0), ("T2", "done", 40.0))
     merged = with_history(now, old)
     assert [(r["done"], r["failed"], r["wall_seconds"]) for r in merged["runs"]] == [

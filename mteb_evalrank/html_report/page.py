@@ -1,27 +1,12 @@
 """``mteb-evalrank report``: one self-contained HTML page of an mteb results folder.
 
 The page (``<out>/index.html``) needs nothing but itself: figures are inline SVG (matplotlib),
-styles and the few lines of script that sort the tables are inline, so it opens from ``file://``
-without a network. Every number comes from the correlation module (:mod:`.correlation`): the score
-tables from its ``table.py`` (a task's main score, averaged over its hf_subsets, split ``test``), the
+styles and the few lines of script that sort the tables are inline (``templates/report.html.j2``).
+Every number comes from the correlation module (:mod:`.correlation`): the score tables from its
+``table.py`` (a task's main score, averaged over its hf_subsets, split ``test``), the
 correlations, their CIs and the families' own ρ from ``correlate`` and :mod:`.correlation.stats`.
-
-Sections, each shown where the results allow it:
-
-* **scores**, one sortable table per benchmark: the plugin's benchmarks in their order, each task in
-  the first benchmark listing it, then the tasks of no benchmark (``--benchmark NAME``: that
-  benchmark's tasks only, any mteb benchmark). Scores ×100, the best of each column marked;
-* **coverage**: the share of the pairs whose words a model knows, for the tasks that report it
-  (the ``coverage`` score of the word-similarity tasks);
-* **correlation** (at least :data:`.stats.MIN_MODELS` models): every intrinsic task (any task that is
-  not of mteb type Classification, one row per subset as in a study) against every downstream task
-  (type Classification): the heatmap of Spearman ρ, the mean ρ per intrinsic task with its CI, and
-  per intrinsic task one scatter per downstream task with ρ and its CI (family-cluster bootstrap);
-* **families** (families of at least :data:`.stats.MIN_FAMILY_SIZE` models: ``--families FILE``, else
-  the zoo's ``model_family``; any other model is its own family): each family's own ρ for every pair;
-* **provenance**: per model its revision, family, embedding size, the mteb versions and dates of its
-  results; per task its dataset revision(s); the versions that wrote the page;
-* **notes**: damaged result files skipped (named), tasks left out and why.
+The sections (scores, coverage, correlation, families, provenance, notes) and when each is shown:
+``docs/report.md``.
 """
 
 from __future__ import annotations
@@ -35,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -246,6 +231,11 @@ def _number(value: float) -> str:
     return f"{100.0 * value:.1f}"
 
 
+def _score(value: float, text: str | None = None, **style: Any) -> Cell:
+    """A number's cell, sorted by it: ``text``, else the number ×100; "–" where it is missing."""
+    return Cell(text or _number(value), float(value), **style) if np.isfinite(value) else Cell("–")
+
+
 def _model_table(
     frame: pd.DataFrame, families: dict[str, str], heads: list[tuple[str, str]], mark_best: bool = True
 ) -> Table:
@@ -256,11 +246,7 @@ def _model_table(
     rows = []
     for name, scores in frame.iterrows():
         cells = [Cell(str(name))] + ([Cell(known.get(str(name), ""))] if known else [])
-        for column, value in scores.items():
-            if np.isfinite(value):
-                cells.append(Cell(_number(value), float(value), mark_best and value == best[column]))
-            else:
-                cells.append(Cell("–"))
+        cells += [_score(value, best=mark_best and value == best[column]) for column, value in scores.items()]
         rows.append(cells)
     names = [("model", ""), *([("family", "")] if known else [])]
     return Table([*names, *heads], rows, [False] * len(names) + [True] * len(heads))
@@ -417,10 +403,10 @@ def _pairs_section(result: CorrelationResult) -> Section:
     rows = [
         [
             Cell(p.intrinsic), Cell(p.extrinsic),
-            Cell(_number(p.spearman), p.spearman) if np.isfinite(p.spearman) else Cell("–"),
+            _score(p.spearman),
             Cell(_ci(p.spearman_ci_low, p.spearman_ci_high)), Cell(str(p.n), p.n),
             Cell(str(p.n_families), p.n_families),
-            Cell(f"{p.spearman_p_adj:.4f}", p.spearman_p_adj) if np.isfinite(p.spearman_p_adj) else Cell("–"),
+            _score(p.spearman_p_adj, f"{p.spearman_p_adj:.4f}"),
         ]
         for p in result.pairs
     ]  # fmt: skip
@@ -454,11 +440,7 @@ def _family_sections(result: CorrelationResult) -> list[Section]:
             cells = [Cell(a)]
             for b in result.extrinsic:
                 _, rho = per_pair.get((a, b), {}).get(family, (0, float("nan")))
-                cells.append(
-                    Cell(_number(rho), rho, colour=matplotlib.colors.to_hex(colormap((rho + 1) / 2)))
-                    if np.isfinite(rho)
-                    else Cell("–")
-                )
+                cells.append(_score(rho, colour=matplotlib.colors.to_hex(colormap((rho + 1) / 2))))
             rows.append(cells)
         members = sorted(name for name, f in result.families.items() if f == family)
         heads = [("intrinsic", ""), *[(b, "ρ") for b in result.extrinsic]]

@@ -6,20 +6,17 @@
 Modules: :mod:`.jobs` (the job plan, skipping finished jobs, model families),
 :mod:`.chain_execution` (a chain of jobs in one process, atomic result files),
 :mod:`.dispatch` (the chains in this process, on a local Dask cluster or a remote scheduler),
-:mod:`.api` (``run_study``: check, plan, dispatch, record), :mod:`.timing`
-(``study_timing.json``), :mod:`.summary` (``StudySummary``, the report), :mod:`.progress`
-(the progress bar). Embeddings: the plugin's one cache, :mod:`mteb_evalrank.embedding_cache`.
+:mod:`.api` (``run_study``: check, plan, dispatch with a progress bar, record), :mod:`.timing`
+(``study_timing.json``), :mod:`.summary` (``StudySummary``, the report). Embeddings: the
+plugin's one cache, :mod:`mteb_evalrank.embedding_cache`.
 CLI: ``mteb-evalrank study``.
 """
-
-from mteb_evalrank.embedding_cache import EncodeStats
 
 from .api import StudyInputError, default_downstream, run_study
 from .chain_execution import JobOutcome
 from .summary import StudySummary
 
 __all__ = [
-    "EncodeStats",
     "JobOutcome",
     "StudyInputError",
     "StudySummary",

@@ -13,6 +13,8 @@ Layout of ``<out>``::
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from mteb_evalrank.correlation.table import default_downstream
 
-from .chain_execution import ChainReport, ChainSettings, JobOutcome, clear_staging
+from .chain_execution import STAGING, ChainReport, ChainSettings, JobOutcome
 from .dispatch import default_workers, run_chains
 from .jobs import Chain, balance, plan
 from .summary import OUTCOMES, StudySummary, write_report
@@ -52,10 +54,6 @@ class Work:
     skipped: list[JobOutcome]
     workers: int
 
-    @property
-    def total(self) -> int:
-        return len(self.skipped) + sum(len(chain.jobs) for chain in self.chains)
-
 
 def resolve_tasks(tasks: Sequence[str] | None, benchmark: str | None) -> list[str]:
     """Task names from ``tasks`` and/or a benchmark; unknown names raise :class:`StudyInputError`."""
@@ -72,30 +70,20 @@ def resolve_tasks(tasks: Sequence[str] | None, benchmark: str | None) -> list[st
             raise StudyInputError(f"unknown benchmark {benchmark!r}: {error}") from None
     if not names:
         raise StudyInputError("give --tasks and/or --benchmark")
-    unknown = []
-    for name in names:
-        try:
-            mteb.get_task(name)
-        except KeyError:
-            unknown.append(name)
-    if unknown:
+    if unknown := _unknown(names, mteb.get_task):
         raise StudyInputError(f"unknown task(s) {unknown}: see `mteb-evalrank available-tasks`")
     return list(dict.fromkeys(names))
 
 
-def _check_models(models: Sequence[str]) -> None:
-    import mteb
-
+def _unknown(names: Sequence[str], lookup: Callable[[str], object]) -> list[str]:
+    """The ``names`` that ``lookup`` (``mteb.get_task``, ``mteb.get_model_meta``) does not know."""
     unknown = []
-    for name in models:
+    for name in names:
         try:
-            mteb.get_model_meta(name)
+            lookup(name)
         except (KeyError, ValueError):
             unknown.append(name)
-    if unknown:
-        raise StudyInputError(
-            f"unknown model(s) {unknown}: give mteb model names (e.g. evalrank/glove.6B.50d)"
-        )
+    return unknown
 
 
 def run_study(
@@ -142,7 +130,7 @@ def run_study(
     selection = select(models, tasks, benchmark, downstream)
     check_options(workers, senteval_classifiers)
     out.mkdir(parents=True, exist_ok=True)
-    clear_staging(out)
+    shutil.rmtree(out / STAGING, ignore_errors=True)  # what interrupted jobs left behind
     work = plan_work(out, selection, workers, scheduler)
     start = time.perf_counter()
     chosen = tuple(senteval_classifiers) if senteval_classifiers else None
@@ -152,7 +140,7 @@ def run_study(
     outcomes = _in_study_order(
         [*work.skipped, *(o for report in reports for o in report.outcomes)], selection
     )
-    classifiers = list(senteval_classifiers) if senteval_classifiers else list(SENTEVAL_CLASSIFIERS)
+    classifiers = chosen or SENTEVAL_CLASSIFIERS
     timing = record_run(out, reports, outcomes, wall, work.workers, scheduler, classifiers)
     summary = StudySummary(
         out,
@@ -200,11 +188,16 @@ def select(
     Raises:
         StudyInputError: no model, an unknown model or task, or a downstream task not among the tasks.
     """
+    import mteb
+
     task_names = resolve_tasks(tasks, benchmark)
     models = list(dict.fromkeys(models))
     if not models:
         raise StudyInputError("give at least one model")
-    _check_models(models)
+    if unknown := _unknown(models, mteb.get_model_meta):
+        raise StudyInputError(
+            f"unknown model(s) {unknown}: give mteb model names (e.g. evalrank/glove.6B.50d)"
+        )
     down = list(downstream) if downstream is not None else default_downstream(task_names)
     stray = [t for t in down if t not in task_names]
     if stray:
@@ -214,11 +207,10 @@ def select(
 
 def check_options(workers: int | None, senteval_classifiers: Sequence[str] | None) -> None:
     """Raise :class:`StudyInputError` for ``workers < 1`` or classifiers other than ``lr`` / ``mlp``."""
-    if senteval_classifiers is not None:
-        unknown = sorted(set(senteval_classifiers) - set(SENTEVAL_CLASSIFIERS))
-        if unknown or not senteval_classifiers:
-            given = list(senteval_classifiers)
-            raise StudyInputError(f"--senteval-classifiers takes lr and/or mlp, got {given}")
+    if senteval_classifiers is not None and (
+        not senteval_classifiers or not set(senteval_classifiers) <= set(SENTEVAL_CLASSIFIERS)
+    ):
+        raise StudyInputError(f"--senteval-classifiers takes lr and/or mlp, got {list(senteval_classifiers)}")
     if workers is not None and workers < 1:
         raise StudyInputError(f"--workers must be at least 1, got {workers}")
 
@@ -247,19 +239,35 @@ def _run_with_progress(
     settings: ChainSettings,
     progress: bool | Callable[[JobOutcome], None],
 ) -> list[ChainReport]:
-    """Dispatch the chains; every outcome (the skipped jobs first) goes to the bar and the callback."""
-    from .progress import StudyProgress
+    """Dispatch the chains. Every outcome (the skipped jobs first) advances a progress bar on stderr,
+    shown with ``progress=True`` (done / skipped / failed counts, failures printed as they come);
+    the outcomes of the jobs run also go to a ``progress`` callback."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with StudyProgress(work.total, enabled=progress is True) as bar:
-        for outcome in work.skipped:
-            bar.update(outcome)
-        callback = progress if callable(progress) else None
+    counts = {"done": 0, "skipped": 0, "failed": 0}
+
+    def description() -> str:
+        return f"study: {counts['done']} done, {counts['skipped']} skipped, {counts['failed']} failed"
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(file=sys.stderr), disable=progress is not True) as bar:
+        task = bar.add_task(description(), total=len(work.skipped) + sum(len(c.jobs) for c in work.chains))
+
+        def update(outcome: JobOutcome) -> None:
+            counts[outcome.status] = counts.get(outcome.status, 0) + 1
+            if progress is True and outcome.status == "failed":
+                first = (outcome.error or "").splitlines()[0] if outcome.error else ""
+                bar.console.print(f"[red]failed[/red] {outcome.model} × {outcome.task}: {first}")
+            bar.update(task, advance=1, description=description())
 
         def on_outcome(outcome: JobOutcome) -> None:
-            bar.update(outcome)
-            if callback is not None:
-                callback(outcome)
+            update(outcome)
+            if callable(progress):
+                progress(outcome)
 
+        for outcome in work.skipped:
+            update(outcome)
         return run_chains(
             work.chains,
             out,

@@ -1,24 +1,16 @@
 """Execute one chain of jobs in this process (the calling one or a Dask worker), results atomically.
 
-mteb's ``evaluate`` saves an intermediate result file after *every* hf_subset (so that a rerun
-with ``overwrite_strategy="only-missing"`` resumes) and writes it in place. A study treats an
-existing result file as a finished job, so an interrupted run would leave a file that looks
-finished but lacks subsets (or is truncated mid-write). Each job therefore evaluates into its
-own staging ``ResultCache`` (``<out>/.staging/<job-id>/``, on the same file system as the
-results) and, only once ``mteb.evaluate`` returned, moves the file into
-``<out>/results/...`` with ``os.replace`` — atomic on POSIX: the final path holds either
-nothing or the complete result. Staging folders left by a killed process are removed by the
-next study (:func:`clear_staging`).
-
+mteb's ``evaluate`` saves an intermediate result file after *every* hf_subset and writes it in
+place, but a study treats an existing result file as a finished job. Each job therefore
+evaluates into its own staging ``ResultCache`` (``<out>/.staging/<job-id>/``, on the same file
+system as the results) and, once ``mteb.evaluate`` returned, moves the file into
+``<out>/results/...`` with ``os.replace`` (atomic on POSIX: the final path holds either nothing
+or the complete result). The next study removes the staging folders of a killed process.
 A failing job is recorded (model, task, error) and the chain goes on with the next job.
 
-One chain per process at a time (:func:`one_chain_per_process`): the embedding cache a chain
-uses is its own (a context variable), but a chain also sets process-wide state: the thread
-limits of torch and the BLAS libraries, and, while a task loads a local build, the Hub's
-offline flags (``_mteb_adapter.hub_switched_off``). So a worker runs chains with one thread: a
-local cluster's workers have one thread each, a remote cluster's are checked
-(``dispatch.multithreaded_workers``), and a second chain started in a busy process fails with
-:class:`ChainAlreadyRunning` instead of sharing that state.
+One chain per process at a time (:func:`one_chain_per_process`): a chain sets process-wide state
+(the thread limits of torch and BLAS, the Hub's offline flags while a task loads a local build),
+so a second chain started in a busy process fails with :class:`ChainAlreadyRunning`.
 """
 
 from __future__ import annotations
@@ -29,7 +21,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -111,11 +103,6 @@ class ChainReport:
     host: str = ""
 
 
-def clear_staging(out: Path) -> None:
-    """Remove what interrupted jobs left behind (call when no study is running on ``out``)."""
-    shutil.rmtree(out / STAGING, ignore_errors=True)
-
-
 def _merge_run_settings(staged: Path, final: Path) -> None:
     """Merge the job's ``run_settings.jsonl`` into the results' one, as mteb's ``ResultCache`` does."""
     if not staged.is_file():
@@ -128,17 +115,11 @@ def _merge_run_settings(staged: Path, final: Path) -> None:
             handle.write(staged.read_text(encoding="utf-8"))
 
 
-def run_job(
-    model: Any,
-    job: Job,
-    out: Path,
-    encode_kwargs: dict[str, Any],
-    senteval_classifiers: Sequence[str] | None = None,
-) -> Path:
+def run_job(model: Any, job: Job, out: Path, settings: ChainSettings) -> Path:
     """Evaluate ``model`` on ``job.task`` into a staging cache, then move the result into place.
 
-    ``senteval_classifiers`` (e.g. ``("lr",)``) sets the classifiers of SentEval-protocol tasks
-    (``AbsTaskSentEval.classifiers``); other tasks ignore it.
+    ``settings.senteval_classifiers`` (e.g. ``("lr",)``) sets the classifiers of SentEval-protocol
+    tasks (``AbsTaskSentEval.classifiers``); other tasks ignore it.
     """
     import mteb
     from mteb.cache import ResultCache
@@ -146,9 +127,9 @@ def run_job(
     from mteb_evalrank.tasks.senteval._base import AbsTaskSentEval
 
     task = mteb.get_task(job.task)
-    if senteval_classifiers is not None and isinstance(task, AbsTaskSentEval):
+    if settings.senteval_classifiers is not None and isinstance(task, AbsTaskSentEval):
         # the names were checked against ("lr", "mlp") by run_study
-        task.classifiers = cast("tuple[Kind, ...]", tuple(senteval_classifiers))
+        task.classifiers = cast("tuple[Kind, ...]", settings.senteval_classifiers)
     staging = out / STAGING / uuid.uuid4().hex
     try:
         mteb.evaluate(
@@ -156,7 +137,7 @@ def run_job(
             task,
             cache=ResultCache(staging),
             overwrite_strategy="always",
-            encode_kwargs=cast("EncodeKwargs", dict(encode_kwargs)),
+            encode_kwargs=cast("EncodeKwargs", dict(settings.encode_kwargs)),
             co2_tracker=False,
             show_progress_bar=False,
             raise_error=True,
@@ -174,16 +155,6 @@ def run_job(
         return final
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-
-
-def _limit_threads(threads: int | None) -> None:
-    if not threads:
-        return
-    import torch
-    from threadpoolctl import threadpool_limits
-
-    torch.set_num_threads(threads)
-    threadpool_limits(limits=threads)
 
 
 def run_chain(
@@ -210,68 +181,54 @@ def run_chain(
     Raises:
         ChainAlreadyRunning: another chain runs in this process (see the module docstring).
     """
+    import socket
+
     from mteb_evalrank.models.hf_variants import enable_population
 
     settings = settings or ChainSettings()
     for name in settings.populations:
         enable_population(name, check=False)
     with one_chain_per_process(chain.family):
-        return _run_chain(chain, Path(out), settings, report, topic, threads)
+        if threads:
+            import torch
+            from threadpoolctl import threadpool_limits
 
+            torch.set_num_threads(threads)
+            threadpool_limits(limits=threads)
+        publish = report
+        if topic is not None:
+            from distributed import get_worker
 
-def _run_chain(
-    chain: Chain,
-    root: Path,
-    settings: ChainSettings,
-    report: Callable[[JobOutcome], None] | None,
-    topic: str | None,
-    threads: int | None,
-) -> ChainReport:
-    """:func:`run_chain`'s work, once this process's chain lock is held."""
-    import socket
+            worker = get_worker()
 
-    _limit_threads(threads)
-    publish = report
-    if topic is not None:
-        from distributed import get_worker
+            def publish(outcome: JobOutcome) -> None:
+                worker.log_event(topic, outcome.to_dict())
+                if report is not None:
+                    report(outcome)
 
-        worker = get_worker()
-
-        def publish(outcome: JobOutcome) -> None:
-            worker.log_event(topic, outcome.to_dict())
-            if report is not None:
-                report(outcome)
-
-    result = ChainReport(chain.family, host=socket.gethostname())
-    with using_process_cache(EmbeddingCache(root / EMBEDDINGS, max_bytes=process_cache().max_bytes)):
-        models = _run_jobs(
-            chain, root, result, settings.encode_kwargs, settings.senteval_classifiers, publish
-        )
-    for name, model in models.items():
-        result.encode[name] = model.stats.to_dict()
-    for name in {job.model for job in chain.jobs} - set(models):
-        result.encode.setdefault(name, EncodeStats().to_dict())
+        result = ChainReport(chain.family, host=socket.gethostname())
+        root = Path(out)
+        with using_process_cache(EmbeddingCache(root / EMBEDDINGS, max_bytes=process_cache().max_bytes)):
+            models = _run_jobs(chain, root, result, settings, publish)
+    for job in chain.jobs:
+        stats = models[job.model].stats if job.model in models else EncodeStats()
+        result.encode[job.model] = stats.to_dict()
     return result
-
-
-def load_cached(name: str) -> CachedEncoder:
-    """``mteb.get_model(name)`` in a :class:`CachedEncoder` of the process cache (zoo models: memory only)."""
-    import mteb
-
-    from mteb_evalrank.models.zoo import ZOO_MODELS
-
-    return CachedEncoder(mteb.get_model(name), by_instance=name in ZOO_MODELS)
 
 
 def _run_jobs(
     chain: Chain,
     root: Path,
     result: ChainReport,
-    encode_kwargs: dict[str, Any],
-    senteval_classifiers: Sequence[str] | None,
+    settings: ChainSettings,
     publish: Callable[[JobOutcome], None] | None,
 ) -> dict[str, CachedEncoder]:
-    """The jobs of ``chain`` in order; outcomes and load times go into ``result``."""
+    """The jobs of ``chain`` in order; outcomes and load times go into ``result``. A model is
+    wrapped in a :class:`CachedEncoder` of the process cache (zoo models: memory only)."""
+    import mteb
+
+    from mteb_evalrank.models.zoo import ZOO_MODELS
+
     models: dict[str, CachedEncoder] = {}
     load_errors: dict[str, str] = {}
     for job in chain.jobs:
@@ -283,14 +240,15 @@ def _run_jobs(
         else:
             try:
                 if job.model not in models:
-                    tick = time.perf_counter()
                     try:
-                        models[job.model] = load_cached(job.model)
+                        models[job.model] = CachedEncoder(
+                            mteb.get_model(job.model), by_instance=job.model in ZOO_MODELS
+                        )
                     except Exception as error:
                         load_errors[job.model] = f"loading the model: {type(error).__name__}: {error}"
                         raise
-                    result.load_seconds[job.model] = time.perf_counter() - tick
-                final = run_job(models[job.model], job, root, encode_kwargs, senteval_classifiers)
+                    result.load_seconds[job.model] = time.perf_counter() - start
+                final = run_job(models[job.model], job, root, settings)
                 outcome = JobOutcome(
                     job.model, job.task, "done", time.perf_counter() - start, result_path=str(final)
                 )

@@ -45,14 +45,6 @@ def family_of(model: str) -> str:
     return hf_variants.variant_family(model) or paper_word.model_family(model) or zoo.model_family(model)
 
 
-def result_path(out: Path, model: str, task: str) -> Path:
-    """Where mteb's ``ResultCache(out)`` keeps the result of ``model`` on ``task``."""
-    import mteb
-    from mteb.cache import ResultCache
-
-    return ResultCache(out).get_task_result_path(task, mteb.get_model_meta(model))
-
-
 def plan(out: Path, models: Sequence[str], tasks: Sequence[str]) -> tuple[list[Chain], list[Job]]:
     """Chains of the jobs still to run, and the jobs skipped because their result exists.
 
@@ -61,8 +53,12 @@ def plan(out: Path, models: Sequence[str], tasks: Sequence[str]) -> tuple[list[C
     result file is moved aside (``*.corrupt``, one warning) and its job planned again
     (:func:`mteb_evalrank.result_files.result_is_done`).
     """
+    import mteb
+    from mteb.cache import ResultCache
+
     from mteb_evalrank.result_files import result_is_done
 
+    cache = ResultCache(out)
     families: dict[str, list[str]] = {}
     for model in dict.fromkeys(models):
         families.setdefault(family_of(model), []).append(model)
@@ -72,7 +68,7 @@ def plan(out: Path, models: Sequence[str], tasks: Sequence[str]) -> tuple[list[C
         chain = Chain(family)
         for task in dict.fromkeys(tasks):
             for model in members:
-                job = Job(model, task, str(result_path(out, model, task)))
+                job = Job(model, task, str(cache.get_task_result_path(task, mteb.get_model_meta(model))))
                 (skipped if result_is_done(Path(job.result_path)) else chain.jobs).append(job)
         if chain.jobs:
             chains.append(chain)

@@ -46,37 +46,19 @@ def timing_record(
     }
 
 
-def _run_entry(timing: dict[str, Any], jobs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One run's line in ``runs``: when it ended, its wall and encoding time, the jobs it did or failed."""
-    return {
-        "finished": timing.get("finished"),
-        "wall_seconds": timing.get("wall_seconds", 0.0),
-        "workers": timing.get("workers"),
-        "scheduler": timing.get("scheduler"),
-        "sum_encode_seconds": timing.get("sum_encode_seconds", 0.0),
-        **{status: sum(1 for j in jobs if j.get("status") == status) for status in ("done", "failed")},
-    }
-
-
 def with_history(timing: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
     """``timing`` of this run plus the runs of the same study folder before it (a resumed study).
 
-    Adds ``runs`` (one entry per run, oldest first; a ``previous`` file without ``runs``, as
-    written before this history existed, counts as one run) and ``total``:
-    ``wall_seconds`` = sum of the runs' wall times; ``job_seconds`` = sum, over the jobs that
-    finished, of the seconds of the run that did them (worker time); ``sum_encode_seconds`` =
-    sum over runs. In ``jobs`` each entry gets ``run``, its index in ``runs``; a job skipped now
-    because an earlier run finished it keeps that run's entry (seconds included), and the jobs
-    of earlier runs that this run did not list (other models or tasks) are kept as they were.
+    Adds ``runs`` (one entry per run, oldest first: when it ended, its wall and encoding time, the
+    jobs it did or failed) and ``total``: ``wall_seconds`` = sum of the runs' wall times;
+    ``job_seconds`` = sum, over the jobs that finished, of the seconds of the run that did them
+    (worker time); ``sum_encode_seconds`` = sum over runs. In ``jobs`` each entry gets ``run``, its
+    index in ``runs``; a job skipped now because an earlier run finished it keeps that run's entry
+    (seconds included), and the jobs of earlier runs that this run did not list (other models or
+    tasks) are kept as they were.
     """
-    previous = previous or {}
-    if "runs" in previous:
-        runs, earlier_jobs = list(previous["runs"]), previous.get("jobs", [])
-    elif previous.get("jobs"):
-        earlier_jobs = [{**j, "run": 0} for j in previous["jobs"]]
-        runs = [_run_entry(previous, earlier_jobs)]
-    else:
-        runs, earlier_jobs = [], []
+    previous = previous if previous and "runs" in previous else {}
+    runs, earlier_jobs = list(previous.get("runs", [])), previous.get("jobs", [])
     earlier = {(j["model"], j["task"]): j for j in earlier_jobs if j.get("status") == "done"}
     this = len(runs)
     jobs = [
@@ -85,7 +67,16 @@ def with_history(timing: dict[str, Any], previous: dict[str, Any] | None) -> dic
         else {**j, "run": this}
         for j in timing["jobs"]
     ]
-    runs.append(_run_entry(timing, [j for j in jobs if j["run"] == this]))
+    runs.append(
+        {
+            "finished": timing.get("finished"),
+            "wall_seconds": timing.get("wall_seconds", 0.0),
+            "workers": timing.get("workers"),
+            "scheduler": timing.get("scheduler"),
+            "sum_encode_seconds": timing.get("sum_encode_seconds", 0.0),
+            **{s: sum(1 for j in jobs if j["run"] == this and j["status"] == s) for s in ("done", "failed")},
+        }
+    )
     listed = {(j["model"], j["task"]) for j in jobs}
     jobs = [j for j in earlier_jobs if (j["model"], j["task"]) not in listed] + jobs
     return {
