@@ -1,58 +1,43 @@
 """The EvalRank paper's neural variants over any ``transformers`` checkpoint.
 
 A *checkpoint* (:class:`Checkpoint`: a Hub id at a revision, or a local folder) is run with
-``transformers.AutoModel`` (``output_hidden_states=True``), tokenised with its own
-``AutoTokenizer``: special tokens added, truncation at ``max_length`` tokens, padding to
-the longest text of a batch (the paper's code: ``max_length=512``, ``padding='longest'``).
-With ``h_0`` the embedding-layer output, ``h_1 .. h_L`` the outputs of the ``L``
-transformer layers (``hidden_states[0 .. L]``) and ``m_t`` the attention mask of a text
-(1 for its real tokens, special tokens included; 0 for padding), the poolings are:
+``transformers.AutoModel`` (``output_hidden_states=True``) and its own ``AutoTokenizer``: special
+tokens added, truncation at ``max_length`` tokens, padding to the longest text of a batch (the
+paper's ``max_length=512``, ``padding='longest'``). With ``h_0`` the embedding-layer output,
+``h_1 .. h_L`` the transformer layers' outputs (``hidden_states[0 .. L]``) and ``m_t`` the attention
+mask (1 for real tokens, special tokens included; 0 for padding), the poolings are:
 
 * ``cls``: ``h_L[0]``, the first token ([CLS] / ``<s>``) of the last layer;
 * ``last-avg``: ``sum_t m_t h_L[t] / sum_t m_t``, the masked mean of the last layer;
-* ``first-last-avg``: ``(sum_t m_t h_1[t] + sum_t m_t h_L[t]) / (2 sum_t m_t)``, i.e. the
-  mean of the masked means of the **first transformer layer** ``h_1`` (``hidden_states[1]``,
-  *not* the embedding output ``h_0``) and of the last layer. The paper (Appendix B) says
-  "average the word representations from the first and last layers"; its code
-  (``src/models/sent_emb/_bert_whitening.py`` of BinWang28/EvalRank-Embedding-Evaluation)
-  computes exactly this with ``all_hidden_states[1]`` and ``all_hidden_states[-1]``, as
-  BERT-whitening (Su et al., 2021) and SimCSE's corrected ``first-last-avg`` do. It equals
-  the zoo's MiniLM ``first-last-avg`` (``(h_1 + h_6) / 2``), since masked means are linear;
-* ``pooler``: ``pooler_output = tanh(W h_L[0] + b)``, the checkpoint's own pooler (BERT's
-  next-sentence head); the paper's code uses it for both SimCSE models (``_simcse.py``).
+* ``first-last-avg``: ``(sum_t m_t h_1[t] + sum_t m_t h_L[t]) / (2 sum_t m_t)``, with ``h_1`` the
+  **first transformer layer** (``hidden_states[1]``, not ``h_0``): what the paper's code computes
+  (``all_hidden_states[1]`` and ``[-1]`` in ``_bert_whitening.py`` of
+  BinWang28/EvalRank-Embedding-Evaluation), as BERT-whitening and SimCSE's corrected version do.
+  It equals the zoo's MiniLM ``first-last-avg``, since masked means are linear;
+* ``pooler``: ``pooler_output = tanh(W h_L[0] + b)``, the checkpoint's own pooler (the paper's code
+  uses it for both SimCSE models).
 
-**Whitening** (``-whiten``; Su et al., 2021, the paper's "BERT-whitening" post-processing):
-:class:`mteb_evalrank.models.postprocess.Whitening`, reused as the zoo's whitening:
-``mu`` the mean of the fit rows ``X``, ``Sigma = cov(X)`` (``n - 1`` denominator)
-``= U diag(S) U^T`` (SVD), ``y = (x - mu) U diag(S)^-1/2``, all dimensions kept, so the fit
-rows have identity covariance. The formula is the paper's ``bertwhitening_post_process``.
-The **fit corpus** is the zoo's (:class:`~mteb_evalrank.models.wrappers.PostProcessedEncoder`
-with :func:`~mteb_evalrank.models.wrappers.wmt17_references`: the 2,787 distinct WMT17 DA
-reference sentences, fitted once at the first ``encode``), not the paper's: the paper fits
-on the sentences it evaluates ("the target corpus"), which would make a model's vectors
-depend on the task and fit EvalRank's background itself. Here a whitened model is one fixed
-function for every task, like every post-processed zoo model.
+**Whitening** (``-whiten``, the paper's BERT-whitening, Su et al., 2021) is the zoo's
+:class:`~mteb_evalrank.models.postprocess.Whitening`, fitted by
+:class:`~mteb_evalrank.models.wrappers.PostProcessedEncoder` on the zoo's fit corpus (the WMT17 DA
+references), not on the evaluated sentences as the paper does: a model's vectors must not depend on
+the task nor fit EvalRank's background itself.
 
-**One forward pass for every variant.** Per text, the masked means of ``h_1`` and ``h_L``,
-``h_L[0]`` and the pooler output (``4 x dim`` float32) are one row in the process's
-embedding cache (key :meth:`Checkpoint.features_key`); the six variants of a checkpoint are
-views of it, so a text is encoded once per checkpoint (and per process; in a study the cache
-is on disk, and :func:`variant_family` puts a checkpoint's variants in one chain).
+**One forward pass for every variant.** Per text, the masked means of ``h_1`` and ``h_L``, ``h_L[0]``
+and the pooler output (``4 x dim`` float32) are one row of the process's embedding cache (key
+:meth:`Checkpoint.features_key`); a checkpoint's six variants are views of it
+(:func:`variant_family` puts them in one chain of a study).
 
-**Model metas** (:func:`variant_meta`) are derived from the checkpoint's config
-(:func:`checkpoint_from_config`: parameter count from the model built on torch's ``meta``
-device, input-embedding size, hidden size, layers, maximum tokens, licence from the model
-card) and are *not* in the plugin's default registry: a population is registered on request
-(:func:`enable_population`, ``mteb-evalrank study --population evalrank-paper``; a study passes
-the population's name to its worker processes, which register it the same way).
+**Model metas** (:func:`variant_meta`) come from the checkpoint's config
+(:func:`checkpoint_from_config`: parameters counted on torch's ``meta`` device, licence from the
+model card) and are registered only on request (:func:`enable_population`,
+``mteb-evalrank study --population NAME``; a study's workers register them the same way).
 
-**The paper's population** (:data:`EVALRANK_PAPER`, Table 9 rows 39-67): 29 neural models;
-24 are plain ``transformers`` checkpoints with one of the poolings above and run on a
-connected machine; InferSent v1/v2 (a BiLSTM over GloVe, Facebook's own code and pickled
-weights) and BERT-flow (a normalising flow trained on the target corpus, TensorFlow code)
-need code outside ``transformers`` and are listed with that reason. :data:`LOCAL_POPULATION`
-(``paper-variants-local``) is the same six variants of the checkpoints this machine has
-(MiniLM, mpnet): the offline run of the same machinery.
+**The paper's population** (:data:`EVALRANK_PAPER`, Table 9 rows 39-67): 29 neural models; 24 are
+``transformers`` checkpoints with the poolings above (they need a connected machine); InferSent
+v1/v2 and BERT-flow need code outside ``transformers`` and are listed with that reason.
+:data:`LOCAL_POPULATION` (``paper-variants-local``) is the same six variants of the checkpoints this
+machine has (MiniLM, mpnet).
 """
 
 from __future__ import annotations
@@ -68,7 +53,6 @@ from typing import Any, Protocol
 import numpy as np
 from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
-from mteb.models.model_meta import ScoringFunction
 from numpy.typing import NDArray
 
 from mteb_evalrank._network import offline_flag
@@ -82,7 +66,7 @@ POOLINGS = ("cls", "last-avg", "first-last-avg", "pooler")
 """Every pooling of :class:`HFPooling` (see the module docstring for the formulas)."""
 PAPER_POOLINGS = ("cls", "last-avg", "first-last-avg")
 """The poolings of the paper's BERT/RoBERTa rows (Table 9: ``cls``, ``last-avg``, ``first-last-avg``)."""
-FEATURE_ROWS = ("first-mean", "last-mean", "cls", "pooler")
+FEATURE_ROWS = ("first-mean", "last-avg", "cls", "pooler")
 """Rows of a text's ``(4, dim)`` features: masked means of ``h_1`` and ``h_L``, ``h_L[0]``, the pooler."""
 PREFIX = "evalrank/"
 PAPER_MAX_LENGTH = 512
@@ -323,16 +307,11 @@ class HFPooling(TextEmbedder):
         return np.asarray(rows, dtype=np.float32).reshape(len(texts), len(FEATURE_ROWS), dim)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """``(n, dim)`` embeddings of ``texts`` under this pooling."""
-        return pool(self.features(texts), self.pooling)
-
-
-def pool(features: NDArray[np.float32], pooling: str) -> NDArray[np.float32]:
-    """One pooling from ``(n, 4, dim)`` features (:data:`FEATURE_ROWS`)."""
-    if pooling == "first-last-avg":
-        return (features[:, 0] + features[:, 1]) / np.float32(2)
-    row = {"last-avg": 1, "cls": 2, "pooler": 3}[pooling]
-    return features[:, row].copy()
+        """``(n, dim)`` embeddings of ``texts`` under this pooling (a view of :data:`FEATURE_ROWS`)."""
+        features = self.features(texts)
+        if self.pooling == "first-last-avg":
+            return (features[:, 0] + features[:, 1]) / np.float32(2)
+        return features[:, FEATURE_ROWS.index(self.pooling)].copy()
 
 
 # ------------------------------------------------------------------ variants and metas
@@ -353,6 +332,11 @@ class Variant:
     @property
     def tokens(self) -> int:
         return self.max_length or self.checkpoint.max_tokens
+
+    @property
+    def post(self) -> str:
+        """The post-processing, as Table 9's *Details* name it: ``whitening`` or ``no``."""
+        return "whitening" if self.whiten else "no"
 
     def meta(self) -> ModelMeta:
         return variant_meta(self)
@@ -401,56 +385,27 @@ def variant_family(name: str) -> str | None:
 
 def variant_meta(variant: Variant) -> ModelMeta:
     """The variant's ``ModelMeta``: facts from its checkpoint; whitening adds ``mean + d x d``."""
+    from .zoo import cosine_meta
+
     point = variant.checkpoint
     n_parameters = point.n_parameters + (point.dim + point.dim * point.dim if variant.whiten else 0)
-    facts: dict[str, Any] = {  # through a dict, as the zoo: mteb types loader and scoring narrowly
-        "loader": partial(load_variant, variant),
-        "similarity_fn_name": ScoringFunction.COSINE,
-    }
-    return ModelMeta(
-        **facts,
+    return cosine_meta(
+        loader=partial(load_variant, variant),
         name=variant.name,
         revision=point.revision,
         release_date=point.release_date,
-        languages=["eng-Latn"],
         n_parameters=n_parameters,
         n_embedding_parameters=point.n_embedding_parameters,
         memory_usage_mb=round(n_parameters * 4 / 2**20),
         max_tokens=variant.tokens,
         embed_dim=point.dim,
         license=point.license,
-        open_weights=True,
-        public_training_code=None,
-        public_training_data=None,
         framework=["PyTorch", "Transformers"],
         reference=point.reference,
-        use_instructions=False,
-        training_datasets=set(),
-        modalities=["text"],
     )
 
 
 # ------------------------------------------------------------------ the paper's population
-def _hub(
-    hub_id: str, revision: str, sizes: tuple[int, int, int, int, int], license: str, released: str
-) -> Checkpoint:
-    """A Hub checkpoint with its config's facts: ``(dim, layers, n_parameters, n_embedding, max_tokens)``."""
-    dim, layers, n_parameters, n_embedding, max_tokens = sizes
-    return Checkpoint(
-        source=hub_id,
-        revision=revision,
-        stem=hub_id.rsplit("/", 1)[-1],
-        dim=dim,
-        n_layers=layers,
-        n_parameters=n_parameters,
-        n_embedding_parameters=n_embedding,
-        max_tokens=max_tokens,
-        license=license,
-        release_date=released,
-        reference=f"https://huggingface.co/{hub_id}",
-    )
-
-
 # (dim, layers, AutoModel parameters incl. pooler, input embeddings, tokens); checked against
 # AutoModel.from_config on the meta device in tests/test_hf_variants.py
 _BERT_BASE = (768, 12, 109_482_240, 23_440_896, PAPER_MAX_LENGTH)
@@ -458,41 +413,30 @@ _BERT_LARGE = (1024, 24, 335_141_888, 31_254_528, PAPER_MAX_LENGTH)
 _ROBERTA_BASE = (768, 12, 124_645_632, 38_603_520, PAPER_MAX_LENGTH)
 _ROBERTA_LARGE = (1024, 24, 355_359_744, 51_471_360, PAPER_MAX_LENGTH)
 
-BERT_BASE = _hub(
-    "google-bert/bert-base-uncased",
-    "86b5e0934494bd15c9632b12f734a8a67f723594",
-    _BERT_BASE,
-    "apache-2.0",
-    "2018-10-11",
-)
-BERT_LARGE = _hub(
-    "google-bert/bert-large-uncased",
-    "6da4b6a26a1877e173fca3225479512db81a5e5b",
-    _BERT_LARGE,
-    "apache-2.0",
-    "2018-10-11",
-)
-ROBERTA_BASE = _hub(
-    "FacebookAI/roberta-base", "e2da8e2f811d1448a5b465c236feacd80ffbac7b", _ROBERTA_BASE, "mit", "2019-07-26"
-)
-ROBERTA_LARGE = _hub(
-    "FacebookAI/roberta-large",
-    "722cf37b1afa9454edce342e7895e588b6ff1d59",
-    _ROBERTA_LARGE,
-    "mit",
-    "2019-07-26",
-)
-SBERT_NLI = _hub(
-    "sentence-transformers/bert-base-nli-mean-tokens", "main", _BERT_BASE, "apache-2.0", "2019-08-27"
-)
-UNSUP_SIMCSE = _hub("princeton-nlp/unsup-simcse-bert-base-uncased", "main", _BERT_BASE, "mit", "2021-04-21")
-SUP_SIMCSE = _hub(
-    "princeton-nlp/sup-simcse-bert-base-uncased",
-    "2d82fab19ac3a73a20dd20333d27eb8a52d6e97f",
-    _BERT_BASE,
-    "mit",
-    "2021-04-21",
-)
+
+def _hub(hub_id: str, revision: str, sizes: tuple[int, ...], license: str, released: str) -> Checkpoint:
+    """A Hub checkpoint; ``sizes``: ``(dim, layers, n_parameters, n_embedding, max_tokens)``."""
+    stem, reference = hub_id.rsplit("/", 1)[-1], f"https://huggingface.co/{hub_id}"
+    return Checkpoint(
+        hub_id, revision, stem, *sizes, license=license, release_date=released, reference=reference
+    )
+
+
+BERT_BASE, BERT_LARGE, ROBERTA_BASE, ROBERTA_LARGE, SBERT_NLI, UNSUP_SIMCSE, SUP_SIMCSE = (
+    _hub("google-bert/bert-base-uncased", "86b5e0934494bd15c9632b12f734a8a67f723594",
+         _BERT_BASE, "apache-2.0", "2018-10-11"),
+    _hub("google-bert/bert-large-uncased", "6da4b6a26a1877e173fca3225479512db81a5e5b",
+         _BERT_LARGE, "apache-2.0", "2018-10-11"),
+    _hub("FacebookAI/roberta-base", "e2da8e2f811d1448a5b465c236feacd80ffbac7b",
+         _ROBERTA_BASE, "mit", "2019-07-26"),
+    _hub("FacebookAI/roberta-large", "722cf37b1afa9454edce342e7895e588b6ff1d59",
+         _ROBERTA_LARGE, "mit", "2019-07-26"),
+    _hub("sentence-transformers/bert-base-nli-mean-tokens", "main", _BERT_BASE, "apache-2.0", "2019-08-27"),
+    _hub("princeton-nlp/unsup-simcse-bert-base-uncased", "main", _BERT_BASE, "mit", "2021-04-21"),
+    _hub("princeton-nlp/sup-simcse-bert-base-uncased", "2d82fab19ac3a73a20dd20333d27eb8a52d6e97f",
+         _BERT_BASE, "mit", "2021-04-21"),
+)  # fmt: skip
+"""The paper's Hub checkpoints, revisions pinned to commits where known."""
 
 
 class PopulationModel(Protocol):
@@ -552,39 +496,24 @@ BERT_FLOW = (
 
 
 def _paper_entries() -> tuple[PopulationEntry, ...]:
-    entries = [
-        PopulationEntry("39", "InferSent", "v_1, no post-processing", not_runnable=INFERSENT),
-        PopulationEntry("40", "InferSent", "v_2, no post-processing", not_runnable=INFERSENT),
+    """Table 9's rows 39-67, in its order."""
+    rows: list[tuple[str, str, PopulationModel | None, str | None]] = [
+        ("InferSent", "v_1, no post-processing", None, INFERSENT),
+        ("InferSent", "v_2, no post-processing", None, INFERSENT),
     ]
-    number = 41
     for name, checkpoint, poolings in (
         ("BERT", BERT_BASE, PAPER_POOLINGS),
         ("BERT", BERT_LARGE, PAPER_POOLINGS),
         ("RoBERTa", ROBERTA_BASE, PAPER_POOLINGS[1:]),
         ("RoBERTa", ROBERTA_LARGE, PAPER_POOLINGS[1:]),
     ):
-        for variant in paper_variants(checkpoint, poolings):
-            post = "whitening" if variant.whiten else "no"
-            details = f"{checkpoint.stem} & {variant.pooling}, {post}"
-            entries.append(PopulationEntry(str(number), name, details, variant))
-            number += 1
-    for pooling in PAPER_POOLINGS:
-        entries.append(
-            PopulationEntry(
-                str(number), "BERT-flow", f"bert-base-uncased & {pooling}", not_runnable=BERT_FLOW
-            )
-        )
-        number += 1
-    for flag in (False, True):
-        post = "whitening" if flag else "no"
-        sbert = Variant(SBERT_NLI, "last-avg", flag)
-        entries.append(PopulationEntry(str(number), "SBERT", f"sbert-base-nli-mean-tokens, {post}", sbert))
-        number += 1
-    for checkpoint in (UNSUP_SIMCSE, SUP_SIMCSE):
-        simcse = Variant(checkpoint, "pooler")
-        entries.append(PopulationEntry(str(number), "SimCSE", f"{checkpoint.stem}, no", simcse))
-        number += 1
-    return tuple(entries)
+        for v in paper_variants(checkpoint, poolings):
+            rows.append((name, f"{checkpoint.stem} & {v.pooling}, {v.post}", v, None))
+    rows += [("BERT-flow", f"bert-base-uncased & {p}", None, BERT_FLOW) for p in PAPER_POOLINGS]
+    for v in (Variant(SBERT_NLI, "last-avg"), Variant(SBERT_NLI, "last-avg", whiten=True)):
+        rows.append(("SBERT", f"sbert-base-nli-mean-tokens, {v.post}", v, None))
+    rows += [("SimCSE", f"{c.stem}, no", Variant(c, "pooler"), None) for c in (UNSUP_SIMCSE, SUP_SIMCSE)]
+    return tuple(PopulationEntry(str(number), *row) for number, row in enumerate(rows, start=39))
 
 
 EVALRANK_PAPER = Population(
@@ -619,9 +548,7 @@ def local_population() -> Population:
         )
         checkpoints.append(mpnet)
     entries = tuple(
-        PopulationEntry(
-            "-", checkpoint.stem, f"{variant.pooling}, {'whitening' if variant.whiten else 'no'}", variant
-        )
+        PopulationEntry("-", checkpoint.stem, f"{variant.pooling}, {variant.post}", variant)
         for checkpoint in checkpoints
         for variant in paper_variants(checkpoint)
     )

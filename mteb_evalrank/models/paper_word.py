@@ -44,7 +44,6 @@ from pathlib import Path
 from typing import Any
 
 from mteb.models import ModelMeta
-from mteb.models.model_meta import ScoringFunction
 
 from mteb_evalrank._files import folder_lock
 from mteb_evalrank._home import home
@@ -316,32 +315,24 @@ class PaperWordModel:
 
     def meta(self) -> ModelMeta:
         """Its ``ModelMeta``: the table's size (where stated); ABTT adds its mean and ``d x d`` projection."""
+        from .zoo import cosine_meta
+
         spec, d = self.spec, self.spec.dim
         n_embedding = spec.words * d if spec.words else None
         n_parameters = n_embedding and n_embedding + (d + d * d if self.abtt else 0)
-        facts: dict[str, Any] = {  # through a dict, as the zoo: mteb types loader and scoring narrowly
-            "loader": partial(load_model, spec.name, self.abtt),
-            "similarity_fn_name": ScoringFunction.COSINE,
-            "license": spec.licence,
-        }
-        return ModelMeta(
-            **facts,
+        return cosine_meta(
+            loader=partial(load_model, spec.name, self.abtt),
             name=self.name,
             revision=str(spec.pin).replace(":", "-"),
             release_date=None,
-            languages=["eng-Latn"],
             n_parameters=n_parameters,
             n_embedding_parameters=n_embedding,
             memory_usage_mb=n_embedding and round(n_embedding * 4 / 2**20),
             max_tokens=float("inf"),
             embed_dim=d,
-            open_weights=True,
-            public_training_code=None,
-            public_training_data=None,
+            license=spec.licence,
             framework=["NumPy"],
             reference=spec.url,
-            use_instructions=False,
-            training_datasets=set(),
             adapted_from=spec.model if self.abtt else None,
         )
 
