@@ -101,9 +101,11 @@ class Checkpoint:
     def is_local(self) -> bool:
         return Path(self.source).is_dir()
 
-    def features_key(self, max_length: int) -> StoreKey:
+    def features_key(self) -> StoreKey:
         """Cache key of the per-text features (a name of the plugin's own, not a registered model)."""
-        return StoreKey(f"{PREFIX}{self.stem}-features", self.revision, f"h1-hL-cls-pooler-max{max_length}")
+        return StoreKey(
+            f"{PREFIX}{self.stem}-features", self.revision, f"h1-hL-cls-pooler-max{self.max_tokens}"
+        )
 
 
 def _local_file(folder: Path, name: str) -> dict[str, Any] | None:
@@ -177,9 +179,8 @@ def checkpoint_from_config(
 
     ``source``: a local folder or a Hub id (then its ``config.json`` is read from the Hub
     cache or downloaded). ``revision``: required unless a local folder names it (the
-    plugin's marker file or a Hub cache snapshot folder). ``max_tokens``: default
-    sentence-transformers' ``max_seq_length``, else the tokenizer's ``model_max_length``,
-    else ``max_position_embeddings``. ``license``: default the model card's.
+    plugin's marker file or a Hub cache snapshot folder). ``max_tokens`` (the truncation of
+    every variant): default :func:`_max_tokens`. ``license``: default the model card's.
     """
     from transformers import AutoConfig
 
@@ -225,28 +226,6 @@ def _load(source: str, revision: str | None) -> tuple[Any, Any]:
     return tokenizer, model
 
 
-def forward_features(
-    tokenizer: Any, model: Any, texts: Sequence[str], max_length: int
-) -> NDArray[np.float32]:
-    """``(len(texts), 4, dim)``: masked means of ``h_1`` and ``h_L``, ``h_L[0]``, pooler output.
-
-    A model without a pooler gives zeros in the last row (no pooler variant is built for it).
-    """
-    import torch
-
-    batch = tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
-    batch = batch.to(model.device)
-    with torch.inference_mode():
-        out = model(**batch, output_hidden_states=True)
-    hidden = out.hidden_states
-    mask = batch["attention_mask"].unsqueeze(-1).to(hidden[0].dtype)
-    count = mask.sum(dim=1).clamp(min=1e-9)
-    first, last = ((h * mask).sum(dim=1) / count for h in (hidden[1], hidden[-1]))
-    pooler = getattr(out, "pooler_output", None)
-    rows = [first, last, hidden[-1][:, 0], torch.zeros_like(first) if pooler is None else pooler]
-    return torch.stack(rows, dim=1).float().cpu().numpy()
-
-
 def check_declared(checkpoint: Checkpoint, model: Any) -> None:
     """``ValueError`` if the loaded model is not what ``checkpoint`` declares (size, layers,
     parameters): a declared population's facts are checked once its weights are there."""
@@ -271,16 +250,13 @@ class HFPooling(TextEmbedder):
 
     forward_calls = 0
 
-    def __init__(
-        self, checkpoint: Checkpoint, pooling: str, *, max_length: int | None = None, batch_size: int = 32
-    ) -> None:
+    def __init__(self, checkpoint: Checkpoint, pooling: str, *, batch_size: int = 32) -> None:
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; expected one of {', '.join(POOLINGS)}.")
         if pooling == "pooler" and not checkpoint.has_pooler:
             raise ValueError(f"{checkpoint.source} has no pooler: pooling 'pooler' does not apply.")
         self.checkpoint = checkpoint
         self.pooling = pooling
-        self.max_length = max_length or checkpoint.max_tokens
         self.batch_size = batch_size
         self.tokenizer, self.model = _load(
             checkpoint.source, None if checkpoint.is_local else checkpoint.revision
@@ -288,8 +264,25 @@ class HFPooling(TextEmbedder):
         check_declared(checkpoint, self.model)
 
     def _forward(self, texts: list[str]) -> NDArray[np.float32]:
+        """``(len(texts), 4, dim)``: masked means of ``h_1`` and ``h_L``, ``h_L[0]``, pooler output
+        (zeros for a model without a pooler: no pooler variant is built for it)."""
+        import torch
+
         type(self).forward_calls += 1
-        return forward_features(self.tokenizer, self.model, texts, self.max_length)
+        max_length = self.checkpoint.max_tokens
+        batch = self.tokenizer(
+            texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+        )
+        batch = batch.to(self.model.device)
+        with torch.inference_mode():
+            out = self.model(**batch, output_hidden_states=True)
+        hidden = out.hidden_states
+        mask = batch["attention_mask"].unsqueeze(-1).to(hidden[0].dtype)
+        count = mask.sum(dim=1).clamp(min=1e-9)
+        first, last = ((h * mask).sum(dim=1) / count for h in (hidden[1], hidden[-1]))
+        pooler = getattr(out, "pooler_output", None)
+        rows = [first, last, hidden[-1][:, 0], torch.zeros_like(first) if pooler is None else pooler]
+        return torch.stack(rows, dim=1).float().cpu().numpy()
 
     def _forward_all(self, texts: list[str]) -> NDArray[np.float32]:
         width = len(FEATURE_ROWS) * self.checkpoint.dim
@@ -302,7 +295,7 @@ class HFPooling(TextEmbedder):
         dim = self.checkpoint.dim
         if not texts:
             return np.zeros((0, len(FEATURE_ROWS), dim), dtype=np.float32)
-        key = self.checkpoint.features_key(self.max_length)
+        key = self.checkpoint.features_key()
         rows = process_cache().embed(key, list(texts), self._forward_all, where=f"{key.model} features")
         return np.asarray(rows, dtype=np.float32).reshape(len(texts), len(FEATURE_ROWS), dim)
 
@@ -322,16 +315,10 @@ class Variant:
     checkpoint: Checkpoint
     pooling: str
     whiten: bool = False
-    max_length: int | None = None
-    """Truncation in tokens; default the checkpoint's ``max_tokens``."""
 
     @property
     def name(self) -> str:
         return f"{PREFIX}{self.checkpoint.stem}-{self.pooling}{'-whiten' if self.whiten else ''}"
-
-    @property
-    def tokens(self) -> int:
-        return self.max_length or self.checkpoint.max_tokens
 
     @property
     def post(self) -> str:
@@ -352,7 +339,7 @@ def paper_variants(
 def build_variant(variant: Variant, *, corpus: FitCorpus | None = None, batch_size: int = 32) -> AbsEncoder:
     """The variant's mteb encoder: :class:`HFPooling`, whitened by the zoo's
     :class:`PostProcessedEncoder` (fit corpus ``corpus``, default the WMT17 DA references)."""
-    base = HFPooling(variant.checkpoint, variant.pooling, max_length=variant.tokens, batch_size=batch_size)
+    base = HFPooling(variant.checkpoint, variant.pooling, batch_size=batch_size)
     if not variant.whiten:
         return base
     return PostProcessedEncoder(base, postprocess.Whitening(), corpus=corpus or wmt17_references())
@@ -397,7 +384,7 @@ def variant_meta(variant: Variant) -> ModelMeta:
         n_parameters=n_parameters,
         n_embedding_parameters=point.n_embedding_parameters,
         memory_usage_mb=round(n_parameters * 4 / 2**20),
-        max_tokens=variant.tokens,
+        max_tokens=point.max_tokens,
         embed_dim=point.dim,
         license=point.license,
         framework=["PyTorch", "Transformers"],
@@ -414,7 +401,9 @@ _ROBERTA_BASE = (768, 12, 124_645_632, 38_603_520, PAPER_MAX_LENGTH)
 _ROBERTA_LARGE = (1024, 24, 355_359_744, 51_471_360, PAPER_MAX_LENGTH)
 
 
-def _hub(hub_id: str, revision: str, sizes: tuple[int, ...], license: str, released: str) -> Checkpoint:
+def _hub(
+    hub_id: str, revision: str, sizes: tuple[int, int, int, int, int], license: str, released: str
+) -> Checkpoint:
     """A Hub checkpoint; ``sizes``: ``(dim, layers, n_parameters, n_embedding, max_tokens)``."""
     stem, reference = hub_id.rsplit("/", 1)[-1], f"https://huggingface.co/{hub_id}"
     return Checkpoint(

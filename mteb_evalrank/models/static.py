@@ -55,6 +55,10 @@ class StaticWordEmbeddings(TextEmbedder):
         self.index: dict[str, int] = {}
         for row, word in enumerate(words):
             self.index.setdefault(word, row)
+        self._start(vectors, lowercase, name)
+
+    def _start(self, vectors: NDArray[np.float32], lowercase: bool, name: str) -> None:
+        """The state every lookup shares: the table, the options and the token counters."""
         self.vectors = vectors
         self.lowercase = lowercase
         self.name = name
@@ -161,11 +165,7 @@ class HashedWordEmbeddings(StaticWordEmbeddings):
         self.rows: dict[str, int | None] = {}
         """Memo of ``row`` per token seen (hashing is pure Python)."""
         self.index = {}
-        self.vectors = vectors
-        self.lowercase = lowercase
-        self.name = name
-        self.n_tokens = 0
-        self.n_unknown_tokens = 0
+        self._start(vectors, lowercase, name)
 
     def row(self, token: str) -> int | None:
         """``key2row[hash_word(token)]``, ``None`` if the hash is not a key."""

