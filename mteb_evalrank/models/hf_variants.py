@@ -42,7 +42,6 @@ machine has (MiniLM, mpnet).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -55,11 +54,13 @@ from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
 from numpy.typing import NDArray
 
+from mteb_evalrank._files import read_json_object
 from mteb_evalrank._network import offline_flag
 from mteb_evalrank.embedding_cache import StoreKey, process_cache
 
 from . import postprocess
 from .base import TextEmbedder, in_batches
+from .encoders._common import MARKER
 from .wrappers import FitCorpus, PostProcessedEncoder, wmt17_references
 
 POOLINGS = ("cls", "last-avg", "first-last-avg", "pooler")
@@ -108,14 +109,6 @@ class Checkpoint:
         )
 
 
-def _local_file(folder: Path, name: str) -> dict[str, Any] | None:
-    path = folder / name
-    if not path.is_file():
-        return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, dict) else None
-
-
 def _card_license(folder: Path) -> str | None:
     """``license:`` of a model card's YAML front matter (``README.md``), if any."""
     card = folder / "README.md"
@@ -127,12 +120,11 @@ def _card_license(folder: Path) -> str | None:
 
 
 def _folder_revision(folder: Path) -> str | None:
-    """The revision a local folder holds: the plugin's marker, or a Hub cache snapshot name."""
-    for marker in (folder / "mteb_evalrank_encoder.json", folder.parent / "mteb_evalrank_encoder.json"):
-        if marker.is_file():
-            revision = json.loads(marker.read_text(encoding="utf-8")).get("revision")
-            if isinstance(revision, str):
-                return revision
+    """The revision a local folder holds: the plugin's marker (in it or its parent), or a Hub cache
+    snapshot name."""
+    for marker in (read_json_object(folder / MARKER), read_json_object(folder.parent / MARKER)):
+        if marker is not None and isinstance(marker.get("revision"), str):
+            return str(marker["revision"])
     if folder.parent.name == "snapshots" and re.fullmatch(r"[0-9a-f]{40}", folder.name):
         return folder.name
     return None
@@ -142,11 +134,10 @@ def _max_tokens(folder: Path | None, config: Any) -> int:
     """sentence-transformers' ``max_seq_length``, else the tokenizer's ``model_max_length``
     (when set), else the config's ``max_position_embeddings``."""
     if folder is not None:
-        st_config = _local_file(folder, "sentence_bert_config.json") or {}
-        if isinstance(st_config.get("max_seq_length"), int):
-            return int(st_config["max_seq_length"])
-        tokenizer_config = _local_file(folder, "tokenizer_config.json") or {}
-        limit = tokenizer_config.get("model_max_length")
+        st_limit = (read_json_object(folder / "sentence_bert_config.json") or {}).get("max_seq_length")
+        if isinstance(st_limit, int):
+            return st_limit
+        limit = (read_json_object(folder / "tokenizer_config.json") or {}).get("model_max_length")
         if isinstance(limit, int | float) and limit < 1e6:
             return int(limit)
     return int(config.max_position_embeddings)

@@ -160,11 +160,8 @@ ZOO_TABLE: tuple[ZooGroup, ...] = (
     *(_single_base(spec, (), ("abtt",)) for spec in WORD_VECTOR_SETS),
 )
 """The zoo, declared once, in its order: GloVe, toy GloVe, MiniLM, the PyPI encoders
-(``encoders.FAMILIES``, one module each), then the PyPI word-vector sets
-(``encoders.word_vectors.WORD_VECTOR_SETS``). Every other list of models is derived from it:
-:data:`ZOO_MODELS`, :data:`ZOO`, :data:`ZOO_METAS`, :data:`MODEL_METAS` (what
-``mteb_evalrank.register()`` registers); :data:`ENCODER_FAMILIES` only indexes
-``encoders.FAMILIES`` by name for the loaders."""
+(``encoders.FAMILIES``), then the PyPI word-vector sets (``encoders.word_vectors.WORD_VECTOR_SETS``).
+:data:`ZOO_MODELS`, :data:`ZOO`, :data:`ZOO_METAS` and :data:`MODEL_METAS` are derived from it."""
 
 ENCODER_FAMILIES: dict[str, EncoderFamily] = {spec.name: spec for spec in FAMILIES}
 """The PyPI-packaged encoders by base model name (``ZooModel.base`` of their models)."""
@@ -270,11 +267,6 @@ def toy_glove_path() -> Path:
     return path
 
 
-def load_glove_toy(model_name: str, revision: str | None = None, **kwargs: Any) -> StaticWordEmbeddings:
-    """The EvalRank toy GloVe (5,000 words, 50-d) from the raw data folder."""
-    return StaticWordEmbeddings.from_file(toy_glove_path(), name=model_name)
-
-
 @cache
 def word_vector_abtt(name: str) -> postprocess.ABTT:
     """ABTT fitted on every row of the word-vector set ``name``'s table (:func:`.postprocess.table_abtt`).
@@ -293,8 +285,8 @@ def _base_encoder(model: ZooModel) -> AbsEncoder:
         return load_word_vectors(model.base)
     if model.family == GLOVE_FAMILY:
         return load_glove_6b_50d(model.name)
-    if model.family == TOY_FAMILY:
-        return load_glove_toy(model.name)
+    if model.family == TOY_FAMILY:  # 5,000 words, 50-d, from the raw data folder
+        return StaticWordEmbeddings.from_file(toy_glove_path(), name=model.name)
     from .minilm import MiniLMLayerPooling
 
     return MiniLMLayerPooling(model.base)
