@@ -600,8 +600,7 @@ def check_population(name: str) -> None:
     if population.prepare is not None:
         population.prepare()
     for checkpoint in population.checkpoints:
-        why = _config_missing(checkpoint)
-        if why is None:
+        if (why := _config_missing(checkpoint)) is None:
             continue
         raise PopulationUnavailable(
             f"the population {name!r} ({len(population.variants)} runnable variants of "

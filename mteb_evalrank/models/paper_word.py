@@ -147,15 +147,9 @@ PAPER_WORD_SETS: tuple[PaperWordSet, ...] = (
 )  # fmt: skip
 """Table 8's sets, in its order (row pairs: without / with ABTT)."""
 BY_NAME: dict[str, PaperWordSet] = {spec.name: spec for spec in PAPER_WORD_SETS}
-UNPINNED_SETS: tuple[str, ...] = tuple(spec.name for spec in PAPER_WORD_SETS if spec.pin is None)
 
 
 # ------------------------------------------------------------------ fetching
-def cache_dir() -> Path:
-    """``<home>/word-vectors``: the verified files of the sets."""
-    return home() / "word-vectors"
-
-
 def location(spec: PaperWordSet) -> str:
     """``spec.url``, or ``<base>/<host>/<path>`` with ``base`` = ``$MTEB_EVALRANK_VECTORS_URL``."""
     base = os.environ.get(VECTORS_URL_ENV, "").rstrip("/")
@@ -180,7 +174,7 @@ def is_verified(path: Path, pin: str) -> bool:
 
 
 def fetch_set(spec: PaperWordSet) -> Path:
-    """The verified file of ``spec`` in :func:`cache_dir`, fetched if missing or damaged (under a
+    """The verified file of ``spec`` in ``<home>/word-vectors``, fetched if missing or damaged (under a
     lock per file; ``.part`` files a killed download left are removed first).
 
     Raises:
@@ -190,7 +184,7 @@ def fetch_set(spec: PaperWordSet) -> Path:
     """
     from mteb_evalrank.data import fetch
 
-    root = cache_dir()
+    root = home() / "word-vectors"
     target = root / spec.file
     if spec.pin is None:
         raise fetch.FetchError(

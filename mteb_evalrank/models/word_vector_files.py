@@ -30,16 +30,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .static import count_dim_header, open_vectors, read_text_vectors
-
-__all__ = [
-    "murmurhash64a",
-    "read_keyedvectors_pickle",
-    "read_spacy_table",
-    "read_text_vectors",
-    "read_word2vec_binary",
-    "spacy_hash",
-]
+from .static import count_dim_header, open_vectors
+from .static import read_text_vectors as read_text_vectors  # re-exported: every reader here
 
 _M = 0xC6A4A7935BD1E995
 _MASK = (1 << 64) - 1
@@ -58,8 +50,6 @@ def murmurhash64a(data: bytes, seed: int = SPACY_HASH_SEED) -> int:
     Written here because no maintained PyPI package exposes this function to Python:
     ``murmurhash`` (spaCy's own dependency) has it only as a Cython ``cdef`` (``hash64``),
     ``mmh3`` and ``murmurhash2`` give MurmurHash3 / 32-bit MurmurHash2, other hashes.
-    Checked in the tests against the keys of a real spaCy ``key2row`` and its
-    ``strings.json``.
     """
     n = len(data)
     h = seed ^ ((n * _M) & _MASK)
