@@ -2,8 +2,8 @@
 
 A *checkpoint* (:class:`Checkpoint`: a Hub id at a revision, or a local folder) is run with
 ``transformers.AutoModel`` (``output_hidden_states=True``) and its own ``AutoTokenizer``: special
-tokens added, truncation at ``max_length`` tokens, padding to the longest text of a batch (the
-paper's ``max_length=512``, ``padding='longest'``). With ``h_0`` the embedding-layer output,
+tokens added, truncation at the checkpoint's ``max_tokens``, padding to the longest text of a batch
+(the paper's ``max_length=512``, ``padding='longest'``). With ``h_0`` the embedding-layer output,
 ``h_1 .. h_L`` the transformer layers' outputs (``hidden_states[0 .. L]``) and ``m_t`` the attention
 mask (1 for real tokens, special tokens included; 0 for padding), the poolings are:
 
@@ -28,16 +28,10 @@ and the pooler output (``4 x dim`` float32) are one row of the process's embeddi
 :meth:`Checkpoint.features_key`); a checkpoint's six variants are views of it
 (:func:`variant_family` puts them in one chain of a study).
 
-**Model metas** (:func:`variant_meta`) come from the checkpoint's config
-(:func:`checkpoint_from_config`: parameters counted on torch's ``meta`` device, licence from the
-model card) and are registered only on request (:func:`enable_population`,
-``mteb-evalrank study --population NAME``; a study's workers register them the same way).
-
-**The paper's population** (:data:`EVALRANK_PAPER`, Table 9 rows 39-67): 29 neural models; 24 are
-``transformers`` checkpoints with the poolings above (they need a connected machine); InferSent
-v1/v2 and BERT-flow need code outside ``transformers`` and are listed with that reason.
-:data:`LOCAL_POPULATION` (``paper-variants-local``) is the same six variants of the checkpoints this
-machine has (MiniLM, mpnet).
+Variants are registered with mteb only on request (:func:`enable_population`, ``mteb-evalrank study
+--population NAME``): :data:`EVALRANK_PAPER` (Table 9 rows 39-67: 24 variants of Hub checkpoints,
+and five models that need code outside ``transformers``) and :data:`LOCAL_POPULATION` (the same
+variants of the checkpoints this machine has).
 """
 
 from __future__ import annotations
