@@ -211,6 +211,28 @@ def _load(source: str, revision: str | None) -> tuple[Any, Any]:
     return tokenizer, model
 
 
+def hidden_features(
+    tokenizer: Any, model: Any, texts: list[str], max_length: int, layers: Sequence[int], pooler: bool = True
+) -> NDArray[np.float32]:
+    """``(len(texts), rows, dim)``: the masked means ``sum_t m_t h_l[t] / sum_t m_t`` of the hidden
+    states ``l`` in ``layers``, the last layer's first token ``h_L[0]``, then (if ``pooler``) the
+    pooler output, zeros for a model without a pooler (no pooler variant is built for it)."""
+    import torch
+
+    batch = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    batch = batch.to(model.device)
+    with torch.inference_mode():
+        out = model(**batch, output_hidden_states=True)
+    hidden = out.hidden_states
+    mask = batch["attention_mask"].unsqueeze(-1).to(hidden[0].dtype)
+    count = mask.sum(dim=1).clamp(min=1e-9)
+    rows = [(hidden[layer] * mask).sum(dim=1) / count for layer in layers] + [hidden[-1][:, 0]]
+    if pooler:
+        output = getattr(out, "pooler_output", None)
+        rows.append(torch.zeros_like(rows[0]) if output is None else output)
+    return torch.stack(rows, dim=1).float().cpu().numpy()
+
+
 def check_declared(checkpoint: Checkpoint, model: Any) -> None:
     """``ValueError`` if the loaded model is not what ``checkpoint`` declares (size, layers,
     parameters): a declared population's facts are checked once its weights are there."""
@@ -249,25 +271,8 @@ class HFPooling(TextEmbedder):
         check_declared(checkpoint, self.model)
 
     def _forward(self, texts: list[str]) -> NDArray[np.float32]:
-        """``(len(texts), 4, dim)``: masked means of ``h_1`` and ``h_L``, ``h_L[0]``, pooler output
-        (zeros for a model without a pooler: no pooler variant is built for it)."""
-        import torch
-
         type(self).forward_calls += 1
-        max_length = self.checkpoint.max_tokens
-        batch = self.tokenizer(
-            texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt"
-        )
-        batch = batch.to(self.model.device)
-        with torch.inference_mode():
-            out = self.model(**batch, output_hidden_states=True)
-        hidden = out.hidden_states
-        mask = batch["attention_mask"].unsqueeze(-1).to(hidden[0].dtype)
-        count = mask.sum(dim=1).clamp(min=1e-9)
-        first, last = ((h * mask).sum(dim=1) / count for h in (hidden[1], hidden[-1]))
-        pooler = getattr(out, "pooler_output", None)
-        rows = [first, last, hidden[-1][:, 0], torch.zeros_like(first) if pooler is None else pooler]
-        return torch.stack(rows, dim=1).float().cpu().numpy()
+        return hidden_features(self.tokenizer, self.model, texts, self.checkpoint.max_tokens, (1, -1))
 
     def _forward_all(self, texts: list[str]) -> NDArray[np.float32]:
         width = len(FEATURE_ROWS) * self.checkpoint.dim

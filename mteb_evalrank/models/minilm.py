@@ -74,21 +74,13 @@ class MiniLMLayerPooling(TextEmbedder):
         self.tokenizer, self.model = _load(model_path())
 
     # ------------------------------------------------------------------ features
-    def _forward(self, texts: Sequence[str]) -> NDArray[np.float32]:
+    def _forward(self, texts: list[str]) -> NDArray[np.float32]:
         """``(len(texts), 8, 384)``: layer means 0..6 and the last-layer CLS."""
-        import torch
+        from .hf_variants import hidden_features
 
-        batch = self.tokenizer(
-            list(texts), padding=True, truncation=True, max_length=MAX_SEQ_LENGTH, return_tensors="pt"
-        )
-        with torch.inference_mode():
-            out = self.model(**batch, output_hidden_states=True)
         type(self).forward_calls += 1
-        mask = batch["attention_mask"].unsqueeze(-1).to(out.hidden_states[0].dtype)
-        count = mask.sum(dim=1).clamp(min=1e-9)
-        means = [(hidden * mask).sum(dim=1) / count for hidden in out.hidden_states]
-        rows = torch.stack([*means, out.last_hidden_state[:, 0]], dim=1)
-        return rows.float().numpy()
+        layers = range(N_LAYERS + 1)
+        return hidden_features(self.tokenizer, self.model, texts, MAX_SEQ_LENGTH, layers, pooler=False)
 
     def _forward_all(self, texts: list[str]) -> NDArray[np.float32]:
         """``(n, 8 * 384)`` features of ``texts``, ``batch_size`` at a time, in order."""
