@@ -55,6 +55,7 @@ from mteb_evalrank.embedding_cache import StoreKey, process_cache
 from . import postprocess
 from .base import TextEmbedder, in_batches
 from .encoders._common import MARKER
+from .minilm import hidden_features, model_path
 from .wrappers import FitCorpus, PostProcessedEncoder, wmt17_references
 
 POOLINGS = ("cls", "last-avg", "first-last-avg", "pooler")
@@ -209,28 +210,6 @@ def _load(source: str, revision: str | None) -> tuple[Any, Any]:
     if torch.cuda.is_available():
         model.to("cuda")
     return tokenizer, model
-
-
-def hidden_features(
-    tokenizer: Any, model: Any, texts: list[str], max_length: int, layers: Sequence[int], pooler: bool = True
-) -> NDArray[np.float32]:
-    """``(len(texts), rows, dim)``: the masked means ``sum_t m_t h_l[t] / sum_t m_t`` of the hidden
-    states ``l`` in ``layers``, the last layer's first token ``h_L[0]``, then (if ``pooler``) the
-    pooler output, zeros for a model without a pooler (no pooler variant is built for it)."""
-    import torch
-
-    batch = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
-    batch = batch.to(model.device)
-    with torch.inference_mode():
-        out = model(**batch, output_hidden_states=True)
-    hidden = out.hidden_states
-    mask = batch["attention_mask"].unsqueeze(-1).to(hidden[0].dtype)
-    count = mask.sum(dim=1).clamp(min=1e-9)
-    rows = [(hidden[layer] * mask).sum(dim=1) / count for layer in layers] + [hidden[-1][:, 0]]
-    if pooler:
-        output = getattr(out, "pooler_output", None)
-        rows.append(torch.zeros_like(rows[0]) if output is None else output)
-    return torch.stack(rows, dim=1).float().cpu().numpy()
 
 
 def check_declared(checkpoint: Checkpoint, model: Any) -> None:
@@ -509,7 +488,6 @@ def local_population() -> Population:
     (``scripts/install_encoders.sh``), all-mpnet-base-v2. Stems end in ``-hf`` so the names never
     clash with the zoo's MiniLM poolings (which compute the same vectors)."""
     from .encoders.install import mpnet_dir, mpnet_ready
-    from .minilm import model_path
     from .offline import MINILM, MINILM_REVISION
 
     minilm = checkpoint_from_config(

@@ -46,6 +46,28 @@ def model_path() -> str:
     return str(bundled_minilm_path())
 
 
+def hidden_features(
+    tokenizer: Any, model: Any, texts: list[str], max_length: int, layers: Sequence[int], pooler: bool = True
+) -> NDArray[np.float32]:
+    """``(len(texts), rows, dim)``: the masked means ``sum_t m_t h_l[t] / sum_t m_t`` of the hidden
+    states ``l`` in ``layers``, the last layer's first token ``h_L[0]``, then (if ``pooler``) the
+    pooler output, zeros for a model without a pooler (no pooler variant is built for it)."""
+    import torch
+
+    batch = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    batch = batch.to(model.device)
+    with torch.inference_mode():
+        out = model(**batch, output_hidden_states=True)
+    hidden = out.hidden_states
+    mask = batch["attention_mask"].unsqueeze(-1).to(hidden[0].dtype)
+    count = mask.sum(dim=1).clamp(min=1e-9)
+    rows = [(hidden[layer] * mask).sum(dim=1) / count for layer in layers] + [hidden[-1][:, 0]]
+    if pooler:
+        output = getattr(out, "pooler_output", None)
+        rows.append(torch.zeros_like(rows[0]) if output is None else output)
+    return torch.stack(rows, dim=1).float().cpu().numpy()
+
+
 @cache
 def _load(path: str) -> tuple[Any, Any]:
     """Tokenizer and model, loaded once per process (shared by every variant)."""
@@ -76,8 +98,6 @@ class MiniLMLayerPooling(TextEmbedder):
     # ------------------------------------------------------------------ features
     def _forward(self, texts: list[str]) -> NDArray[np.float32]:
         """``(len(texts), 8, 384)``: layer means 0..6 and the last-layer CLS."""
-        from .hf_variants import hidden_features
-
         type(self).forward_calls += 1
         layers = range(N_LAYERS + 1)
         return hidden_features(self.tokenizer, self.model, texts, MAX_SEQ_LENGTH, layers, pooler=False)
