@@ -67,6 +67,14 @@ def _n_directions(n_components: int | None, x: Float64Array, name: str) -> int:
     return k
 
 
+def _n_outputs(n_components: int | None, dim: int, name: str) -> int:
+    """The number of dimensions kept: ``n_components`` (``None``: all ``dim``), in ``[1, dim]``."""
+    k = dim if n_components is None else n_components
+    if not 1 <= k <= dim:
+        raise ValueError(f"{name}: n_components must be in [1, n_features = {dim}], got {k}.")
+    return k
+
+
 def _top_directions(x: Float64Array, k: int, solver: str = "full") -> Float64Array:
     """``(k, d)``: the top-``k`` right singular vectors of ``x``, by exact SVD (``"full"``) or as the
     top eigenvectors of ``x^T x`` (``"covariance_eigh"``: the same directions)."""
@@ -183,9 +191,7 @@ class Whitening(TransformerMixin, BaseEstimator):
     def fit(self, X: ArrayLike, y: object = None) -> Whitening:
         x = _fit_rows(self, X)
         dim = x.shape[1]
-        k = dim if self.n_components is None else self.n_components
-        if not 1 <= k <= dim:
-            raise ValueError(f"Whitening: n_components must be in [1, n_features = {dim}], got {k}.")
+        k = _n_outputs(self.n_components, dim, "Whitening")
         self.mean_ = x.mean(axis=0)
         u, s, _ = np.linalg.svd(np.cov(x, rowvar=False).reshape(dim, dim))
         std = np.sqrt(np.clip(s, 0.0, None))
@@ -240,20 +246,14 @@ class Truncation(TransformerMixin, BaseEstimator):
 
     def fit(self, X: ArrayLike, y: object = None) -> Truncation:
         """Check that ``X`` has at least ``k`` columns; nothing is learnt."""
-        self._keep(validate_data(self, X, reset=True, dtype=np.float64))
+        x = validate_data(self, X, reset=True, dtype=np.float64)
+        _n_outputs(self.n_components, x.shape[1], "Truncation")
         return self
 
     def transform(self, X: ArrayLike) -> Float64Array:
         """The first ``k`` columns of ``X`` (a float64 copy)."""
         x: Float64Array = validate_data(self, X, reset=False, dtype=np.float64)
-        return np.array(x[:, : self._keep(x)])
-
-    def _keep(self, x: Float64Array) -> int:
-        dim = x.shape[1]
-        k = dim if self.n_components is None else self.n_components
-        if not 1 <= k <= dim:
-            raise ValueError(f"Truncation: n_components must be in [1, n_features = {dim}], got {k}.")
-        return k
+        return np.array(x[:, : _n_outputs(self.n_components, x.shape[1], "Truncation")])
 
 
 ESTIMATORS: dict[str, type[TransformerMixin]] = {
