@@ -213,7 +213,8 @@ def test_minilm_variants_share_one_forward_pass_across_processes_caches(tmp_path
         assert MiniLMLayerPooling.forward_calls == calls
         assert process_cache() is second
     assert process_cache() is not second
-    direct = MiniLMLayerPooling("mean-last", cache=EmbeddingCache())  # no cache to read from
+    with using_process_cache(EmbeddingCache()):  # no cache to read from
+        direct = MiniLMLayerPooling("mean-last")
     np.testing.assert_allclose(mean, direct.embed(texts[::-1]), rtol=0, atol=1e-6)
     np.testing.assert_array_equal(again, cls)
 

@@ -200,7 +200,7 @@ def test_paper_population_is_table_9_rows_39_to_67() -> None:
     assert ("roberta-base", "cls", False) not in settings  # the paper has no RoBERTa CLS
     assert ("bert-base-nli-mean-tokens", "last-avg", True) in settings  # SBERT-NLI: mean, +- whitening
     assert ("sup-simcse-bert-base-uncased", "pooler", False) in settings  # SimCSE: the paper's pooler_output
-    assert all(v.tokens == 512 for v in population.variants)
+    assert all(v.checkpoint.max_tokens == 512 for v in population.variants)
 
 
 def test_population_metas_validate_and_stay_out_of_the_default_registry() -> None:

@@ -126,7 +126,7 @@ def test_the_sets_are_the_papers_table_8_in_its_order() -> None:
         "dict2vec-300d",
         "paragram_300_sl999",
     )
-    assert unpinned == pw.UNPINNED_SETS
+    assert unpinned == tuple(spec.name for spec in pw.PAPER_WORD_SETS if spec.pin is None)
 
 
 def test_every_pin_names_its_source_and_the_metas_validate() -> None:

@@ -1,63 +1,41 @@
 """The EvalRank paper's neural variants over any ``transformers`` checkpoint.
 
 A *checkpoint* (:class:`Checkpoint`: a Hub id at a revision, or a local folder) is run with
-``transformers.AutoModel`` (``output_hidden_states=True``), tokenised with its own
-``AutoTokenizer``: special tokens added, truncation at ``max_length`` tokens, padding to
-the longest text of a batch (the paper's code: ``max_length=512``, ``padding='longest'``).
-With ``h_0`` the embedding-layer output, ``h_1 .. h_L`` the outputs of the ``L``
-transformer layers (``hidden_states[0 .. L]``) and ``m_t`` the attention mask of a text
-(1 for its real tokens, special tokens included; 0 for padding), the poolings are:
+``transformers.AutoModel`` (``output_hidden_states=True``) and its own ``AutoTokenizer``: special
+tokens added, truncation at the checkpoint's ``max_tokens``, padding to the longest text of a batch
+(the paper's ``max_length=512``, ``padding='longest'``). With ``h_0`` the embedding-layer output,
+``h_1 .. h_L`` the transformer layers' outputs (``hidden_states[0 .. L]``) and ``m_t`` the attention
+mask (1 for real tokens, special tokens included; 0 for padding), the poolings are:
 
 * ``cls``: ``h_L[0]``, the first token ([CLS] / ``<s>``) of the last layer;
 * ``last-avg``: ``sum_t m_t h_L[t] / sum_t m_t``, the masked mean of the last layer;
-* ``first-last-avg``: ``(sum_t m_t h_1[t] + sum_t m_t h_L[t]) / (2 sum_t m_t)``, i.e. the
-  mean of the masked means of the **first transformer layer** ``h_1`` (``hidden_states[1]``,
-  *not* the embedding output ``h_0``) and of the last layer. The paper (Appendix B) says
-  "average the word representations from the first and last layers"; its code
-  (``src/models/sent_emb/_bert_whitening.py`` of BinWang28/EvalRank-Embedding-Evaluation)
-  computes exactly this with ``all_hidden_states[1]`` and ``all_hidden_states[-1]``, as
-  BERT-whitening (Su et al., 2021) and SimCSE's corrected ``first-last-avg`` do. It equals
-  the zoo's MiniLM ``first-last-avg`` (``(h_1 + h_6) / 2``), since masked means are linear;
-* ``pooler``: ``pooler_output = tanh(W h_L[0] + b)``, the checkpoint's own pooler (BERT's
-  next-sentence head); the paper's code uses it for both SimCSE models (``_simcse.py``).
+* ``first-last-avg``: ``(sum_t m_t h_1[t] + sum_t m_t h_L[t]) / (2 sum_t m_t)``, with ``h_1`` the
+  **first transformer layer** (``hidden_states[1]``, not ``h_0``): what the paper's code computes
+  (``all_hidden_states[1]`` and ``[-1]`` in ``_bert_whitening.py`` of
+  BinWang28/EvalRank-Embedding-Evaluation), as BERT-whitening and SimCSE's corrected version do.
+  It equals the zoo's MiniLM ``first-last-avg``, since masked means are linear;
+* ``pooler``: ``pooler_output = tanh(W h_L[0] + b)``, the checkpoint's own pooler (the paper's code
+  uses it for both SimCSE models).
 
-**Whitening** (``-whiten``; Su et al., 2021, the paper's "BERT-whitening" post-processing):
-:class:`mteb_evalrank.models.postprocess.Whitening`, reused as the zoo's whitening:
-``mu`` the mean of the fit rows ``X``, ``Sigma = cov(X)`` (``n - 1`` denominator)
-``= U diag(S) U^T`` (SVD), ``y = (x - mu) U diag(S)^-1/2``, all dimensions kept, so the fit
-rows have identity covariance. The formula is the paper's ``bertwhitening_post_process``.
-The **fit corpus** is the zoo's (:class:`~mteb_evalrank.models.wrappers.PostProcessedEncoder`
-with :func:`~mteb_evalrank.models.wrappers.wmt17_references`: the 2,787 distinct WMT17 DA
-reference sentences, fitted once at the first ``encode``), not the paper's: the paper fits
-on the sentences it evaluates ("the target corpus"), which would make a model's vectors
-depend on the task and fit EvalRank's background itself. Here a whitened model is one fixed
-function for every task, like every post-processed zoo model.
+**Whitening** (``-whiten``, the paper's BERT-whitening, Su et al., 2021) is the zoo's
+:class:`~mteb_evalrank.models.postprocess.Whitening`, fitted by
+:class:`~mteb_evalrank.models.wrappers.PostProcessedEncoder` on the zoo's fit corpus (the WMT17 DA
+references), not on the evaluated sentences as the paper does: a model's vectors must not depend on
+the task nor fit EvalRank's background itself.
 
-**One forward pass for every variant.** Per text, the masked means of ``h_1`` and ``h_L``,
-``h_L[0]`` and the pooler output (``4 x dim`` float32) are one row in the process's
-embedding cache (key :meth:`Checkpoint.features_key`); the six variants of a checkpoint are
-views of it, so a text is encoded once per checkpoint (and per process; in a study the cache
-is on disk, and :func:`variant_family` puts a checkpoint's variants in one chain).
+**One forward pass for every variant.** Per text, the masked means of ``h_1`` and ``h_L``, ``h_L[0]``
+and the pooler output (``4 x dim`` float32) are one row of the process's embedding cache (key
+:meth:`Checkpoint.features_key`); a checkpoint's six variants are views of it
+(:func:`variant_family` puts them in one chain of a study).
 
-**Model metas** (:func:`variant_meta`) are derived from the checkpoint's config
-(:func:`checkpoint_from_config`: parameter count from the model built on torch's ``meta``
-device, input-embedding size, hidden size, layers, maximum tokens, licence from the model
-card) and are *not* in the plugin's default registry: a population is registered on request
-(:func:`enable_population`, ``mteb-evalrank study --population evalrank-paper``; a study passes
-the population's name to its worker processes, which register it the same way).
-
-**The paper's population** (:data:`EVALRANK_PAPER`, Table 9 rows 39-67): 29 neural models;
-24 are plain ``transformers`` checkpoints with one of the poolings above and run on a
-connected machine; InferSent v1/v2 (a BiLSTM over GloVe, Facebook's own code and pickled
-weights) and BERT-flow (a normalising flow trained on the target corpus, TensorFlow code)
-need code outside ``transformers`` and are listed with that reason. :data:`LOCAL_POPULATION`
-(``paper-variants-local``) is the same six variants of the checkpoints this machine has
-(MiniLM, mpnet): the offline run of the same machinery.
+Variants are registered with mteb only on request (:func:`enable_population`, ``mteb-evalrank study
+--population NAME``): :data:`EVALRANK_PAPER` (Table 9 rows 39-67: 24 variants of Hub checkpoints,
+and five models that need code outside ``transformers``) and :data:`LOCAL_POPULATION` (the same
+variants of the checkpoints this machine has).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -68,21 +46,23 @@ from typing import Any, Protocol
 import numpy as np
 from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
-from mteb.models.model_meta import ScoringFunction
 from numpy.typing import NDArray
 
+from mteb_evalrank._files import read_json_object
 from mteb_evalrank._network import offline_flag
 from mteb_evalrank.embedding_cache import StoreKey, process_cache
 
 from . import postprocess
 from .base import TextEmbedder, in_batches
+from .encoders._common import MARKER
+from .minilm import hidden_features, model_path
 from .wrappers import FitCorpus, PostProcessedEncoder, wmt17_references
 
 POOLINGS = ("cls", "last-avg", "first-last-avg", "pooler")
 """Every pooling of :class:`HFPooling` (see the module docstring for the formulas)."""
 PAPER_POOLINGS = ("cls", "last-avg", "first-last-avg")
 """The poolings of the paper's BERT/RoBERTa rows (Table 9: ``cls``, ``last-avg``, ``first-last-avg``)."""
-FEATURE_ROWS = ("first-mean", "last-mean", "cls", "pooler")
+FEATURE_ROWS = ("first-mean", "last-avg", "cls", "pooler")
 """Rows of a text's ``(4, dim)`` features: masked means of ``h_1`` and ``h_L``, ``h_L[0]``, the pooler."""
 PREFIX = "evalrank/"
 PAPER_MAX_LENGTH = 512
@@ -117,17 +97,11 @@ class Checkpoint:
     def is_local(self) -> bool:
         return Path(self.source).is_dir()
 
-    def features_key(self, max_length: int) -> StoreKey:
+    def features_key(self) -> StoreKey:
         """Cache key of the per-text features (a name of the plugin's own, not a registered model)."""
-        return StoreKey(f"{PREFIX}{self.stem}-features", self.revision, f"h1-hL-cls-pooler-max{max_length}")
-
-
-def _local_file(folder: Path, name: str) -> dict[str, Any] | None:
-    path = folder / name
-    if not path.is_file():
-        return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, dict) else None
+        return StoreKey(
+            f"{PREFIX}{self.stem}-features", self.revision, f"h1-hL-cls-pooler-max{self.max_tokens}"
+        )
 
 
 def _card_license(folder: Path) -> str | None:
@@ -141,12 +115,11 @@ def _card_license(folder: Path) -> str | None:
 
 
 def _folder_revision(folder: Path) -> str | None:
-    """The revision a local folder holds: the plugin's marker, or a Hub cache snapshot name."""
-    for marker in (folder / "mteb_evalrank_encoder.json", folder.parent / "mteb_evalrank_encoder.json"):
-        if marker.is_file():
-            revision = json.loads(marker.read_text(encoding="utf-8")).get("revision")
-            if isinstance(revision, str):
-                return revision
+    """The revision a local folder holds: the plugin's marker (in it or its parent), or a Hub cache
+    snapshot name."""
+    for marker in (read_json_object(folder / MARKER), read_json_object(folder.parent / MARKER)):
+        if marker is not None and isinstance(marker.get("revision"), str):
+            return str(marker["revision"])
     if folder.parent.name == "snapshots" and re.fullmatch(r"[0-9a-f]{40}", folder.name):
         return folder.name
     return None
@@ -156,11 +129,10 @@ def _max_tokens(folder: Path | None, config: Any) -> int:
     """sentence-transformers' ``max_seq_length``, else the tokenizer's ``model_max_length``
     (when set), else the config's ``max_position_embeddings``."""
     if folder is not None:
-        st_config = _local_file(folder, "sentence_bert_config.json") or {}
-        if isinstance(st_config.get("max_seq_length"), int):
-            return int(st_config["max_seq_length"])
-        tokenizer_config = _local_file(folder, "tokenizer_config.json") or {}
-        limit = tokenizer_config.get("model_max_length")
+        st_limit = (read_json_object(folder / "sentence_bert_config.json") or {}).get("max_seq_length")
+        if isinstance(st_limit, int):
+            return st_limit
+        limit = (read_json_object(folder / "tokenizer_config.json") or {}).get("model_max_length")
         if isinstance(limit, int | float) and limit < 1e6:
             return int(limit)
     return int(config.max_position_embeddings)
@@ -193,9 +165,8 @@ def checkpoint_from_config(
 
     ``source``: a local folder or a Hub id (then its ``config.json`` is read from the Hub
     cache or downloaded). ``revision``: required unless a local folder names it (the
-    plugin's marker file or a Hub cache snapshot folder). ``max_tokens``: default
-    sentence-transformers' ``max_seq_length``, else the tokenizer's ``model_max_length``,
-    else ``max_position_embeddings``. ``license``: default the model card's.
+    plugin's marker file or a Hub cache snapshot folder). ``max_tokens`` (the truncation of
+    every variant): default :func:`_max_tokens`. ``license``: default the model card's.
     """
     from transformers import AutoConfig
 
@@ -241,28 +212,6 @@ def _load(source: str, revision: str | None) -> tuple[Any, Any]:
     return tokenizer, model
 
 
-def forward_features(
-    tokenizer: Any, model: Any, texts: Sequence[str], max_length: int
-) -> NDArray[np.float32]:
-    """``(len(texts), 4, dim)``: masked means of ``h_1`` and ``h_L``, ``h_L[0]``, pooler output.
-
-    A model without a pooler gives zeros in the last row (no pooler variant is built for it).
-    """
-    import torch
-
-    batch = tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
-    batch = batch.to(model.device)
-    with torch.inference_mode():
-        out = model(**batch, output_hidden_states=True)
-    hidden = out.hidden_states
-    mask = batch["attention_mask"].unsqueeze(-1).to(hidden[0].dtype)
-    count = mask.sum(dim=1).clamp(min=1e-9)
-    first, last = ((h * mask).sum(dim=1) / count for h in (hidden[1], hidden[-1]))
-    pooler = getattr(out, "pooler_output", None)
-    rows = [first, last, hidden[-1][:, 0], torch.zeros_like(first) if pooler is None else pooler]
-    return torch.stack(rows, dim=1).float().cpu().numpy()
-
-
 def check_declared(checkpoint: Checkpoint, model: Any) -> None:
     """``ValueError`` if the loaded model is not what ``checkpoint`` declares (size, layers,
     parameters): a declared population's facts are checked once its weights are there."""
@@ -287,16 +236,13 @@ class HFPooling(TextEmbedder):
 
     forward_calls = 0
 
-    def __init__(
-        self, checkpoint: Checkpoint, pooling: str, *, max_length: int | None = None, batch_size: int = 32
-    ) -> None:
+    def __init__(self, checkpoint: Checkpoint, pooling: str, *, batch_size: int = 32) -> None:
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; expected one of {', '.join(POOLINGS)}.")
         if pooling == "pooler" and not checkpoint.has_pooler:
             raise ValueError(f"{checkpoint.source} has no pooler: pooling 'pooler' does not apply.")
         self.checkpoint = checkpoint
         self.pooling = pooling
-        self.max_length = max_length or checkpoint.max_tokens
         self.batch_size = batch_size
         self.tokenizer, self.model = _load(
             checkpoint.source, None if checkpoint.is_local else checkpoint.revision
@@ -305,7 +251,7 @@ class HFPooling(TextEmbedder):
 
     def _forward(self, texts: list[str]) -> NDArray[np.float32]:
         type(self).forward_calls += 1
-        return forward_features(self.tokenizer, self.model, texts, self.max_length)
+        return hidden_features(self.tokenizer, self.model, texts, self.checkpoint.max_tokens, (1, -1))
 
     def _forward_all(self, texts: list[str]) -> NDArray[np.float32]:
         width = len(FEATURE_ROWS) * self.checkpoint.dim
@@ -318,21 +264,16 @@ class HFPooling(TextEmbedder):
         dim = self.checkpoint.dim
         if not texts:
             return np.zeros((0, len(FEATURE_ROWS), dim), dtype=np.float32)
-        key = self.checkpoint.features_key(self.max_length)
+        key = self.checkpoint.features_key()
         rows = process_cache().embed(key, list(texts), self._forward_all, where=f"{key.model} features")
         return np.asarray(rows, dtype=np.float32).reshape(len(texts), len(FEATURE_ROWS), dim)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """``(n, dim)`` embeddings of ``texts`` under this pooling."""
-        return pool(self.features(texts), self.pooling)
-
-
-def pool(features: NDArray[np.float32], pooling: str) -> NDArray[np.float32]:
-    """One pooling from ``(n, 4, dim)`` features (:data:`FEATURE_ROWS`)."""
-    if pooling == "first-last-avg":
-        return (features[:, 0] + features[:, 1]) / np.float32(2)
-    row = {"last-avg": 1, "cls": 2, "pooler": 3}[pooling]
-    return features[:, row].copy()
+        """``(n, dim)`` embeddings of ``texts`` under this pooling (a view of :data:`FEATURE_ROWS`)."""
+        features = self.features(texts)
+        if self.pooling == "first-last-avg":
+            return (features[:, 0] + features[:, 1]) / np.float32(2)
+        return features[:, FEATURE_ROWS.index(self.pooling)].copy()
 
 
 # ------------------------------------------------------------------ variants and metas
@@ -343,16 +284,15 @@ class Variant:
     checkpoint: Checkpoint
     pooling: str
     whiten: bool = False
-    max_length: int | None = None
-    """Truncation in tokens; default the checkpoint's ``max_tokens``."""
 
     @property
     def name(self) -> str:
         return f"{PREFIX}{self.checkpoint.stem}-{self.pooling}{'-whiten' if self.whiten else ''}"
 
     @property
-    def tokens(self) -> int:
-        return self.max_length or self.checkpoint.max_tokens
+    def post(self) -> str:
+        """The post-processing, as Table 9's *Details* name it: ``whitening`` or ``no``."""
+        return "whitening" if self.whiten else "no"
 
     def meta(self) -> ModelMeta:
         return variant_meta(self)
@@ -368,7 +308,7 @@ def paper_variants(
 def build_variant(variant: Variant, *, corpus: FitCorpus | None = None, batch_size: int = 32) -> AbsEncoder:
     """The variant's mteb encoder: :class:`HFPooling`, whitened by the zoo's
     :class:`PostProcessedEncoder` (fit corpus ``corpus``, default the WMT17 DA references)."""
-    base = HFPooling(variant.checkpoint, variant.pooling, max_length=variant.tokens, batch_size=batch_size)
+    base = HFPooling(variant.checkpoint, variant.pooling, batch_size=batch_size)
     if not variant.whiten:
         return base
     return PostProcessedEncoder(base, postprocess.Whitening(), corpus=corpus or wmt17_references())
@@ -401,56 +341,27 @@ def variant_family(name: str) -> str | None:
 
 def variant_meta(variant: Variant) -> ModelMeta:
     """The variant's ``ModelMeta``: facts from its checkpoint; whitening adds ``mean + d x d``."""
+    from .zoo import cosine_meta
+
     point = variant.checkpoint
     n_parameters = point.n_parameters + (point.dim + point.dim * point.dim if variant.whiten else 0)
-    facts: dict[str, Any] = {  # through a dict, as the zoo: mteb types loader and scoring narrowly
-        "loader": partial(load_variant, variant),
-        "similarity_fn_name": ScoringFunction.COSINE,
-    }
-    return ModelMeta(
-        **facts,
+    return cosine_meta(
+        loader=partial(load_variant, variant),
         name=variant.name,
         revision=point.revision,
         release_date=point.release_date,
-        languages=["eng-Latn"],
         n_parameters=n_parameters,
         n_embedding_parameters=point.n_embedding_parameters,
         memory_usage_mb=round(n_parameters * 4 / 2**20),
-        max_tokens=variant.tokens,
+        max_tokens=point.max_tokens,
         embed_dim=point.dim,
         license=point.license,
-        open_weights=True,
-        public_training_code=None,
-        public_training_data=None,
         framework=["PyTorch", "Transformers"],
         reference=point.reference,
-        use_instructions=False,
-        training_datasets=set(),
-        modalities=["text"],
     )
 
 
 # ------------------------------------------------------------------ the paper's population
-def _hub(
-    hub_id: str, revision: str, sizes: tuple[int, int, int, int, int], license: str, released: str
-) -> Checkpoint:
-    """A Hub checkpoint with its config's facts: ``(dim, layers, n_parameters, n_embedding, max_tokens)``."""
-    dim, layers, n_parameters, n_embedding, max_tokens = sizes
-    return Checkpoint(
-        source=hub_id,
-        revision=revision,
-        stem=hub_id.rsplit("/", 1)[-1],
-        dim=dim,
-        n_layers=layers,
-        n_parameters=n_parameters,
-        n_embedding_parameters=n_embedding,
-        max_tokens=max_tokens,
-        license=license,
-        release_date=released,
-        reference=f"https://huggingface.co/{hub_id}",
-    )
-
-
 # (dim, layers, AutoModel parameters incl. pooler, input embeddings, tokens); checked against
 # AutoModel.from_config on the meta device in tests/test_hf_variants.py
 _BERT_BASE = (768, 12, 109_482_240, 23_440_896, PAPER_MAX_LENGTH)
@@ -458,41 +369,32 @@ _BERT_LARGE = (1024, 24, 335_141_888, 31_254_528, PAPER_MAX_LENGTH)
 _ROBERTA_BASE = (768, 12, 124_645_632, 38_603_520, PAPER_MAX_LENGTH)
 _ROBERTA_LARGE = (1024, 24, 355_359_744, 51_471_360, PAPER_MAX_LENGTH)
 
-BERT_BASE = _hub(
-    "google-bert/bert-base-uncased",
-    "86b5e0934494bd15c9632b12f734a8a67f723594",
-    _BERT_BASE,
-    "apache-2.0",
-    "2018-10-11",
-)
-BERT_LARGE = _hub(
-    "google-bert/bert-large-uncased",
-    "6da4b6a26a1877e173fca3225479512db81a5e5b",
-    _BERT_LARGE,
-    "apache-2.0",
-    "2018-10-11",
-)
-ROBERTA_BASE = _hub(
-    "FacebookAI/roberta-base", "e2da8e2f811d1448a5b465c236feacd80ffbac7b", _ROBERTA_BASE, "mit", "2019-07-26"
-)
-ROBERTA_LARGE = _hub(
-    "FacebookAI/roberta-large",
-    "722cf37b1afa9454edce342e7895e588b6ff1d59",
-    _ROBERTA_LARGE,
-    "mit",
-    "2019-07-26",
-)
-SBERT_NLI = _hub(
-    "sentence-transformers/bert-base-nli-mean-tokens", "main", _BERT_BASE, "apache-2.0", "2019-08-27"
-)
-UNSUP_SIMCSE = _hub("princeton-nlp/unsup-simcse-bert-base-uncased", "main", _BERT_BASE, "mit", "2021-04-21")
-SUP_SIMCSE = _hub(
-    "princeton-nlp/sup-simcse-bert-base-uncased",
-    "2d82fab19ac3a73a20dd20333d27eb8a52d6e97f",
-    _BERT_BASE,
-    "mit",
-    "2021-04-21",
-)
+
+def _hub(
+    hub_id: str, revision: str, sizes: tuple[int, int, int, int, int], license: str, released: str
+) -> Checkpoint:
+    """A Hub checkpoint; ``sizes``: ``(dim, layers, n_parameters, n_embedding, max_tokens)``."""
+    stem, reference = hub_id.rsplit("/", 1)[-1], f"https://huggingface.co/{hub_id}"
+    return Checkpoint(
+        hub_id, revision, stem, *sizes, license=license, release_date=released, reference=reference
+    )
+
+
+BERT_BASE, BERT_LARGE, ROBERTA_BASE, ROBERTA_LARGE, SBERT_NLI, UNSUP_SIMCSE, SUP_SIMCSE = (
+    _hub("google-bert/bert-base-uncased", "86b5e0934494bd15c9632b12f734a8a67f723594",
+         _BERT_BASE, "apache-2.0", "2018-10-11"),
+    _hub("google-bert/bert-large-uncased", "6da4b6a26a1877e173fca3225479512db81a5e5b",
+         _BERT_LARGE, "apache-2.0", "2018-10-11"),
+    _hub("FacebookAI/roberta-base", "e2da8e2f811d1448a5b465c236feacd80ffbac7b",
+         _ROBERTA_BASE, "mit", "2019-07-26"),
+    _hub("FacebookAI/roberta-large", "722cf37b1afa9454edce342e7895e588b6ff1d59",
+         _ROBERTA_LARGE, "mit", "2019-07-26"),
+    _hub("sentence-transformers/bert-base-nli-mean-tokens", "main", _BERT_BASE, "apache-2.0", "2019-08-27"),
+    _hub("princeton-nlp/unsup-simcse-bert-base-uncased", "main", _BERT_BASE, "mit", "2021-04-21"),
+    _hub("princeton-nlp/sup-simcse-bert-base-uncased", "2d82fab19ac3a73a20dd20333d27eb8a52d6e97f",
+         _BERT_BASE, "mit", "2021-04-21"),
+)  # fmt: skip
+"""The paper's Hub checkpoints, revisions pinned to commits where known."""
 
 
 class PopulationModel(Protocol):
@@ -552,39 +454,24 @@ BERT_FLOW = (
 
 
 def _paper_entries() -> tuple[PopulationEntry, ...]:
-    entries = [
-        PopulationEntry("39", "InferSent", "v_1, no post-processing", not_runnable=INFERSENT),
-        PopulationEntry("40", "InferSent", "v_2, no post-processing", not_runnable=INFERSENT),
+    """Table 9's rows 39-67, in its order."""
+    rows: list[tuple[str, str, PopulationModel | None, str | None]] = [
+        ("InferSent", "v_1, no post-processing", None, INFERSENT),
+        ("InferSent", "v_2, no post-processing", None, INFERSENT),
     ]
-    number = 41
     for name, checkpoint, poolings in (
         ("BERT", BERT_BASE, PAPER_POOLINGS),
         ("BERT", BERT_LARGE, PAPER_POOLINGS),
         ("RoBERTa", ROBERTA_BASE, PAPER_POOLINGS[1:]),
         ("RoBERTa", ROBERTA_LARGE, PAPER_POOLINGS[1:]),
     ):
-        for variant in paper_variants(checkpoint, poolings):
-            post = "whitening" if variant.whiten else "no"
-            details = f"{checkpoint.stem} & {variant.pooling}, {post}"
-            entries.append(PopulationEntry(str(number), name, details, variant))
-            number += 1
-    for pooling in PAPER_POOLINGS:
-        entries.append(
-            PopulationEntry(
-                str(number), "BERT-flow", f"bert-base-uncased & {pooling}", not_runnable=BERT_FLOW
-            )
-        )
-        number += 1
-    for flag in (False, True):
-        post = "whitening" if flag else "no"
-        sbert = Variant(SBERT_NLI, "last-avg", flag)
-        entries.append(PopulationEntry(str(number), "SBERT", f"sbert-base-nli-mean-tokens, {post}", sbert))
-        number += 1
-    for checkpoint in (UNSUP_SIMCSE, SUP_SIMCSE):
-        simcse = Variant(checkpoint, "pooler")
-        entries.append(PopulationEntry(str(number), "SimCSE", f"{checkpoint.stem}, no", simcse))
-        number += 1
-    return tuple(entries)
+        for v in paper_variants(checkpoint, poolings):
+            rows.append((name, f"{checkpoint.stem} & {v.pooling}, {v.post}", v, None))
+    rows += [("BERT-flow", f"bert-base-uncased & {p}", None, BERT_FLOW) for p in PAPER_POOLINGS]
+    for v in (Variant(SBERT_NLI, "last-avg"), Variant(SBERT_NLI, "last-avg", whiten=True)):
+        rows.append(("SBERT", f"sbert-base-nli-mean-tokens, {v.post}", v, None))
+    rows += [("SimCSE", f"{c.stem}, no", Variant(c, "pooler"), None) for c in (UNSUP_SIMCSE, SUP_SIMCSE)]
+    return tuple(PopulationEntry(str(number), *row) for number, row in enumerate(rows, start=39))
 
 
 EVALRANK_PAPER = Population(
@@ -601,7 +488,6 @@ def local_population() -> Population:
     (``scripts/install_encoders.sh``), all-mpnet-base-v2. Stems end in ``-hf`` so the names never
     clash with the zoo's MiniLM poolings (which compute the same vectors)."""
     from .encoders.install import mpnet_dir, mpnet_ready
-    from .minilm import model_path
     from .offline import MINILM, MINILM_REVISION
 
     minilm = checkpoint_from_config(
@@ -619,9 +505,7 @@ def local_population() -> Population:
         )
         checkpoints.append(mpnet)
     entries = tuple(
-        PopulationEntry(
-            "-", checkpoint.stem, f"{variant.pooling}, {'whitening' if variant.whiten else 'no'}", variant
-        )
+        PopulationEntry("-", checkpoint.stem, f"{variant.pooling}, {variant.post}", variant)
         for checkpoint in checkpoints
         for variant in paper_variants(checkpoint)
     )
@@ -693,8 +577,7 @@ def check_population(name: str) -> None:
     if population.prepare is not None:
         population.prepare()
     for checkpoint in population.checkpoints:
-        why = _config_missing(checkpoint)
-        if why is None:
+        if (why := _config_missing(checkpoint)) is None:
             continue
         raise PopulationUnavailable(
             f"the population {name!r} ({len(population.variants)} runnable variants of "

@@ -9,26 +9,19 @@ zoo's ABTT, fitted on every row of the table): Table 8's 38 models.
 **Sources and pins** (:data:`PAPER_WORD_SETS`, declared once). A set is downloaded only from
 a location whose file has a hash published by a source named in its row (:attr:`PaperWordSet.pin`,
 ``<algorithm>:<hex>`` of the file kept): the gensim-data release list (the MD5 of each ``.gz``
-that ``gensim.downloader`` checks; ``piskvorky/gensim-data`` ``list.json``), or Apache MXNet's
-table of the SHA-1 of the GloVe and fastText files it fetched from their publishers
-(``python/mxnet/contrib/text/_constants.py``; MXNet is retired, its source kept read-only).
-The five sets no such source pins (fastText crawl-300d-2M-subword, the three Dict2vec sets, PSL)
-are declared with ``pin=None`` and the reason: never downloaded unpinned.
+that ``gensim.downloader`` checks), or Apache MXNet's table of the SHA-1 of the GloVe and fastText
+files it fetched from their publishers (MXNet is retired, its source kept read-only). The five
+sets no such source pins (crawl-300d-2M-subword, the three Dict2vec sets, PSL) are declared with
+``pin=None`` and the reason: never downloaded unpinned.
 
-**Fetch** (:func:`fetch_set`): into ``<home>/word-vectors/<file>``, through the raw data's
-downloader (:func:`mteb_evalrank.data.fetch.stream`: the network policy, timeouts, one
-:class:`~mteb_evalrank.data.fetch.FetchError` naming the URL and what to do), streamed to a
-``.part`` file while hashed, a zip's ``member`` extracted to another ``.part`` file while hashed,
-compared with the pin, then renamed into place; under a lock per file. A killed download leaves
-at most ``.part`` files, which the next fetch removes. A cached file counts only if its hash is
-the pin (checked once per process); otherwise it is fetched again. ``$MTEB_EVALRANK_VECTORS_URL``
-(a mirror, or the tests' local server) replaces ``scheme://`` in every URL: the file
-``https://<host>/<path>`` is requested as ``<base>/<host>/<path>``.
+**Fetch** (:func:`fetch_set`): into ``<home>/word-vectors/<file>`` through the raw data's
+downloader (:mod:`mteb_evalrank.data.fetch`: network policy, timeouts, one ``FetchError`` naming the
+URL and what to do); a cached file counts only if its hash is the pin.
 
 **Read** with the zoo's streaming readers (:func:`.static.read_text_vectors`,
-:func:`.word_vector_files.read_word2vec_binary`: one preallocated float32 matrix, ``.gz`` through
-gzip). gensim's ``load_word2vec_format`` is not used: its text reader takes the first
-space-separated field as the word, and glove.840B.300d.txt has words that contain spaces.
+:func:`.word_vector_files.read_word2vec_binary`). gensim's ``load_word2vec_format`` is not used:
+its text reader takes the first space-separated field as the word, and glove.840B.300d.txt has
+words that contain spaces.
 """
 
 from __future__ import annotations
@@ -44,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from mteb.models import ModelMeta
-from mteb.models.model_meta import ScoringFunction
 
 from mteb_evalrank._files import folder_lock
 from mteb_evalrank._home import home
@@ -155,18 +147,12 @@ PAPER_WORD_SETS: tuple[PaperWordSet, ...] = (
 )  # fmt: skip
 """Table 8's sets, in its order (row pairs: without / with ABTT)."""
 BY_NAME: dict[str, PaperWordSet] = {spec.name: spec for spec in PAPER_WORD_SETS}
-UNPINNED_SETS: tuple[str, ...] = tuple(spec.name for spec in PAPER_WORD_SETS if spec.pin is None)
 
 
 # ------------------------------------------------------------------ fetching
-def cache_dir() -> Path:
-    """``<home>/word-vectors``: the verified files of the sets."""
-    return home() / "word-vectors"
-
-
-def location(spec: PaperWordSet, base_url: str | None = None) -> str:
-    """``spec.url``, or ``<base>/<host>/<path>`` with ``base`` = ``base_url`` or ``$MTEB_EVALRANK_VECTORS_URL``."""
-    base = (base_url or os.environ.get(VECTORS_URL_ENV) or "").rstrip("/")
+def location(spec: PaperWordSet) -> str:
+    """``spec.url``, or ``<base>/<host>/<path>`` with ``base`` = ``$MTEB_EVALRANK_VECTORS_URL``."""
+    base = os.environ.get(VECTORS_URL_ENV, "").rstrip("/")
     parts = urllib.parse.urlsplit(spec.url)
     return f"{base}/{parts.netloc}{parts.path}" if base else spec.url
 
@@ -187,10 +173,9 @@ def is_verified(path: Path, pin: str) -> bool:
     return _digest(path, algorithm, stat.st_size, stat.st_mtime_ns) == expected
 
 
-def fetch_set(
-    spec: PaperWordSet, *, root: Path | None = None, base_url: str | None = None, timeout: float | None = None
-) -> Path:
-    """The verified file of ``spec`` in ``root`` (default :func:`cache_dir`), fetched if missing or damaged.
+def fetch_set(spec: PaperWordSet) -> Path:
+    """The verified file of ``spec`` in ``<home>/word-vectors``, fetched if missing or damaged (under a
+    lock per file; ``.part`` files a killed download left are removed first).
 
     Raises:
         FetchError: the set has no pinned source, downloads are switched off, or the download
@@ -199,7 +184,7 @@ def fetch_set(
     """
     from mteb_evalrank.data import fetch
 
-    root = cache_dir() if root is None else root
+    root = home() / "word-vectors"
     target = root / spec.file
     if spec.pin is None:
         raise fetch.FetchError(
@@ -213,7 +198,7 @@ def fetch_set(
             f"{spec.name}: {target} is missing or not the pinned file and {flag} is set, so nothing is "
             f"downloaded: unset it on a connected machine, or copy the file ({spec.pin}) there."
         )
-    url = location(spec, base_url)
+    url = location(spec)
     advice = (
         f"Retry; if it fails again, set {VECTORS_URL_ENV} to a mirror holding the same file "
         f"(<base>/<host>/<path>, now {url}), or copy the file with {spec.pin} to {target}."
@@ -227,7 +212,7 @@ def fetch_set(
             for leftover in root.glob(f".{spec.file}.*.part"):
                 leftover.unlink(missing_ok=True)  # from a process killed mid-download
             fetch.say(f"fetching {spec.name} [{spec.licence}] from {url} into {root}")
-            _download(spec, target, url, advice, timeout or fetch.fetch_timeout())
+            _download(spec, target, url, advice, fetch.fetch_timeout())
     except OSError as error:
         raise fetch.FetchError(
             f"{spec.name}: could not write under {root}: {error.strerror or error} ({error.filename or root}). "
@@ -316,32 +301,24 @@ class PaperWordModel:
 
     def meta(self) -> ModelMeta:
         """Its ``ModelMeta``: the table's size (where stated); ABTT adds its mean and ``d x d`` projection."""
+        from .zoo import cosine_meta
+
         spec, d = self.spec, self.spec.dim
         n_embedding = spec.words * d if spec.words else None
         n_parameters = n_embedding and n_embedding + (d + d * d if self.abtt else 0)
-        facts: dict[str, Any] = {  # through a dict, as the zoo: mteb types loader and scoring narrowly
-            "loader": partial(load_model, spec.name, self.abtt),
-            "similarity_fn_name": ScoringFunction.COSINE,
-            "license": spec.licence,
-        }
-        return ModelMeta(
-            **facts,
+        return cosine_meta(
+            loader=partial(load_model, spec.name, self.abtt),
             name=self.name,
             revision=str(spec.pin).replace(":", "-"),
             release_date=None,
-            languages=["eng-Latn"],
             n_parameters=n_parameters,
             n_embedding_parameters=n_embedding,
             memory_usage_mb=n_embedding and round(n_embedding * 4 / 2**20),
             max_tokens=float("inf"),
             embed_dim=d,
-            open_weights=True,
-            public_training_code=None,
-            public_training_data=None,
+            license=spec.licence,
             framework=["NumPy"],
             reference=spec.url,
-            use_instructions=False,
-            training_datasets=set(),
             adapted_from=spec.model if self.abtt else None,
         )
 

@@ -1,25 +1,12 @@
 """Post-processing of embeddings as the papers define it: scikit-learn transformers.
 
-Each class is a ``TransformerMixin, BaseEstimator`` with ``fit(X, y=None)`` /
-``transform(X)``, so it can be cloned, pickled and put in a ``sklearn.pipeline.Pipeline``.
-Inputs are validated by scikit-learn (``validate_data``, which runs ``check_array``: 2-D,
-finite, at least two fit rows; ``check_is_fitted`` before ``transform``); fitted attributes
-end with ``_``. The maths is float64 and ``transform`` returns float64 (the zoo's
-``PostProcessedEncoder`` hands float32 to mteb). With ``X`` the ``(n, d)`` fit rows and
-``mu`` their mean:
-
-* :class:`ABTT` "all-but-the-top" (Mu and Viswanath, ICLR 2018): ``u_1..u_D`` the top-``D``
-  principal directions of ``X - mu``; ``y = (x - mu) - sum_i (u_i . (x - mu)) u_i``, i.e.
-  ``y = (x - mu) (I - U U^T)``. Rule of thumb ``D = ceil(d / 100)`` (the default).
-* :class:`Whitening` (Su et al., 2021, "Whitening sentence representations"):
-  ``Sigma = cov(X)`` (``n - 1`` denominator) ``= U diag(S) U^T`` (SVD),
-  ``y = (x - mu) (U diag(S^-1/2))[:, :k]``; the fit rows then have identity covariance.
-* :class:`PCRemoval`, principal-component removal (Arora, Liang and Ma, ICLR 2017, "SIF"):
-  no centring, ``u_1..u_D`` the top right singular vectors of ``X`` itself,
-  ``y = x - sum_i (u_i . x) u_i = x (I - U U^T)``.
-* :class:`ZNorm`, z-normalisation + unit length (Eger, Rücklé and Gurevych, 2019): per
-  dimension ``z_j = (x_j - mu_j) / sigma_j`` (population std), then ``y = z / ||z||``.
-* :class:`Truncation` (Eger et al.: "size matters"): the first ``k`` dimensions, nothing to fit.
+Each class is a ``TransformerMixin, BaseEstimator`` (clonable, picklable, usable in a
+``Pipeline``): :class:`ABTT` (Mu and Viswanath, 2018), :class:`Whitening` (Su et al., 2021),
+:class:`PCRemoval` (Arora et al., 2017), :class:`ZNorm` and :class:`Truncation` (Eger et al.,
+2019); each class docstring gives its formula, with ``X`` the ``(n, d)`` fit rows and ``mu`` their
+mean. Inputs are validated by scikit-learn (``validate_data``: 2-D, finite, at least two fit rows;
+``check_is_fitted`` before ``transform``); fitted attributes end with ``_``. The maths is float64
+and ``transform`` returns float64 (the zoo's ``PostProcessedEncoder`` hands float32 to mteb).
 
 Degenerate input (e.g. a constant encoder): a direction whose spread is below the float32
 resolution of the data (``sigma <= 1e-7 * max|X|``) is mapped to 0 instead of being divided
@@ -46,9 +33,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 FLOAT32_RESOLUTION = 1e-7
 #: A projection residual below this share of ``||x - mean||`` is rounding noise -> zero.
 RESIDUAL_RTOL = 1e-6
-
-KINDS = ("abtt", "whiten", "pcr", "znorm")
-"""The zoo's post-processings (model name suffixes), see :func:`make_postprocessor`."""
 
 Float64Array = NDArray[np.float64]
 
@@ -83,14 +67,20 @@ def _n_directions(n_components: int | None, x: Float64Array, name: str) -> int:
     return k
 
 
-def _top_directions(x: Float64Array, k: int) -> Float64Array:
-    """``(k, d)``: the top-``k`` right singular vectors of ``x`` (exact SVD, rows)."""
-    _, _, vt = np.linalg.svd(x, full_matrices=False)
-    return vt[:k]
+def _n_outputs(n_components: int | None, dim: int, name: str) -> int:
+    """The number of dimensions kept: ``n_components`` (``None``: all ``dim``), in ``[1, dim]``."""
+    k = dim if n_components is None else n_components
+    if not 1 <= k <= dim:
+        raise ValueError(f"{name}: n_components must be in [1, n_features = {dim}], got {k}.")
+    return k
 
 
-def _top_directions_gram(x: Float64Array, k: int) -> Float64Array:
-    """``(k, d)``: the top-``k`` eigenvectors of ``x^T x`` (= right singular vectors of ``x``)."""
+def _top_directions(x: Float64Array, k: int, solver: str = "full") -> Float64Array:
+    """``(k, d)``: the top-``k`` right singular vectors of ``x``, by exact SVD (``"full"``) or as the
+    top eigenvectors of ``x^T x`` (``"covariance_eigh"``: the same directions)."""
+    if solver == "full":
+        _, _, vt = np.linalg.svd(x, full_matrices=False)
+        return vt[:k]
     _, vectors = np.linalg.eigh(x.T @ x)  # eigenvalues ascending
     top: Float64Array = vectors[:, ::-1][:, :k].T
     return top
@@ -139,20 +129,16 @@ class ABTT(TransformerMixin, BaseEstimator):
         self.svd_solver = svd_solver
 
     def fit(self, X: ArrayLike, y: object = None) -> ABTT:
-        """Fit ``mu`` and the top-``D`` principal directions on ``X``."""
         x = _fit_rows(self, X)
         k = _n_directions(self.n_components, x, "ABTT")
         if self.svd_solver not in ("full", "covariance_eigh"):
             raise ValueError(f"ABTT: svd_solver is 'full' or 'covariance_eigh', got {self.svd_solver!r}.")
         self.mean_ = x.mean(axis=0)
-        centred = x - self.mean_
-        solve = _top_directions if self.svd_solver == "full" else _top_directions_gram
-        self.components_ = solve(centred, k)
+        self.components_ = _top_directions(x - self.mean_, k, self.svd_solver)
         self.projection_ = _projection(self.components_)
         return self
 
     def transform(self, X: ArrayLike) -> Float64Array:
-        """``(x - mu) (I - U U^T)`` per row (rounding-noise residuals -> 0)."""
         centred = _new_rows(self, X) - self.mean_
         return _drop_noise(centred @ self.projection_, centred)
 
@@ -174,14 +160,12 @@ class PCRemoval(TransformerMixin, BaseEstimator):
         self.n_components = n_components
 
     def fit(self, X: ArrayLike, y: object = None) -> PCRemoval:
-        """Fit the top-``D`` right singular vectors of ``X``."""
         x = _fit_rows(self, X)
         self.components_ = _top_directions(x, _n_directions(self.n_components, x, "PCRemoval"))
         self.projection_ = _projection(self.components_)
         return self
 
     def transform(self, X: ArrayLike) -> Float64Array:
-        """``x (I - U U^T)`` per row (rounding-noise residuals -> 0)."""
         x = _new_rows(self, X)
         return _drop_noise(x @ self.projection_, x)
 
@@ -205,12 +189,9 @@ class Whitening(TransformerMixin, BaseEstimator):
         self.n_components = n_components
 
     def fit(self, X: ArrayLike, y: object = None) -> Whitening:
-        """Fit ``mu`` and ``U diag(S^-1/2)`` on ``X``."""
         x = _fit_rows(self, X)
         dim = x.shape[1]
-        k = dim if self.n_components is None else self.n_components
-        if not 1 <= k <= dim:
-            raise ValueError(f"Whitening: n_components must be in [1, n_features = {dim}], got {k}.")
+        k = _n_outputs(self.n_components, dim, "Whitening")
         self.mean_ = x.mean(axis=0)
         u, s, _ = np.linalg.svd(np.cov(x, rowvar=False).reshape(dim, dim))
         std = np.sqrt(np.clip(s, 0.0, None))
@@ -220,7 +201,6 @@ class Whitening(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X: ArrayLike) -> Float64Array:
-        """``(x - mu) W`` with ``W = (U diag(S^-1/2))[:, :k]``."""
         result: Float64Array = (_new_rows(self, X) - self.mean_) @ self.whitening_matrix_
         return result
 
@@ -236,14 +216,12 @@ class ZNorm(TransformerMixin, BaseEstimator):
     """
 
     def fit(self, X: ArrayLike, y: object = None) -> ZNorm:
-        """Fit ``mu`` and ``1 / sigma`` per dimension on ``X``."""
         x = _fit_rows(self, X)
         self.mean_, std = x.mean(axis=0), x.std(axis=0)
         self.scale_ = np.divide(1.0, std, out=np.zeros_like(std), where=std > _floor(x))
         return self
 
     def transform(self, X: ArrayLike) -> Float64Array:
-        """``z / ||z||`` with ``z = (x - mu) / sigma``."""
         z = (_new_rows(self, X) - self.mean_) * self.scale_
         norms = np.linalg.norm(z, axis=1, keepdims=True)
         result: Float64Array = np.divide(z, norms, out=np.zeros_like(z), where=norms > 0)
@@ -268,36 +246,33 @@ class Truncation(TransformerMixin, BaseEstimator):
 
     def fit(self, X: ArrayLike, y: object = None) -> Truncation:
         """Check that ``X`` has at least ``k`` columns; nothing is learnt."""
-        self._keep(validate_data(self, X, reset=True, dtype=np.float64))
+        x = validate_data(self, X, reset=True, dtype=np.float64)
+        _n_outputs(self.n_components, x.shape[1], "Truncation")
         return self
 
     def transform(self, X: ArrayLike) -> Float64Array:
         """The first ``k`` columns of ``X`` (a float64 copy)."""
         x: Float64Array = validate_data(self, X, reset=False, dtype=np.float64)
-        return np.array(x[:, : self._keep(x)])
+        return np.array(x[:, : _n_outputs(self.n_components, x.shape[1], "Truncation")])
 
-    def _keep(self, x: Float64Array) -> int:
-        dim = x.shape[1]
-        k = dim if self.n_components is None else self.n_components
-        if not 1 <= k <= dim:
-            raise ValueError(f"Truncation: n_components must be in [1, n_features = {dim}], got {k}.")
-        return k
+
+ESTIMATORS: dict[str, type[TransformerMixin]] = {
+    "abtt": ABTT,
+    "whiten": Whitening,
+    "pcr": PCRemoval,
+    "znorm": ZNorm,
+}
+"""The zoo's post-processings by model name suffix, see :func:`make_postprocessor`."""
+KINDS = tuple(ESTIMATORS)
 
 
 def make_postprocessor(kind: str) -> TransformerMixin:
     """The zoo's (unfitted) post-processing ``kind`` (one of :data:`KINDS`): ``ABTT()``
     (``D = ceil(d / 100)``), ``Whitening()`` (all dimensions), ``PCRemoval(1)`` (Arora et al.'s
     one component), ``ZNorm()``."""
-    estimators: dict[str, type[BaseEstimator]] = {
-        "abtt": ABTT,
-        "whiten": Whitening,
-        "pcr": PCRemoval,
-        "znorm": ZNorm,
-    }
-    if kind not in estimators:
+    if kind not in ESTIMATORS:
         raise ValueError(f"unknown post-processing {kind!r}; expected one of {', '.join(KINDS)}.")
-    estimator: TransformerMixin = estimators[kind]()
-    return estimator
+    return ESTIMATORS[kind]()
 
 
 def table_abtt(table: ArrayLike) -> ABTT:

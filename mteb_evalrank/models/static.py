@@ -4,10 +4,8 @@
 (whitespace tokens, lower-cased); the zero vector when no token is known. Unknown tokens
 are skipped (and counted: ``n_unknown_tokens`` of ``n_tokens`` seen), never guessed;
 ``StaticWordEmbeddings.coverage(words)`` is the share of given words that have a vector.
-
-Two lookups: by word (``StaticWordEmbeddings``: a vocabulary, one row per word) and by a
-hash of the word (``HashedWordEmbeddings``: spaCy's tables, ``{hash(word): row}``, several
-keys may share a row, no word list needed).
+A token's row is looked up by word (``StaticWordEmbeddings``) or by a hash of the word
+(``HashedWordEmbeddings``: spaCy's tables).
 """
 
 from __future__ import annotations
@@ -55,6 +53,10 @@ class StaticWordEmbeddings(TextEmbedder):
         self.index: dict[str, int] = {}
         for row, word in enumerate(words):
             self.index.setdefault(word, row)
+        self._start(vectors, lowercase, name)
+
+    def _start(self, vectors: NDArray[np.float32], lowercase: bool, name: str) -> None:
+        """The state every lookup shares: the table, the options and the token counters."""
         self.vectors = vectors
         self.lowercase = lowercase
         self.name = name
@@ -87,8 +89,7 @@ class StaticWordEmbeddings(TextEmbedder):
     ) -> StaticWordEmbeddings:
         """Load GloVe/word2vec text vectors, or a ``.npy`` matrix with its vocabulary.
 
-        * ``*.txt`` / ``*.vec``: one ``word v1 ... vd`` line per word; a first line of
-          two integers (word2vec's ``count dim`` header) is skipped.
+        * ``*.txt`` / ``*.vec``: one ``word v1 ... vd`` line per word (:func:`read_text_vectors`).
         * ``*.npy``: ``vocabulary`` is required, a ``.parquet`` file with one string
           column or a text file with one word per line, in row order.
         """
@@ -161,11 +162,7 @@ class HashedWordEmbeddings(StaticWordEmbeddings):
         self.rows: dict[str, int | None] = {}
         """Memo of ``row`` per token seen (hashing is pure Python)."""
         self.index = {}
-        self.vectors = vectors
-        self.lowercase = lowercase
-        self.name = name
-        self.n_tokens = 0
-        self.n_unknown_tokens = 0
+        self._start(vectors, lowercase, name)
 
     def row(self, token: str) -> int | None:
         """``key2row[hash_word(token)]``, ``None`` if the hash is not a key."""

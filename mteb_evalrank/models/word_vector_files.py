@@ -1,6 +1,4 @@
-"""Readers of static word-vector files, numpy and the standard library only.
-
-No gensim, no spaCy: each format is parsed from its bytes.
+"""Readers of static word-vector files, numpy and the standard library only (no gensim, no spaCy).
 
 * **word2vec binary** (:func:`read_word2vec_binary`): an ASCII header ``"<rows> <dims>\\n"``,
   then per row the word's UTF-8 bytes, one space, and ``dims`` little-endian float32
@@ -17,12 +15,10 @@ No gensim, no spaCy: each format is parsed from its bytes.
 * **spaCy vectors table** (:func:`read_spacy_table`): ``vectors``, a ``.npy`` float32
   matrix ``(rows, dims)``, and ``key2row``, a msgpack map ``{key: row}`` whose key is
   spaCy's 64-bit hash of a string (:func:`spacy_hash`); several keys may share a row.
-* **text** (:func:`read_text_vectors`): one ``word v1 ... vd`` line per word (GloVe,
-  word2vec text, fastText ``.vec``, ldt); a first line of two integers (word2vec's header)
-  gives the size; a line is split at its last ``d`` spaces (a word may contain spaces).
+* **text** (:func:`read_text_vectors`, from :mod:`.static`): one ``word v1 ... vd`` line per word.
 
-The text and word2vec binary readers stream into one preallocated matrix (``.gz`` files through
-``gzip``): the paper's sets (:mod:`.paper_word`) are up to 5.6 GB.
+The text and word2vec binary readers stream into one preallocated matrix (``.gz`` through ``gzip``):
+the paper's sets (:mod:`.paper_word`) are up to 5.6 GB.
 """
 
 from __future__ import annotations
@@ -34,16 +30,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .static import count_dim_header, open_vectors, read_text_vectors
-
-__all__ = [
-    "murmurhash64a",
-    "read_keyedvectors_pickle",
-    "read_spacy_table",
-    "read_text_vectors",
-    "read_word2vec_binary",
-    "spacy_hash",
-]
+from .static import count_dim_header, open_vectors
+from .static import read_text_vectors as read_text_vectors  # re-exported: every reader here
 
 _M = 0xC6A4A7935BD1E995
 _MASK = (1 << 64) - 1
@@ -62,8 +50,6 @@ def murmurhash64a(data: bytes, seed: int = SPACY_HASH_SEED) -> int:
     Written here because no maintained PyPI package exposes this function to Python:
     ``murmurhash`` (spaCy's own dependency) has it only as a Cython ``cdef`` (``hash64``),
     ``mmh3`` and ``murmurhash2`` give MurmurHash3 / 32-bit MurmurHash2, other hashes.
-    Checked in the tests against the keys of a real spaCy ``key2row`` and its
-    ``strings.json``.
     """
     n = len(data)
     h = seed ^ ((n * _M) & _MASK)
@@ -123,13 +109,8 @@ class _PickledObject:
 
 
 class _KeyedVectorsUnpickler(pickle.Unpickler):
-    """An unpickler that builds only numpy arrays, numpy scalars and builtin containers.
-
-    ``find_class`` maps gensim's ``Word2VecKeyedVectors`` and ``Vocab`` to
-    :class:`_PickledObject` (no gensim code runs), allows numpy's reconstruction functions
-    (``_reconstruct``, ``ndarray``, ``dtype``, ``scalar``: what ``ndarray.__reduce__``
-    emits) and refuses every other global.
-    """
+    """An unpickler that builds only numpy arrays and scalars (what ``ndarray.__reduce__`` emits),
+    builtin containers and inert stand-ins of gensim's classes; any other global is refused."""
 
     GENSIM = frozenset({"Word2VecKeyedVectors", "KeyedVectors", "Vocab"})
     NUMPY_MODULES = frozenset({"numpy", "numpy.core.multiarray", "numpy._core.multiarray"})

@@ -59,13 +59,8 @@ def vocabulary_head(n: int | None) -> FitCorpus:
 
 
 def wmt17_reference_sentences(limit: int | None = None) -> list[str]:
-    """WMT17 DA reference sentences (config ``all``, ``sentence1``), de-duplicated, file order.
-
-    Loaded with ``datasets.load_dataset`` like the tasks, with their checks
-    (:func:`mteb_evalrank.data.ready.load_split`: built on first use where the raw data are at
-    hand, a damaged copy repaired or named; offline without raw data, one message naming the
-    commands that build it).
-    """
+    """WMT17 DA reference sentences (config ``all``, ``sentence1``), de-duplicated, file order,
+    loaded as the tasks load their data (:func:`mteb_evalrank.data.ready.load_split`)."""
     from mteb_evalrank.data.ready import load_split
     from mteb_evalrank.data.registry import WMT17_DA
 

