@@ -42,11 +42,7 @@ def rho_table(result: CorrelationData) -> list[str]:
     """The ρ×100 grid with the best per column in bold and the row mean."""
     rho = result.matrix("spearman")
     values = rho.to_numpy(dtype=float)
-    best = np.full(values.shape, False)
-    for j in range(values.shape[1]):
-        column = values[:, j]
-        if values.shape[0] > 1 and np.isfinite(column).any():
-            best[:, j] = column == np.nanmax(column)
+    best = (values == np.fmax.reduce(values, axis=0)) & (len(values) > 1)  # fmax: NaN only if all are
     cells = []
     for i in range(values.shape[0]):
         row = [f"**{_x100(v)}**" if b else _x100(v) for v, b in zip(values[i], best[i], strict=True)]
@@ -278,22 +274,15 @@ def _controls_section(result: CorrelationData) -> list[str]:
     ]
     for row, against in by_row.items():
         mean = means.get(row)
-        cells = [
-            f"{_x100(mean.mean)} {_ci(mean.ci_low, mean.ci_high)}" if mean else "–",
-        ]
-        beats = []
-        for control in controls:
-            c = against.get(control)
-            if c is None:
-                cells.append("–")
-                beats.append(False)
-                continue
-            win = bool(np.isfinite(c.ci_low) and c.ci_low > 0)
-            beats.append(win)
-            cell = f"{_x100(c.difference)} {_ci(c.ci_low, c.ci_high)}, {_p(c.p_swap_adj)}"
+        cells = [f"{_x100(mean.mean)} {_ci(mean.ci_low, mean.ci_high)}" if mean else "–"]
+        against_controls = [against.get(control) for control in controls]
+        wins = [c is not None and c.ci_low > 0 for c in against_controls]  # NaN > 0 is False
+        for c, win in zip(against_controls, wins, strict=True):
+            cell = (
+                "–" if c is None else f"{_x100(c.difference)} {_ci(c.ci_low, c.ci_high)}, {_p(c.p_swap_adj)}"
+            )
             cells.append(f"**{cell}**" if win else cell)
-        cells.append("yes" if all(beats) else "no")
-        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+        lines.append(f"| {row} | " + " | ".join([*cells, "yes" if all(wins) else "no"]) + " |")
     return lines
 
 
