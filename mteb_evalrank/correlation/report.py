@@ -186,10 +186,8 @@ def _per_family_section(result: CorrelationData, pairs: Sequence[tuple[str, str]
     if not pairs:
         return []
     per_pair = [result.family_spearman(a, b) for a, b in pairs]
-    largest: dict[str, int] = {}
-    for per_family in per_pair:
-        for family, (k, _) in per_family.items():
-            largest[family] = max(k, largest.get(family, 0))
+    families = {family for per_family in per_pair for family in per_family}
+    largest = {f: max(per_family.get(f, (0, 0.0))[0] for per_family in per_pair) for f in families}
     rows = sorted(largest, key=lambda f: (-largest[f], f))
 
     def cell(per_family: dict[str, tuple[int, float]], family: str) -> str:
@@ -327,10 +325,8 @@ def _pairs_section(result: CorrelationData) -> list[str]:
     adjust = ADJUST_NAMES.get(s.p_adjust, s.p_adjust)
     partial = s.control_dim
     header = "| intrinsic | extrinsic | n | families | ρ×100 | 95% CI | p (perm.) | p adj. | r×100 | τ×100 |"
-    rule = "|---|---|---:|---:|---:|---|---:|---:|---:|---:|"
-    if partial:
-        header += " partial ρ×100 (dim) | n (dim) |"
-        rule += "---:|---:|"
+    header += " partial ρ×100 (dim) | n (dim) |" * partial
+    rule = "|---|---|---:|---:|---:|---|---:|---:|---:|---:|" + "---:|---:|" * partial
     within = (
         "Within-family view: ρ, r and the partial ρ are pooled within-family statistics (ranks, "
         "or for r the values centred by their family mean, pooled over the families of at least 3 "

@@ -519,14 +519,9 @@ def _swap_patterns(u: Units, n_permutations: int, seed: int) -> tuple[np.ndarray
 
 def _swap_p(null: np.ndarray, observed: float, exact: bool, n_units: int) -> tuple[float, float]:
     """Two-sided p of the paired swap test and the smallest p it can give (module docstring)."""
-    extreme = int((np.abs(null) >= abs(observed) - 1e-12).sum()) if np.isfinite(observed) else 0
-    if not np.isfinite(observed):
-        p = float("nan")
-    elif exact:
-        p = extreme / len(null)
-    else:
-        p = (1 + extreme) / (1 + len(null))
-    return p, (2 / 2**n_units if exact else 1 / (1 + len(null)))
+    extreme = int((np.abs(null) >= abs(observed) - 1e-12).sum())
+    p = extreme / len(null) if exact else (1 + extreme) / (1 + len(null))
+    return (p if np.isfinite(observed) else float("nan")), (2 / 2**n_units if exact else 1 / (1 + len(null)))
 
 
 def _targets(a: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
