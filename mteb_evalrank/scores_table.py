@@ -68,21 +68,19 @@ def score_rows(results_dir: Path, tasks: Sequence[str] | None = None) -> list[di
             f"{results_dir} holds no 'results/' folder: pass the folder given to mteb's --output-folder."
         )
     results, _ = load_result_folder(results_dir, tasks)
-    rows = []
-    for model in results.model_results:
-        for task in model.task_results:
-            for split, subsets in task.scores.items():
-                for scores in subsets:
-                    rows.append(
-                        {
-                            "model": model.model_name,
-                            "revision": model.model_revision,
-                            "task": task.task_name,
-                            "split": split,
-                            **scores,
-                        }
-                    )
-    return rows
+    return [
+        {
+            "model": model.model_name,
+            "revision": model.model_revision,
+            "task": task.task_name,
+            "split": split,
+            **scores,
+        }
+        for model in results.model_results
+        for task in model.task_results
+        for split, subsets in task.scores.items()
+        for scores in subsets
+    ]
 
 
 def print_scores(results_dir: Path, tasks: Sequence[str] | None = None) -> None:

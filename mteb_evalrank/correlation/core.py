@@ -37,6 +37,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from math import comb
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -215,27 +216,25 @@ def _family_note(families: dict[str, str], source: str, within: bool = False) ->
         return ["families ignored (--no-families): every model is its own resampling unit, "
                 "which overstates certainty when models are variants of a few base models"]  # fmt: skip
     sizes = Counter(families.values())
-    listed = listed_sizes(sizes)
     g = len(sizes)
+    if g == len(families) and not within:
+        return [f"families ({source}): every model is its own family: the models are the resampling units"]
+    notes = [f"families ({source}): {g} families among {len(families)} models: {listed_sizes(sizes)}"]
     if within:
         used = sum(k >= stats.MIN_FAMILY_SIZE for k in sizes.values())
-        notes = [f"families ({source}): {g} families among {len(families)} models: {listed}"]
         return notes + ([_few_families_warning(used)] if 1 < used < stats.FEW_FAMILIES else [])
-    if g == len(families):
-        return [f"families ({source}): every model is its own family: the models are the resampling units"]
-    notes = [f"families ({source}): {g} families among {len(families)} models: {listed}"]
     if g == 1:
         notes.append(
             "one family: the models (its variants) are the resampling units, a within-family analysis"
         )
-    elif g < len(families) and g < stats.FEW_FAMILIES:
+    elif g < stats.FEW_FAMILIES:
         notes.append(_few_families_warning(g))
     return notes
 
 
 def _few_families_warning(g: int) -> str:
     return (
-        f"only {g} families: the family-cluster bootstrap has {stats.distinct_resamples(g)} distinct "
+        f"only {g} families: the family-cluster bootstrap has {comb(2 * g - 1, g)} distinct "
         f"resamples, so the CIs are coarse; the permutation p-values test only the ordering within "
         f"families; a paired swap test can give no p below {2 / 2**g:.3g}. These tests have little "
         "power: a non-significant result says little"
@@ -342,12 +341,7 @@ def _poolings(
             frame[[p.intrinsic, p.extrinsic]].dropna(), families, f"{p.intrinsic} vs {p.extrinsic}"
         )
         out.append(
-            {
-                "intrinsic": p.intrinsic,
-                "extrinsic": p.extrinsic,
-                "used": pooled.sizes,
-                "excluded": pooled.excluded,
-            }
+            dict(intrinsic=p.intrinsic, extrinsic=p.extrinsic, used=pooled.sizes, excluded=pooled.excluded)
         )
     return out
 
@@ -417,10 +411,6 @@ def correlate(
     rows if missing. Every other intrinsic row is compared with each control as with ``compare``
     (``control_comparisons``, p adjusted over them): a row beats a control when the CI of Δ lies
     above 0.
-
-    Steps: check the arguments, load the results, build the score table (:func:`_score_table`),
-    keep the models of the requested view (:func:`_select_models`), resolve the families, compute
-    the pairs (:func:`_pairs`), the comparisons (:func:`_comparisons`) and the row means.
     """
     _check_arguments(intrinsic, extrinsic, gap, p_adjust, within_families and not cluster)
     intrinsic = [*intrinsic, *(c for c in controls if c != "dim" and c not in map(str, intrinsic))]
@@ -450,7 +440,7 @@ def correlate(
         seed=seed,
         complete=complete,
         control_dim=control_dim,
-        dim_band=_band(dim_band),
+        dim_band=(dim_band[0], dim_band[1]) if dim_band else None,  # a list from JSON or the CLI
         gap=gap,
         families=source,
         p_adjust=p_adjust,
@@ -458,7 +448,7 @@ def correlate(
         controls=tuple(control_labels),
     )
     notes += _family_note(family_of, source, within_families)
-    dim_series = _known_dims(dims, frame) if control_dim else None
+    dim_series = frame.index.to_series().map(dims).dropna().astype(float) if control_dim else None
     pairs, pair_notes = _pairs(frame, labels_in, labels_ex, dim_series, settings, family_of)
     pooled = _poolings(frame, pairs, family_of) if within_families else []
     if within_families:
@@ -487,7 +477,7 @@ def _check_arguments(
     extrinsic: Sequence[str | ColumnSpec],
     gap: bool,
     p_adjust: str,
-    within_without_families: bool = False,
+    within_without_families: bool,
 ) -> None:
     if within_without_families:
         raise CorrelationInputError(
@@ -500,14 +490,6 @@ def _check_arguments(
         raise CorrelationInputError("give at least one intrinsic and one extrinsic column")
     if gap and len(intrinsic) != 1:
         raise CorrelationInputError("the evaluation-gap mode takes exactly one reference (intrinsic) column")
-
-
-def _band(dim_band: tuple[int, int] | None) -> tuple[int, int] | None:
-    """``dim_band`` as the ``(lo, hi)`` tuple (a list from JSON or the command line becomes one)."""
-    if not dim_band:
-        return None
-    lo, hi = dim_band
-    return (lo, hi)
 
 
 def _score_table(
@@ -547,10 +529,8 @@ def _select_models(
         frame = full
     else:
         frame = frame[frame.notna().any(axis=1)]
-    no_dim = sorted(name for name in frame.index if dims[name] is None)
-    if dim_band is not None:
-        scored = scores[scores.notna().any(axis=1)]  # before the band removed them
-        no_dim = sorted(name for name in scored.index if dims[name] is None)
+    scored = frame if dim_band is None else scores[scores.notna().any(axis=1)]  # before the band
+    no_dim = sorted(name for name in scored.index if dims[name] is None)
     if (control_dim or dim_band is not None) and no_dim:
         notes.append(
             f"models without a known embedding dimension (left out of the dimension views): {no_dim}"
@@ -587,15 +567,6 @@ def _add_controls(
         else:
             labels.append(ColumnSpec.parse(control).label)
     return frame, labels_in, labels
-
-
-def _known_dims(dims: Mapping[str, int | None], frame: pd.DataFrame) -> pd.Series:
-    """The embedding dimension of the models of ``frame`` whose dimension is known."""
-    import pandas as pd
-
-    return pd.Series(
-        {n: float(d) for n, d in dims.items() if d is not None and n in frame.index}, dtype=float
-    )
 
 
 def _pairs(

@@ -268,27 +268,17 @@ def check_pairs(result: CorrelationData, kind: str, pairs: list[tuple[str, str]]
 
 
 def write_figures(
-    result: CorrelationData,
-    out: Path,
-    scatter: list[tuple[str, str]],
-    family: list[tuple[str, str]] | None = None,
+    result: CorrelationData, out: Path, scatter: list[tuple[str, str]], family: list[tuple[str, str]]
 ) -> dict[str, Path]:
     """Heatmap (or gap plot), one scatter per ``scatter`` pair and one family plot per ``family``
     pair (pairs checked by :func:`check_pairs`); returns name -> path."""
-    family = family or []
     paths = (
         {"evaluation gap": gap_plot(result, out / "gap.png")}
         if result.settings.gap
         else {"heatmap": heatmap(result, out / "heatmap.png")}
     )
-    for intrinsic, extrinsic in scatter:
-        name = f"scatter {intrinsic} vs {extrinsic}"
-        paths[name] = rank_scatter(
-            result, intrinsic, extrinsic, out / f"scatter_{_slug(intrinsic)}__{_slug(extrinsic)}.png"
-        )
-    for intrinsic, extrinsic in family:
-        name = f"family plot {intrinsic} vs {extrinsic}"
-        paths[name] = family_plot(
-            result, intrinsic, extrinsic, out / f"family_{_slug(intrinsic)}__{_slug(extrinsic)}.png"
-        )
+    figures = [("scatter", "scatter", rank_scatter, scatter), ("family plot", "family", family_plot, family)]
+    for kind, prefix, draw, pairs in figures:
+        for a, b in pairs:
+            paths[f"{kind} {a} vs {b}"] = draw(result, a, b, out / f"{prefix}_{_slug(a)}__{_slug(b)}.png")
     return paths

@@ -42,11 +42,7 @@ def rho_table(result: CorrelationData) -> list[str]:
     """The ρ×100 grid with the best per column in bold and the row mean."""
     rho = result.matrix("spearman")
     values = rho.to_numpy(dtype=float)
-    best = np.full(values.shape, False)
-    for j in range(values.shape[1]):
-        column = values[:, j]
-        if values.shape[0] > 1 and np.isfinite(column).any():
-            best[:, j] = column == np.nanmax(column)
+    best = (values == np.fmax.reduce(values, axis=0)) & (len(values) > 1)  # fmax: NaN only if all are
     cells = []
     for i in range(values.shape[0]):
         row = [f"**{_x100(v)}**" if b else _x100(v) for v, b in zip(values[i], best[i], strict=True)]
@@ -190,10 +186,8 @@ def _per_family_section(result: CorrelationData, pairs: Sequence[tuple[str, str]
     if not pairs:
         return []
     per_pair = [result.family_spearman(a, b) for a, b in pairs]
-    largest: dict[str, int] = {}
-    for per_family in per_pair:
-        for family, (k, _) in per_family.items():
-            largest[family] = max(k, largest.get(family, 0))
+    families = {family for per_family in per_pair for family in per_family}
+    largest = {f: max(per_family.get(f, (0, 0.0))[0] for per_family in per_pair) for f in families}
     rows = sorted(largest, key=lambda f: (-largest[f], f))
 
     def cell(per_family: dict[str, tuple[int, float]], family: str) -> str:
@@ -278,22 +272,15 @@ def _controls_section(result: CorrelationData) -> list[str]:
     ]
     for row, against in by_row.items():
         mean = means.get(row)
-        cells = [
-            f"{_x100(mean.mean)} {_ci(mean.ci_low, mean.ci_high)}" if mean else "–",
-        ]
-        beats = []
-        for control in controls:
-            c = against.get(control)
-            if c is None:
-                cells.append("–")
-                beats.append(False)
-                continue
-            win = bool(np.isfinite(c.ci_low) and c.ci_low > 0)
-            beats.append(win)
-            cell = f"{_x100(c.difference)} {_ci(c.ci_low, c.ci_high)}, {_p(c.p_swap_adj)}"
+        cells = [f"{_x100(mean.mean)} {_ci(mean.ci_low, mean.ci_high)}" if mean else "–"]
+        against_controls = [against.get(control) for control in controls]
+        wins = [c is not None and c.ci_low > 0 for c in against_controls]  # NaN > 0 is False
+        for c, win in zip(against_controls, wins, strict=True):
+            cell = (
+                "–" if c is None else f"{_x100(c.difference)} {_ci(c.ci_low, c.ci_high)}, {_p(c.p_swap_adj)}"
+            )
             cells.append(f"**{cell}**" if win else cell)
-        cells.append("yes" if all(beats) else "no")
-        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+        lines.append(f"| {row} | " + " | ".join([*cells, "yes" if all(wins) else "no"]) + " |")
     return lines
 
 
@@ -338,10 +325,8 @@ def _pairs_section(result: CorrelationData) -> list[str]:
     adjust = ADJUST_NAMES.get(s.p_adjust, s.p_adjust)
     partial = s.control_dim
     header = "| intrinsic | extrinsic | n | families | ρ×100 | 95% CI | p (perm.) | p adj. | r×100 | τ×100 |"
-    rule = "|---|---|---:|---:|---:|---|---:|---:|---:|---:|"
-    if partial:
-        header += " partial ρ×100 (dim) | n (dim) |"
-        rule += "---:|---:|"
+    header += " partial ρ×100 (dim) | n (dim) |" * partial
+    rule = "|---|---|---:|---:|---:|---|---:|---:|---:|---:|" + "---:|---:|" * partial
     within = (
         "Within-family view: ρ, r and the partial ρ are pooled within-family statistics (ranks, "
         "or for r the values centred by their family mean, pooled over the families of at least 3 "

@@ -66,8 +66,7 @@ class Settings:
     """The baseline rows every intrinsic row is compared with (:mod:`.core`, ``controls``)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The settings as a dict (``within_families`` and ``controls`` only when set, so that
-        outputs without them are unchanged by their introduction)."""
+        """The settings as a dict (``within_families`` and ``controls`` only when set)."""
         out = asdict(self)
         for key in ("within_families", "controls"):
             if not out[key]:

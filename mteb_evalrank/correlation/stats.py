@@ -92,7 +92,6 @@ import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from math import comb
 
 import numpy as np
 from scipy import stats
@@ -262,11 +261,6 @@ def too_few_units(u: Units) -> str:
     return ""
 
 
-def distinct_resamples(n_units: int) -> int:
-    """Distinct multisets of ``n_units`` draws from ``n_units`` units: ``C(2U − 1, U)``."""
-    return comb(2 * n_units - 1, n_units)
-
-
 def _interval(samples: np.ndarray, confidence: float, kind: str) -> Interval:
     """``[q_{α/2}, q_{1-α/2}]`` of the bootstrap replicates that are defined (not NaN)."""
     ok = samples[~np.isnan(samples)]
@@ -302,13 +296,6 @@ class Pooling:
         """``F``: the number of families used."""
         return len(self.sizes)
 
-    def units(self) -> Units:
-        """The resampling units: the families used, or the models when there is one family."""
-        m = int(self.used.sum())
-        if self.count == 1:
-            return Units(np.arange(m), m, "models", 1)
-        return Units(self.codes, self.count, "families", self.count)
-
 
 def pooling(families: Sequence[str] | None, n: int) -> Pooling:
     """Which of ``n`` models enter the within-family view; TooFewModelsError if no family can."""
@@ -332,15 +319,20 @@ def pooling(families: Sequence[str] | None, n: int) -> Pooling:
     return Pooling(used, codes, used_sizes, excluded)
 
 
-def _centred_ranks(v: np.ndarray, codes: np.ndarray) -> np.ndarray:
+def _centred(v: np.ndarray, codes: np.ndarray, ranks: bool = True) -> np.ndarray:
     """Average ranks within each family minus the family's mean rank ``(n_g + 1)/2``; v (m,) or (m, k).
+    ``ranks=False`` (v (m,)): the values minus their family mean.
 
-    The ranks are half-integers, so the centred ranks (and their zero family sums) are exact.
+    The ranks are half-integers, so the centred ranks (and their zero family sums) are exact; a
+    family whose values are constant (relative criterion) gives exact zeros, not rounding noise.
     """
     out = np.empty(v.shape)
     for g in np.unique(codes):
         members = codes == g
-        out[members] = stats.rankdata(v[members], axis=0) - (members.sum() + 1) / 2
+        if ranks:
+            out[members] = stats.rankdata(v[members], axis=0) - (members.sum() + 1) / 2
+        else:
+            out[members] = 0.0 if _constant(v[members]) else v[members] - v[members].mean()
     return out
 
 
@@ -364,7 +356,7 @@ class View:
     def ranks(self, v: np.ndarray) -> np.ndarray:
         """The used models' ranks of ``v`` (n,) or of each column of ``v`` (n, k)."""
         v = v[self.used]
-        return stats.rankdata(v, axis=0) if self.codes is None else _centred_ranks(v, self.codes)
+        return stats.rankdata(v, axis=0) if self.codes is None else _centred(v, self.codes)
 
     def resampled(self, v: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """The ranks of ``v`` on each resample (``weights`` (B, m)): (B, m), or (B, m, k) for (n, k)."""
@@ -386,9 +378,10 @@ def view(families: Sequence[str] | None, n: int, within: bool = False) -> View:
         u = units(families, n)
         return View(np.ones(n, dtype=bool), u, u.strata)
     p = pooling(families, n)
-    if p.count == 1:
-        return View(p.used, p.units(), np.zeros(int(p.used.sum()), dtype=np.int64))
-    return View(p.used, p.units(), p.codes, p.codes)
+    m = int(p.used.sum())
+    if p.count == 1:  # the family's models are the units
+        return View(p.used, Units(np.arange(m), m, "models", 1), np.zeros(m, dtype=np.int64))
+    return View(p.used, Units(p.codes, p.count, "families", p.count), p.codes, p.codes)
 
 
 # --- resampling statistics of either view ---------------------------------------------------
@@ -526,14 +519,9 @@ def _swap_patterns(u: Units, n_permutations: int, seed: int) -> tuple[np.ndarray
 
 def _swap_p(null: np.ndarray, observed: float, exact: bool, n_units: int) -> tuple[float, float]:
     """Two-sided p of the paired swap test and the smallest p it can give (module docstring)."""
-    extreme = int((np.abs(null) >= abs(observed) - 1e-12).sum()) if np.isfinite(observed) else 0
-    if not np.isfinite(observed):
-        p = float("nan")
-    elif exact:
-        p = extreme / len(null)
-    else:
-        p = (1 + extreme) / (1 + len(null))
-    return p, (2 / 2**n_units if exact else 1 / (1 + len(null)))
+    extreme = int((np.abs(null) >= abs(observed) - 1e-12).sum())
+    p = extreme / len(null) if exact else (1 + extreme) / (1 + len(null))
+    return (p if np.isfinite(observed) else float("nan")), (2 / 2**n_units if exact else 1 / (1 + len(null)))
 
 
 def _targets(a: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -638,34 +626,31 @@ def mean_partial_spearman_ci(
     """Mean over the columns ``y_j`` of ``targets`` of the partial Spearman ρ of ``a`` and ``y_j``
     given ``z`` (e.g. the embedding dimension), and its (family-cluster) bootstrap CI.
 
-    Per column, on the ranks (average ranks for ties):
-    ``ρ_ay·z = (ρ_ay − ρ_az ρ_yz) / sqrt((1 − ρ_az²)(1 − ρ_yz²))`` (:func:`partial_spearman`), the
-    Pearson correlation of the residuals of rank(a) and rank(y) regressed on rank(z). The mean is
-    over the columns where it is defined. The bootstrap is the one of :func:`mean_spearman_ci`: a
-    resample draws the units (families, else models) with replacement, ranks are recomputed on the
-    expanded sample, and the mean partial ρ recomputed; resamples where it is undefined are left
-    out.
+    Per column, on the ranks: ``ρ_ay·z = (ρ_ay − ρ_az ρ_yz) / sqrt((1 − ρ_az²)(1 − ρ_yz²))``, the
+    Pearson correlation of the residuals of rank(a) and rank(y) regressed on rank(z); the mean is over
+    the columns where it is defined. Bootstrap as :func:`mean_spearman_ci` (ranks recomputed on each
+    resample; resamples where the mean is undefined are left out).
     """
     a, z = _check(a, z)
     a, y = _targets(a, targets)
-    ra, rz, ry = stats.rankdata(a), stats.rankdata(z), stats.rankdata(y, axis=0)
-    per_column = [_partial(_row_pearson(ra, c), _row_pearson(ra, rz), _row_pearson(c, rz)) for c in ry.T]
-    finite = [float(v) for v in per_column if np.isfinite(v)]
-    mean = float(np.mean(finite)) if finite else float("nan")
-    u = units(families, len(a))
-    if reason := too_few_units(u):
-        return mean, _no_interval(u, reason)
-    w = _bootstrap_weights(u, n_resamples, seed)
-    wa, wz = _weighted_ranks(a, w), _weighted_ranks(z, w)
-    raz = _row_pearson(wa, wz, w)
-    samples = []
-    for column in y.T:
-        wy = _weighted_ranks(column, w)
-        samples.append(_partial(_row_pearson(wa, wy, w), raz, _row_pearson(wy, wz, w)))
+    v = view(families, len(a))
+
+    def per_column(ra: np.ndarray, rz: np.ndarray, ry: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+        raz = _row_pearson(ra, rz, w)
+        return np.stack(
+            [_partial(_row_pearson(ra, c, w), raz, _row_pearson(c, rz, w)) for c in np.moveaxis(ry, -1, 0)]
+        )
+
+    point = per_column(v.ranks(a), v.ranks(z), v.ranks(y))
+    point = point[np.isfinite(point)]
+    mean = float(point.mean()) if len(point) else float("nan")
+    if reason := too_few_units(v.units):
+        return mean, _no_interval(v.units, reason)
+    w = _bootstrap_weights(v.units, n_resamples, seed)
+    samples = per_column(v.resampled(a, w), v.resampled(z, w), v.resampled(y, w), w)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a resample where every column is undefined
-        rho = np.nanmean(np.stack(samples), axis=0)
-    return mean, _interval(rho, confidence, u.kind)
+        return mean, _interval(np.nanmean(samples, axis=0), confidence, v.units.kind)
 
 
 # --- point estimates of the within-family view (module docstring) ----------------------
@@ -675,7 +660,7 @@ def within_spearman(x: np.ndarray, y: np.ndarray, *, families: Sequence[str]) ->
     """Pooled within-family Spearman ρ_W (module docstring); NaN if a side is constant in every family."""
     x, y = _check(x, y)
     p = pooling(families, len(x))
-    return float(_row_pearson(_centred_ranks(x[p.used], p.codes), _centred_ranks(y[p.used], p.codes)))
+    return float(_row_pearson(_centred(x[p.used], p.codes), _centred(y[p.used], p.codes)))
 
 
 def family_spearman(x: np.ndarray, y: np.ndarray, families: Sequence[str]) -> dict[str, tuple[int, float]]:
@@ -684,15 +669,12 @@ def family_spearman(x: np.ndarray, y: np.ndarray, families: Sequence[str]) -> di
     ρ_g is :func:`spearman` (= ``scipy.stats.spearmanr``) on the family's models alone; NaN for a
     family of fewer than :data:`MIN_FAMILY_SIZE` models (the threshold of the within-family view)
     or with one side constant. ρ_W is a weighted average of these ρ_g (module docstring). Every
-    family is listed, the largest first (ties by name). No NaN in ``x``, ``y``: drop those models first.
+    family is listed, the largest first (ties by name).
     """
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    x, y = _check(x, y)
     labels = [str(label) for label in families]
-    if x.ndim != 1 or x.shape != y.shape or len(labels) != len(x):
-        raise ValueError(f"x {x.shape}, y {y.shape} and {len(labels)} family labels must be equally long")
-    if np.isnan(x).any() or np.isnan(y).any():
-        raise ValueError("x and y must not contain NaN: drop models without a score first")
+    if len(labels) != len(x):
+        raise ValueError(f"{len(labels)} family labels and {len(x)} models: they must be equally long")
     out: dict[str, tuple[int, float]] = {}
     for family, k in sorted(Counter(labels).items(), key=lambda item: (-item[1], item[0])):
         members = np.array([label == family for label in labels])
@@ -704,16 +686,7 @@ def within_pearson(x: np.ndarray, y: np.ndarray, *, families: Sequence[str]) -> 
     """Pooled within-family Pearson r_W: Pearson's r of the values centred by their family mean."""
     x, y = _check(x, y)
     p = pooling(families, len(x))
-
-    def centred(v: np.ndarray) -> np.ndarray:
-        out = np.empty(len(p.codes))
-        for g in range(p.count):
-            values = v[p.used][p.codes == g]
-            # a constant family (relative criterion) contributes exact zeros, not rounding noise
-            out[p.codes == g] = 0.0 if _constant(values) else values - values.mean()
-        return out
-
-    return float(_row_pearson(centred(x), centred(y)))
+    return float(_row_pearson(_centred(x[p.used], p.codes, False), _centred(y[p.used], p.codes, False)))
 
 
 def within_partial_spearman(x: np.ndarray, y: np.ndarray, z: np.ndarray, *, families: Sequence[str]) -> float:

@@ -177,9 +177,6 @@ def load_results(
 
     ``revision_policy="merge"`` instead takes each task from the newest revision that has it
     (for result sets where e.g. ``external`` and a commit revision hold different tasks).
-
-    Steps: read every folder (:func:`_read_folders`), filter the models (:func:`_filter_models`),
-    choose each model's revision(s) (:func:`_choose_revision`).
     """
     if revision_policy not in ("newest", "merge"):
         raise CorrelationInputError(f"revision policy {revision_policy!r}: use 'newest' or 'merge'")
