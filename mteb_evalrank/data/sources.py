@@ -9,6 +9,7 @@ kept: the readers return what the file holds, and each recipe says what it does 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from pathlib import Path
 
 
@@ -113,8 +114,4 @@ def read_pairs(path: Path) -> list[tuple[str, str]]:
 
 def unique_in_order(*sequences: Iterable[str]) -> list[str]:
     """The items of all sequences, first occurrence kept, in order."""
-    seen: dict[str, None] = {}
-    for sequence in sequences:
-        for item in sequence:
-            seen.setdefault(item, None)
-    return list(seen)
+    return list(dict.fromkeys(chain(*sequences)))
