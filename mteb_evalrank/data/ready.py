@@ -60,15 +60,13 @@ class DatasetNotAvailableError(RuntimeError):
     user_facing = True  # the command line shows the message alone (mteb_evalrank._user_errors)
 
 
-def not_available_message(spec: DatasetSpec, user: str, cause: BaseException | None = None) -> str:
+def not_available_message(spec: DatasetSpec, user: str) -> str:
     """The one paragraph a user sees when ``user`` (a task, a reader) cannot load ``spec``."""
     roots = sorted({name.split("/")[0] for name in spec.sources} & set(RAW_SOURCES))
     sources = "; ".join(
         f"{s.what}, {s.url} ({s.pinned}; {s.license}), as {s.folder}/"
-        for s in map(RAW_SOURCES.get, roots)
-        if s
+        for s in (RAW_SOURCES[root] for root in roots)
     )
-    reason = f" ({type(cause).__name__})" if cause is not None else ""
     flag = offline_flag()
     fetch = (
         f"{flag} is set, so nothing was downloaded: on a connected machine `{fetch_command(spec.family)}` "
@@ -78,7 +76,7 @@ def not_available_message(spec: DatasetSpec, user: str, cause: BaseException | N
     )
     return (
         f"{user} needs the dataset {spec.hub_id}@{spec.revision}, which is neither in the local datasets "
-        f"cache nor loadable from the Hugging Face Hub{reason}. {fetch[0].upper()}{fetch[1:]}. Or build it "
+        f"cache nor loadable from the Hugging Face Hub. {fetch[0].upper()}{fetch[1:]}. Or build it "
         f"from a local copy of the raw data with `{build_command(os.environ.get(SOURCE_ENV), spec.family)}`, "
         f"or set {SOURCE_ENV} to the raw data folder to build it on first use. Raw data: {sources}. "
         "`mteb-evalrank datasets status` lists everything the plugin needs."

@@ -244,8 +244,8 @@ def compute_manifest(source: Path) -> dict[str, dict[str, str | int]]:
     }
 
 
-def write_manifest(source: Path, path: Path = MANIFEST_PATH) -> Path:
-    """Write the manifest of the raw data folder ``source`` to ``path``."""
+def write_manifest(source: Path) -> Path:
+    """Write the manifest of the raw data folder ``source`` to :data:`MANIFEST_PATH`."""
     files = compute_manifest(source)
     releases = {
         raw.folder: (
@@ -256,9 +256,9 @@ def write_manifest(source: Path, path: Path = MANIFEST_PATH) -> Path:
         for raw in RAW_SOURCES.values()
     }
     document = {"releases": releases, "files": files}
-    path.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    MANIFEST_PATH.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     manifest.cache_clear()
-    return path
+    return MANIFEST_PATH
 
 
 class SourceMismatchWarning(UserWarning):
