@@ -11,6 +11,10 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .correlation import CorrelationResult
 
 OWN_COMMANDS = ("datasets", "models", "scores", "correlate", "report", "diagnose", "study")
 
@@ -186,7 +190,6 @@ def _print_scores(args: argparse.Namespace) -> None:
 def _correlate(args: argparse.Namespace) -> None:
     from .correlation import CorrelationInputError, correlate, load_results, tasks_of_type
     from .correlation.core import read_families
-    from .correlation.report import rho_table
 
     try:
         revisions = dict(item.split("=", 1) for item in args.revision or [])
@@ -233,7 +236,31 @@ def _correlate(args: argparse.Namespace) -> None:
         )
     except CorrelationInputError as error:
         raise SystemExit(f"mteb-evalrank correlate: {error}") from None
-    # the ρ table, n per cell, the comparisons, the first notes and the files written
+    _print_correlation_summary(result, written)
+
+
+def _report(args: argparse.Namespace) -> None:
+    import time
+
+    from .correlation import CorrelationInputError
+    from .correlation.core import read_families
+    from .html_report import Options, write_report
+
+    start = time.perf_counter()
+    try:
+        families = read_families(args.families) if args.families else None
+        options = Options(benchmark=args.benchmark, models=args.models, families=families)
+        path = write_report(args.results, args.out, options)
+    except CorrelationInputError as error:
+        raise SystemExit(f"mteb-evalrank report: {error}") from None
+    size = path.stat().st_size / 1e6
+    print(f"wrote {path} ({size:.1f} MB) in {time.perf_counter() - start:.1f} s; open it in a browser")
+
+
+def _print_correlation_summary(result: CorrelationResult, written: dict[str, Path]) -> None:
+    """The ρ table, n per cell, the comparisons, the first notes and the files written."""
+    from .correlation.report import rho_table
+
     print("\n".join(rho_table(result)))
     ns = sorted({p.n for p in result.pairs})
     gs = sorted({p.n_families for p in result.pairs})
@@ -254,24 +281,6 @@ def _correlate(args: argparse.Namespace) -> None:
         print(f"({len(result.notes) - 3} more notes, e.g. the revision chosen per model, in report.md)")
     for name, path in written.items():
         print(f"{name}: {path}")
-
-
-def _report(args: argparse.Namespace) -> None:
-    import time
-
-    from .correlation import CorrelationInputError
-    from .correlation.core import read_families
-    from .html_report import Options, write_report
-
-    start = time.perf_counter()
-    try:
-        families = read_families(args.families) if args.families else None
-        options = Options(benchmark=args.benchmark, models=args.models, families=families)
-        path = write_report(args.results, args.out, options)
-    except CorrelationInputError as error:
-        raise SystemExit(f"mteb-evalrank report: {error}") from None
-    size = path.stat().st_size / 1e6
-    print(f"wrote {path} ({size:.1f} MB) in {time.perf_counter() - start:.1f} s; open it in a browser")
 
 
 def _diagnose(args: argparse.Namespace) -> None:
@@ -315,8 +324,8 @@ def _study(args: argparse.Namespace) -> None:
 
         models += [name for name in ZOO if name not in models]
     populations = [args.population] if args.population else []
-    for population in populations:
-        models += [name for name in _population_models(population) if name not in models]
+    if args.population:
+        models += [name for name in _population_models(args.population) if name not in models]
     if not models:
         raise SystemExit("mteb-evalrank study: give --models NAME ..., --zoo and/or --population NAME.")
     try:
@@ -398,21 +407,7 @@ def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.Argumen
         "<out>/<family>/build_info.json) and the progress bars",
     )
     build.set_defaults(func=_build_datasets)
-    fetch = datasets_commands.add_parser(
-        "fetch",
-        help="download the raw files of the datasets from their pinned public releases (SHA-256 checked, "
-        "into <home>/raw; base URL $MTEB_EVALRANK_RAW_URL), then build and install the missing datasets",
-        epilog=families,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    fetch.add_argument(
-        "--only",
-        nargs="+",
-        metavar="FAMILY",
-        help="only these dataset families (default: all of the plugin's, listed below; 'sts-mirrors' "
-        "fetches and installs the opt-in mirrors of mteb's STS sets)",
-    )
-    fetch.set_defaults(func=_fetch_datasets)
+    _add_datasets_fetch_command(datasets_commands, families)
     status = datasets_commands.add_parser(
         "status",
         help="what the plugin needs (datasets, mirrors, models): installed or not, and how to fix it",
@@ -435,6 +430,26 @@ def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.Argumen
         "--out", help="statistics folder (default: the package's mteb_evalrank/descriptive_stats)"
     )
     describe.set_defaults(func=_describe_datasets)
+
+
+def _add_datasets_fetch_command(
+    datasets_commands: argparse._SubParsersAction[argparse.ArgumentParser], families: str
+) -> None:
+    fetch = datasets_commands.add_parser(
+        "fetch",
+        help="download the raw files of the datasets from their pinned public releases (SHA-256 checked, "
+        "into <home>/raw; base URL $MTEB_EVALRANK_RAW_URL), then build and install the missing datasets",
+        epilog=families,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    fetch.add_argument(
+        "--only",
+        nargs="+",
+        metavar="FAMILY",
+        help="only these dataset families (default: all of the plugin's, listed below; 'sts-mirrors' "
+        "fetches and installs the opt-in mirrors of mteb's STS sets)",
+    )
+    fetch.set_defaults(func=_fetch_datasets)
 
 
 def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -497,6 +512,16 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
         description="Columns: Task (main score, mean over subsets), Task:subset, Task:subset:metric, "
         "Task::metric, Task:* (one column per subset). One revision per model (newest unless --revision).",
     )
+    _add_correlate_columns(corr)
+    _add_correlate_model_selection(corr)
+    _add_correlate_layout(corr)
+    _add_correlate_statistics(corr)
+    corr.add_argument("--out", required=True, help="output folder")
+    corr.set_defaults(func=_correlate)
+
+
+def _add_correlate_columns(corr: argparse.ArgumentParser) -> None:
+    """``correlate``: the result folders and the columns."""
     corr.add_argument(
         "results",
         nargs="+",
@@ -515,6 +540,10 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
         "--language", metavar="ISO", help="with --*-type: only tasks in this language (e.g. eng)"
     )
     corr.add_argument("--split", default="test", help="evaluation split (default: test)")
+
+
+def _add_correlate_model_selection(corr: argparse.ArgumentParser) -> None:
+    """``correlate``: which models and revisions (the dimension views)."""
     corr.add_argument("--models", nargs="+", metavar="NAME", help="only these models")
     corr.add_argument("--model-regex", metavar="RE", help="only models whose name matches (re.search)")
     corr.add_argument("--revision", action="append", metavar="MODEL=REV", help="use this revision of a model")
@@ -538,6 +567,10 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
         help="baseline rows every intrinsic row is compared with: 'dim' (the embedding dimension as a "
         "score) or a column (e.g. EvalRankWord::background_coverage); the report says which rows beat them",
     )
+
+
+def _add_correlate_layout(corr: argparse.ArgumentParser) -> None:
+    """``correlate``: the evaluation-gap layout, rank plots and family plots."""
     corr.add_argument("--gap", action="store_true", help="evaluation-gap layout: one --intrinsic reference")
     corr.add_argument(
         "--scatter", nargs=2, action="append", metavar=("INTRINSIC", "EXTRINSIC"), help="rank plot"
@@ -550,6 +583,10 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
         help="extrinsic vs intrinsic score, one colour per family, with each family's own Spearman ρ "
         "(also in report.md and correlations.json)",
     )
+
+
+def _add_correlate_statistics(corr: argparse.ArgumentParser) -> None:
+    """``correlate``: comparisons, families, p-value adjustment, resampling."""
     corr.add_argument(
         "--compare",
         nargs=2,
@@ -585,8 +622,6 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
     corr.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
     corr.add_argument("--permutations", type=int, default=10000, help="permutations (default 10000)")
     corr.add_argument("--seed", type=int, default=0)
-    corr.add_argument("--out", required=True, help="output folder")
-    corr.set_defaults(func=_correlate)
 
 
 def _add_report_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -646,6 +681,16 @@ class _ZooSizeHelpFormatter(argparse.HelpFormatter):
         return text
 
 
+POPULATION_HELP = (
+    "add a declared model population: evalrank-paper = the paper's 29 neural models (Table 9), the 24 "
+    "that are transformers checkpoints (downloads them: needs a connected machine); evalrank-paper-word = "
+    "the paper's 19 static word-vector sets ± ABTT (Table 8), the 14 with a published hash (downloads "
+    "about 11 GB, pinned: needs a connected machine; no pinned source: crawl-300d-2M-subword, "
+    "dict2vec-100d/200d/300d, paragram_300_sl999); paper-variants-local = the same variants of the local "
+    "MiniLM and mpnet (offline)"
+)
+
+
 def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     study = commands.add_parser(
         "study",
@@ -665,12 +710,7 @@ def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     study.add_argument(
         "--population",
         metavar="NAME",
-        help="add a declared model population: evalrank-paper = the paper's 29 neural models (Table 9), the "
-        "24 that are transformers checkpoints (downloads them: needs a connected machine); "
-        "evalrank-paper-word = the paper's 19 static word-vector sets ± ABTT (Table 8), the 14 with a "
-        "published hash (downloads about 11 GB, pinned: needs a connected machine; no pinned source: "
-        "crawl-300d-2M-subword, dict2vec-100d/200d/300d, paragram_300_sl999); paper-variants-local = the "
-        "same variants of the local MiniLM and mpnet (offline)",
+        help=POPULATION_HELP,
     )
     study.add_argument("--tasks", nargs="+", metavar="TASK", help="mteb task names")
     study.add_argument("--benchmark", metavar="NAME", help="add the tasks of this benchmark")
