@@ -26,7 +26,6 @@ Conventions:
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
 import os
@@ -38,12 +37,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from hashlib import new as new_hash
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal
 
 from tqdm.auto import tqdm
 
@@ -64,6 +63,8 @@ TIMEOUT_ENV = "MTEB_EVALRANK_FETCH_TIMEOUT"
 DEFAULT_TIMEOUT = 30.0
 PROVENANCE = "provenance.json"
 _BLOCK = 1 << 16
+#: a byte progress bar on stderr, off when stderr is not a terminal (``disable=None``) or with TQDM_DISABLE
+_PROGRESS: dict[str, Any] = dict(unit="B", unit_scale=True, unit_divisor=1024, leave=False, disable=None)
 
 
 class FetchError(RuntimeError):
@@ -305,7 +306,7 @@ def stream(
     try:
         with (
             urllib.request.urlopen(request, timeout=timeout) as response,
-            _progress(size, label) as bar,
+            tqdm(total=size, desc=label, **_PROGRESS) as bar,
         ):
             while block := response.read(_BLOCK):
                 out.write(block)
@@ -339,18 +340,6 @@ def stream(
     except (http.client.HTTPException, ConnectionError, TimeoutError, ssl.SSLError) as error:
         raise FetchError(_network_message(url, _reason(error, timeout), what_to_do)) from None
     return digest.hexdigest(), got
-
-
-@contextlib.contextmanager
-def _progress(total: int | None, label: str) -> Iterator[tqdm]:
-    """A byte progress bar on stderr (tqdm's defaults: off when stderr is not a terminal, TQDM_DISABLE)."""
-    bar = tqdm(
-        total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=label, leave=False, disable=None
-    )
-    try:
-        yield bar
-    finally:
-        bar.close()
 
 
 def _reason(error: object, timeout: float) -> str:
