@@ -512,16 +512,6 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
         description="Columns: Task (main score, mean over subsets), Task:subset, Task:subset:metric, "
         "Task::metric, Task:* (one column per subset). One revision per model (newest unless --revision).",
     )
-    _add_correlate_columns(corr)
-    _add_correlate_model_selection(corr)
-    _add_correlate_layout(corr)
-    _add_correlate_statistics(corr)
-    corr.add_argument("--out", required=True, help="output folder")
-    corr.set_defaults(func=_correlate)
-
-
-def _add_correlate_columns(corr: argparse.ArgumentParser) -> None:
-    """``correlate``: the result folders and the columns."""
     corr.add_argument(
         "results",
         nargs="+",
@@ -540,10 +530,7 @@ def _add_correlate_columns(corr: argparse.ArgumentParser) -> None:
         "--language", metavar="ISO", help="with --*-type: only tasks in this language (e.g. eng)"
     )
     corr.add_argument("--split", default="test", help="evaluation split (default: test)")
-
-
-def _add_correlate_model_selection(corr: argparse.ArgumentParser) -> None:
-    """``correlate``: which models and revisions (the dimension views)."""
+    # which models and revisions (the dimension views)
     corr.add_argument("--models", nargs="+", metavar="NAME", help="only these models")
     corr.add_argument("--model-regex", metavar="RE", help="only models whose name matches (re.search)")
     corr.add_argument("--revision", action="append", metavar="MODEL=REV", help="use this revision of a model")
@@ -567,10 +554,14 @@ def _add_correlate_model_selection(corr: argparse.ArgumentParser) -> None:
         help="baseline rows every intrinsic row is compared with: 'dim' (the embedding dimension as a "
         "score) or a column (e.g. EvalRankWord::background_coverage); the report says which rows beat them",
     )
+    _add_correlate_statistics(corr)
+    corr.add_argument("--out", required=True, help="output folder")
+    corr.set_defaults(func=_correlate)
 
 
-def _add_correlate_layout(corr: argparse.ArgumentParser) -> None:
-    """``correlate``: the evaluation-gap layout, rank plots and family plots."""
+def _add_correlate_statistics(corr: argparse.ArgumentParser) -> None:
+    """``correlate``: the evaluation-gap layout, plots, comparisons, families, p-value adjustment,
+    resampling."""
     corr.add_argument("--gap", action="store_true", help="evaluation-gap layout: one --intrinsic reference")
     corr.add_argument(
         "--scatter", nargs=2, action="append", metavar=("INTRINSIC", "EXTRINSIC"), help="rank plot"
@@ -583,10 +574,6 @@ def _add_correlate_layout(corr: argparse.ArgumentParser) -> None:
         help="extrinsic vs intrinsic score, one colour per family, with each family's own Spearman ρ "
         "(also in report.md and correlations.json)",
     )
-
-
-def _add_correlate_statistics(corr: argparse.ArgumentParser) -> None:
-    """``correlate``: comparisons, families, p-value adjustment, resampling."""
     corr.add_argument(
         "--compare",
         nargs=2,
