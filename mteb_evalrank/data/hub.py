@@ -29,6 +29,7 @@ import yaml
 from datasets import DatasetDict, DatasetInfo, SplitDict, SplitInfo
 from datasets.arrow_writer import ArrowWriter
 from datasets.naming import camelcase_to_snakecase, filename_prefix_for_split
+from huggingface_hub import CommitOperationAdd, HfApi, constants
 
 from .._files import folder_lock, publishing, sha256_file
 from .layout import BuiltDataset
@@ -112,8 +113,6 @@ def cache_root(hub_id: str, cache_dir: Path | None = None) -> Path:
 
 def hub_cache_copy(hub_id: str) -> Path | None:
     """The hub-cache folder of dataset ``hub_id`` if one exists (a real download)."""
-    from huggingface_hub import constants
-
     folder = Path(constants.HF_HUB_CACHE) / f"datasets--{hub_id.replace('/', '--')}"
     return folder if folder.exists() else None
 
@@ -226,8 +225,6 @@ def push_plan(spec: DatasetSpec, folder: Path, org: str) -> PushPlan:
 
 def push(plan: PushPlan) -> str:
     """Upload ``plan`` with ``huggingface_hub`` and tag the commit with the revision."""
-    from huggingface_hub import CommitOperationAdd, HfApi
-
     api = HfApi()
     api.create_repo(plan.repo_id, repo_type="dataset", exist_ok=True)
     operations = [

@@ -30,6 +30,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+import datasets
+
 from .._files import folder_lock, replace_damaged
 from .._mteb_adapter import hub_switched_off
 from .._network import hub_allowed, offline_flag
@@ -41,6 +43,7 @@ from .hub import (
     install_into_cache,
     read_card_configs,
 )
+from .mirrors import damaged_mirror, install_sts_mirrors
 from .registry import SOURCE_ENV, STS_MIRRORS, DatasetSpec, build_command, fetch_command
 from .releases import RAW_SOURCES, warn_source_mismatches
 from .repair import (
@@ -183,7 +186,6 @@ def load_split(spec: DatasetSpec, config: str | None, split: str, user: str) -> 
     failed load :func:`rebuild_if_damaged` and one more load; ``user`` names the reader in the
     messages. Any other failure is raised as it was.
     """
-    import datasets
 
     def load() -> Any:
         with nullcontext() if hub_allowed(dataset_location(spec)) else hub_switched_off():
@@ -209,8 +211,6 @@ def rebuild_mirror_if_damaged(task: str) -> bool:
         DatasetDamagedError: the mirror was damaged (and moved aside) but the raw data to
             build it again are not at hand; the message names the task, the dataset and the command.
     """
-    from .mirrors import damaged_mirror, install_sts_mirrors
-
     if (mirror_found := damaged_mirror(task)) is None:
         return False
     mirror, root, _ = mirror_found

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .fetch import file_states, raw_dir
 from .hub import dataset_location
+from .mirrors import mirror_states
 from .registry import DATASETS, SOURCE_ENV, build_command, fetch_command
 from .releases import RAW_SOURCES, recipe_files, release_of
 
@@ -38,8 +39,6 @@ def status_report(source: str | Path | None = None) -> str:
     ``mteb-evalrank datasets status`` adds the bundled models itself (from ``models.offline``,
     which ``data`` never imports).
     """
-    from .mirrors import mirror_states
-
     source = source or os.environ.get(SOURCE_ENV)
     lines = ["Datasets (the plugin's tasks):"]
     missing = False
