@@ -21,8 +21,6 @@ class SourceFormatError(ValueError):
     def __init__(self, path: Path, line_no: int | None, problem: str) -> None:
         where = f"{path}:{line_no}" if line_no is not None else str(path)
         super().__init__(f"{where}: {problem}")
-        self.path = path
-        self.line_no = line_no
 
 
 def require_file(root: Path, relative: str) -> Path:
