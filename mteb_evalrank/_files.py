@@ -17,13 +17,10 @@ CORRUPT_SUFFIX = ".corrupt"
 """Appended to the name of a damaged file or folder moved aside (:func:`aside_name`)."""
 
 
-def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
-    """Hex SHA-256 of a file's bytes, read in blocks of ``chunk`` bytes."""
-    digest = hashlib.sha256()
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
     with path.open("rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def read_json_object(path: Path) -> dict[str, Any] | None:

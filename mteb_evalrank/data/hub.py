@@ -22,13 +22,14 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import datasets
 import yaml
 from datasets import DatasetDict, DatasetInfo, SplitDict, SplitInfo
 from datasets.arrow_writer import ArrowWriter
 from datasets.naming import camelcase_to_snakecase, filename_prefix_for_split
+from huggingface_hub import CommitOperationAdd, HfApi, constants
 
 from .._files import folder_lock, publishing, sha256_file
 from .layout import BuiltDataset
@@ -70,18 +71,6 @@ def check_card(spec: DatasetSpec, built: BuiltDataset) -> None:
         )
 
 
-def build_info(spec: DatasetSpec, built: BuiltDataset, source: Path) -> dict[str, Any]:
-    """Provenance record: revision, licence, every source file with its SHA-256, stats."""
-    return {
-        "dataset": spec.hub_id,
-        "revision": spec.revision,
-        "license": spec.license,
-        "sources": {name: sha256_file(source / name) for name in spec.sources},
-        "configs": {name: {s: len(d) for s, d in data.items()} for name, data in built.configs.items()},
-        "stats": built.stats,
-    }
-
-
 def write_hub_folder(spec: DatasetSpec, built: BuiltDataset, source: Path, out_dir: Path) -> Path:
     """Write the Hub-ready folder of ``spec`` under ``out_dir`` and return its path."""
     check_card(spec, built)
@@ -103,7 +92,14 @@ def write_hub_folder(spec: DatasetSpec, built: BuiltDataset, source: Path, out_d
             target = folder / parquet_path(name, split)
             target.parent.mkdir(parents=True, exist_ok=True)
             table.to_parquet(str(target))
-    info = build_info(spec, built, source)
+    info = {  # provenance: revision, licence, every source file with its SHA-256, statistics
+        "dataset": spec.hub_id,
+        "revision": spec.revision,
+        "license": spec.license,
+        "sources": {name: sha256_file(source / name) for name in spec.sources},
+        "configs": {name: {s: len(d) for s, d in data.items()} for name, data in built.configs.items()},
+        "stats": built.stats,
+    }
     (folder / "build_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return folder
 
@@ -117,8 +113,6 @@ def cache_root(hub_id: str, cache_dir: Path | None = None) -> Path:
 
 def hub_cache_copy(hub_id: str) -> Path | None:
     """The hub-cache folder of dataset ``hub_id`` if one exists (a real download)."""
-    from huggingface_hub import constants
-
     folder = Path(constants.HF_HUB_CACHE) / f"datasets--{hub_id.replace('/', '--')}"
     return folder if folder.exists() else None
 
@@ -194,9 +188,7 @@ def write_config(folder: Path, hub_id: str, config: str, data: DatasetDict) -> P
     return target
 
 
-def install_into_cache(
-    spec: DatasetSpec, built: BuiltDataset, cache_dir: Path | None = None, *, displaced: Path | None = None
-) -> Path:
+def install_into_cache(spec: DatasetSpec, built: BuiltDataset, *, displaced: Path | None = None) -> Path:
     """Publish every config of ``built`` as ``spec``'s ``datasets``-cache folder; returns it.
 
     Atomic (:func:`mteb_evalrank._files.publishing`, under
@@ -204,7 +196,7 @@ def install_into_cache(
     former build or this one whole, never some configs of it. A former folder is replaced
     (moved to ``displaced`` if given, else removed).
     """
-    root = cache_root(spec.hub_id, cache_dir)
+    root = cache_root(spec.hub_id)
     with folder_lock(root), publishing(root, displaced=displaced) as folder:
         for config, data in built.configs.items():
             write_config(folder, spec.hub_id, config, data)
@@ -231,11 +223,9 @@ def push_plan(spec: DatasetSpec, folder: Path, org: str) -> PushPlan:
     return PushPlan(repo_id=f"{org}/{spec.family}", revision=spec.revision, files=files)
 
 
-def push(plan: PushPlan, *, token: str | None = None) -> str:
+def push(plan: PushPlan) -> str:
     """Upload ``plan`` with ``huggingface_hub`` and tag the commit with the revision."""
-    from huggingface_hub import CommitOperationAdd, HfApi
-
-    api = HfApi(token=token)
+    api = HfApi()
     api.create_repo(plan.repo_id, repo_type="dataset", exist_ok=True)
     operations = [
         CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(path)) for name, path in plan.files.items()

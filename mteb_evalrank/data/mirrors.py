@@ -108,7 +108,7 @@ def install_sts_mirrors(
             state = _state(mirror, cache_dir)
             if state.state != "real copy" or mirror.task in displaced:
                 with publishing(root, displaced=displaced.get(mirror.task)) as folder:
-                    config = built.configs[mirror.config]
+                    config = built.configs[mirror.task]
                     target = write_config(folder, mirror.hub_id, mirror.hub_config, config)
                     (target / MARKER).write_text(json.dumps({**stamp, "task": mirror.task}, indent=2) + "\n")
                 state = _state(mirror, cache_dir)

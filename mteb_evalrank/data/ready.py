@@ -30,6 +30,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+import datasets
+
 from .._files import folder_lock, replace_damaged
 from .._mteb_adapter import hub_switched_off
 from .._network import hub_allowed, offline_flag
@@ -41,6 +43,7 @@ from .hub import (
     install_into_cache,
     read_card_configs,
 )
+from .mirrors import damaged_mirror, install_sts_mirrors
 from .registry import SOURCE_ENV, STS_MIRRORS, DatasetSpec, build_command, fetch_command
 from .releases import RAW_SOURCES, warn_source_mismatches
 from .repair import (
@@ -60,15 +63,13 @@ class DatasetNotAvailableError(RuntimeError):
     user_facing = True  # the command line shows the message alone (mteb_evalrank._user_errors)
 
 
-def not_available_message(spec: DatasetSpec, user: str, cause: BaseException | None = None) -> str:
+def not_available_message(spec: DatasetSpec, user: str) -> str:
     """The one paragraph a user sees when ``user`` (a task, a reader) cannot load ``spec``."""
     roots = sorted({name.split("/")[0] for name in spec.sources} & set(RAW_SOURCES))
     sources = "; ".join(
         f"{s.what}, {s.url} ({s.pinned}; {s.license}), as {s.folder}/"
-        for s in map(RAW_SOURCES.get, roots)
-        if s
+        for s in (RAW_SOURCES[root] for root in roots)
     )
-    reason = f" ({type(cause).__name__})" if cause is not None else ""
     flag = offline_flag()
     fetch = (
         f"{flag} is set, so nothing was downloaded: on a connected machine `{fetch_command(spec.family)}` "
@@ -78,7 +79,7 @@ def not_available_message(spec: DatasetSpec, user: str, cause: BaseException | N
     )
     return (
         f"{user} needs the dataset {spec.hub_id}@{spec.revision}, which is neither in the local datasets "
-        f"cache nor loadable from the Hugging Face Hub{reason}. {fetch[0].upper()}{fetch[1:]}. Or build it "
+        f"cache nor loadable from the Hugging Face Hub. {fetch[0].upper()}{fetch[1:]}. Or build it "
         f"from a local copy of the raw data with `{build_command(os.environ.get(SOURCE_ENV), spec.family)}`, "
         f"or set {SOURCE_ENV} to the raw data folder to build it on first use. Raw data: {sources}. "
         "`mteb-evalrank datasets status` lists everything the plugin needs."
@@ -185,7 +186,6 @@ def load_split(spec: DatasetSpec, config: str | None, split: str, user: str) -> 
     failed load :func:`rebuild_if_damaged` and one more load; ``user`` names the reader in the
     messages. Any other failure is raised as it was.
     """
-    import datasets
 
     def load() -> Any:
         with nullcontext() if hub_allowed(dataset_location(spec)) else hub_switched_off():
@@ -211,8 +211,6 @@ def rebuild_mirror_if_damaged(task: str) -> bool:
         DatasetDamagedError: the mirror was damaged (and moved aside) but the raw data to
             build it again are not at hand; the message names the task, the dataset and the command.
     """
-    from .mirrors import damaged_mirror, install_sts_mirrors
-
     if (mirror_found := damaged_mirror(task)) is None:
         return False
     mirror, root, _ = mirror_found

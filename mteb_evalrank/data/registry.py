@@ -179,9 +179,9 @@ class MirrorSpec:
     """One config of a plugin build that can be installed under a dataset id of mteb's own task.
 
     mteb's unmodified task loads ``load_dataset(hub_id, revision=revision)`` (config
-    ``default``); :func:`mteb_evalrank.data.mirrors.install_sts_mirrors` writes config
-    ``config`` of the family's build there in the offline ``datasets`` cache, so the task runs
-    without the Hub. Nothing is pushed to ``hub_id``.
+    ``default``); :func:`mteb_evalrank.data.mirrors.install_sts_mirrors` writes the family build's
+    config named ``task`` there in the offline ``datasets`` cache, so the task runs without the
+    Hub. Nothing is pushed to ``hub_id``.
     """
 
     task: str
@@ -190,8 +190,6 @@ class MirrorSpec:
     """``metadata.dataset["path"]`` of the mteb task."""
     revision: str
     """``metadata.dataset["revision"]`` of the mteb task (not checked by the offline cache)."""
-    config: str
-    """Config of the family build that holds the rows."""
     hub_config: str = "default"
     """Config name mteb's loader asks for."""
 
@@ -205,13 +203,11 @@ FAMILIES: tuple[str, ...] = (*DATASETS, STS_MIRRORS.family)
 """Every family a command can name (``--only``): the datasets, then the STS mirrors."""
 
 STS_MIRROR_SPECS: tuple[MirrorSpec, ...] = (
-    MirrorSpec("STS12", "mteb/sts12-sts", "a0d554a64d88156834ff5ae9920b964011b16384", "STS12"),
-    MirrorSpec("STS13", "mteb/sts13-sts", "7e90230a92c190f1bf69ae9002b8cea547a64cca", "STS13"),
-    MirrorSpec("STS14", "mteb/sts14-sts", "6031580fec1f6af667f0bd2da0a551cf4f0b2375", "STS14"),
-    MirrorSpec("STS15", "mteb/sts15-sts", "ae752c7c21bf194d8b67fd573edf7ae58183cbe3", "STS15"),
-    MirrorSpec("STS16", "mteb/sts16-sts", "4d8694f8f0e0100860b497b999b3dbed754a0513", "STS16"),
-    MirrorSpec(
-        "STSBenchmark", "mteb/stsbenchmark-sts", "b0fddb56ed78048fa8b90373c8a3cfc37b684831", "STSBenchmark"
-    ),
-    MirrorSpec("SICK-R", "mteb/sickr-sts", "20a6d6f312dd54037fe07a32d58e5e168867909d", "SICK-R"),
+    MirrorSpec("STS12", "mteb/sts12-sts", "a0d554a64d88156834ff5ae9920b964011b16384"),
+    MirrorSpec("STS13", "mteb/sts13-sts", "7e90230a92c190f1bf69ae9002b8cea547a64cca"),
+    MirrorSpec("STS14", "mteb/sts14-sts", "6031580fec1f6af667f0bd2da0a551cf4f0b2375"),
+    MirrorSpec("STS15", "mteb/sts15-sts", "ae752c7c21bf194d8b67fd573edf7ae58183cbe3"),
+    MirrorSpec("STS16", "mteb/sts16-sts", "4d8694f8f0e0100860b497b999b3dbed754a0513"),
+    MirrorSpec("STSBenchmark", "mteb/stsbenchmark-sts", "b0fddb56ed78048fa8b90373c8a3cfc37b684831"),
+    MirrorSpec("SICK-R", "mteb/sickr-sts", "20a6d6f312dd54037fe07a32d58e5e168867909d"),
 )

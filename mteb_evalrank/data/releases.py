@@ -31,7 +31,7 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -72,12 +72,10 @@ class RawSource:
 
     @property
     def url(self) -> str:
-        """The repository's page."""
         return f"https://github.com/{self.owner}/{self.repo}"
 
     @property
     def pinned(self) -> str:
-        """``owner/repo@commit`` (short commit), for messages."""
         return f"{self.owner}/{self.repo}@{self.commit[:7]}"
 
     def upstream_path(self, local: str) -> str:
@@ -90,7 +88,6 @@ class RawSource:
         return f"{raw_url_base(base)}/{self.owner}/{self.repo}/{self.commit}/"
 
     def raw_url(self, local: str, base: str | None = None) -> str:
-        """``<base>/<owner>/<repo>/<commit>/<upstream path>`` of the file ``local``."""
         return self.location(base) + self.upstream_path(local)
 
     def mirror_of(self, url: str) -> str:
@@ -121,17 +118,14 @@ class WheelRelease:
 
     @property
     def archive(self) -> str:
-        """The wheel's file name."""
         return self.path.rsplit("/", 1)[1]
 
     @property
     def url(self) -> str:
-        """The pinned release's page on PyPI."""
         return f"https://pypi.org/project/{self.name}/{self.version}/"
 
     @property
     def pinned(self) -> str:
-        """``name==version`` with the wheel's short SHA-256, for messages."""
         return f"{self.name}=={self.version} (wheel SHA-256 {self.sha256[:7]})"
 
     def upstream_path(self, local: str) -> str:
@@ -242,16 +236,16 @@ def recipe_files() -> list[str]:
     return sorted({name for spec in (*DATASETS.values(), STS_MIRRORS) for name in spec.sources})
 
 
-def compute_manifest(source: Path, files: Iterable[str] | None = None) -> dict[str, dict[str, str | int]]:
-    """``{local path: {"sha256", "size"}}`` of ``files`` (default: :func:`recipe_files`) under ``source``."""
+def compute_manifest(source: Path) -> dict[str, dict[str, str | int]]:
+    """``{local path: {"sha256", "size"}}`` of the :func:`recipe_files` under ``source``."""
     return {
         name: {"sha256": sha256_file(source / name), "size": (source / name).stat().st_size}
-        for name in (recipe_files() if files is None else sorted(files))
+        for name in recipe_files()
     }
 
 
-def write_manifest(source: Path, path: Path = MANIFEST_PATH) -> Path:
-    """Write the manifest of the raw data folder ``source`` to ``path``."""
+def write_manifest(source: Path) -> Path:
+    """Write the manifest of the raw data folder ``source`` to :data:`MANIFEST_PATH`."""
     files = compute_manifest(source)
     releases = {
         raw.folder: (
@@ -262,47 +256,35 @@ def write_manifest(source: Path, path: Path = MANIFEST_PATH) -> Path:
         for raw in RAW_SOURCES.values()
     }
     document = {"releases": releases, "files": files}
-    path.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    MANIFEST_PATH.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     manifest.cache_clear()
-    return path
+    return MANIFEST_PATH
 
 
 class SourceMismatchWarning(UserWarning):
     """A raw source file differs from the pinned release's (size or SHA-256): scores are not comparable."""
 
 
-def source_mismatches(files: Iterable[str], folder: Path) -> list[str]:
-    """One message per file of ``files`` under ``folder`` whose size or SHA-256 is not the manifest's.
-
-    Files absent from ``folder`` or from the manifest are left to the recipe (which names a
-    missing file itself).
-    """
+def warn_source_mismatches(spec: DatasetSpec, folder: Path) -> None:
+    """Warn once (:class:`SourceMismatchWarning`) per raw file of ``spec`` in ``folder`` whose size or
+    SHA-256 is not the manifest's. Called before every build from a raw folder; files absent from
+    ``folder`` or from the manifest are left to the recipe (which names a missing file itself)."""
     known = manifest()
-    messages = []
-    for name in files:
+    for name in spec.sources:
         path, entry = folder / name, known.get(name)
         if entry is None or not path.is_file():
             continue
-        size = path.stat().st_size
-        digest = sha256_file(path)
+        size, digest = path.stat().st_size, sha256_file(path)
         if size != entry.size or digest != entry.sha256:
-            messages.append(
+            warnings.warn(
                 f"raw source file {path} differs from the pinned release {release_of(name).pinned}: "
                 f"expected {entry.size:,} bytes with SHA-256 {entry.sha256}, found {size:,} bytes with "
                 f"SHA-256 {digest}. The dataset is built from it anyway, but its scores will not be "
                 "comparable with the published release (`mteb-evalrank datasets fetch` gets the pinned "
-                "files)."
+                "files).",
+                SourceMismatchWarning,
+                stacklevel=2,
             )
-    return messages
-
-
-def warn_source_mismatches(spec: DatasetSpec, folder: Path) -> int:
-    """Warn once (:class:`SourceMismatchWarning`) per raw file of ``spec`` in ``folder`` that differs
-    from the pinned release; returns how many differ. Called before every build from a raw folder."""
-    messages = source_mismatches(spec.sources, folder)
-    for message in messages:
-        warnings.warn(message, SourceMismatchWarning, stacklevel=2)
-    return len(messages)
 
 
 if __name__ == "__main__":  # python -m mteb_evalrank.data.releases DIR

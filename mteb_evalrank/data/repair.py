@@ -18,8 +18,10 @@ from collections.abc import Iterable
 from json import JSONDecodeError
 from pathlib import Path
 
+import pyarrow as pa
 from pyarrow import ArrowInvalid
 
+from .hub import cache_root
 from .registry import SOURCE_ENV, DatasetSpec, build_command
 
 LOAD_ERRORS = (OSError, ArrowInvalid, JSONDecodeError, UnicodeDecodeError)
@@ -43,8 +45,6 @@ class DatasetDamagedError(RuntimeError):
 
 def _arrow_problem(path: Path) -> str | None:
     """Why an Arrow stream file (as ``datasets`` writes them) cannot be read whole, or ``None``."""
-    import pyarrow as pa
-
     try:
         with pa.memory_map(str(path)) as source:
             pa.ipc.open_stream(source).read_all()
@@ -96,8 +96,6 @@ def check_hub_download(spec: DatasetSpec, task: str) -> None:
         DatasetDamagedError: a file is damaged; the message names the dataset, the file, the
             folder to delete and the commands (nothing is moved: the download is the user's).
     """
-    from .hub import cache_root
-
     root = cache_root(spec.hub_id)
     problems = build_damage(root)
     if not problems:

@@ -9,6 +9,7 @@ kept: the readers return what the file holds, and each recipe says what it does 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from pathlib import Path
 
 
@@ -20,8 +21,6 @@ class SourceFormatError(ValueError):
     def __init__(self, path: Path, line_no: int | None, problem: str) -> None:
         where = f"{path}:{line_no}" if line_no is not None else str(path)
         super().__init__(f"{where}: {problem}")
-        self.path = path
-        self.line_no = line_no
 
 
 def require_file(root: Path, relative: str) -> Path:
@@ -113,8 +112,4 @@ def read_pairs(path: Path) -> list[tuple[str, str]]:
 
 def unique_in_order(*sequences: Iterable[str]) -> list[str]:
     """The items of all sequences, first occurrence kept, in order."""
-    seen: dict[str, None] = {}
-    for sequence in sequences:
-        for item in sequence:
-            seen.setdefault(item, None)
-    return list(seen)
+    return list(dict.fromkeys(chain(*sequences)))

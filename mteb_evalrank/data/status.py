@@ -8,15 +8,15 @@ from pathlib import Path
 
 from .fetch import file_states, raw_dir
 from .hub import dataset_location
+from .mirrors import mirror_states
 from .registry import DATASETS, SOURCE_ENV, build_command, fetch_command
 from .releases import RAW_SOURCES, recipe_files, release_of
 
 
-def raw_cache_report(root: Path | None = None) -> list[str]:
+def raw_cache_report() -> list[str]:
     """The raw cache: per release, how many files are verified, damaged or missing, and their origin."""
-    root = raw_dir() if root is None else root
-    lines = [f"Raw data fetched on first use (raw cache {root}):"]
-    states = file_states(recipe_files(), root)
+    lines = [f"Raw data fetched on first use (raw cache {raw_dir()}):"]
+    states = file_states(recipe_files())
     for raw in RAW_SOURCES.values():
         mine = [state for state in states if release_of(state.path) is raw]
         counts = {kind: [s for s in mine if s.state == kind] for kind in ("verified", "damaged", "missing")}
@@ -39,8 +39,6 @@ def status_report(source: str | Path | None = None) -> str:
     ``mteb-evalrank datasets status`` adds the bundled models itself (from ``models.offline``,
     which ``data`` never imports).
     """
-    from .mirrors import mirror_states
-
     source = source or os.environ.get(SOURCE_ENV)
     lines = ["Datasets (the plugin's tasks):"]
     missing = False

@@ -98,28 +98,18 @@ def check_iob(where: Path, line_no: int, tag: str) -> str:
     return tag
 
 
-def tagged_dataset(sentences: Sequence[Sentence]) -> Dataset:
-    """One row per sentence: ``tokens`` and ``tags`` (:data:`TAGGED_FEATURES`)."""
-    return Dataset.from_dict(
-        {"tokens": [tokens for tokens, _ in sentences], "tags": [tags for _, tags in sentences]},
-        features=TAGGED_FEATURES,
-    )
-
-
-def tagged_stats(sentences: Sequence[Sentence]) -> dict[str, Any]:
-    """Build statistics of one split: sentences, tokens, distinct lower-cased forms, tag counts."""
-    tags = Counter(tag for _, sentence_tags in sentences for tag in sentence_tags)
-    return {
-        "n_sentences": len(sentences),
-        "n_tokens": sum(len(tokens) for tokens, _ in sentences),
-        "n_lowercased_forms": len({token.lower() for tokens, _ in sentences for token in tokens}),
-        "tags": dict(sorted(tags.items())),
-    }
-
-
 def tagged_build(splits: Mapping[str, Sequence[Sentence]]) -> BuiltDataset:
-    """Config ``default`` with the given splits (:func:`tagged_dataset`), and their :func:`tagged_stats`."""
-    data = DatasetDict({split: tagged_dataset(sentences) for split, sentences in splits.items()})
-    return BuiltDataset(
-        {"default": data}, {split: tagged_stats(sentences) for split, sentences in splits.items()}
-    )
+    """Config ``default`` with the given splits, one row per sentence (:data:`TAGGED_FEATURES`), and
+    each split's build statistics: sentences, tokens, distinct lower-cased forms, tag counts."""
+    data, stats = DatasetDict(), dict[str, Any]()
+    for split, sentences in splits.items():
+        tokens = [sentence_tokens for sentence_tokens, _ in sentences]
+        tags = [sentence_tags for _, sentence_tags in sentences]
+        data[split] = Dataset.from_dict({"tokens": tokens, "tags": tags}, features=TAGGED_FEATURES)
+        stats[split] = {
+            "n_sentences": len(sentences),
+            "n_tokens": sum(map(len, tokens)),
+            "n_lowercased_forms": len({token.lower() for sentence in tokens for token in sentence}),
+            "tags": dict(sorted(Counter(tag for sentence in tags for tag in sentence).items())),
+        }
+    return BuiltDataset({"default": data}, stats)
