@@ -62,17 +62,16 @@ tie policy, so the counting is done here, in memory-bounded chunks.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import reduce
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import digamma
-
-from .scores import RankMetrics
 
 Similarity = Literal["cosine", "euclidean"]
 TiePolicy = Literal["expected", "optimistic", "pessimistic"]
@@ -89,8 +88,6 @@ class NonFiniteEmbeddingsError(ValueError):
     """Raised when embeddings contain NaN or infinite values."""
 
     def __init__(self, n_bad_rows: int, n_rows: int, where: str = "") -> None:
-        self.n_bad_rows = n_bad_rows
-        self.n_rows = n_rows
         prefix = f"{where}: " if where else ""
         super().__init__(
             f"{prefix}{n_bad_rows} of {n_rows} embeddings contain NaN or inf values; "
@@ -207,31 +204,25 @@ def rank_counts_all(
     ``embeddings`` are the raw background embeddings (centred here, step 1 of the protocol;
     ``centre=False`` for embeddings the caller has centred already, so that a row that is
     exactly zero after centring stays exactly zero; float32 and float64 input is used in
-    place, never copied whole). Pairs whose two sides are the same
-    background item get ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)`` (absolute on
-    the cosine, relative on the euclidean distance; see the module docstring).
+    place, never copied whole). Pairs whose two sides are the same background item get
+    ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)`` (see the module docstring).
 
-    The steps (validation, grouping identical rows, the float32 pass within proven error
-    bounds, the float64 refinement of the band): docs/architecture.md, "The ranking core".
-
-    On the CPU the pass runs in as many threads as the BLAS library has (each calling a
-    single-threaded BLAS: ``threadpoolctl`` limits it during the call, for the whole
-    process). Peak extra memory: a float32 copy of the distinct rows, vectors of length
-    ``n``, the chunk's query rows (float64 and float32) and at most ``chunk_bytes`` for the
-    tile buffers and the band entries awaiting refinement, whatever the background size.
+    The steps, the threads (``threadpoolctl`` limits BLAS to one thread per worker during the
+    call, for the whole process) and the memory (at most ``chunk_bytes`` beyond the float32
+    distinct rows and vectors of length ``n``): docs/architecture.md, "The ranking core".
     """
     _check_options(tol, similarities)
     raw = _embedding_rows(embeddings)
     q, p = _pair_indices(queries, positives, raw.shape[0])
     workers = _cpu_threads()
     counts = {s: (np.zeros(q.size, np.int64), np.zeros(q.size, np.int64)) for s in similarities}
-    with _worker_pool(workers) as pool:
-        bg = _prepare_background(raw, pool, centre)
+    with _worker_pool(workers) as run:
+        bg = _prepare_background(raw, run, centre)
         shape = _tile_shape(q.size, bg.m, bg.dim, chunk_bytes, workers)
         for part in _chunks(q.size, shape.pairs):
-            chunk = _prepare_chunk(bg, q[part], p[part], similarities, tol, shape.width(part))
+            chunk = _prepare_chunk(bg, q[part], p[part], similarities, tol)
             found = _sum_counts(
-                _screen_background(bg, chunk, shape, pool, workers),
+                _screen_background(bg, chunk, shape, run, workers),
                 _refine_all(bg, chunk, _fixed_entries(bg, chunk)),
             )
             same = q[part] == p[part]
@@ -243,7 +234,6 @@ def rank_counts_all(
 
 # ---------------------------------------------------------------- validation
 def _check_options(tol: float, similarities: Sequence[Similarity]) -> None:
-    """``tol`` in ``[0, 1)``, every similarity known."""
     if not 0.0 <= tol < 1.0:
         raise ValueError(f"tol must lie in [0, 1), got {tol}.")
     for similarity in similarities:
@@ -325,12 +315,10 @@ class _Background:
 
     @property
     def m(self) -> int:
-        """Number of distinct rows."""
         return int(self.first.size)
 
     @property
     def dim(self) -> int:
-        """Embedding dimension."""
         return int(self.raw.shape[1])
 
     def rows(self, index: NDArray[np.intp]) -> NDArray[np.float64]:
@@ -385,16 +373,14 @@ def _scaled_rows(
     return x
 
 
-def _prepare_background(
-    raw: NDArray[np.floating[Any]], pool: Executor | None, centre: bool = True
-) -> _Background:
+def _prepare_background(raw: NDArray[np.floating[Any]], run: _Map, centre: bool = True) -> _Background:
     """Group the rows, centre (unless ``centre=False``) and scale them, and write the float32 rows
     of the pass.
 
     Scale: ``e1 = -(frexp(max |E|) + 1)`` makes every centred entry smaller than 1 in
     magnitude (``|E_ij - mean_j| <= 2 max |E|``), so ``sq`` cannot overflow; ``e2`` then
-    brings the largest norm into ``[1/2, 1)``. The rows are computed block by block (in
-    the worker threads), never as one float64 matrix.
+    brings the largest norm into ``[1/2, 1)``. The rows are computed block by block (by
+    ``run``, in the worker threads), never as one float64 matrix.
     """
     n, dim = raw.shape
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
@@ -420,12 +406,7 @@ def _prepare_background(
         sq[part] = np.einsum("ij,ij->i", rows, rows)
         x32[part] = rows
 
-    parts = list(_chunks(m, _PREPARE_BLOCK))
-    if pool is None:
-        for part in parts:
-            fill(part)
-    else:
-        list(pool.map(fill, parts))
+    list(run(fill, _chunks(m, _PREPARE_BLOCK)))
     top = float(sq.max())
     e2 = -int(np.frexp(np.sqrt(top))[1]) if top > 0 else 0
     # exact in float64; in float32 exact unless the entry is subnormal there (the margins
@@ -476,12 +457,10 @@ class _Chunk:
 
     @property
     def r(self) -> int:
-        """Number of pairs."""
         return int(self.qc.size)
 
     @property
     def width(self) -> int:
-        """Columns of a tile (``r`` rounded up to a multiple of 8)."""
         return int(self.left.shape[1])
 
 
@@ -491,10 +470,10 @@ def _prepare_chunk(
     p: NDArray[np.intp],
     similarities: Sequence[Similarity],
     tol: float,
-    width: int,
 ) -> _Chunk:
     """Targets, band limits and query rows of the pairs ``(q, p)`` (see :class:`_Chunk`)."""
     qc, pc = bg.group[q], bg.group[p]
+    width = -(-qc.size // 8) * 8
     xq, xp = bg.rows(qc), bg.rows(pc)
     targets: dict[Similarity, NDArray[np.float64]] = {}
     limits = {}
@@ -647,10 +626,6 @@ class _TileShape:
     rows: int
     flush_at: int
 
-    def width(self, part: slice) -> int:
-        """Columns of the tiles of the chunk ``part`` (its pairs, rounded up to a multiple of 8)."""
-        return -(-(part.stop - part.start) // 8) * 8
-
 
 def _tile_shape(n_pairs: int, m: int, dim: int, chunk_bytes: int, workers: int = 1) -> _TileShape:
     """Tile shape within ``chunk_bytes``: half for each worker's tile buffers
@@ -676,18 +651,21 @@ def _cpu_threads() -> int:
 
 
 @contextmanager
-def _worker_pool(workers: int) -> Iterator[Executor | None]:
-    """A pool of ``workers`` threads with BLAS limited to one thread each (``None`` if 1)."""
+def _worker_pool(workers: int) -> Iterator[_Map]:
+    """The ``map`` of a pool of ``workers`` threads with BLAS limited to one thread each (the
+    builtin ``map`` if 1)."""
     if workers <= 1:
-        yield None
+        yield map
         return
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
-        yield pool
+        yield pool.map
 
 
 _Counts = dict[Similarity, tuple[NDArray[np.int64], NDArray[np.int64]]]
+#: ``map`` or a thread pool's ``map``
+_Map = Callable[..., Iterator[Any]]
 #: band entries: (pair index in the chunk, distinct row, multiplicity)
 _Entries = tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]
 
@@ -697,27 +675,20 @@ def _sum_counts(a: _Counts, b: _Counts) -> _Counts:
     return {s: (a[s][0] + b[s][0], a[s][1] + b[s][1]) if s in b else a[s] for s in a}
 
 
-def _screen_background(
-    bg: _Background, chunk: _Chunk, shape: _TileShape, pool: Executor | None, workers: int
-) -> _Counts:
+def _screen_background(bg: _Background, chunk: _Chunk, shape: _TileShape, run: _Map, workers: int) -> _Counts:
     """The numpy pass of one chunk over all distinct rows; their partial counts summed.
 
     The rows are split into ranges of whole tiles, ``_PIECES_PER_WORKER`` per worker thread,
     which the pool hands out as the threads come free (a thread slowed by another process
     on its core does less of the work, instead of the others waiting for it).
     """
-    pieces = 1 if pool is None else max(1, workers * _PIECES_PER_WORKER)
+    pieces = workers * _PIECES_PER_WORKER if workers > 1 else 1
     tiles = -(-bg.m // shape.rows)
     step = -(-tiles // min(pieces, tiles)) * shape.rows
-    ranges = [(start, min(start + step, bg.m)) for start in range(0, bg.m, step)]
-    if pool is None or len(ranges) == 1:
-        parts = [_screen_rows(bg, chunk, start, stop, shape) for start, stop in ranges]
-    else:
-        parts = list(pool.map(lambda bounds: _screen_rows(bg, chunk, bounds[0], bounds[1], shape), ranges))
-    total = parts[0]
-    for part in parts[1:]:
-        total = _sum_counts(total, part)
-    return total
+    starts = range(0, bg.m, step)
+    return reduce(
+        _sum_counts, run(lambda start: _screen_rows(bg, chunk, start, min(start + step, bg.m), shape), starts)
+    )
 
 
 def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _TileShape) -> _Counts:
@@ -744,12 +715,13 @@ def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _
     band_kind = np.empty(capacity, np.uint8)
     found: _Counts = {s: (np.zeros(chunk.r, np.int64), np.zeros(chunk.r, np.int64)) for s in chunk.limits}
     n_band = 0
-    own_rows = _OwnCells(chunk, start, stop)
+    own_rows = np.concatenate([chunk.qc, chunk.pc])
+    own_cols = np.tile(np.arange(chunk.r), 2)
     for c0 in range(start, stop, rows):
         c1 = min(c0 + rows, stop)
         d = np.matmul(chunk.left.T, bg.x32[c0:c1].T, out=tile[: width * (c1 - c0)].reshape(width, c1 - c0))
-        own_u, own_i = own_rows.cells(c0, c1)
-        d[own_i, own_u] = np.nan
+        own = (own_rows >= c0) & (own_rows < c1)
+        d[own_cols[own], own_rows[own] - c0] = np.nan
         n_weighted = max(0, min(bg.n_multi, c1) - c0)  # rows of groups of several items
         i = 0
         while i < width:
@@ -785,25 +757,6 @@ def _band_entries(
         rows = row[mine]
         entries[similarity] = (pair[mine], rows, bg.weight[rows])
     return entries
-
-
-class _OwnCells:
-    """The cells ``(q_i, i)`` and ``(p_i, i)`` of the chunk's pairs whose ``q`` / ``p`` lies in
-    the distinct rows ``[start, stop)``, sorted by row, so that a tile finds its own cells by
-    bisection (:meth:`cells`)."""
-
-    def __init__(self, chunk: _Chunk, start: int, stop: int) -> None:
-        rows = np.concatenate([chunk.qc, chunk.pc])
-        cols = np.concatenate([np.arange(chunk.r), np.arange(chunk.r)])
-        inside = np.flatnonzero((rows >= start) & (rows < stop))
-        order = np.argsort(rows[inside], kind="stable")
-        self.rows = rows[inside][order]
-        self.cols = cols[inside][order]
-
-    def cells(self, c0: int, c1: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-        """``(rows - c0, columns)`` of the own cells in the tile of rows ``[c0, c1)``."""
-        a, b = np.searchsorted(self.rows, (c0, c1))
-        return self.rows[a:b] - c0, self.cols[a:b]
 
 
 def _concat(entries: list[_Entries]) -> _Entries:
@@ -906,19 +859,6 @@ def mean_ranks(counts: RankCounts, tie_policy: TiePolicy = "expected") -> NDArra
     return 1.0 + counts.better + share[tie_policy] * counts.tied
 
 
-def rank_summary(
-    counts: RankCounts, *, tie_policy: TiePolicy = "expected", ks: Sequence[int] = DEFAULT_KS
-) -> RankMetrics:
-    """The MRR, hits at each ``k`` and mean rank over all pairs."""
-    if len(counts) == 0:
-        raise ValueError("cannot score an empty set of pairs.")
-    return {
-        "mrr": float(reciprocal_ranks(counts, tie_policy).mean()),
-        "hits_at": {k: float(hits_at(counts, k, tie_policy).mean()) for k in ks},
-        "mean_rank": float(mean_ranks(counts, tie_policy).mean()),
-    }
-
-
 def rank_metrics(
     counts: RankCounts,
     *,
@@ -926,10 +866,11 @@ def rank_metrics(
     ks: Sequence[int] = DEFAULT_KS,
     prefix: str = "",
 ) -> dict[str, float]:
-    """``{prefix}mrr``, ``{prefix}hits_at_{k}`` and ``{prefix}mean_rank`` over all pairs
-    (:func:`rank_summary`, flattened)."""
-    summary = rank_summary(counts, tie_policy=tie_policy, ks=ks)
-    scores = {f"{prefix}mrr": summary["mrr"]}
-    scores |= {f"{prefix}hits_at_{k}": value for k, value in summary["hits_at"].items()}
-    scores[f"{prefix}mean_rank"] = summary["mean_rank"]
+    """``{prefix}mrr``, ``{prefix}hits_at_{k}`` (the fraction of pairs ranked within the first
+    ``k``) and ``{prefix}mean_rank``: means over all pairs."""
+    if len(counts) == 0:
+        raise ValueError("cannot score an empty set of pairs.")
+    scores = {f"{prefix}mrr": float(reciprocal_ranks(counts, tie_policy).mean())}
+    scores |= {f"{prefix}hits_at_{k}": float(hits_at(counts, k, tie_policy).mean()) for k in ks}
+    scores[f"{prefix}mean_rank"] = float(mean_ranks(counts, tie_policy).mean())
     return scores

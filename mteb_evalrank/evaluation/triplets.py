@@ -95,12 +95,7 @@ def triplet_accuracy(outcomes: TripletOutcomes) -> TripletAccuracy:
 
 
 def accuracy_scores(outcomes: TripletOutcomes, suffix: str = "") -> Scores:
-    """:func:`triplet_accuracy` with ``suffix`` appended to every key (e.g. ``[length_bucket=short]``).
-
-    An empty set of triplets is an error: an accuracy of nothing is undefined.
-    """
-    if int(outcomes.anchor.size) == 0:
-        raise ValueError(f"no triplets to score{' for ' + suffix if suffix else ''}")
+    """:func:`triplet_accuracy` with ``suffix`` appended to every key (e.g. ``[length_bucket=short]``)."""
     return flat(triplet_accuracy(outcomes), suffix=suffix)
 
 
@@ -117,12 +112,6 @@ def grouped_accuracy_scores(outcomes: TripletOutcomes, groups: Mapping[str, Sequ
             raise ValueError(f"column {column!r} has {len(labels)} labels for {n} triplets")
         values = np.asarray([str(label) for label in labels], dtype=object)
         for value in sorted(set(values.tolist())):
-            mask = values == value
-            subset = TripletOutcomes(
-                outcomes.anchor[mask],
-                outcomes.paraphrase[mask],
-                outcomes.anchor_ties[mask],
-                outcomes.paraphrase_ties[mask],
-            )
+            subset = TripletOutcomes(**{name: kept[values == value] for name, kept in vars(outcomes).items()})
             scores.update(accuracy_scores(subset, f"[{column}={value}]"))
     return scores
