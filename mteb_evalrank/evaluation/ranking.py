@@ -103,9 +103,6 @@ class RankCounts:
     better: NDArray[np.int64]
     tied: NDArray[np.int64]
 
-    def __len__(self) -> int:
-        return len(self.better)
-
 
 def check_embeddings(embeddings: ArrayLike, *, where: str = "") -> NDArray[np.float64]:
     """Validate a 2-D matrix of finite embeddings (:func:`_embedding_rows`) and return it as float64."""
@@ -328,7 +325,7 @@ class _Background:
             return _scaled_rows(self.raw, self.first[index], self.mean, self.exponents)
         from ._ranking_kernel import scaled_rows
 
-        out = np.empty((index.size, self.dim), dtype=np.float64)
+        out = np.empty((index.size, self.dim))
         return scaled_rows(self.raw, self.first[index], self.mean[0], *scales, out)
 
     def differences(
@@ -340,7 +337,7 @@ class _Background:
             return queries[query_index] - self.rows(index)
         from ._ranking_kernel import differences
 
-        out = np.empty((index.size, self.dim), dtype=np.float64)
+        out = np.empty((index.size, self.dim))
         return differences(queries, query_index, self.raw, self.first[index], self.mean[0], *scales, out)
 
     def _normal_scales(self) -> tuple[float, float] | None:
@@ -603,17 +600,13 @@ def _float32_limits(
 ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
     """``(lo32, hi32)``: ``lo`` rounded down and ``hi`` rounded up to float32, as ``(1, width)``
     rows padded with ``+inf`` (``lo32 <= lo`` and ``hi32 >= hi`` exactly)."""
-    lo32 = np.full((1, width), np.inf, dtype=np.float32)
-    hi32 = np.full((1, width), np.inf, dtype=np.float32)
-    down = lo.astype(np.float32)
-    low = down.astype(np.float64) > lo
-    down[low] = np.nextafter(down[low], np.float32(-np.inf))
-    up = hi.astype(np.float32)
-    high = up.astype(np.float64) < hi
-    up[high] = np.nextafter(up[high], np.float32(np.inf))
-    lo32[0, : lo.size] = down
-    hi32[0, : hi.size] = up
-    return lo32, hi32
+    limits = np.full((2, 1, width), np.inf, dtype=np.float32)
+    for out, value, direction in ((limits[0, 0], lo, -1.0), (limits[1, 0], hi, 1.0)):
+        rounded = value.astype(np.float32)
+        inward = direction * (rounded.astype(np.float64) - value) < 0  # rounded into the band
+        rounded[inward] = np.nextafter(rounded[inward], np.float32(direction * np.inf))
+        out[: value.size] = rounded
+    return limits[0], limits[1]
 
 
 # ---------------------------------------------------------------- the float32 pass
@@ -696,11 +689,9 @@ def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _
 
     Per tile of ``shape.rows`` rows: ``D = left.T @ x32[tile].T`` (one float32 GEMM, pairs
     ``i`` by rows ``u``); the cells of ``q``'s and ``p``'s own rows are set to NaN (NaN
-    compares false: neither counted nor in the band; they are refined apart). Then one fused
-    scan (:func:`._ranking_kernel.screen_tile`) computes per product both stand-ins
-    (``D - half_sq32_u``, ``D * inv32_u``, float32), counts those above ``hi32`` per pair
-    (each row with its multiplicity) and gathers those in the band ``[lo32, hi32]``, which
-    are refined in float64 (:func:`_refine_all`) once ``shape.flush_at`` of them have gathered.
+    compares false: neither counted nor in the band; they are refined apart). Then the fused
+    scan :func:`._ranking_kernel.screen_tile` counts and gathers; the band entries are refined
+    in float64 (:func:`_refine_all`) once ``shape.flush_at`` of them have gathered.
     """
     from ._ranking_kernel import screen_tile  # numba: imported (and compiled) on first use
 
@@ -711,8 +702,7 @@ def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _
     lo_c, hi_c = (limit[0] for limit in chunk.limits.get("cosine", (inf[None], inf[None])))
     better = {"euclidean": np.zeros(width, np.int64), "cosine": np.zeros(width, np.int64)}
     capacity = shape.flush_at + 2 * rows
-    band_pair, band_row = np.empty(capacity, np.intp), np.empty(capacity, np.intp)
-    band_kind = np.empty(capacity, np.uint8)
+    band = (np.empty(capacity, np.intp), np.empty(capacity, np.intp), np.empty(capacity, np.uint8))
     found: _Counts = {s: (np.zeros(chunk.r, np.int64), np.zeros(chunk.r, np.int64)) for s in chunk.limits}
     n_band = 0
     own_rows = np.concatenate([chunk.qc, chunk.pc])
@@ -727,45 +717,27 @@ def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _
         while i < width:
             i, n_band = screen_tile(
                 d, n_weighted, bg.weight[c0:c1], bg.half_sq32[c0:c1], bg.inv32[c0:c1],
-                lo_e, hi_e, lo_c, hi_c, better["euclidean"], better["cosine"],
-                band_pair, band_row, band_kind, n_band, i, c0,
+                lo_e, hi_e, lo_c, hi_c, better["euclidean"], better["cosine"], *band, n_band, i, c0,
             )  # fmt: skip
             if i < width or n_band >= shape.flush_at:
-                found = _sum_counts(
-                    found,
-                    _refine_all(bg, chunk, _band_entries(bg, chunk, band_pair, band_row, band_kind, n_band)),
-                )
+                found = _sum_counts(found, _refine_all(bg, chunk, _band_entries(bg, chunk, band, n_band)))
                 n_band = 0
-    found = _sum_counts(
-        found, _refine_all(bg, chunk, _band_entries(bg, chunk, band_pair, band_row, band_kind, n_band))
-    )
+    found = _sum_counts(found, _refine_all(bg, chunk, _band_entries(bg, chunk, band, n_band)))
     return {s: (g + better[s][: chunk.r], t) for s, (g, t) in found.items()}
 
 
 def _band_entries(
-    bg: _Background,
-    chunk: _Chunk,
-    pair: NDArray[np.intp],
-    row: NDArray[np.intp],
-    kind: NDArray[np.uint8],
-    n: int,
+    bg: _Background, chunk: _Chunk, band: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.uint8]], n: int
 ) -> dict[Similarity, _Entries]:
-    """The first ``n`` gathered band entries, per similarity (kind 0 euclidean, 1 cosine)."""
+    """The first ``n`` gathered band entries ``(pair, row, kind)``, per similarity (kind 0
+    euclidean, 1 cosine)."""
+    pair, row, kind = band
     entries: dict[Similarity, _Entries] = {}
     for similarity in chunk.limits:
         mine = np.flatnonzero(kind[:n] == (similarity == "cosine"))
         rows = row[mine]
         entries[similarity] = (pair[mine], rows, bg.weight[rows])
     return entries
-
-
-def _concat(entries: list[_Entries]) -> _Entries:
-    """The gathered band entries as three arrays."""
-    if not entries:
-        empty = np.zeros(0, dtype=np.intp)
-        return empty, empty, np.zeros(0, dtype=np.int64)
-    rows, cols, weights = (np.concatenate(a) for a in zip(*entries, strict=True))
-    return rows, cols, weights
 
 
 # ---------------------------------------------------------------- float64 refinement
@@ -790,7 +762,8 @@ def _fixed_entries(bg: _Background, chunk: _Chunk) -> dict[Similarity, _Entries]
             cols = np.tile(bg.tiny, chunk.r)
             keep = (cols != chunk.qc[rows]) & (cols != chunk.pc[rows])
             extra.append((rows[keep], cols[keep], bg.weight[cols[keep]]))
-        entries[similarity] = _concat(extra)
+        pairs, distinct, weights = (np.concatenate(parts) for parts in zip(*extra, strict=True))
+        entries[similarity] = (pairs, distinct, weights)
     return entries
 
 
@@ -868,7 +841,7 @@ def rank_metrics(
 ) -> dict[str, float]:
     """``{prefix}mrr``, ``{prefix}hits_at_{k}`` (the fraction of pairs ranked within the first
     ``k``) and ``{prefix}mean_rank``: means over all pairs."""
-    if len(counts) == 0:
+    if counts.better.size == 0:
         raise ValueError("cannot score an empty set of pairs.")
     scores = {f"{prefix}mrr": float(reciprocal_ranks(counts, tie_policy).mean())}
     scores |= {f"{prefix}hits_at_{k}": float(hits_at(counts, k, tie_policy).mean()) for k in ks}

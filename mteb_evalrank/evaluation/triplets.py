@@ -53,11 +53,8 @@ def triplet_outcomes(
     *,
     tol: float = DEFAULT_TOL,
 ) -> TripletOutcomes:
-    """Successes and ties per triplet from the three pairwise similarities (same length).
-
-    ``success = (s(X, X') - s(other, Y) > tol)``; ``tie = not success and not (s(X, X') -
-    s(other, Y) < -tol)``, i.e. within ``tol`` or NaN.
-    """
+    """Successes and ties per triplet (see :class:`TripletOutcomes`) from the three pairwise
+    similarities (same length)."""
     if tol < 0:
         raise ValueError(f"tol must be >= 0, got {tol}")
     ap, an, pn = (_as_vector(v) for v in (sim_anchor_positive, sim_anchor_negative, sim_positive_negative))
@@ -78,10 +75,8 @@ def triplet_outcomes(
 
 
 def triplet_accuracy(outcomes: TripletOutcomes) -> TripletAccuracy:
-    """The anchor and paraphrase accuracies, the number of triplets and the tie counts.
-
-    An empty set of triplets is an error: an accuracy of nothing is undefined.
-    """
+    """The anchor and paraphrase accuracies, the number of triplets and the tie counts (an accuracy
+    of no triplets is undefined: an error)."""
     n = int(outcomes.anchor.size)
     if n == 0:
         raise ValueError("no triplets to score")
