@@ -7,8 +7,8 @@ surface-near sentence with a different meaning) and a similarity ``s``:
 * paraphrase accuracy ``A_x' = mean_i [ s(X_i, X'_i) - s(X'_i, Y_i) > tol ]``
 
 A tie (difference within ``tol``) and a NaN similarity are failures, so a constant, zero
-or NaN encoder scores 0 (AccSent's ``>`` is strict). ``tol`` defaults to 1e-6, the
-tolerance of :mod:`mteb_evalrank.evaluation.ranking`, so float noise on equal vectors
+or NaN encoder scores 0 (AccSent's ``>`` is strict). ``tol`` defaults to
+:data:`mteb_evalrank.evaluation.ranking.DEFAULT_TOL` (1e-6), so float noise on equal vectors
 does not count as a success.
 """
 
@@ -21,9 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .ranking import DEFAULT_TOL
 from .scores import Scores, TripletAccuracy, flat
-
-DEFAULT_TOL = 1e-6
 
 
 @dataclass(frozen=True)
