@@ -342,18 +342,10 @@ class _Background:
 
     def _normal_scales(self) -> tuple[float, float] | None:
         """``(2^e1, 2^e2)`` when both are normal floats (then a product rounds as
-        :func:`_times_power_of_two` does), else ``None``: the numpy path handles the rest."""
+        ``np.ldexp`` does), else ``None``: the numpy path handles the rest."""
         if len(self.exponents) == 2 and all(-1022 <= e <= 1023 for e in self.exponents):
             return 2.0 ** self.exponents[0], 2.0 ** self.exponents[1]
         return None
-
-
-def _times_power_of_two(x: NDArray[np.float64], exponent: int) -> None:
-    """``x *= 2^exponent`` in place (exact barring underflow; as ``np.ldexp``, faster)."""
-    if -1022 <= exponent <= 1023:
-        x *= 2.0**exponent
-    else:
-        np.ldexp(x, exponent, out=x)
 
 
 def _scaled_rows(
@@ -362,11 +354,12 @@ def _scaled_rows(
     mean: NDArray[np.float64],
     exponents: tuple[int, ...],
 ) -> NDArray[np.float64]:
-    """``((raw[rows] - mean) * 2^e1) * 2^e2`` in float64: the centred, scaled rows."""
+    """``((raw[rows] - mean) * 2^e1) * 2^e2`` in float64: the centred, scaled rows (each scaling
+    by ``np.ldexp``: exact barring underflow)."""
     x = raw[rows].astype(np.float64)
     x -= mean
     for exponent in exponents:
-        _times_power_of_two(x, exponent)
+        np.ldexp(x, exponent, out=x)
     return x
 
 
