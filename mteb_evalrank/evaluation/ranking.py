@@ -77,6 +77,8 @@ Similarity = Literal["cosine", "euclidean"]
 TiePolicy = Literal["expected", "optimistic", "pessimistic"]
 
 SIMILARITIES: tuple[Similarity, ...] = ("cosine", "euclidean")
+#: a similarity's kind in the float32 pass (:mod:`._ranking_kernel`): its rows of limits and counts
+_KIND: dict[Similarity, int] = {"euclidean": 0, "cosine": 1}
 TIE_POLICIES: tuple[TiePolicy, ...] = ("expected", "optimistic", "pessimistic")
 DEFAULT_TOL = 1e-6
 DEFAULT_KS: tuple[int, ...] = (1, 3, 10)
@@ -433,8 +435,9 @@ class _Chunk:
     ``qc``, ``pc``: the distinct rows of ``q`` and ``p``; ``xq``: the queries' exact rows
     (float64); ``left``: their float32 rows as the columns of a ``dim x width`` matrix
     (``width >= r`` a multiple of 8, the extra columns zero); ``targets[s]``: ``s(q,p)``
-    (cosine) or ``d(q,p)`` (euclidean) in float64; ``limits[s]``: float32 rows ``(lo32, hi32)``
-    of shape ``(1, width)`` (``+inf`` on the extra columns: nothing is above or inside).
+    (cosine) or ``d(q,p)`` (euclidean) in float64; ``limits``: the float32 rows ``lo32``, ``hi32``
+    of the euclidean, then of the cosine (``+inf`` for a similarity not wanted and on the extra
+    columns: nothing is above or inside).
     """
 
     qc: NDArray[np.intp]
@@ -442,7 +445,7 @@ class _Chunk:
     xq: NDArray[np.float64]
     left: NDArray[np.float32]
     targets: dict[Similarity, NDArray[np.float64]]
-    limits: dict[Similarity, tuple[NDArray[np.float32], NDArray[np.float32]]]
+    limits: NDArray[np.float32]
     tol: float
 
     @property
@@ -466,7 +469,7 @@ def _prepare_chunk(
     width = -(-qc.size // 8) * 8
     xq, xp = bg.rows(qc), bg.rows(pc)
     targets: dict[Similarity, NDArray[np.float64]] = {}
-    limits = {}
+    limits = np.full((4, width), np.inf, dtype=np.float32)
     for similarity in similarities:
         if similarity == "cosine":
             target = np.einsum("ij,ij->i", xq, xp) * bg.inv[qc] * bg.inv[pc]
@@ -474,7 +477,8 @@ def _prepare_chunk(
             target = _norms(xq - xp)
         lo, hi = _rule_limits(bg.sq[qc], target, similarity, tol)
         margin = _screening_margins(bg, bg.sq[qc], target, similarity)
-        limits[similarity] = _float32_limits(lo - margin, hi + margin, width)
+        row = 2 * _KIND[similarity]
+        limits[row : row + 2, : qc.size] = _float32_limits(lo - margin, hi + margin)
         targets[similarity] = target
     left = np.zeros((bg.dim, width), dtype=np.float32)
     left[:, : qc.size] = bg.x32[qc].T
@@ -588,18 +592,14 @@ def _screening_margins(
     )
 
 
-def _float32_limits(
-    lo: NDArray[np.float64], hi: NDArray[np.float64], width: int
-) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-    """``(lo32, hi32)``: ``lo`` rounded down and ``hi`` rounded up to float32, as ``(1, width)``
-    rows padded with ``+inf`` (``lo32 <= lo`` and ``hi32 >= hi`` exactly)."""
-    limits = np.full((2, 1, width), np.inf, dtype=np.float32)
-    for out, value, direction in ((limits[0, 0], lo, -1.0), (limits[1, 0], hi, 1.0)):
-        rounded = value.astype(np.float32)
-        inward = direction * (rounded.astype(np.float64) - value) < 0  # rounded into the band
+def _float32_limits(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.float32]:
+    """The rows ``lo32``, ``hi32``: ``lo`` rounded down and ``hi`` rounded up to float32
+    (``lo32 <= lo`` and ``hi32 >= hi`` exactly)."""
+    limits = np.array([lo, hi], dtype=np.float32)
+    for rounded, exact, direction in ((limits[0], lo, -1.0), (limits[1], hi, 1.0)):
+        inward = direction * (rounded.astype(np.float64) - exact) < 0  # rounded into the band
         rounded[inward] = np.nextafter(rounded[inward], np.float32(direction * np.inf))
-        out[: value.size] = rounded
-    return limits[0], limits[1]
+    return limits
 
 
 # ---------------------------------------------------------------- the float32 pass
@@ -690,13 +690,10 @@ def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _
 
     rows, width = shape.rows, chunk.width
     tile = np.empty(width * rows, dtype=np.float32)
-    inf = np.full(width, np.inf, dtype=np.float32)
-    lo_e, hi_e = (limit[0] for limit in chunk.limits.get("euclidean", (inf[None], inf[None])))
-    lo_c, hi_c = (limit[0] for limit in chunk.limits.get("cosine", (inf[None], inf[None])))
-    better = {"euclidean": np.zeros(width, np.int64), "cosine": np.zeros(width, np.int64)}
+    better = np.zeros((2, width), np.int64)  # euclidean, cosine
     capacity = shape.flush_at + 2 * rows
     band = (np.empty(capacity, np.intp), np.empty(capacity, np.intp), np.empty(capacity, np.uint8))
-    found: _Counts = {s: (np.zeros(chunk.r, np.int64), np.zeros(chunk.r, np.int64)) for s in chunk.limits}
+    found: _Counts = {s: (np.zeros(chunk.r, np.int64), np.zeros(chunk.r, np.int64)) for s in chunk.targets}
     n_band = 0
     own_rows = np.concatenate([chunk.qc, chunk.pc])
     own_cols = np.tile(np.arange(chunk.r), 2)
@@ -710,24 +707,23 @@ def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _
         while i < width:
             i, n_band = screen_tile(
                 d, n_weighted, bg.weight[c0:c1], bg.half_sq32[c0:c1], bg.inv32[c0:c1],
-                lo_e, hi_e, lo_c, hi_c, better["euclidean"], better["cosine"], *band, n_band, i, c0,
+                *chunk.limits, *better, *band, n_band, i, c0,
             )  # fmt: skip
             if i < width or n_band >= shape.flush_at:
                 found = _sum_counts(found, _refine_all(bg, chunk, _band_entries(bg, chunk, band, n_band)))
                 n_band = 0
     found = _sum_counts(found, _refine_all(bg, chunk, _band_entries(bg, chunk, band, n_band)))
-    return {s: (g + better[s][: chunk.r], t) for s, (g, t) in found.items()}
+    return {s: (g + better[_KIND[s], : chunk.r], t) for s, (g, t) in found.items()}
 
 
 def _band_entries(
     bg: _Background, chunk: _Chunk, band: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.uint8]], n: int
 ) -> dict[Similarity, _Entries]:
-    """The first ``n`` gathered band entries ``(pair, row, kind)``, per similarity (kind 0
-    euclidean, 1 cosine)."""
+    """The first ``n`` gathered band entries ``(pair, row, kind)``, per similarity (``_KIND``)."""
     pair, row, kind = band
     entries: dict[Similarity, _Entries] = {}
-    for similarity in chunk.limits:
-        mine = np.flatnonzero(kind[:n] == (similarity == "cosine"))
+    for similarity in chunk.targets:
+        mine = np.flatnonzero(kind[:n] == _KIND[similarity])
         rows = row[mine]
         entries[similarity] = (pair[mine], rows, bg.weight[rows])
     return entries
@@ -748,7 +744,7 @@ def _fixed_entries(bg: _Background, chunk: _Chunk) -> dict[Similarity, _Entries]
     base = [(local[own > 0], chunk.qc[own > 0], own[own > 0])]
     base.append((local[partner > 0], chunk.pc[partner > 0], partner[partner > 0]))
     entries = {}
-    for similarity in chunk.limits:
+    for similarity in chunk.targets:
         extra = list(base)
         if similarity == "cosine" and bg.tiny.size:
             rows = np.repeat(local, bg.tiny.size)
