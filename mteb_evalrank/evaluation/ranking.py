@@ -171,16 +171,12 @@ def unique_rows(x: NDArray[Any]) -> tuple[NDArray[np.intp], NDArray[np.intp], ND
     for part in _chunks(n, step):
         keys[part] = words[part] @ mult  # sum_i w_i m_i mod 2^64, m_i random odd
     _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
-    if first.size < n:
-        for part in _chunks(n, 16 * step):
-            if not np.array_equal(x[part], x[first[inverse[part]]]):
-                rows = x.view(np.dtype((np.void, x.itemsize * x.shape[1]))).reshape(-1)
-                _, first, inverse, counts = np.unique(
-                    rows, return_index=True, return_inverse=True, return_counts=True
-                )
-                inverse = inverse.reshape(-1)
-                break
+    exact = (np.array_equal(x[part], x[first[inverse[part]]]) for part in _chunks(n, 16 * step))
+    if first.size < n and not all(exact):  # a hash collision: group the rows' bytes
+        rows = x.view(np.dtype((np.void, x.itemsize * x.shape[1]))).reshape(-1)
+        _, first, inverse, counts = np.unique(
+            rows, return_index=True, return_inverse=True, return_counts=True
+        )
     # groups with several rows first (their counts are summed with weights, the others counted)
     order = np.argsort(counts == 1, kind="stable")
     position = np.empty_like(order)
