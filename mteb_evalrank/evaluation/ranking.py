@@ -341,7 +341,7 @@ class _Background:
     def _normal_scales(self) -> tuple[float, float] | None:
         """``(2^e1, 2^e2)`` when both are normal floats (then a product rounds as
         ``np.ldexp`` does), else ``None``: the numpy path handles the rest."""
-        if len(self.exponents) == 2 and all(-1022 <= e <= 1023 for e in self.exponents):
+        if all(-1022 <= e <= 1023 for e in self.exponents):
             return 2.0 ** self.exponents[0], 2.0 ** self.exponents[1]
         return None
 
@@ -653,8 +653,8 @@ _Entries = tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]
 
 
 def _sum_counts(a: _Counts, b: _Counts) -> _Counts:
-    """Elementwise sum of two sets of partial counts (``b`` may lack similarities of ``a``)."""
-    return {s: (a[s][0] + b[s][0], a[s][1] + b[s][1]) if s in b else a[s] for s in a}
+    """Elementwise sum of two sets of partial counts of the same similarities."""
+    return {s: (a[s][0] + b[s][0], a[s][1] + b[s][1]) for s in a}
 
 
 def _screen_background(bg: _Background, chunk: _Chunk, shape: _TileShape, run: _Map, workers: int) -> _Counts:
@@ -686,6 +686,7 @@ def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _
 
     rows, width = shape.rows, chunk.width
     tile = np.empty(width * rows, dtype=np.float32)
+    lo_e, hi_e, lo_c, hi_c = chunk.limits
     better = np.zeros((2, width), np.int64)  # euclidean, cosine
     capacity = shape.flush_at + 2 * rows
     band = (np.empty(capacity, np.intp), np.empty(capacity, np.intp), np.empty(capacity, np.uint8))
@@ -703,7 +704,7 @@ def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _
         while i < width:
             i, n_band = screen_tile(
                 d, n_weighted, bg.weight[c0:c1], bg.half_sq32[c0:c1], bg.inv32[c0:c1],
-                *chunk.limits, *better, *band, n_band, i, c0,
+                lo_e, hi_e, lo_c, hi_c, better[0], better[1], *band, n_band, i, c0,
             )  # fmt: skip
             if i < width or n_band >= shape.flush_at:
                 found = _sum_counts(found, _refine_all(bg, chunk, _band_entries(bg, chunk, band, n_band)))
