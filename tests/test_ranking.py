@@ -408,7 +408,7 @@ def test_compiled_rows_and_differences_equal_numpy_bit_for_bit(dtype: str, layou
         base *= scale
     raw = {"C": base, "F": np.asfortranarray(base), "strided": np.repeat(base, 2, axis=1)[:, ::2]}[layout]
     raw = raw.astype(dtype, order="K") if layout != "strided" else raw.astype(dtype)[:, :]
-    bg = R._prepare_background(raw, None)
+    bg = R._prepare_background(raw, map)
     index = rng.integers(0, bg.m, 500)
     expected = R._scaled_rows(bg.raw, bg.first[index], bg.mean, bg.exponents)
     assert np.array_equal(_bits(bg.rows(index)), _bits(expected))

@@ -1,6 +1,6 @@
-"""The scores the plugin's evaluators return are their TypedDicts flattened (issue 28): the keys of
-``RankMetrics``, ``TripletAccuracy`` and ``ClassifierScores`` (``mteb_evalrank.evaluation.scores``)
-under the prefixes and suffixes the tasks use, every value a number."""
+"""The scores the plugin's evaluators return: EvalRank's rank metrics and the TypedDicts
+``TripletAccuracy`` and ``ClassifierScores`` (``mteb_evalrank.evaluation.scores``) flattened under the
+prefixes and suffixes the tasks use, every value a number."""
 
 from __future__ import annotations
 
@@ -8,18 +8,17 @@ import numpy as np
 import pytest
 
 from mteb_evalrank.evaluation.classifiers import senteval_scores
-from mteb_evalrank.evaluation.ranking import RankCounts, rank_metrics, rank_summary
-from mteb_evalrank.evaluation.scores import ClassifierScores, RankMetrics, TripletAccuracy
+from mteb_evalrank.evaluation.ranking import RankCounts, rank_metrics
+from mteb_evalrank.evaluation.scores import ClassifierScores, TripletAccuracy
 from mteb_evalrank.evaluation.triplets import accuracy_scores, triplet_accuracy, triplet_outcomes
 
 
-def test_rank_metrics_are_the_rank_summary_flattened() -> None:
+def test_rank_metrics_are_flat_means_under_the_prefix() -> None:
     counts = RankCounts(np.array([0, 2, 5]), np.array([0, 1, 0]))
-    summary = rank_summary(counts, ks=(1, 3))
-    assert set(summary) == RankMetrics.__required_keys__ and list(summary["hits_at"]) == [1, 3]
     flat = rank_metrics(counts, ks=(1, 3), prefix="cosine_")
     assert list(flat) == ["cosine_mrr", "cosine_hits_at_1", "cosine_hits_at_3", "cosine_mean_rank"]
-    assert flat["cosine_mrr"] == summary["mrr"] and flat["cosine_hits_at_3"] == summary["hits_at"][3]
+    assert flat["cosine_mrr"] == pytest.approx((1 + (1 / 3 + 1 / 4) / 2 + 1 / 6) / 3)
+    assert flat["cosine_hits_at_3"] == pytest.approx((1 + 1 / 2 + 0) / 3)
     assert all(isinstance(value, float) for value in flat.values())
 
 
@@ -28,7 +27,7 @@ def test_triplet_scores_are_the_triplet_accuracy_with_a_suffix() -> None:
     accuracy = triplet_accuracy(outcomes)
     assert list(accuracy) == list(TripletAccuracy.__annotations__)
     assert accuracy_scores(outcomes, "[x=1]") == {f"{key}[x=1]": value for key, value in accuracy.items()}
-    with pytest.raises(ValueError, match="no triplets to score for \\[x=1\\]"):
+    with pytest.raises(ValueError, match="no triplets to score"):
         accuracy_scores(triplet_outcomes([], [], []), "[x=1]")
 
 

@@ -1,19 +1,11 @@
-"""The compiled part of the ranking's float32 pass: one fused scan of a tile of products.
-
-Why compiled: after the GEMM of a tile, numpy needs one pass per operation and similarity
-(the stand-in, two comparisons, a count, a band scan: about ten passes over the tile at
-0.2-0.4 ns per product each), which on a machine with a fast float32 GEMM costs half as much
-as the GEMM itself. This kernel reads each product once for both similarities, counts in vector
-registers (numba, i.e. LLVM, vectorises the loop), and reads again only the pairs that have
-band entries.
+"""The compiled part of the ranking: one fused scan of a tile of products, and the float64 row
+gathers of the refinement (why compiled, and the cache: docs/architecture.md, "The ranking core").
 
 Arithmetic: the float32 operations whose error :func:`mteb_evalrank.evaluation.ranking.
 _screening_margins` bounds, ``x - half_sq[u]`` and ``x * inv[u]`` each rounded to float32 (no
 fast-math: no reassociation, no contraction; NaN compares false), compared with float32 limits.
-Integer counts are exact. Imported only by the pass (``numba`` is imported on first use, so
-``import mteb_evalrank.evaluation.ranking`` stays light); compiled once per installation
-(``cache=True`` keeps the machine code beside this file, in ``__pycache__``; where that folder is
-read-only, numba uses its own user-wide cache folder, which ``$NUMBA_CACHE_DIR`` can name).
+Integer counts are exact. Imported by the pass on first use, so that ``import
+mteb_evalrank.evaluation.ranking`` does not import numba.
 """
 
 from __future__ import annotations

@@ -27,9 +27,8 @@ scikit-learn's estimators parametrise the penalty differently, so the grid is ma
   rows when the ``m`` training rows are not a multiple of 64, and on that one step
   scikit-learn's penalty is ``alpha / b = (64 / b) lambda`` (SentEval's stays ``lambda``).
   Remaining differences: scikit-learn does not penalise the biases (PyTorch's weight decay
-  does), and SentEval's code sets ``size_average = False`` on its loss after construction,
-  which current PyTorch ignores (batch mean, as assumed here; PyTorch versions that read
-  the attribute at each call summed over the batch, a 64 times weaker penalty).
+  does), and SentEval sets ``size_average = False`` on its loss after construction, which
+  current PyTorch ignores (a batch mean, as assumed here).
 
 Selection, as SentEval per dataset (``senteval/tools/validation.py``):
 
@@ -51,13 +50,10 @@ rows it is fitted on (SentEval stops on the validation split, or on 5% of the ro
 Pair tasks use SentEval's features ``[u, v, |u - v|, u * v]`` of the two sentence
 embeddings ``u``, ``v``.
 
-Precision and speed. The features are validated in float64 and the classifiers fitted in
-float32 (``FIT_DTYPE``), as SentEval's PyTorch classifiers are; scikit-learn keeps float32
-through both estimators. On MR (all-MiniLM-L6-v2, one outer fold) this selects the same L2
-strengths with the same accuracies as float64, 3-5 times faster for the logistic regression.
-The MLPs of one selection (every grid point, raw and z-normalised) are trained side by side
-by :func:`mteb_evalrank.evaluation.mlp.fit_lockstep`, each identical to scikit-learn's
-``MLPClassifier`` fit (bit for bit; tested), without its per-fit overhead.
+Precision and speed (docs/benchmarks.md). The features are validated in float64 and the
+classifiers fitted in float32 (``FIT_DTYPE``), as SentEval's PyTorch classifiers are. The MLPs
+of one selection (every grid point, raw and z-normalised) are trained side by side by
+:func:`mteb_evalrank.evaluation.mlp.fit_lockstep`, each equal to scikit-learn's fit bit for bit.
 """
 
 from __future__ import annotations
@@ -69,7 +65,7 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import ClassifierMixin, clone
+from sklearn.base import ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit, cross_val_score
@@ -115,8 +111,6 @@ def make_classifier(kind: Kind, l2: float, n: int, *, znorm: bool, seed: int) ->
     Logistic regression: ``C = 1 / (n l2)``; MLP: ``alpha = MLP_BATCH * l2`` (``n`` unused);
     see the module doc for the mapping.
     """
-    if n < 1 or l2 <= 0:
-        raise ValueError(f"need n >= 1 and l2 > 0, got n={n}, l2={l2}")
     if kind == "lr":
         model: ClassifierMixin = LogisticRegression(C=1.0 / (n * l2), max_iter=2000, random_state=seed)
     elif kind == "mlp":
@@ -189,9 +183,7 @@ def select_and_test(
         x_valid, y_valid = validation
         best_fit: Pipeline | None = None
         for l2 in grid:
-            fitted = clone(make_classifier(kind, l2, len(y_train), znorm=znorm, seed=seed)).fit(
-                x_train, y_train
-            )
+            fitted = make_classifier(kind, l2, len(y_train), znorm=znorm, seed=seed).fit(x_train, y_train)
             score = float(accuracy_score(y_valid, fitted.predict(x_valid)))
             if score > best_score:
                 best_l2, best_score, best_fit = l2, score, fitted
@@ -204,7 +196,7 @@ def select_and_test(
         score = float(np.mean(cross_val_score(estimator, x_train, y_train, cv=splitter, scoring="accuracy")))
         if score > best_score:
             best_l2, best_score = l2, score
-    final = clone(make_classifier(kind, best_l2, len(y_train), znorm=znorm, seed=seed)).fit(x_train, y_train)
+    final = make_classifier(kind, best_l2, len(y_train), znorm=znorm, seed=seed).fit(x_train, y_train)
     return _scored_predictions(kind, best_l2, best_score, final.predict(x_test), y_test, znorm)
 
 
@@ -281,8 +273,10 @@ def _best_grid_points(
     return best
 
 
-def _fit_dtype(x: NDArray[np.float64], where: str) -> NDArray[np.floating]:
-    """``x`` rounded to ``FIT_DTYPE``; an error names ``where`` if a value overflows it."""
+def _fit_dtype(features: ArrayLike, where: str) -> NDArray[np.floating]:
+    """``features`` checked (:func:`~.ranking.check_embeddings`) and rounded to ``FIT_DTYPE``; an
+    error names ``where`` if a value overflows it."""
+    x = check_embeddings(features, where=where)
     with np.errstate(over="ignore"):  # an overflow is reported below, with its place
         rounded = x.astype(FIT_DTYPE)
     if not np.isfinite(rounded).all():
@@ -323,8 +317,8 @@ def senteval_scores(
         NonFiniteEmbeddingsError: when an embedding holds NaN or infinity.
         ValueError: when the training rows have fewer than two classes.
     """
-    x_train = _fit_dtype(check_embeddings(x_train, where="training features"), "training features")
-    x_test = _fit_dtype(check_embeddings(x_test, where="test features"), "test features")
+    x_train = _fit_dtype(x_train, "training features")
+    x_test = _fit_dtype(x_test, "test features")
     y_train = np.asarray(y_train)
     y_test = np.asarray(y_test)
     if len(np.unique(y_train)) < 2:
@@ -334,28 +328,16 @@ def senteval_scores(
     if (x_valid is None) != (y_valid is None):
         raise ValueError("give both x_valid and y_valid, or neither")
     if x_valid is not None:
-        x_valid = _fit_dtype(check_embeddings(x_valid, where="validation features"), "validation features")
-        validation = (x_valid, np.asarray(y_valid))
+        validation = (_fit_dtype(x_valid, "validation features"), np.asarray(y_valid))
         scores["n_validation"] = len(validation[1])
+    data = (x_train, y_train, x_test, y_test)
     for kind in kinds:
         start = time.perf_counter()
         if kind == "mlp":
-            results = select_and_test_mlp(
-                x_train, y_train, x_test, y_test, seed=seed, grid=grid, validation=validation
-            )
+            results = select_and_test_mlp(*data, seed=seed, grid=grid, validation=validation)
         else:
             results = {
-                name: select_and_test(
-                    kind,
-                    x_train,
-                    y_train,
-                    x_test,
-                    y_test,
-                    znorm=znorm,
-                    seed=seed,
-                    grid=grid,
-                    validation=validation,
-                )
+                name: select_and_test(kind, *data, znorm=znorm, seed=seed, grid=grid, validation=validation)
                 for name, znorm in (("raw", False), ("znorm", True))
             }
         scores |= flat(classifier_scores(results, time.perf_counter() - start), prefix=f"{kind}_")

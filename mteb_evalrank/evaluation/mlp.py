@@ -18,15 +18,9 @@ max_iter=T, random_state=seed)`` with the other parameters at their defaults
 weights; float32 or float64 inputs, whose dtype the networks keep (as scikit-learn's do).
 The arithmetic is scikit-learn's, operation by operation; its training loss is not
 computed, since early stopping on the validation accuracy never reads it. Checked bit for bit
-against scikit-learn 1.6.0, 1.7.2, 1.8.0 and 1.9.1 (``pyproject.toml`` pins
-``scikit-learn>=1.6,<1.10``, the versions checked) by ``scripts/check_sklearn_versions.py``,
-run in a throwaway venv per version::
-
-    python3.11 -m venv /tmp/skl-low
-    /tmp/skl-low/bin/pip install scikit-learn==1.6.0 numpy==1.26.4 scipy==1.11.4
-    /tmp/skl-low/bin/python scripts/check_sklearn_versions.py   # PASS (also 1.7.2, 1.8.0, 1.9.1)
-
-A new scikit-learn release is allowed only after that script passes on it.
+against every scikit-learn version ``pyproject.toml`` allows by ``scripts/check_sklearn_versions.py``
+(how to run it, and its recorded runs, are in its docstring); a new scikit-learn release is
+allowed only after that script passes on it.
 
 One network, one minibatch of ``b`` rows ``X`` with one-hot (or, for two classes, 0/1)
 targets ``Y``::
@@ -111,9 +105,12 @@ class FittedMLP:
     validation_scores: list[float]
 
     def predict(self, x: NDArray[np.floating]) -> NDArray[np.generic]:
-        """Class labels: output above 1/2 for two classes, the arg-max otherwise."""
-        out = _forward(x, self.coefs, self.intercepts)[1]
-        return self.binarizer.inverse_transform(out.ravel() if out.shape[1] == 1 else out)
+        return _labels(self.binarizer, _forward(x, self.coefs, self.intercepts)[1])
+
+
+def _labels(binarizer: LabelBinarizer, out: NDArray[np.floating]) -> NDArray[np.generic]:
+    """Class labels of a network's outputs: above 1/2 for two classes, the arg-max otherwise."""
+    return binarizer.inverse_transform(out.ravel() if out.shape[1] == 1 else out)
 
 
 def _forward(
@@ -283,12 +280,10 @@ def _validation_scores(
     group: _Group, x_valid: NDArray[np.floating], y_valid: NDArray[np.generic], binarizer: LabelBinarizer
 ) -> list[float]:
     """The accuracy on the early-stopping rows of each network of ``group`` (scikit-learn's ``_score``)."""
-    scores = []
-    for k in range(len(group.members)):
-        out = group.forward(x_valid, k)[1]
-        predicted = binarizer.inverse_transform(out.ravel() if out.shape[1] == 1 else out)
-        scores.append(float(accuracy_score(y_valid, predicted)))
-    return scores
+    return [
+        float(accuracy_score(y_valid, _labels(binarizer, group.forward(x_valid, k)[1])))
+        for k in range(len(group.members))
+    ]
 
 
 def fit_lockstep(

@@ -62,22 +62,23 @@ tie policy, so the counting is done here, in memory-bounded chunks.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import reduce
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import digamma
 
-from .scores import RankMetrics
-
 Similarity = Literal["cosine", "euclidean"]
 TiePolicy = Literal["expected", "optimistic", "pessimistic"]
 
 SIMILARITIES: tuple[Similarity, ...] = ("cosine", "euclidean")
+#: a similarity's kind in the float32 pass (:mod:`._ranking_kernel`): its rows of limits and counts
+_KIND: dict[Similarity, int] = {"euclidean": 0, "cosine": 1}
 TIE_POLICIES: tuple[TiePolicy, ...] = ("expected", "optimistic", "pessimistic")
 DEFAULT_TOL = 1e-6
 DEFAULT_KS: tuple[int, ...] = (1, 3, 10)
@@ -89,8 +90,6 @@ class NonFiniteEmbeddingsError(ValueError):
     """Raised when embeddings contain NaN or infinite values."""
 
     def __init__(self, n_bad_rows: int, n_rows: int, where: str = "") -> None:
-        self.n_bad_rows = n_bad_rows
-        self.n_rows = n_rows
         prefix = f"{where}: " if where else ""
         super().__init__(
             f"{prefix}{n_bad_rows} of {n_rows} embeddings contain NaN or inf values; "
@@ -105,9 +104,6 @@ class RankCounts:
 
     better: NDArray[np.int64]
     tied: NDArray[np.int64]
-
-    def __len__(self) -> int:
-        return len(self.better)
 
 
 def check_embeddings(embeddings: ArrayLike, *, where: str = "") -> NDArray[np.float64]:
@@ -175,16 +171,12 @@ def unique_rows(x: NDArray[Any]) -> tuple[NDArray[np.intp], NDArray[np.intp], ND
     for part in _chunks(n, step):
         keys[part] = words[part] @ mult  # sum_i w_i m_i mod 2^64, m_i random odd
     _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
-    if first.size < n:
-        for part in _chunks(n, 16 * step):
-            if not np.array_equal(x[part], x[first[inverse[part]]]):
-                rows = x.view(np.dtype((np.void, x.itemsize * x.shape[1]))).reshape(-1)
-                _, first, inverse, counts = np.unique(
-                    rows, return_index=True, return_inverse=True, return_counts=True
-                )
-                inverse = inverse.reshape(-1)
-                break
+    exact = (np.array_equal(x[part], x[first[inverse[part]]]) for part in _chunks(n, 16 * step))
+    if first.size < n and not all(exact):  # a hash collision: group the rows' bytes
+        rows = x.view(np.dtype((np.void, x.itemsize * x.shape[1]))).reshape(-1)
+        _, first, inverse, counts = np.unique(
+            rows, return_index=True, return_inverse=True, return_counts=True
+        )
     # groups with several rows first (their counts are summed with weights, the others counted)
     order = np.argsort(counts == 1, kind="stable")
     position = np.empty_like(order)
@@ -207,31 +199,25 @@ def rank_counts_all(
     ``embeddings`` are the raw background embeddings (centred here, step 1 of the protocol;
     ``centre=False`` for embeddings the caller has centred already, so that a row that is
     exactly zero after centring stays exactly zero; float32 and float64 input is used in
-    place, never copied whole). Pairs whose two sides are the same
-    background item get ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)`` (absolute on
-    the cosine, relative on the euclidean distance; see the module docstring).
+    place, never copied whole). Pairs whose two sides are the same background item get
+    ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)`` (see the module docstring).
 
-    The steps (validation, grouping identical rows, the float32 pass within proven error
-    bounds, the float64 refinement of the band): docs/architecture.md, "The ranking core".
-
-    On the CPU the pass runs in as many threads as the BLAS library has (each calling a
-    single-threaded BLAS: ``threadpoolctl`` limits it during the call, for the whole
-    process). Peak extra memory: a float32 copy of the distinct rows, vectors of length
-    ``n``, the chunk's query rows (float64 and float32) and at most ``chunk_bytes`` for the
-    tile buffers and the band entries awaiting refinement, whatever the background size.
+    The steps, the threads (``threadpoolctl`` limits BLAS to one thread per worker during the
+    call, for the whole process) and the memory (at most ``chunk_bytes`` beyond the float32
+    distinct rows and vectors of length ``n``): docs/architecture.md, "The ranking core".
     """
     _check_options(tol, similarities)
     raw = _embedding_rows(embeddings)
     q, p = _pair_indices(queries, positives, raw.shape[0])
     workers = _cpu_threads()
     counts = {s: (np.zeros(q.size, np.int64), np.zeros(q.size, np.int64)) for s in similarities}
-    with _worker_pool(workers) as pool:
-        bg = _prepare_background(raw, pool, centre)
+    with _worker_pool(workers) as run:
+        bg = _prepare_background(raw, run, centre)
         shape = _tile_shape(q.size, bg.m, bg.dim, chunk_bytes, workers)
         for part in _chunks(q.size, shape.pairs):
-            chunk = _prepare_chunk(bg, q[part], p[part], similarities, tol, shape.width(part))
+            chunk = _prepare_chunk(bg, q[part], p[part], similarities, tol)
             found = _sum_counts(
-                _screen_background(bg, chunk, shape, pool, workers),
+                _screen_background(bg, chunk, shape, run, workers),
                 _refine_all(bg, chunk, _fixed_entries(bg, chunk)),
             )
             same = q[part] == p[part]
@@ -243,7 +229,6 @@ def rank_counts_all(
 
 # ---------------------------------------------------------------- validation
 def _check_options(tol: float, similarities: Sequence[Similarity]) -> None:
-    """``tol`` in ``[0, 1)``, every similarity known."""
     if not 0.0 <= tol < 1.0:
         raise ValueError(f"tol must lie in [0, 1), got {tol}.")
     for similarity in similarities:
@@ -325,12 +310,10 @@ class _Background:
 
     @property
     def m(self) -> int:
-        """Number of distinct rows."""
         return int(self.first.size)
 
     @property
     def dim(self) -> int:
-        """Embedding dimension."""
         return int(self.raw.shape[1])
 
     def rows(self, index: NDArray[np.intp]) -> NDArray[np.float64]:
@@ -340,7 +323,7 @@ class _Background:
             return _scaled_rows(self.raw, self.first[index], self.mean, self.exponents)
         from ._ranking_kernel import scaled_rows
 
-        out = np.empty((index.size, self.dim), dtype=np.float64)
+        out = np.empty((index.size, self.dim))
         return scaled_rows(self.raw, self.first[index], self.mean[0], *scales, out)
 
     def differences(
@@ -352,23 +335,15 @@ class _Background:
             return queries[query_index] - self.rows(index)
         from ._ranking_kernel import differences
 
-        out = np.empty((index.size, self.dim), dtype=np.float64)
+        out = np.empty((index.size, self.dim))
         return differences(queries, query_index, self.raw, self.first[index], self.mean[0], *scales, out)
 
     def _normal_scales(self) -> tuple[float, float] | None:
         """``(2^e1, 2^e2)`` when both are normal floats (then a product rounds as
-        :func:`_times_power_of_two` does), else ``None``: the numpy path handles the rest."""
-        if len(self.exponents) == 2 and all(-1022 <= e <= 1023 for e in self.exponents):
+        ``np.ldexp`` does), else ``None``: the numpy path handles the rest."""
+        if all(-1022 <= e <= 1023 for e in self.exponents):
             return 2.0 ** self.exponents[0], 2.0 ** self.exponents[1]
         return None
-
-
-def _times_power_of_two(x: NDArray[np.float64], exponent: int) -> None:
-    """``x *= 2^exponent`` in place (exact barring underflow; as ``np.ldexp``, faster)."""
-    if -1022 <= exponent <= 1023:
-        x *= 2.0**exponent
-    else:
-        np.ldexp(x, exponent, out=x)
 
 
 def _scaled_rows(
@@ -377,24 +352,23 @@ def _scaled_rows(
     mean: NDArray[np.float64],
     exponents: tuple[int, ...],
 ) -> NDArray[np.float64]:
-    """``((raw[rows] - mean) * 2^e1) * 2^e2`` in float64: the centred, scaled rows."""
+    """``((raw[rows] - mean) * 2^e1) * 2^e2`` in float64: the centred, scaled rows (each scaling
+    by ``np.ldexp``: exact barring underflow)."""
     x = raw[rows].astype(np.float64)
     x -= mean
     for exponent in exponents:
-        _times_power_of_two(x, exponent)
+        np.ldexp(x, exponent, out=x)
     return x
 
 
-def _prepare_background(
-    raw: NDArray[np.floating[Any]], pool: Executor | None, centre: bool = True
-) -> _Background:
+def _prepare_background(raw: NDArray[np.floating[Any]], run: _Map, centre: bool = True) -> _Background:
     """Group the rows, centre (unless ``centre=False``) and scale them, and write the float32 rows
     of the pass.
 
     Scale: ``e1 = -(frexp(max |E|) + 1)`` makes every centred entry smaller than 1 in
     magnitude (``|E_ij - mean_j| <= 2 max |E|``), so ``sq`` cannot overflow; ``e2`` then
-    brings the largest norm into ``[1/2, 1)``. The rows are computed block by block (in
-    the worker threads), never as one float64 matrix.
+    brings the largest norm into ``[1/2, 1)``. The rows are computed block by block (by
+    ``run``, in the worker threads), never as one float64 matrix.
     """
     n, dim = raw.shape
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
@@ -420,12 +394,7 @@ def _prepare_background(
         sq[part] = np.einsum("ij,ij->i", rows, rows)
         x32[part] = rows
 
-    parts = list(_chunks(m, _PREPARE_BLOCK))
-    if pool is None:
-        for part in parts:
-            fill(part)
-    else:
-        list(pool.map(fill, parts))
+    list(run(fill, _chunks(m, _PREPARE_BLOCK)))
     top = float(sq.max())
     e2 = -int(np.frexp(np.sqrt(top))[1]) if top > 0 else 0
     # exact in float64; in float32 exact unless the entry is subnormal there (the margins
@@ -443,8 +412,8 @@ def _prepare_background(
         exponents=(e1, e2),
         first=first,
         group=group,
-        weight=weight.astype(np.int64) if first.size < n else np.ones(n, dtype=np.int64),
-        n_multi=int(np.count_nonzero(weight > 1)) if first.size < n else 0,
+        weight=weight,
+        n_multi=int(np.count_nonzero(weight > 1)),
         x32=x32,
         sq=sq,
         inv=inv,
@@ -462,8 +431,9 @@ class _Chunk:
     ``qc``, ``pc``: the distinct rows of ``q`` and ``p``; ``xq``: the queries' exact rows
     (float64); ``left``: their float32 rows as the columns of a ``dim x width`` matrix
     (``width >= r`` a multiple of 8, the extra columns zero); ``targets[s]``: ``s(q,p)``
-    (cosine) or ``d(q,p)`` (euclidean) in float64; ``limits[s]``: float32 rows ``(lo32, hi32)``
-    of shape ``(1, width)`` (``+inf`` on the extra columns: nothing is above or inside).
+    (cosine) or ``d(q,p)`` (euclidean) in float64; ``limits``: the float32 rows ``lo32``, ``hi32``
+    of the euclidean, then of the cosine (``+inf`` for a similarity not wanted and on the extra
+    columns: nothing is above or inside).
     """
 
     qc: NDArray[np.intp]
@@ -471,17 +441,15 @@ class _Chunk:
     xq: NDArray[np.float64]
     left: NDArray[np.float32]
     targets: dict[Similarity, NDArray[np.float64]]
-    limits: dict[Similarity, tuple[NDArray[np.float32], NDArray[np.float32]]]
+    limits: NDArray[np.float32]
     tol: float
 
     @property
     def r(self) -> int:
-        """Number of pairs."""
         return int(self.qc.size)
 
     @property
     def width(self) -> int:
-        """Columns of a tile (``r`` rounded up to a multiple of 8)."""
         return int(self.left.shape[1])
 
 
@@ -491,13 +459,13 @@ def _prepare_chunk(
     p: NDArray[np.intp],
     similarities: Sequence[Similarity],
     tol: float,
-    width: int,
 ) -> _Chunk:
     """Targets, band limits and query rows of the pairs ``(q, p)`` (see :class:`_Chunk`)."""
     qc, pc = bg.group[q], bg.group[p]
+    width = -(-qc.size // 8) * 8
     xq, xp = bg.rows(qc), bg.rows(pc)
     targets: dict[Similarity, NDArray[np.float64]] = {}
-    limits = {}
+    limits = np.full((4, width), np.inf, dtype=np.float32)
     for similarity in similarities:
         if similarity == "cosine":
             target = np.einsum("ij,ij->i", xq, xp) * bg.inv[qc] * bg.inv[pc]
@@ -505,7 +473,8 @@ def _prepare_chunk(
             target = _norms(xq - xp)
         lo, hi = _rule_limits(bg.sq[qc], target, similarity, tol)
         margin = _screening_margins(bg, bg.sq[qc], target, similarity)
-        limits[similarity] = _float32_limits(lo - margin, hi + margin, width)
+        row = 2 * _KIND[similarity]
+        limits[row : row + 2, : qc.size] = _float32_limits(lo - margin, hi + margin)
         targets[similarity] = target
     left = np.zeros((bg.dim, width), dtype=np.float32)
     left[:, : qc.size] = bg.x32[qc].T
@@ -619,22 +588,14 @@ def _screening_margins(
     )
 
 
-def _float32_limits(
-    lo: NDArray[np.float64], hi: NDArray[np.float64], width: int
-) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-    """``(lo32, hi32)``: ``lo`` rounded down and ``hi`` rounded up to float32, as ``(1, width)``
-    rows padded with ``+inf`` (``lo32 <= lo`` and ``hi32 >= hi`` exactly)."""
-    lo32 = np.full((1, width), np.inf, dtype=np.float32)
-    hi32 = np.full((1, width), np.inf, dtype=np.float32)
-    down = lo.astype(np.float32)
-    low = down.astype(np.float64) > lo
-    down[low] = np.nextafter(down[low], np.float32(-np.inf))
-    up = hi.astype(np.float32)
-    high = up.astype(np.float64) < hi
-    up[high] = np.nextafter(up[high], np.float32(np.inf))
-    lo32[0, : lo.size] = down
-    hi32[0, : hi.size] = up
-    return lo32, hi32
+def _float32_limits(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.float32]:
+    """The rows ``lo32``, ``hi32``: ``lo`` rounded down and ``hi`` rounded up to float32
+    (``lo32 <= lo`` and ``hi32 >= hi`` exactly)."""
+    limits = np.array([lo, hi], dtype=np.float32)
+    for rounded, exact, direction in ((limits[0], lo, -1.0), (limits[1], hi, 1.0)):
+        inward = direction * (rounded.astype(np.float64) - exact) < 0  # rounded into the band
+        rounded[inward] = np.nextafter(rounded[inward], np.float32(direction * np.inf))
+    return limits
 
 
 # ---------------------------------------------------------------- the float32 pass
@@ -646,10 +607,6 @@ class _TileShape:
     pairs: int
     rows: int
     flush_at: int
-
-    def width(self, part: slice) -> int:
-        """Columns of the tiles of the chunk ``part`` (its pairs, rounded up to a multiple of 8)."""
-        return -(-(part.stop - part.start) // 8) * 8
 
 
 def _tile_shape(n_pairs: int, m: int, dim: int, chunk_bytes: int, workers: int = 1) -> _TileShape:
@@ -676,48 +633,44 @@ def _cpu_threads() -> int:
 
 
 @contextmanager
-def _worker_pool(workers: int) -> Iterator[Executor | None]:
-    """A pool of ``workers`` threads with BLAS limited to one thread each (``None`` if 1)."""
+def _worker_pool(workers: int) -> Iterator[_Map]:
+    """The ``map`` of a pool of ``workers`` threads with BLAS limited to one thread each (the
+    builtin ``map`` if 1)."""
     if workers <= 1:
-        yield None
+        yield map
         return
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
-        yield pool
+        yield pool.map
 
 
 _Counts = dict[Similarity, tuple[NDArray[np.int64], NDArray[np.int64]]]
+#: ``map`` or a thread pool's ``map``
+_Map = Callable[..., Iterator[Any]]
 #: band entries: (pair index in the chunk, distinct row, multiplicity)
 _Entries = tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]
 
 
 def _sum_counts(a: _Counts, b: _Counts) -> _Counts:
-    """Elementwise sum of two sets of partial counts (``b`` may lack similarities of ``a``)."""
-    return {s: (a[s][0] + b[s][0], a[s][1] + b[s][1]) if s in b else a[s] for s in a}
+    """Elementwise sum of two sets of partial counts of the same similarities."""
+    return {s: (a[s][0] + b[s][0], a[s][1] + b[s][1]) for s in a}
 
 
-def _screen_background(
-    bg: _Background, chunk: _Chunk, shape: _TileShape, pool: Executor | None, workers: int
-) -> _Counts:
+def _screen_background(bg: _Background, chunk: _Chunk, shape: _TileShape, run: _Map, workers: int) -> _Counts:
     """The numpy pass of one chunk over all distinct rows; their partial counts summed.
 
     The rows are split into ranges of whole tiles, ``_PIECES_PER_WORKER`` per worker thread,
     which the pool hands out as the threads come free (a thread slowed by another process
     on its core does less of the work, instead of the others waiting for it).
     """
-    pieces = 1 if pool is None else max(1, workers * _PIECES_PER_WORKER)
+    pieces = workers * _PIECES_PER_WORKER if workers > 1 else 1
     tiles = -(-bg.m // shape.rows)
     step = -(-tiles // min(pieces, tiles)) * shape.rows
-    ranges = [(start, min(start + step, bg.m)) for start in range(0, bg.m, step)]
-    if pool is None or len(ranges) == 1:
-        parts = [_screen_rows(bg, chunk, start, stop, shape) for start, stop in ranges]
-    else:
-        parts = list(pool.map(lambda bounds: _screen_rows(bg, chunk, bounds[0], bounds[1], shape), ranges))
-    total = parts[0]
-    for part in parts[1:]:
-        total = _sum_counts(total, part)
-    return total
+    starts = range(0, bg.m, step)
+    return reduce(
+        _sum_counts, run(lambda start: _screen_rows(bg, chunk, start, min(start + step, bg.m), shape), starts)
+    )
 
 
 def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _TileShape) -> _Counts:
@@ -725,94 +678,52 @@ def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _
 
     Per tile of ``shape.rows`` rows: ``D = left.T @ x32[tile].T`` (one float32 GEMM, pairs
     ``i`` by rows ``u``); the cells of ``q``'s and ``p``'s own rows are set to NaN (NaN
-    compares false: neither counted nor in the band; they are refined apart). Then one fused
-    scan (:func:`._ranking_kernel.screen_tile`) computes per product both stand-ins
-    (``D - half_sq32_u``, ``D * inv32_u``, float32), counts those above ``hi32`` per pair
-    (each row with its multiplicity) and gathers those in the band ``[lo32, hi32]``, which
-    are refined in float64 (:func:`_refine_all`) once ``shape.flush_at`` of them have gathered.
+    compares false: neither counted nor in the band; they are refined apart). Then the fused
+    scan :func:`._ranking_kernel.screen_tile` counts and gathers; the band entries are refined
+    in float64 (:func:`_refine_all`) once ``shape.flush_at`` of them have gathered.
     """
     from ._ranking_kernel import screen_tile  # numba: imported (and compiled) on first use
 
     rows, width = shape.rows, chunk.width
     tile = np.empty(width * rows, dtype=np.float32)
-    inf = np.full(width, np.inf, dtype=np.float32)
-    lo_e, hi_e = (limit[0] for limit in chunk.limits.get("euclidean", (inf[None], inf[None])))
-    lo_c, hi_c = (limit[0] for limit in chunk.limits.get("cosine", (inf[None], inf[None])))
-    better = {"euclidean": np.zeros(width, np.int64), "cosine": np.zeros(width, np.int64)}
+    lo_e, hi_e, lo_c, hi_c = chunk.limits
+    better = np.zeros((2, width), np.int64)  # euclidean, cosine
     capacity = shape.flush_at + 2 * rows
-    band_pair, band_row = np.empty(capacity, np.intp), np.empty(capacity, np.intp)
-    band_kind = np.empty(capacity, np.uint8)
-    found: _Counts = {s: (np.zeros(chunk.r, np.int64), np.zeros(chunk.r, np.int64)) for s in chunk.limits}
+    band = (np.empty(capacity, np.intp), np.empty(capacity, np.intp), np.empty(capacity, np.uint8))
+    found: _Counts = {s: (np.zeros(chunk.r, np.int64), np.zeros(chunk.r, np.int64)) for s in chunk.targets}
     n_band = 0
-    own_rows = _OwnCells(chunk, start, stop)
+    own_rows = np.concatenate([chunk.qc, chunk.pc])
+    own_cols = np.tile(np.arange(chunk.r), 2)
     for c0 in range(start, stop, rows):
         c1 = min(c0 + rows, stop)
         d = np.matmul(chunk.left.T, bg.x32[c0:c1].T, out=tile[: width * (c1 - c0)].reshape(width, c1 - c0))
-        own_u, own_i = own_rows.cells(c0, c1)
-        d[own_i, own_u] = np.nan
+        own = (own_rows >= c0) & (own_rows < c1)
+        d[own_cols[own], own_rows[own] - c0] = np.nan
         n_weighted = max(0, min(bg.n_multi, c1) - c0)  # rows of groups of several items
         i = 0
         while i < width:
             i, n_band = screen_tile(
                 d, n_weighted, bg.weight[c0:c1], bg.half_sq32[c0:c1], bg.inv32[c0:c1],
-                lo_e, hi_e, lo_c, hi_c, better["euclidean"], better["cosine"],
-                band_pair, band_row, band_kind, n_band, i, c0,
+                lo_e, hi_e, lo_c, hi_c, better[0], better[1], *band, n_band, i, c0,
             )  # fmt: skip
             if i < width or n_band >= shape.flush_at:
-                found = _sum_counts(
-                    found,
-                    _refine_all(bg, chunk, _band_entries(bg, chunk, band_pair, band_row, band_kind, n_band)),
-                )
+                found = _sum_counts(found, _refine_all(bg, chunk, _band_entries(bg, chunk, band, n_band)))
                 n_band = 0
-    found = _sum_counts(
-        found, _refine_all(bg, chunk, _band_entries(bg, chunk, band_pair, band_row, band_kind, n_band))
-    )
-    return {s: (g + better[s][: chunk.r], t) for s, (g, t) in found.items()}
+    found = _sum_counts(found, _refine_all(bg, chunk, _band_entries(bg, chunk, band, n_band)))
+    return {s: (g + better[_KIND[s], : chunk.r], t) for s, (g, t) in found.items()}
 
 
 def _band_entries(
-    bg: _Background,
-    chunk: _Chunk,
-    pair: NDArray[np.intp],
-    row: NDArray[np.intp],
-    kind: NDArray[np.uint8],
-    n: int,
+    bg: _Background, chunk: _Chunk, band: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.uint8]], n: int
 ) -> dict[Similarity, _Entries]:
-    """The first ``n`` gathered band entries, per similarity (kind 0 euclidean, 1 cosine)."""
+    """The first ``n`` gathered band entries ``(pair, row, kind)``, per similarity (``_KIND``)."""
+    pair, row, kind = band
     entries: dict[Similarity, _Entries] = {}
-    for similarity in chunk.limits:
-        mine = np.flatnonzero(kind[:n] == (similarity == "cosine"))
+    for similarity in chunk.targets:
+        mine = np.flatnonzero(kind[:n] == _KIND[similarity])
         rows = row[mine]
         entries[similarity] = (pair[mine], rows, bg.weight[rows])
     return entries
-
-
-class _OwnCells:
-    """The cells ``(q_i, i)`` and ``(p_i, i)`` of the chunk's pairs whose ``q`` / ``p`` lies in
-    the distinct rows ``[start, stop)``, sorted by row, so that a tile finds its own cells by
-    bisection (:meth:`cells`)."""
-
-    def __init__(self, chunk: _Chunk, start: int, stop: int) -> None:
-        rows = np.concatenate([chunk.qc, chunk.pc])
-        cols = np.concatenate([np.arange(chunk.r), np.arange(chunk.r)])
-        inside = np.flatnonzero((rows >= start) & (rows < stop))
-        order = np.argsort(rows[inside], kind="stable")
-        self.rows = rows[inside][order]
-        self.cols = cols[inside][order]
-
-    def cells(self, c0: int, c1: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-        """``(rows - c0, columns)`` of the own cells in the tile of rows ``[c0, c1)``."""
-        a, b = np.searchsorted(self.rows, (c0, c1))
-        return self.rows[a:b] - c0, self.cols[a:b]
-
-
-def _concat(entries: list[_Entries]) -> _Entries:
-    """The gathered band entries as three arrays."""
-    if not entries:
-        empty = np.zeros(0, dtype=np.intp)
-        return empty, empty, np.zeros(0, dtype=np.int64)
-    rows, cols, weights = (np.concatenate(a) for a in zip(*entries, strict=True))
-    return rows, cols, weights
 
 
 # ---------------------------------------------------------------- float64 refinement
@@ -830,14 +741,15 @@ def _fixed_entries(bg: _Background, chunk: _Chunk) -> dict[Similarity, _Entries]
     base = [(local[own > 0], chunk.qc[own > 0], own[own > 0])]
     base.append((local[partner > 0], chunk.pc[partner > 0], partner[partner > 0]))
     entries = {}
-    for similarity in chunk.limits:
+    for similarity in chunk.targets:
         extra = list(base)
         if similarity == "cosine" and bg.tiny.size:
             rows = np.repeat(local, bg.tiny.size)
             cols = np.tile(bg.tiny, chunk.r)
             keep = (cols != chunk.qc[rows]) & (cols != chunk.pc[rows])
             extra.append((rows[keep], cols[keep], bg.weight[cols[keep]]))
-        entries[similarity] = _concat(extra)
+        pairs, distinct, weights = (np.concatenate(parts) for parts in zip(*extra, strict=True))
+        entries[similarity] = (pairs, distinct, weights)
     return entries
 
 
@@ -906,19 +818,6 @@ def mean_ranks(counts: RankCounts, tie_policy: TiePolicy = "expected") -> NDArra
     return 1.0 + counts.better + share[tie_policy] * counts.tied
 
 
-def rank_summary(
-    counts: RankCounts, *, tie_policy: TiePolicy = "expected", ks: Sequence[int] = DEFAULT_KS
-) -> RankMetrics:
-    """The MRR, hits at each ``k`` and mean rank over all pairs."""
-    if len(counts) == 0:
-        raise ValueError("cannot score an empty set of pairs.")
-    return {
-        "mrr": float(reciprocal_ranks(counts, tie_policy).mean()),
-        "hits_at": {k: float(hits_at(counts, k, tie_policy).mean()) for k in ks},
-        "mean_rank": float(mean_ranks(counts, tie_policy).mean()),
-    }
-
-
 def rank_metrics(
     counts: RankCounts,
     *,
@@ -926,10 +825,11 @@ def rank_metrics(
     ks: Sequence[int] = DEFAULT_KS,
     prefix: str = "",
 ) -> dict[str, float]:
-    """``{prefix}mrr``, ``{prefix}hits_at_{k}`` and ``{prefix}mean_rank`` over all pairs
-    (:func:`rank_summary`, flattened)."""
-    summary = rank_summary(counts, tie_policy=tie_policy, ks=ks)
-    scores = {f"{prefix}mrr": summary["mrr"]}
-    scores |= {f"{prefix}hits_at_{k}": value for k, value in summary["hits_at"].items()}
-    scores[f"{prefix}mean_rank"] = summary["mean_rank"]
+    """``{prefix}mrr``, ``{prefix}hits_at_{k}`` (the fraction of pairs ranked within the first
+    ``k``) and ``{prefix}mean_rank``: means over all pairs."""
+    if counts.better.size == 0:
+        raise ValueError("cannot score an empty set of pairs.")
+    scores = {f"{prefix}mrr": float(reciprocal_ranks(counts, tie_policy).mean())}
+    scores |= {f"{prefix}hits_at_{k}": float(hits_at(counts, k, tie_policy).mean()) for k in ks}
+    scores[f"{prefix}mean_rank"] = float(mean_ranks(counts, tie_policy).mean())
     return scores

@@ -1,13 +1,12 @@
 """The types of the scores the plugin's evaluators return.
 
-mteb types a task's scores as ``ScoresDict`` (``Mapping[str, Any]``) and the metrics of its own
-evaluators as TypedDicts. The plugin's evaluators build their scores from fixed-shape pieces, each
-a TypedDict here (:class:`RankMetrics` for one similarity of EvalRank, :class:`TripletAccuracy`
-for a set of triplets, :class:`ClassifierScores` for one SentEval classifier), and flatten them
-into the task's scores under keys built at run time: the similarity (``cosine_``,
-``euclidean_``), the cut-offs ``ks`` (``hits_at_{k}``), the classifier (``lr_``, ``mlp_``) or a
-breakdown group (``[column=value]``). Such keys cannot be listed in a TypedDict (mypy has no
-``extra_items``, PEP 728), so a task's scores are :data:`Scores`: numbers by name, never ``Any``.
+mteb types a task's scores as ``ScoresDict`` (``Mapping[str, Any]``). The plugin's evaluators
+build theirs from fixed-shape pieces, each a TypedDict here (:class:`TripletAccuracy` for a set of
+triplets, :class:`ClassifierScores` for one SentEval classifier), flattened into the task's scores
+under keys built at run time: the similarity (``cosine_``, ``euclidean_``), the cut-offs ``ks``
+(``hits_at_{k}``), the classifier (``lr_``, ``mlp_``) or a breakdown group (``[column=value]``).
+Such keys cannot be listed in a TypedDict (mypy has no ``extra_items``, PEP 728), so a task's
+scores are :data:`Scores`: numbers by name, never ``Any``.
 """
 
 from __future__ import annotations
@@ -17,15 +16,6 @@ from typing import TypedDict, cast
 
 #: A task's scores for one hf_subset: metric name -> number (the pieces below, flattened).
 Scores = dict[str, float | int]
-
-
-class RankMetrics(TypedDict):
-    """EvalRank's metrics of one similarity over all pairs (``ranking.rank_summary``)."""
-
-    mrr: float
-    hits_at: dict[int, float]
-    """cut-off ``k`` -> the fraction of pairs ranked within the first ``k``"""
-    mean_rank: float
 
 
 class TripletAccuracy(TypedDict):

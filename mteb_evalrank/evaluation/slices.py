@@ -166,8 +166,8 @@ def sample_length_window(
     4. ``floor(N * p_j)`` rows are drawn from bin j without replacement by
        ``numpy.random.default_rng(seed)``, bins in increasing order.
 
-    With ``w = 5`` this reproduces the paper's Table 4 sizes for WMT17 DA vs. STS-B within a
-    few percent (e.g. ``[10, 50)``: 1,230 vs. 1,225). Returns row indices sorted by row.
+    With ``w = 5`` this reproduces the paper's Table 4 sizes (docs/diagnostics.md). Returns row
+    indices sorted by row.
 
     Raises:
         ValueError: for an empty window, a non-positive bin width, or no reference pair in

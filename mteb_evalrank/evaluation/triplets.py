@@ -7,8 +7,8 @@ surface-near sentence with a different meaning) and a similarity ``s``:
 * paraphrase accuracy ``A_x' = mean_i [ s(X_i, X'_i) - s(X'_i, Y_i) > tol ]``
 
 A tie (difference within ``tol``) and a NaN similarity are failures, so a constant, zero
-or NaN encoder scores 0 (AccSent's ``>`` is strict). ``tol`` defaults to 1e-6, the
-tolerance of :mod:`mteb_evalrank.evaluation.ranking`, so float noise on equal vectors
+or NaN encoder scores 0 (AccSent's ``>`` is strict). ``tol`` defaults to
+:data:`mteb_evalrank.evaluation.ranking.DEFAULT_TOL` (1e-6), so float noise on equal vectors
 does not count as a success.
 """
 
@@ -21,9 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .ranking import DEFAULT_TOL
 from .scores import Scores, TripletAccuracy, flat
-
-DEFAULT_TOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -53,11 +52,8 @@ def triplet_outcomes(
     *,
     tol: float = DEFAULT_TOL,
 ) -> TripletOutcomes:
-    """Successes and ties per triplet from the three pairwise similarities (same length).
-
-    ``success = (s(X, X') - s(other, Y) > tol)``; ``tie = not success and not (s(X, X') -
-    s(other, Y) < -tol)``, i.e. within ``tol`` or NaN.
-    """
+    """Successes and ties per triplet (see :class:`TripletOutcomes`) from the three pairwise
+    similarities (same length)."""
     if tol < 0:
         raise ValueError(f"tol must be >= 0, got {tol}")
     ap, an, pn = (_as_vector(v) for v in (sim_anchor_positive, sim_anchor_negative, sim_positive_negative))
@@ -78,10 +74,8 @@ def triplet_outcomes(
 
 
 def triplet_accuracy(outcomes: TripletOutcomes) -> TripletAccuracy:
-    """The anchor and paraphrase accuracies, the number of triplets and the tie counts.
-
-    An empty set of triplets is an error: an accuracy of nothing is undefined.
-    """
+    """The anchor and paraphrase accuracies, the number of triplets and the tie counts (an accuracy
+    of no triplets is undefined: an error)."""
     n = int(outcomes.anchor.size)
     if n == 0:
         raise ValueError("no triplets to score")
@@ -95,12 +89,7 @@ def triplet_accuracy(outcomes: TripletOutcomes) -> TripletAccuracy:
 
 
 def accuracy_scores(outcomes: TripletOutcomes, suffix: str = "") -> Scores:
-    """:func:`triplet_accuracy` with ``suffix`` appended to every key (e.g. ``[length_bucket=short]``).
-
-    An empty set of triplets is an error: an accuracy of nothing is undefined.
-    """
-    if int(outcomes.anchor.size) == 0:
-        raise ValueError(f"no triplets to score{' for ' + suffix if suffix else ''}")
+    """:func:`triplet_accuracy` with ``suffix`` appended to every key (e.g. ``[length_bucket=short]``)."""
     return flat(triplet_accuracy(outcomes), suffix=suffix)
 
 
@@ -117,12 +106,6 @@ def grouped_accuracy_scores(outcomes: TripletOutcomes, groups: Mapping[str, Sequ
             raise ValueError(f"column {column!r} has {len(labels)} labels for {n} triplets")
         values = np.asarray([str(label) for label in labels], dtype=object)
         for value in sorted(set(values.tolist())):
-            mask = values == value
-            subset = TripletOutcomes(
-                outcomes.anchor[mask],
-                outcomes.paraphrase[mask],
-                outcomes.anchor_ties[mask],
-                outcomes.paraphrase_ties[mask],
-            )
+            subset = TripletOutcomes(**{name: kept[values == value] for name, kept in vars(outcomes).items()})
             scores.update(accuracy_scores(subset, f"[{column}={value}]"))
     return scores
