@@ -51,9 +51,11 @@ def install() -> None:
         return
     try:
         import mteb_evalrank  # noqa: F401  (light: installs the deferred registration)
+        from mteb_evalrank._network import switch_libraries_offline
         from mteb_evalrank._user_errors import install_excepthook
 
         install_excepthook()
+        switch_libraries_offline()  # before mteb imports huggingface_hub
     except Exception as error:  # a broken plugin must not break mteb
         warnings.warn(
             f"mteb-evalrank could not be loaded; its tasks are not available in mteb "

@@ -76,6 +76,25 @@ def replace_damaged(
 
 
 @contextmanager
+def replacing(target: Path) -> Iterator[Path]:
+    """Write a file through a new temporary sibling of ``target`` (yielded), then ``os.replace`` it.
+
+    Readers see the former ``target`` or the new one whole, never a truncated or half-written file
+    (``os.replace`` is atomic within a folder on POSIX); two writers at once leave one of the two
+    files whole (the last to finish). An error in the block (Ctrl-C too) removes the sibling
+    ``.<name>.<random>.tmp`` and leaves ``target`` as it was.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staged = target.with_name(f".{target.name}.{secrets.token_hex(8)}.tmp")
+    try:
+        yield staged
+        staged.replace(target)  # os.replace
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
 def publishing(target: Path, *, displaced: Path | None = None) -> Iterator[Path]:
     """Build a folder in a new temporary sibling of ``target`` (yielded), then rename it into place.
 

@@ -6,7 +6,8 @@ class flags that its task classes override (mteb's own tasks extend mteb the sam
 type of the scores a hook receives, the merge of ``run_settings.jsonl`` files, and the
 attributes of ``CachedEmbeddingWrapper`` that a memory-only subclass sets without its
 ``__init__``. Besides, the run-time switch of two module constants of ``huggingface_hub`` and
-``datasets`` (:func:`hub_switched_off`). Each is reached or declared here, nowhere else (a test
+``datasets`` (:func:`hub_switched_off`), and mteb's result writers made atomic
+(:func:`make_result_writes_atomic`). Each is reached or declared here, nowhere else (a test
 of ``tests/test_architecture.py`` fails on a private mteb name anywhere else), and :func:`check`
 verifies them all: when a new release renames one, the failure is an
 :class:`MtebInternalsChanged` naming the internal and the supported mteb version, not an
@@ -19,9 +20,11 @@ used directly everywhere; only private names live here.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.metadata
 import inspect
+import shutil
 import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -124,6 +127,84 @@ def merge_run_settings(path: Path, entries: list[dict[str, Any]]) -> None:
     subset, the last one winning), as mteb's ``ResultCache`` merges them."""
     merge = _attribute(*RUN_SETTINGS_MERGE)
     merge(path, entries)
+
+
+# --- atomic result writes ---------------------------------------------------------------------
+
+#: mteb's writers of result files: (module, class, method)
+TASK_RESULT_TO_DISK = ("mteb.results.task_result", "TaskResult", "to_disk")
+SAVE_TO_CACHE = ("mteb.cache.result_cache", "ResultCache", "save_to_cache")
+#: the merge of ``run_settings.jsonl`` as ``save_to_cache`` calls it (imported by name there)
+CACHE_MERGE = ("mteb.cache.result_cache", "_write_and_merge_keyed_json")
+
+
+def make_result_writes_atomic() -> None:
+    """Make mteb's result writes in this process atomic and one folder's writers serial (once).
+
+    mteb 2.26 writes ``<model>/<revision>/<task>.json`` and ``run_settings.jsonl`` in place
+    (``open("w")``, then ``json.dump``): a reader (mteb's own skip/merge check, ``scores``, a
+    second run) can meet a truncated file, and two runs saving into one folder at once can leave
+    a corrupted one (two truncating writes). Wrapped here, mteb's own serialisation unchanged:
+
+    * ``TaskResult.to_disk(path)`` writes a temporary sibling, then ``os.replace``
+      (:func:`~mteb_evalrank._files.replacing`): a reader sees the former file or the new one;
+    * the merge of ``run_settings.jsonl`` reads and writes a copy, then ``os.replace``;
+    * ``ResultCache.save_to_cache`` holds the revision folder's lock
+      (``.run_settings.jsonl.lock``, :func:`~mteb_evalrank._files.folder_lock`) for its writes,
+      so two processes' read-merge-writes never interleave (no ``run_settings`` entry is lost).
+
+    What stays in place: ``model_meta.json``, written by ``save_to_cache`` itself with
+    ``open("w")`` (under the lock: never two writers; a reader that does not take the lock can
+    meet it half written during that write).
+    """
+    from mteb_evalrank._files import folder_lock, replacing
+
+    task_result = _attribute(*TASK_RESULT_TO_DISK[:2])
+    cache = _attribute(*SAVE_TO_CACHE[:2])
+    module = importlib.import_module(CACHE_MERGE[0])
+    write, save, merge = task_result.to_disk, cache.save_to_cache, _attribute(*CACHE_MERGE)
+    if getattr(write, "_mteb_evalrank", False):
+        return
+
+    def to_disk(self: Any, path: Path, *args: Any, **kwargs: Any) -> None:
+        with replacing(Path(path)) as staged:
+            write(self, staged, *args, **kwargs)
+
+    def merge_atomically(path: Path, entries: list[dict[str, Any]]) -> None:
+        with replacing(Path(path)) as staged:
+            if Path(path).is_file():
+                shutil.copyfile(path, staged)
+            merge(staged, entries)
+
+    def save_to_cache(
+        self: Any, task_result: Any, model_name: Any, model_revision: Any = None, **kwargs: Any
+    ) -> None:
+        folder = self.get_task_result_path(
+            model_name=model_name, model_revision=model_revision, task_name=task_result.task_name
+        ).parent
+        with folder_lock(folder / "run_settings.jsonl"):
+            save(self, task_result, model_name, model_revision, **kwargs)
+
+    for function in (to_disk, merge_atomically, save_to_cache):
+        setattr(function, "_mteb_evalrank", True)  # noqa: B010  (mypy does not model function attributes)
+    functools.update_wrapper(to_disk, write)
+    functools.update_wrapper(save_to_cache, save)
+    task_result.to_disk = to_disk
+    cache.save_to_cache = save_to_cache
+    setattr(module, CACHE_MERGE[1], merge_atomically)
+
+
+def check_result_writers() -> None:
+    """Raise :class:`MtebInternalsChanged` unless the writers :func:`make_result_writes_atomic`
+    wraps exist with the parameters it passes."""
+    _attribute(*CACHE_MERGE)
+    for module_name, class_name, method in (TASK_RESULT_TO_DISK, SAVE_TO_CACHE):
+        if not callable(getattr(_attribute(module_name, class_name), method, None)):
+            raise MtebInternalsChanged(f"{module_name}.{class_name}.{method}", "does not exist")
+    names = list(inspect.signature(_attribute(*SAVE_TO_CACHE[:2]).save_to_cache).parameters)
+    if names[1:4] != ["task_result", "model_name", "model_revision"]:
+        expected = "(task_result, model_name, model_revision)"
+        raise MtebInternalsChanged(".".join(SAVE_TO_CACHE), f"no longer takes {expected}")
 
 
 # --- mteb's cached-model wrapper -------------------------------------------------------------
@@ -286,6 +367,7 @@ def check() -> None:
     _attribute("mteb.abstasks._statistics_calculation", "calculate_pair_modality_statistics")
     _attribute("mteb.abstasks._statistics_calculation", "calculate_label_statistics")
     _attribute(*RUN_SETTINGS_MERGE)
+    check_result_writers()
     check_cached_wrapper()
     for module_name, name in HUB_OFFLINE_FLAGS:
         if not isinstance(_attribute(module_name, name), bool):

@@ -7,22 +7,72 @@ Hub: :func:`hub_allowed`, Hub metadata, ``pip download`` and other downloads of 
 ``MTEB_EVALRANK_OFFLINE``, ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set to a true value
 (``1``, ``true``, ``yes``, ``on``, in any case) means that none of these paths sends a
 request: each ends at once in one message naming the variable and what to do instead.
+:func:`switch_libraries_offline` makes ``MTEB_EVALRANK_OFFLINE`` alone hold for the libraries the
+plugin runs (``huggingface_hub``, ``datasets``, and through them ``transformers``,
+sentence-transformers and mteb's ``get_model``) in the command-line processes and on
+registration.
+
+Set-up is not a run: ``pip`` (``scripts/*.sh``, ``mteb-evalrank models install-encoders``)
+reaches the package index whatever these variables say; ``PIP_NO_INDEX=1`` is pip's own switch.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 #: the variables that switch the network off (the plugin's own first, then the Hub's)
 OFFLINE_ENVS = ("MTEB_EVALRANK_OFFLINE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
+#: the Hugging Face libraries' offline flags (module, constant), read at call time
+LIBRARY_FLAGS = (
+    ("huggingface_hub.constants", "HF_HUB_OFFLINE"),
+    ("datasets.config", "HF_HUB_OFFLINE"),
+    ("datasets.config", "HF_DATASETS_OFFLINE"),
+)
+
+
+def _is_true(value: str | None) -> bool:
+    return (value or "").strip().upper() in {"1", "TRUE", "YES", "ON"}
+
+
+class OfflineError(RuntimeError):
+    """What a run needs is not on this machine and the offline switch forbids fetching it."""
+
+    user_facing = True  # the command line shows the message alone (mteb_evalrank._user_errors)
+
+
+def refusal(what: str, flag: str) -> str:
+    """The one paragraph for ``what`` (a model or dataset the Hugging Face cache lacks) under ``flag``."""
+    return (
+        f"{what}: {flag} is set, so nothing is downloaded and what the Hugging Face cache (HF_HOME) "
+        f"lacks cannot be used. Run the command once with {flag} unset on a connected machine (the "
+        "files are then cached), or use a model or dataset the cache holds (`mteb-evalrank models "
+        "zoo` lists the models that need no download)."
+    )
+
+
 def offline_flag() -> str | None:
     """The name of the first of :data:`OFFLINE_ENVS` set to a true value, else ``None`` (online)."""
-    for name in OFFLINE_ENVS:
-        if os.environ.get(name, "").strip().upper() in {"1", "TRUE", "YES", "ON"}:
-            return name
-    return None
+    return next((name for name in OFFLINE_ENVS if _is_true(os.environ.get(name))), None)
+
+
+def switch_libraries_offline() -> None:
+    """With ``MTEB_EVALRANK_OFFLINE`` true, the Hugging Face libraries of this process go offline too.
+
+    Sets ``HF_HUB_OFFLINE=1`` and ``HF_DATASETS_OFFLINE=1`` in the environment (read when
+    ``huggingface_hub`` and ``datasets`` are imported, and by child processes) and, for those
+    already imported, their flags (:data:`LIBRARY_FLAGS`): then no path of ``huggingface_hub``
+    sends a request (model and dataset downloads, Hub metadata, its agent-registry probe). Does
+    nothing when the variable is unset: the user's own HF settings are never changed then.
+    """
+    if not _is_true(os.environ.get(OFFLINE_ENVS[0])):
+        return
+    os.environ["HF_HUB_OFFLINE"] = os.environ["HF_DATASETS_OFFLINE"] = "1"
+    for module_name, name in LIBRARY_FLAGS:
+        if (module := sys.modules.get(module_name)) is not None:
+            setattr(module, name, True)
 
 
 def hub_allowed(location: str | None) -> bool:

@@ -50,6 +50,11 @@ def _add(registry: dict[str, Any], name: str, obj: Any, kind: str, clashes: list
 def register() -> None:
     """Make the plugin's tasks, benchmarks and models visible to mteb (idempotent).
 
+    Also, for the process: mteb's result files are written atomically
+    (:func:`~mteb_evalrank._mteb_adapter.make_result_writes_atomic`), and with
+    ``MTEB_EVALRANK_OFFLINE`` set the Hugging Face libraries are offline too
+    (:func:`~mteb_evalrank._network.switch_libraries_offline`).
+
     Raises:
         RegistrationError: when some names are already used by mteb for other objects;
             everything else has been registered.
@@ -59,11 +64,14 @@ def register() -> None:
             registry this plugin needs.
     """
     from . import _mteb_adapter as adapter
+    from ._network import switch_libraries_offline
     from .models import MODEL_METAS
     from .suites import BENCHMARKS
     from .tasks import TASKS, tasks_from_environment
     from .tasks._loading import guard_sts_mirrors
 
+    switch_libraries_offline()  # MTEB_EVALRANK_OFFLINE: the Hub libraries too
+    adapter.make_result_writes_atomic()
     clashes: list[str] = []
     tasks = adapter.task_registry()
     guard_sts_mirrors(tasks)  # a damaged STS mirror of the plugin's is named or repaired

@@ -4,7 +4,8 @@ An exception class with ``user_facing = True`` (e.g.
 :class:`mteb_evalrank.data.ready.DatasetNotAvailableError`) already says what is wrong and
 what to run; in the ``mteb`` and ``mteb-evalrank`` command-line processes
 :func:`install_excepthook` prints just that message (exit status 1). Other exceptions keep
-Python's traceback, except Ctrl-C (one line) and mteb's ``KeyError`` for a task whose
+Python's traceback, except Ctrl-C (one line), a request the offline switch refused
+(:func:`hub_refusal`) and mteb's ``KeyError`` for a task whose
 declaration already failed with one shown line (:func:`show_now`);
 ``MTEB_EVALRANK_TRACEBACK=1`` keeps the traceback for all of these.
 """
@@ -31,6 +32,29 @@ def show_now(error: BaseException, *, explains: Iterable[str]) -> bool:
     return True
 
 
+#: what ``huggingface_hub`` raises when offline mode stops a request or a file is not cached
+HUB_OFFLINE_ERRORS = ("OfflineModeIsEnabled", "LocalEntryNotFoundError")
+
+
+def hub_refusal(error: BaseException) -> str | None:
+    """The one paragraph for an error that the offline switch caused, else ``None``.
+
+    With an offline variable set (:func:`~mteb_evalrank._network.offline_flag`), a model or
+    dataset that the Hugging Face cache lacks ends a run in ``huggingface_hub``'s
+    ``OfflineModeIsEnabled`` or ``LocalEntryNotFoundError`` (possibly wrapped by mteb or
+    ``transformers``): the switch did what it says, so this says what to run instead.
+    """
+    from ._network import offline_flag, refusal
+
+    flag = offline_flag()
+    seen: BaseException | None = error
+    while flag is not None and seen is not None:
+        if type(seen).__module__.startswith("huggingface_hub") and type(seen).__name__ in HUB_OFFLINE_ERRORS:
+            return refusal(str(seen).split(": offline mode is enabled")[0].splitlines()[0], flag)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def install_excepthook() -> None:
     """Wrap ``sys.excepthook`` once (command-line processes only)."""
     previous = sys.excepthook
@@ -42,6 +66,8 @@ def install_excepthook() -> None:
             previous(kind, value, traceback)
         elif getattr(kind, "user_facing", False):
             print(f"error: {value}", file=sys.stderr)
+        elif (refused := hub_refusal(value)) is not None:
+            print(f"error: {refused}", file=sys.stderr)
         elif issubclass(kind, KeyboardInterrupt):
             print("interrupted (Ctrl-C)", file=sys.stderr)
         elif not (issubclass(kind, KeyError) and any(repr(name) in str(value) for name in _EXPLAINED)):

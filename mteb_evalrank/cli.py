@@ -759,9 +759,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of ``mteb-evalrank``."""
+    from ._network import switch_libraries_offline
     from ._user_errors import install_excepthook
 
     install_excepthook()
+    switch_libraries_offline()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in OWN_COMMANDS and argv[0] not in ("-h", "--help"):
         import mteb.cli

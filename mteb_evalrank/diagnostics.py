@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ._network import OfflineError, offline_flag, refusal
 from .evaluation import slices
 
 LENGTH_BIN_WIDTH = 5
@@ -78,7 +79,13 @@ def load_pairs(spec: str) -> PairSet:
         if plugin is not None:  # the tasks' checks: built on first use, a damaged copy repaired or named
             table = load_split(plugin, config or None, "test", f"diagnose {spec}")
         else:
-            table = datasets.load_dataset(hub_id, config or None, split="test")
+            try:
+                table = datasets.load_dataset(hub_id, config or None, split="test")
+            except ConnectionError as error:  # datasets' "Couldn't reach ... (OfflineModeIsEnabled)"
+                if (flag := offline_flag()) is None:
+                    raise
+                message = refusal(f"the dataset {hub_id} is not in the datasets cache", flag)
+                raise OfflineError(message) from error
     missing = [name for name in ("sentence1", "sentence2") if name not in table.column_names]
     if missing:
         raise ValueError(

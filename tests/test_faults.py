@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -569,6 +570,95 @@ def test_two_mteb_runs_into_one_output_folder_and_one_cache(word_similarity: Non
         assert "CorruptShardWarning" not in stderr
     assert score("shared") == score("lone")
     assert not list((tmp_path / "shared-cache").rglob("*.corrupt"))
+
+
+STUDY_RESULT = STUDY_RESULTS / "evalrank__all-MiniLM-L6-v2-cls" / "1.0.0" / "EvalRankSent.json"
+
+
+def _gated_json(monkeypatch: pytest.MonkeyPatch, module: object) -> tuple[threading.Event, threading.Event]:
+    """Make ``module``'s ``json.dump`` wait for a gate: a writer stops after ``open`` (which
+    truncates a file written in place) and before its bytes. Returns ``(reached, gate)``."""
+    real = json
+    reached, gate = threading.Event(), threading.Event()
+
+    class GatedJson:
+        def __getattr__(self, name: str) -> object:
+            return getattr(real, name)
+
+        def dump(self, obj: object, handle: object, **kwargs: object) -> None:
+            reached.set()
+            assert gate.wait(60), "the gate was never opened"
+            real.dump(obj, handle, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module, "json", GatedJson())
+    return reached, gate
+
+
+def test_a_result_file_being_written_is_never_seen_half_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mteb's ``TaskResult.to_disk`` opens the file with ``"w"`` and then dumps: a reader between
+    the two (mteb's skip check, ``scores``, a second run) found an empty file. With the plugin
+    registered, a reader sees the former file whole until the new one replaces it."""
+    import mteb
+    from mteb.results import task_result as module
+
+    import mteb_evalrank
+
+    mteb_evalrank.register()
+    result = mteb.TaskResult.from_disk(STUDY_RESULT)
+    path = tmp_path / "results" / "org__model" / "rev" / STUDY_RESULT.name
+    path.parent.mkdir(parents=True)
+    result.to_disk(path)
+    before = path.read_bytes()
+    reached, gate = _gated_json(monkeypatch, module)
+    result.evaluation_time = 12345.0
+    writer = threading.Thread(target=result.to_disk, args=(path,))
+    writer.start()
+    assert reached.wait(60)
+    seen = path.read_bytes()  # a reader while the writer is between open and dump
+    gate.set()
+    writer.join(60)
+    assert seen == before
+    assert mteb.TaskResult.from_disk(path).evaluation_time == 12345.0
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
+
+
+def test_two_writers_into_one_result_folder_leave_whole_files_and_every_run_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two saves into one model folder at once (two tasks of two runs), the first held inside its
+    write: the second waits for the folder's lock, then both tasks' files are whole and
+    ``run_settings.jsonl`` lists both tasks (mteb's read-merge-write would otherwise interleave)."""
+    import mteb
+    from mteb.cache import ResultCache
+    from mteb.results import task_result as module
+
+    import mteb_evalrank
+
+    mteb_evalrank.register()
+    first = mteb.TaskResult.from_disk(STUDY_RESULT)
+    second = mteb.TaskResult.from_disk(STUDY_RESULT.with_name("AccSent.json"))
+    cache = ResultCache(tmp_path / "out")
+    reached, gate = _gated_json(monkeypatch, module)
+    writers = [
+        threading.Thread(target=cache.save_to_cache, args=(result, "org/model", "rev"))
+        for result in (first, second)
+    ]
+    writers[0].start()
+    assert reached.wait(60)
+    reached.clear()
+    writers[1].start()
+    assert not reached.wait(1.0)  # the second save waits for the folder's lock
+    gate.set()
+    for writer in writers:
+        writer.join(60)
+    folder = tmp_path / "out" / "results" / "org__model" / "rev"
+    for result in (first, second):
+        assert mteb.TaskResult.from_disk(folder / f"{result.task_name}.json").task_name == result.task_name
+    settings = [json.loads(line)["task"] for line in (folder / "run_settings.jsonl").read_text().splitlines()]
+    assert sorted(settings) == ["AccSent", "EvalRankSent"]
+    assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
 
 
 # ------------------------------------------------------------ built datasets in the datasets cache

