@@ -239,17 +239,18 @@ def _score(value: float, text: str | None = None, **style: Any) -> Cell:
 def _model_table(
     frame: pd.DataFrame, families: dict[str, str], heads: list[tuple[str, str]], mark_best: bool = True
 ) -> Table:
-    """The model column, its family where one is known (not the model alone), then one column per
-    column of ``frame`` (×100, the best of each column with two scores or more marked)."""
+    """The model column, one column per column of ``frame`` (×100, the best of each column with two
+    scores or more marked), then the model's family where one is known (not the model alone): last,
+    so that on a narrow screen the first score sits beside the name."""
     known = {name: family for name, family in families.items() if family != name}
     best = frame.max(axis=0, skipna=True).where(frame.notna().sum(axis=0) > 1)  # none among one
     rows = []
     for name, scores in frame.iterrows():
-        cells = [Cell(str(name))] + ([Cell(known.get(str(name), ""))] if known else [])
+        cells = [Cell(str(name))]
         cells += [_score(value, best=mark_best and value == best[column]) for column, value in scores.items()]
-        rows.append(cells)
-    names = [("model", ""), *([("family", "")] if known else [])]
-    return Table([*names, *heads], rows, [False] * len(names) + [True] * len(heads))
+        rows.append(cells + ([Cell(known.get(str(name), ""))] if known else []))
+    family = [("family", "")] if known else []
+    return Table([("model", ""), *heads, *family], rows, [False] + [True] * len(heads) + [False] * len(family))
 
 
 def _score_sections(
