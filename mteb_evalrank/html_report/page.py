@@ -250,7 +250,8 @@ def _model_table(
         cells += [_score(value, best=mark_best and value == best[column]) for column, value in scores.items()]
         rows.append(cells + ([Cell(known.get(str(name), ""))] if known else []))
     family = [("family", "")] if known else []
-    return Table([("model", ""), *heads, *family], rows, [False] + [True] * len(heads) + [False] * len(family))
+    numeric = [False] + [True] * len(heads) + [False] * len(family)
+    return Table([("model", ""), *heads, *family], rows, numeric)
 
 
 def _score_sections(
