@@ -381,8 +381,11 @@ def test_bad_inputs_give_clear_errors(toy: Path, tmp_path: Path) -> None:
     (empty / "results").mkdir(parents=True)
     with pytest.raises(CorrelationInputError, match="holds no task results"):
         correlate([empty], ["A"], ["B"])
-    with pytest.raises(CorrelationInputError, match="holds no 'results/' folder"):
+    with pytest.raises(CorrelationInputError, match="nowhere: no such folder"):
         correlate([tmp_path / "nowhere"], ["A"], ["B"])
+    (tmp_path / "no-results").mkdir()
+    with pytest.raises(CorrelationInputError, match="holds no 'results/' folder"):
+        correlate([tmp_path / "no-results"], ["A"], ["B"])
     with pytest.raises(CorrelationInputError, match=r"unknown task 'Intrinsik'.*Did you mean: Intrinsic"):
         correlate([toy], ["Intrinsik"], ["Extrinsic"])
     with pytest.raises(CorrelationInputError, match=r"no metric 'f1'; available: accuracy, main_score"):

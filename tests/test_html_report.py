@@ -223,6 +223,49 @@ def test_a_damaged_result_file_is_named_on_the_page_and_the_rest_shown(tmp_path:
     assert rows[MODELS[1]][column] == "–" and rows[MODELS[0]][column] != "–"
 
 
+def test_a_folder_whose_result_files_are_all_damaged_is_named_with_each_file(tmp_path: Path) -> None:
+    from mteb_evalrank.correlation import CorrelationInputError
+
+    folder = copy_results(tmp_path, MODELS[:1], ("EvalRankSent", "SentEvalMR"))
+    files = sorted((folder / "results").rglob("*/*/[ES]*.json"))
+    assert [f.name for f in files] == ["EvalRankSent.json", "SentEvalMR.json"]
+    for path in files:
+        path.write_bytes(path.read_bytes()[:100])
+    with pytest.warns(UserWarning), pytest.raises(CorrelationInputError) as raised:
+        write_report(folder, tmp_path / "site", QUICK)
+    message = str(raised.value)
+    assert "2 result file(s), all damaged" in message and all(str(f) in message for f in files)
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_out_naming_a_file_is_one_line_before_any_work(tmp_path: Path, where: str) -> None:
+    """The issue's case ran 52-65 s, then a traceback: now the CLI (a second process) ends at once."""
+    (tmp_path / "taken").write_text("a file of the user's", encoding="utf-8")
+    out = tmp_path / "taken" if where == "a file" else tmp_path / "taken" / "site"
+    command = [sys.executable, "-m", "mteb_evalrank.cli", "report", str(STUDY), "--out", str(out)]
+    run = subprocess.run(command, capture_output=True, text=True, check=False, cwd=REPO, timeout=600)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert (
+        run.stderr.strip()
+        == f"mteb-evalrank report: --out {out}: {tmp_path / 'taken'} is a file, not a folder: give a folder."
+    )
+    assert (tmp_path / "taken").read_text(encoding="utf-8") == "a file of the user's"
+
+
+def test_a_missing_results_path_is_named_as_missing(tmp_path: Path) -> None:
+    from mteb_evalrank.correlation import CorrelationInputError
+
+    with pytest.raises(CorrelationInputError, match=r"nowhere: no such folder"):
+        write_report(tmp_path / "nowhere", tmp_path / "site", QUICK)
+
+
+def test_a_one_model_page_has_notes_but_no_damaged_banner(tmp_path: Path) -> None:
+    folder = copy_results(tmp_path, MODELS[:1], ("EvalRankSent", "SentEvalMR"))
+    text = write_report(folder, tmp_path / "site", QUICK).read_text(encoding="utf-8")
+    assert "no correlations: they need at least 3 models; here 1" in text
+    assert "damaged" not in text
+
+
 @pytest.mark.filterwarnings("ignore::mteb_evalrank.result_files.OutdatedResultWarning")
 def test_a_run_of_mtebs_own_tasks_and_models_gives_other_tasks_and_its_correlations(tmp_path: Path) -> None:
     """Public MTEB results (models outside the zoo, tasks of no plugin benchmark but STS)."""

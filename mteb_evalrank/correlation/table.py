@@ -220,6 +220,10 @@ def _read_folders(
     metas: dict[tuple[str, str], Any] = {}
     notes: list[str] = []
     for folder in map(Path, folders):
+        if not folder.is_dir():
+            raise CorrelationInputError(
+                f"{folder}: no such folder: pass the folder given to mteb's --output-folder."
+            )
         if not (folder / "results").is_dir():
             raise CorrelationInputError(
                 f"{folder} holds no 'results/' folder: pass a folder in ResultCache layout "
@@ -232,6 +236,10 @@ def _read_folders(
             raise CorrelationInputError(_unreadable(ResultCache(folder), error)) from error
         notes += skipped
         if not loaded.model_results:
+            if skipped:
+                raise CorrelationInputError(
+                    f"{folder}/results: {len(skipped)} result file(s), all damaged: " + "; ".join(skipped)
+                )
             raise CorrelationInputError(f"{folder}/results holds no task results (no <Task>.json files)")
         for model in loaded.model_results:
             # mteb names the folder of a result without a model revision "no_revision_available"

@@ -11,9 +11,7 @@ The sections (scores, coverage, correlation, families, provenance, notes) and wh
 
 from __future__ import annotations
 
-import os
 import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._files import replacing
 from ..correlation import CorrelationInputError, correlate, load_results, stats
 from ..correlation import figures as correlation_figures
 from ..correlation.core import resolve_families
@@ -120,13 +119,19 @@ def write_report(results: str | Path, out: str | Path, options: Options | None =
     """
     from threadpoolctl import threadpool_limits
 
+    target = Path(out) / "index.html"
+    blocking = next((p for p in (Path(out), *Path(out).parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:  # before any work: a file where the page's folder must be
+        raise CorrelationInputError(f"--out {out}: {blocking} is a file, not a folder: give a folder.")
     start = time.perf_counter()
     # one BLAS thread: the bootstrap multiplies small matrices (resamples × models × models), where a
     # second thread costs more than it gives (the study's page: 20 s of CPU in correlate, 10 s so)
     with threadpool_limits(1):
         page = build_page(Path(results), options or Options())
     page.seconds = time.perf_counter() - start
-    return _write_atomically(Path(out) / "index.html", render(page))
+    with replacing(target) as staged:
+        staged.write_text(render(page), encoding="utf-8")
+    return target
 
 
 def build_page(results: Path, options: Options) -> Page:
@@ -514,17 +519,3 @@ def render(page: Page) -> str:
     )
     # markup: matplotlib's own SVG output, inserted as it is (it escapes the text it writes)
     return environment.get_template("report.html.j2").render(page=page, markup=markupsafe.Markup)
-
-
-def _write_atomically(path: Path, text: str) -> Path:
-    """Write ``path`` through a temporary file of this process and thread in its folder, renamed
-    into place: a reader never sees half a page, two writers at once leave one whole page."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        temporary.replace(path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    return path
