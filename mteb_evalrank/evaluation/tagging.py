@@ -26,7 +26,9 @@ The tagger is the window approach of Collobert et al. (2011) as Chiu, Korhonen a
 
 Deterministic for a seed: the seed sets torch's generator for the initialisation (in a forked
 RNG state, so the caller's global state is untouched) and the shuffling; torch runs on a fixed
-number of threads (:attr:`TaggerConfig.threads`, restored afterwards). torch is imported when a
+number of threads (:attr:`TaggerConfig.threads`: one for narrow input, every core from
+:data:`WIDE_INPUT` on; restored afterwards), on :attr:`TaggerConfig.device` (the CPU unless the
+task is told otherwise or the model runs on a GPU). torch is imported when a
 tagger is trained, not with this module.
 
 Scores: token accuracy (:func:`token_accuracy`) and chunk/entity precision, recall and F1 as
@@ -106,6 +108,13 @@ def centred(vectors: NDArray[np.floating]) -> NDArray[np.float64]:
     return np.where(known[:, None], matrix - matrix[known].mean(axis=0), 0.0)
 
 
+#: the input width (``5 d + 25``) from which the CPU tagger trains on every core: below it, one
+#: thread (the matrices are small, more threads only spin; the study's 25-300-d static vectors);
+#: from it (``d`` >= 128), torch's default pool, one thread per core (at 768-d the first layer is
+#: 3,865 x 300 per mini-batch)
+WIDE_INPUT = WINDOW * (128 + N_CAPS)
+
+
 @dataclass(frozen=True)
 class TaggerConfig:
     """The window tagger's settings (the defaults are Chiu et al.'s)."""
@@ -113,10 +122,15 @@ class TaggerConfig:
     hidden: int = 300
     epochs: int = 10
     batch_size: int = 50
-    threads: int = 1
-    """torch's intra-op threads while training (one: the matrices are small, more only spin)."""
+    threads: int | None = None
+    """torch's intra-op threads on the CPU while training; ``None``: one below :data:`WIDE_INPUT`,
+    else torch's default (every core)."""
     predict_batch: int = 8192
     """Test tokens scored at once (memory only; the predictions do not depend on it)."""
+    device: str = "cpu"
+    """Where torch trains and predicts (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...). The
+    initialisation and the shuffling come from CPU generators on every device, so a GPU run
+    differs from the CPU's only by floating-point rounding (docs/sequence_labelling.md)."""
 
 
 @dataclass(frozen=True)
@@ -133,12 +147,12 @@ class TaggerInput:
 
 
 @contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """torch's intra-op thread count set to ``n`` for the block, then restored."""
+def torch_threads(n: int | None) -> Iterator[None]:
+    """torch's intra-op thread count set to ``n`` for the block (``None``: left as it is), then restored."""
     import torch
 
     before = torch.get_num_threads()
-    torch.set_num_threads(n)
+    torch.set_num_threads(n or before)
     try:
         yield
     finally:
@@ -149,9 +163,10 @@ def _features(matrix: torch.Tensor, data: TaggerInput, rows: torch.Tensor) -> to
     """The input vectors of the tokens ``rows``: window vectors and one-hot patterns, concatenated."""
     import torch
 
-    words = torch.from_numpy(data.words)[rows]
-    caps = torch.nn.functional.one_hot(torch.from_numpy(data.caps)[rows], N_CAPS).to(matrix.dtype)
-    return torch.cat([matrix[words].flatten(1), caps.flatten(1)], dim=1)
+    words = torch.from_numpy(data.words)[rows].to(matrix.device)
+    caps = torch.from_numpy(data.caps)[rows].to(matrix.device)
+    caps_one_hot = torch.nn.functional.one_hot(caps, N_CAPS).to(matrix.dtype)
+    return torch.cat([matrix[words].flatten(1), caps_one_hot.flatten(1)], dim=1)
 
 
 def train_and_predict(
@@ -168,26 +183,31 @@ def train_and_predict(
     greedy predictions for every token of ``test``.
 
     ``vectors`` (``V x d``) are the frozen word vectors: a window's index ``i > 0`` is row
-    ``i - 1``, index 0 the zero padding.
+    ``i - 1``, index 0 the zero padding. Runs on ``config.device``; on the CPU with
+    ``config.threads`` threads (default: :data:`WIDE_INPUT`'s rule).
     """
     import torch
 
-    matrix = torch.from_numpy(np.vstack([np.zeros((1, vectors.shape[1])), vectors]).astype(np.float32))
-    targets = torch.from_numpy(np.asarray(labels, dtype=np.int64))
-    with torch_threads(config.threads), torch.random.fork_rng(devices=[]):
+    device = torch.device(config.device)
+    rows = np.vstack([np.zeros((1, vectors.shape[1])), vectors]).astype(np.float32)
+    matrix = torch.from_numpy(rows).to(device)
+    targets = torch.from_numpy(np.asarray(labels, dtype=np.int64)).to(device)
+    width = WINDOW * (matrix.shape[1] + N_CAPS)
+    threads = config.threads if config.threads is not None else (1 if width < WIDE_INPUT else None)
+    with torch_threads(threads), torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = torch.nn.Sequential(
-            torch.nn.Linear(WINDOW * (matrix.shape[1] + N_CAPS), config.hidden),
+        model = torch.nn.Sequential(  # initialised on the CPU (the same weights on every device)
+            torch.nn.Linear(width, config.hidden),
             torch.nn.Hardtanh(),
             torch.nn.Linear(config.hidden, n_labels),
-        )
+        ).to(device)
         optimiser = torch.optim.Adam(model.parameters(), fused=True)  # default parameters, one kernel
         shuffle = torch.Generator().manual_seed(seed)
         for _ in range(config.epochs):
             order = torch.randperm(len(targets), generator=shuffle)
             for batch in order.split(config.batch_size):
                 loss = torch.nn.functional.cross_entropy(
-                    model(_features(matrix, train, batch)), targets[batch]
+                    model(_features(matrix, train, batch)), targets[batch.to(device)]
                 )
                 optimiser.zero_grad()
                 loss.backward()
@@ -195,7 +215,7 @@ def train_and_predict(
         with torch.no_grad():
             chunks = torch.arange(len(test.words)).split(config.predict_batch)
             predicted = [model(_features(matrix, test, rows)).argmax(dim=1) for rows in chunks]
-    return torch.cat(predicted).numpy().astype(np.intp)
+    return torch.cat(predicted).cpu().numpy().astype(np.intp)
 
 
 # --------------------------------------------------------------------------- scores

@@ -227,6 +227,17 @@ def unwrapped(model: Any) -> Any:
     return model.model if isinstance(model, CachedEncoder) else model
 
 
+def torch_device(model: Any) -> str:
+    """The torch device ``model`` computes on: its own ``device`` or that of the model it wraps
+    (mteb's sentence-transformers wrapper keeps the ``SentenceTransformer`` as ``model``); ``"cpu"``
+    for a model that is not a torch model (static vectors, ONNX engines)."""
+    for candidate in (model, getattr(model, "model", None)):
+        device = getattr(candidate, "device", None)
+        if type(device).__module__ == "torch" and type(device).__name__ == "device":
+            return str(device)
+    return "cpu"
+
+
 def reusing(model: Any) -> Any:
     """The model a task of the run encodes with: ``model`` in a :class:`CachedEncoder` over the
     process cache, or ``model`` itself if reuse is off (:data:`REUSE_ENV`), if it is not an mteb

@@ -36,6 +36,7 @@ regression on single embeddings.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -56,7 +57,7 @@ from mteb_evalrank.tasks._loading import PluginDatasetLoading
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._citations import CHIU_CITATION, cite
-from ._encoding import EncodeTexts, as_list
+from ._encoding import EncodeTexts, as_list, torch_device, unwrapped
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -73,6 +74,9 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
     seeds: ClassVar[tuple[int, ...]] = (0, 1, 2)
     tagger: ClassVar[TaggerConfig] = TaggerConfig()
     train_split: ClassVar[str] = "train"
+    device: str | None = None
+    """Where the tagger trains (``"cpu"``, ``"cuda"``, ...); ``None``: the device the model runs
+    on when it is a torch model (``mteb run --device cuda``), else the CPU."""
 
     def _split(self, hf_subset: str, split: str) -> Dataset:
         dataset: Any = self.dataset
@@ -117,8 +121,9 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
             )
             caps = np.fromiter(map(capitalisation, tokens), dtype=np.intp, count=len(tokens))
             inputs[name] = TaggerInput.of(rows[name], caps, [len(sentence) for sentence in split])
+        config = replace(self.tagger, device=self.device or torch_device(unwrapped(model)))
         with timer("Scoring", split=hf_split, subset=hf_subset):
-            scores = self._scores(centred(vectors).astype(np.float32), inputs, gold)
+            scores = self._scores(centred(vectors).astype(np.float32), inputs, gold, config)
         scores.update(
             n_train_tokens=len(rows["train"]),
             n_test_tokens=len(rows["test"]),
@@ -130,7 +135,11 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
         return scores
 
     def _scores(
-        self, vectors: NDArray[np.float32], inputs: dict[str, TaggerInput], gold: dict[str, list[list[str]]]
+        self,
+        vectors: NDArray[np.float32],
+        inputs: dict[str, TaggerInput],
+        gold: dict[str, list[list[str]]],
+        config: TaggerConfig,
     ) -> dict[str, Any]:
         """Train and score one tagger per seed; each seed's scores and their means."""
         labels = sorted({tag for sentence in gold["train"] for tag in sentence})
@@ -140,7 +149,7 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
         per_seed = []
         for seed in self.seeds:
             predicted = train_and_predict(
-                vectors, inputs["train"], targets, inputs["test"], len(labels), seed=seed, config=self.tagger
+                vectors, inputs["train"], targets, inputs["test"], len(labels), seed=seed, config=config
             )
             tags = np.split(np.asarray(labels, dtype=object)[predicted], lengths)
             per_seed.append(self._score_predictions(gold["test"], [list(s) for s in tags]))

@@ -1,0 +1,128 @@
+"""Chiu et al.'s window tagger on a chosen torch device and on every core when its input is wide.
+
+Real data: CoNLL-2000 chunking (NLTK's zip in the raw data folder), the first sentences of its
+train and test files; the word vectors are drawn per lower-cased word from its SHA-256 (a
+zero-cost encoder: each word its own fixed random vector, as an embedding model gives each word
+its own vector). Independent of mteb and ``datasets`` (read here with ``zipfile``), so that the
+GPU checks run where only numpy and torch are installed (the device machine).
+
+* narrow input (50-d) trains on one thread, as before the thread rule: the default config's
+  predictions are bit-identical to an explicit one-thread CPU run;
+* wide input (768-d) trains on torch's default pool (every core): its predictions agree with a
+  one-thread run's but for floating-point rounding, far closer than two seeds agree (:func:`agree`);
+* on CUDA (where torch sees one; skipped elsewhere, naming why) the same agreement with the CPU:
+  initialisation and shuffling come from CPU generators on every device.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from numpy.typing import NDArray
+
+from mteb_evalrank.evaluation.tagging import (
+    N_CAPS,
+    WIDE_INPUT,
+    WINDOW,
+    TaggerConfig,
+    TaggerInput,
+    capitalisation,
+    centred,
+    train_and_predict,
+)
+
+SOURCE = Path(os.environ.get("MTEB_EVALRANK_SOURCE", Path(__file__).resolve().parents[2] / "shared" / "data"))
+#: a few epochs over a few hundred sentences: seconds per run, a tagger that learns (accuracy ~0.8)
+SMALL = TaggerConfig(epochs=3)
+NO_CUDA = "torch sees no CUDA device here: the tagger's GPU path is checked where one exists"
+
+
+def sentences(member: str, n: int) -> list[list[tuple[str, str]]]:
+    """The first ``n`` sentences of a CoNLL-2000 file: (word, chunk tag) per token."""
+    with zipfile.ZipFile(SOURCE / "conll2000" / "conll2000.zip") as archive:
+        text = archive.read(f"conll2000/{member}").decode("utf-8")
+    blocks = [block for block in text.split("\n\n") if block.strip()][:n]
+    return [[(line.split()[0], line.split()[2]) for line in block.splitlines()] for block in blocks]
+
+
+def hashed_vectors(words: list[str], dim: int) -> NDArray[np.float32]:
+    """Each word's vector drawn from a generator seeded by its SHA-256."""
+    seeds = (int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "little") for word in words)
+    return np.stack([np.random.default_rng(seed).standard_normal(dim) for seed in seeds]).astype(np.float32)
+
+
+Chunking = tuple[list[str], dict[str, TaggerInput], NDArray[np.intp], NDArray[np.intp], int]
+
+
+@pytest.fixture(scope="module")
+def chunking() -> Chunking:
+    if not (SOURCE / "conll2000" / "conll2000.zip").is_file():
+        pytest.fail(f"no conll2000/conll2000.zip under {SOURCE}: set MTEB_EVALRANK_SOURCE")
+    return load_chunking()
+
+
+def load_chunking(n_train: int = 400, n_test: int = 150) -> Chunking:
+    """Forms, inputs, train targets, test targets and the number of tags of a CoNLL-2000 sample
+    (its first ``n_train`` and ``n_test`` sentences; the benchmark takes them all)."""
+    splits = {"train": sentences("train.txt", n_train), "test": sentences("test.txt", n_test)}
+    forms = list(dict.fromkeys(word.lower() for split in splits.values() for s in split for word, _ in s))
+    row = {form: i for i, form in enumerate(forms)}
+    tags = sorted({tag for s in splits["train"] for _, tag in s})
+    index = {tag: i for i, tag in enumerate(tags)}
+    inputs, targets = {}, {}
+    for name, split in splits.items():
+        tokens = [word for s in split for word, _ in s]
+        rows = np.array([row[word.lower()] for word in tokens], dtype=np.intp)
+        caps = np.array([capitalisation(word) for word in tokens], dtype=np.intp)
+        inputs[name] = TaggerInput.of(rows, caps, [len(s) for s in split])
+        targets[name] = np.array([index.get(tag, 0) for s in split for _, tag in s], dtype=np.intp)
+    return forms, inputs, targets["train"], targets["test"], len(tags)
+
+
+def run(chunking: Chunking, dim: int, config: TaggerConfig, seed: int = 0) -> NDArray[np.intp]:
+    forms, inputs, train_targets, _, n_tags = chunking
+    vectors = centred(hashed_vectors(forms, dim)).astype(np.float32)
+    return train_and_predict(
+        vectors, inputs["train"], train_targets, inputs["test"], n_tags, seed=seed, config=config
+    )
+
+
+def agree(chunking: Chunking, first: NDArray[np.intp], second: NDArray[np.intp]) -> None:
+    """The same tagger but for rounding: accuracy within 0.5 points, at least 95 % of the predictions
+    equal (two seeds of one setting agree on 89 % (50-d) and 92 % (768-d) of this sample's tokens,
+    one thread and every core on 100 % and 98 %)."""
+    gold = chunking[3]
+    accuracies = [float((p == gold).mean()) for p in (first, second)]
+    assert min(accuracies) > 0.6, accuracies  # a tagger that learnt something
+    assert abs(accuracies[0] - accuracies[1]) <= 0.005, accuracies
+    assert float((first == second).mean()) >= 0.95
+
+
+def test_the_wide_input_threshold_is_128_dimensions() -> None:
+    assert WIDE_INPUT == WINDOW * (128 + N_CAPS)
+
+
+def test_narrow_input_trains_on_one_thread_as_before(chunking: Chunking) -> None:
+    default = run(chunking, 50, SMALL)
+    one_thread = run(chunking, 50, TaggerConfig(epochs=3, threads=1, device="cpu"))
+    np.testing.assert_array_equal(default, one_thread)
+
+
+@pytest.mark.slow
+def test_wide_input_on_every_core_agrees_with_one_thread(chunking: Chunking) -> None:
+    before = torch.get_num_threads()
+    every_core = run(chunking, 768, SMALL)
+    assert torch.get_num_threads() == before  # restored
+    agree(chunking, every_core, run(chunking, 768, TaggerConfig(epochs=3, threads=1)))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason=NO_CUDA)
+@pytest.mark.parametrize("dim", [50, 768])
+def test_the_tagger_on_cuda_agrees_with_the_cpu(chunking: Chunking, dim: int) -> None:
+    agree(chunking, run(chunking, dim, TaggerConfig(epochs=3, device="cuda")), run(chunking, dim, SMALL))
