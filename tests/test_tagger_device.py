@@ -126,3 +126,16 @@ def test_wide_input_on_every_core_agrees_with_one_thread(chunking: Chunking) -> 
 @pytest.mark.parametrize("dim", [50, 768])
 def test_the_tagger_on_cuda_agrees_with_the_cpu(chunking: Chunking, dim: int) -> None:
     agree(chunking, run(chunking, dim, TaggerConfig(epochs=3, device="cuda")), run(chunking, dim, SMALL))
+
+
+def test_the_task_trains_where_the_model_runs() -> None:
+    """A model's own ``device`` or that of the model it wraps (mteb's sentence-transformers wrapper
+    keeps the ``SentenceTransformer`` as ``model``); a model without one (static vectors): the CPU."""
+    from types import SimpleNamespace
+
+    from mteb_evalrank.tasks._encoding import torch_device
+
+    assert torch_device(SimpleNamespace(device=torch.device("cuda", 1))) == "cuda:1"
+    assert torch_device(SimpleNamespace(model=SimpleNamespace(device=torch.device("cuda")))) == "cuda"
+    assert torch_device(SimpleNamespace(device="cuda")) == "cpu"  # a string is not torch's device
+    assert torch_device(SimpleNamespace(model=np.zeros(3))) == "cpu"
