@@ -159,14 +159,16 @@ def torch_threads(n: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _features(matrix: torch.Tensor, data: TaggerInput, rows: torch.Tensor) -> torch.Tensor:
-    """The input vectors of the tokens ``rows``: window vectors and one-hot patterns, concatenated."""
+def _features(
+    matrix: torch.Tensor, data: tuple[torch.Tensor, torch.Tensor], rows: torch.Tensor
+) -> torch.Tensor:
+    """The input vectors of the tokens ``rows`` of ``data`` (the windows' word and pattern indices,
+    on ``matrix``'s device): window vectors and one-hot patterns, concatenated."""
     import torch
 
-    words = torch.from_numpy(data.words)[rows].to(matrix.device)
-    caps = torch.from_numpy(data.caps)[rows].to(matrix.device)
-    caps_one_hot = torch.nn.functional.one_hot(caps, N_CAPS).to(matrix.dtype)
-    return torch.cat([matrix[words].flatten(1), caps_one_hot.flatten(1)], dim=1)
+    words, caps = data
+    caps_one_hot = torch.nn.functional.one_hot(caps[rows], N_CAPS).to(matrix.dtype)
+    return torch.cat([matrix[words[rows]].flatten(1), caps_one_hot.flatten(1)], dim=1)
 
 
 def train_and_predict(
@@ -192,6 +194,10 @@ def train_and_predict(
     rows = np.vstack([np.zeros((1, vectors.shape[1])), vectors]).astype(np.float32)
     matrix = torch.from_numpy(rows).to(device)
     targets = torch.from_numpy(np.asarray(labels, dtype=np.int64)).to(device)
+    # the windows on the device once: a step then copies nothing between host and device
+    train_data, test_data = (
+        (torch.from_numpy(x.words).to(device), torch.from_numpy(x.caps).to(device)) for x in (train, test)
+    )
     width = WINDOW * (matrix.shape[1] + N_CAPS)
     threads = config.threads if config.threads is not None else (1 if width < WIDE_INPUT else None)
     with torch_threads(threads), torch.random.fork_rng(devices=[]):
@@ -204,17 +210,17 @@ def train_and_predict(
         optimiser = torch.optim.Adam(model.parameters(), fused=True)  # default parameters, one kernel
         shuffle = torch.Generator().manual_seed(seed)
         for _ in range(config.epochs):
-            order = torch.randperm(len(targets), generator=shuffle)
+            order = torch.randperm(len(targets), generator=shuffle).to(device)
             for batch in order.split(config.batch_size):
                 loss = torch.nn.functional.cross_entropy(
-                    model(_features(matrix, train, batch)), targets[batch.to(device)]
+                    model(_features(matrix, train_data, batch)), targets[batch]
                 )
                 optimiser.zero_grad()
                 loss.backward()
                 optimiser.step()
         with torch.no_grad():
-            chunks = torch.arange(len(test.words)).split(config.predict_batch)
-            predicted = [model(_features(matrix, test, rows)).argmax(dim=1) for rows in chunks]
+            chunks = torch.arange(len(test.words), device=device).split(config.predict_batch)
+            predicted = [model(_features(matrix, test_data, rows)).argmax(dim=1) for rows in chunks]
     return torch.cat(predicted).cpu().numpy().astype(np.intp)
 
 
