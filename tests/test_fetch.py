@@ -832,32 +832,43 @@ def test_the_archive_download_is_set_up_and_asks_the_package_index_whatever_the_
     assert any(path.startswith(f"/simple/{name}") for path in server.requests), server.requests
 
 
-def offline_switch_alone(tmp_path: Path, server: RawServer) -> dict[str, str]:
-    """A new user's machine with ``MTEB_EVALRANK_OFFLINE=1`` alone (no HF flag), the server standing
-    in for the Hub (``HF_ENDPOINT``) and counting every request."""
-    return fresh_online_env(tmp_path, server, MTEB_EVALRANK_OFFLINE="1")
+def run_with_the_offline_switch_alone(tmp_path: Path, server: RawServer, *command: str) -> str:
+    """Run a CLI command (``BIN/<command>``) on a new user's machine with ``MTEB_EVALRANK_OFFLINE=1``
+    alone (no HF flag), the server standing in for the Hub (``HF_ENDPOINT``) and counting every
+    request; check that it fails (exit 1) without a request and without a traceback; return its stderr."""
+    env = fresh_online_env(tmp_path, server, MTEB_EVALRANK_OFFLINE="1")
+    result = subprocess.run(
+        [str(BIN / command[0]), *command[1:]],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert server.requests == Counter()
+    return result.stderr
+
+
+def error_line(stderr: str) -> str:
+    """The one ``error:`` line of a command's stderr."""
+    (message,) = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    return message
 
 
 @pytest.mark.slow  # an mteb run process
 def test_the_plugins_offline_switch_alone_sends_no_request_for_a_hub_model(
     tmp_path: Path, server: RawServer
 ) -> None:
-    command = [
-        str(BIN / "mteb"),
-        "run",
-        "-t",
-        "EvalRankSent",
-        "-m",
-        "sentence-transformers/paraphrase-albert-small-v2",
-    ]
-    command += ["--output-folder", str(tmp_path / "out")]
-    env = offline_switch_alone(tmp_path, server)
-    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
-    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
-    (message,) = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    model = "sentence-transformers/paraphrase-albert-small-v2"
+    out = str(tmp_path / "out")
+    message = error_line(
+        run_with_the_offline_switch_alone(
+            tmp_path, server, "mteb", "run", "-t", "EvalRankSent", "-m", model, "--output-folder", out
+        )
+    )
     assert "paraphrase-albert-small-v2" in message and "MTEB_EVALRANK_OFFLINE is set" in message
     assert "mteb-evalrank models zoo" in message
-    assert server.requests == Counter()
 
 
 @pytest.mark.slow  # a CLI process
@@ -866,40 +877,20 @@ def test_the_plugins_offline_switch_alone_sends_no_request_from_diagnose(
 ) -> None:
     reference = tmp_path / "reference.tsv"
     reference.write_text("sentence1\tsentence2\nA man plays.\tA man is playing.\n", encoding="utf-8")
-    command = [
-        str(BIN / "mteb-evalrank"),
-        "diagnose",
-        "--out",
-        str(tmp_path / "d"),
-        "--reference",
-        str(reference),
-    ]
-    command += ["--target", "mteb/stsbenchmark-sts"]
-    env = offline_switch_alone(tmp_path, server)
-    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
-    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
-    (message,) = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    command = ("mteb-evalrank", "diagnose", "--out", str(tmp_path / "d"), "--reference", str(reference))
+    message = error_line(
+        run_with_the_offline_switch_alone(tmp_path, server, *command, "--target", "mteb/stsbenchmark-sts")
+    )
     assert "mteb/stsbenchmark-sts is not in the datasets cache: MTEB_EVALRANK_OFFLINE is set" in message
-    assert server.requests == Counter()
 
 
 @pytest.mark.slow  # a CLI process
 def test_the_plugins_offline_switch_alone_sends_no_request_for_a_paper_population(
     tmp_path: Path, server: RawServer
 ) -> None:
-    command = [
-        str(BIN / "mteb-evalrank"),
-        "study",
-        "--population",
-        "evalrank-paper",
-        "--out",
-        str(tmp_path / "s"),
-    ]
-    env = offline_switch_alone(tmp_path, server)
-    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
-    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
-    assert "downloads are switched off (MTEB_EVALRANK_OFFLINE is set)" in result.stderr
-    assert server.requests == Counter()
+    command = ("mteb-evalrank", "study", "--population", "evalrank-paper", "--out", str(tmp_path / "s"))
+    stderr = run_with_the_offline_switch_alone(tmp_path, server, *command)
+    assert "downloads are switched off (MTEB_EVALRANK_OFFLINE is set)" in stderr
 
 
 def test_an_offline_variable_means_no_hub_request_for_a_population(
