@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._network import HUB_OFFLINE_FLAGS
+
 if TYPE_CHECKING:
     # the scores ``AbsTaskSTS._calculate_scores`` receives (for the type checker only; see ``check``)
     from mteb._evaluators.any_sts_evaluator import STSEvaluatorScores as STSEvaluatorScores
@@ -263,13 +265,6 @@ def check_cached_wrapper() -> None:
 
 
 # --- the Hugging Face Hub switch ---------------------------------------------------------------
-
-#: (module, constant): the offline flags ``huggingface_hub`` and ``datasets`` read at call time
-#: (set from ``HF_HUB_OFFLINE`` when they are imported)
-HUB_OFFLINE_FLAGS: tuple[tuple[str, str], ...] = (
-    ("huggingface_hub.constants", "HF_HUB_OFFLINE"),
-    ("datasets.config", "HF_HUB_OFFLINE"),
-)
 
 
 @contextmanager

@@ -25,11 +25,12 @@ import sys
 OFFLINE_ENVS = ("MTEB_EVALRANK_OFFLINE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
-#: the Hugging Face libraries' offline flags (module, constant), read at call time
-LIBRARY_FLAGS = (
+#: (module, constant): the offline flags ``huggingface_hub`` and ``datasets`` read at call time
+#: (set from ``HF_HUB_OFFLINE`` when they are imported; ``datasets`` reads no other); also switched
+#: for a block by ``_mteb_adapter.hub_switched_off``
+HUB_OFFLINE_FLAGS: tuple[tuple[str, str], ...] = (
     ("huggingface_hub.constants", "HF_HUB_OFFLINE"),
     ("datasets.config", "HF_HUB_OFFLINE"),
-    ("datasets.config", "HF_DATASETS_OFFLINE"),
 )
 
 
@@ -63,14 +64,14 @@ def switch_libraries_offline() -> None:
 
     Sets ``HF_HUB_OFFLINE=1`` and ``HF_DATASETS_OFFLINE=1`` in the environment (read when
     ``huggingface_hub`` and ``datasets`` are imported, and by child processes) and, for those
-    already imported, their flags (:data:`LIBRARY_FLAGS`): then no path of ``huggingface_hub``
+    already imported, their flags (:data:`HUB_OFFLINE_FLAGS`): then no path of ``huggingface_hub``
     sends a request (model and dataset downloads, Hub metadata, its agent-registry probe). Does
     nothing when the variable is unset: the user's own HF settings are never changed then.
     """
     if not _is_true(os.environ.get(OFFLINE_ENVS[0])):
         return
     os.environ["HF_HUB_OFFLINE"] = os.environ["HF_DATASETS_OFFLINE"] = "1"
-    for module_name, name in LIBRARY_FLAGS:
+    for module_name, name in HUB_OFFLINE_FLAGS:
         if (module := sys.modules.get(module_name)) is not None:
             setattr(module, name, True)
 
