@@ -661,6 +661,33 @@ def test_two_writers_into_one_result_folder_leave_whole_files_and_every_run_sett
     assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_a_killed_writers_temporary_result_file_and_the_lock_are_never_read(tmp_path: Path) -> None:
+    """A run killed between its write and its ``os.replace`` leaves ``.<task>.json.<random>.tmp``
+    (cut short here) beside the folder's ``.run_settings.jsonl.lock``: mteb's loader and the
+    plugin's (``scores``, ``report``, ``correlate``) read neither, and warn of nothing."""
+    import warnings
+
+    import mteb
+    from mteb.cache import ResultCache
+
+    import mteb_evalrank
+    from mteb_evalrank.result_files import load_result_folder
+
+    mteb_evalrank.register()
+    cache = ResultCache(tmp_path / "out")
+    cache.save_to_cache(mteb.TaskResult.from_disk(STUDY_RESULT), "org/model", "rev")
+    folder = tmp_path / "out" / "results" / "org__model" / "rev"
+    (folder / f".{STUDY_RESULT.name}.0123456789abcdef.tmp").write_text(
+        '{"dataset_revision": "cut', encoding="utf-8"
+    )
+    assert (folder / ".run_settings.jsonl.lock").is_file()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded, notes = load_result_folder(tmp_path / "out")
+    assert notes == []
+    assert [t.task_name for m in loaded.model_results for t in m.task_results] == ["EvalRankSent"]
+
+
 # ------------------------------------------------------------ built datasets in the datasets cache
 @pytest.fixture
 def own_datasets_cache(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
