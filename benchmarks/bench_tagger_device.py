@@ -35,11 +35,11 @@ from test_tagger_device import hashed_vectors, load_chunking
 
 from mteb_evalrank.evaluation.tagging import (
     N_CAPS,
-    WIDE_INPUT,
     WINDOW,
     TaggerConfig,
     centred,
     train_and_predict,
+    training_threads,
 )
 
 
@@ -86,7 +86,7 @@ def main() -> None:
         for device in args.devices:
             if device == "cpu" and dim > args.cpu_max_dim:
                 continue
-            threads = 1 if width < WIDE_INPUT else torch.get_num_threads()
+            threads = training_threads(width, config) or torch.get_num_threads()
             run = TaggerConfig(device=device)
             start = time.perf_counter()
             predicted = train_and_predict(

@@ -35,6 +35,7 @@ from mteb_evalrank.evaluation.tagging import (
     capitalisation,
     centred,
     train_and_predict,
+    training_threads,
 )
 
 SOURCE = Path(os.environ.get("MTEB_EVALRANK_SOURCE", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -104,8 +105,11 @@ def agree(chunking: Chunking, first: NDArray[np.intp], second: NDArray[np.intp])
     assert float((first == second).mean()) >= 0.95
 
 
-def test_the_wide_input_threshold_is_128_dimensions() -> None:
+def test_the_cpu_trains_on_one_thread_below_128_dimensions_and_on_every_core_from_there() -> None:
     assert WIDE_INPUT == WINDOW * (128 + N_CAPS)
+    assert training_threads(WINDOW * (127 + N_CAPS), TaggerConfig()) == 1
+    assert training_threads(WINDOW * (128 + N_CAPS), TaggerConfig()) is None  # torch's pool
+    assert training_threads(WINDOW * (768 + N_CAPS), TaggerConfig(threads=3)) == 3  # an explicit count wins
 
 
 def test_narrow_input_trains_on_one_thread_as_before(chunking: Chunking) -> None:

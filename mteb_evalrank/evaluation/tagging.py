@@ -146,6 +146,14 @@ class TaggerInput:
         return cls(windows(np.asarray(rows) + 1, lengths, 0), windows(np.asarray(caps), lengths, PAD))
 
 
+def training_threads(width: int, config: TaggerConfig) -> int | None:
+    """The CPU threads a tagger of input ``width`` trains on: ``config.threads`` if set, else one
+    below :data:`WIDE_INPUT` and ``None`` (torch's pool, every core) from it."""
+    if config.threads is not None:
+        return config.threads
+    return 1 if width < WIDE_INPUT else None
+
+
 @contextmanager
 def torch_threads(n: int | None) -> Iterator[None]:
     """torch's intra-op thread count set to ``n`` for the block (``None``: left as it is), then restored."""
@@ -199,8 +207,7 @@ def train_and_predict(
         (torch.from_numpy(x.words).to(device), torch.from_numpy(x.caps).to(device)) for x in (train, test)
     )
     width = WINDOW * (matrix.shape[1] + N_CAPS)
-    threads = config.threads if config.threads is not None else (1 if width < WIDE_INPUT else None)
-    with torch_threads(threads), torch.random.fork_rng(devices=[]):
+    with torch_threads(training_threads(width, config)), torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = torch.nn.Sequential(  # initialised on the CPU (the same weights on every device)
             torch.nn.Linear(width, config.hidden),
