@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import secrets
@@ -75,6 +76,30 @@ def replace_damaged(
     return problems, aside, rebuilt
 
 
+def remove_leftovers(target: Path) -> None:
+    """Remove the ``.<name>.*.tmp`` files and folders beside ``target`` that a writer of ``target``
+    killed midway left (:func:`replacing`, :func:`publishing`); call it holding ``target``'s lock
+    (:func:`folder_lock`), so that no live writer's is among them."""
+    for leftover in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+
+
+def move_into_place(source: Path, target: Path) -> None:
+    """Move the finished file ``source`` to ``target`` (one filesystem) with ``os.replace``: a reader
+    sees the former ``target`` or ``source``'s bytes, never a half file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    source.replace(target)
+
+
+def write_text(target: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``target`` atomically (:func:`replacing`)."""
+    with replacing(target) as staged:
+        staged.write_text(text, encoding="utf-8")
+
+
 @contextmanager
 def replacing(target: Path) -> Iterator[Path]:
     """Write a file through a new temporary sibling of ``target`` (yielded), then ``os.replace`` it.
@@ -107,8 +132,7 @@ def publishing(target: Path, *, displaced: Path | None = None) -> Iterator[Path]
     removed first.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    for leftover in target.parent.glob(f".{target.name}.*.tmp"):
-        shutil.rmtree(leftover, ignore_errors=True)
+    remove_leftovers(target)
     build = target.with_name(f".{target.name}.{secrets.token_hex(8)}.tmp")
     old = displaced or build.with_name(f"{build.name[:-4]}.old.tmp")
     build.mkdir()

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ._files import replacing, write_text
 from ._network import OfflineError, offline_flag, refusal
 from .evaluation import slices
 
@@ -174,7 +175,8 @@ def _plot(stats: dict[str, Any], kind: str, out: Path) -> None:
         )
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out)
+    with replacing(out) as staged:
+        fig.savefig(staged, format=out.suffix.removeprefix("."))
     plt.close(fig)
 
 
@@ -235,6 +237,6 @@ def diagnose(reference: PairSet, targets: list[PairSet], out: Path) -> dict[str,
     }
     _plot(stats, "length", paths["length"])
     _plot(stats, "coverage", paths["coverage"])
-    paths["json"].write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
-    paths["markdown"].write_text(markdown(stats), encoding="utf-8")
+    write_text(paths["json"], json.dumps(stats, indent=2) + "\n")
+    write_text(paths["markdown"], markdown(stats))
     return paths

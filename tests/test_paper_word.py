@@ -272,12 +272,12 @@ def test_a_download_killed_leaves_nothing_under_the_real_name_and_a_rerun_succee
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     process = subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE)
-    wait_for_download(process, online, "*.part", 60)
+    wait_for_download(process, online, ".*.tmp", 60)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    assert list(online.glob(".*.part")) and not (online / spec.file).exists()
+    assert list(online.glob(".*.tmp")) and not (online / spec.file).exists()
     server.faults.clear()
-    assert pw.is_verified(pw.fetch_set(spec), str(spec.pin)) and not list(online.glob(".*.part"))
+    assert pw.is_verified(pw.fetch_set(spec), str(spec.pin)) and not list(online.glob(".*.tmp"))
 
 
 @pytest.mark.slow  # EvalRankWord through mteb.evaluate: 80 s measured (2 shared cores, loaded)

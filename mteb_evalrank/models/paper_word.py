@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 import urllib.parse
 import zipfile
 from collections.abc import Iterator
@@ -38,7 +39,7 @@ from typing import Any
 
 from mteb.models import ModelMeta
 
-from mteb_evalrank._files import folder_lock
+from mteb_evalrank._files import folder_lock, remove_leftovers, replacing
 from mteb_evalrank._home import home
 from mteb_evalrank._network import offline_flag
 
@@ -175,7 +176,7 @@ def is_verified(path: Path, pin: str) -> bool:
 
 def fetch_set(spec: PaperWordSet) -> Path:
     """The verified file of ``spec`` in ``<home>/word-vectors``, fetched if missing or damaged (under a
-    lock per file; ``.part`` files a killed download left are removed first).
+    lock per file; the temporary files a killed download left are removed first).
 
     Raises:
         FetchError: the set has no pinned source, downloads are switched off, or the download
@@ -209,8 +210,7 @@ def fetch_set(spec: PaperWordSet) -> Path:
         with folder_lock(target):
             if is_verified(target, spec.pin):
                 return target  # another process fetched it while this one waited
-            for leftover in root.glob(f".{spec.file}.*.part"):
-                leftover.unlink(missing_ok=True)  # from a process killed mid-download
+            remove_leftovers(target)  # from a process killed mid-download
             fetch.say(f"fetching {spec.name} [{spec.licence}] from {url} into {root}")
             _download(spec, target, url, advice, fetch.fetch_timeout())
     except OSError as error:
@@ -223,41 +223,45 @@ def fetch_set(spec: PaperWordSet) -> Path:
 
 
 def _download(spec: PaperWordSet, target: Path, url: str, advice: str, timeout: float) -> None:
-    """Stream ``url`` to a ``.part`` file while hashed (a zip: then its member to another), compare the
-    hash of the file kept with the pin, rename it to ``target``; nothing else is left."""
+    """Stream ``url`` to a temporary file beside ``target`` while hashed (a zip: then its member to
+    another), compare the hash of the file kept with the pin, publish it as ``target``
+    (:func:`~mteb_evalrank._files.replacing`); nothing else is left."""
     from mteb_evalrank.data import fetch
 
     algorithm, _, expected = str(spec.pin).partition(":")
-    download, member = fetch.new_part_file(target), fetch.new_part_file(target)
-    try:
-        with download.open("wb") as out:
-            found, _ = fetch.stream(
-                url, out, spec.download_bytes, timeout, spec.file, algorithm=algorithm, advice=advice
-            )
-        if spec.member is not None:
-            digest = hashlib.new(algorithm)
-            try:
-                with (
-                    zipfile.ZipFile(download) as zipped,
-                    zipped.open(spec.member) as source,
-                    member.open("wb") as out,
-                ):
-                    while block := source.read(1 << 20):
-                        out.write(block)
-                        digest.update(block)
-            except (zipfile.BadZipFile, KeyError) as error:
-                what = f"{url} is not a zip holding {spec.member} ({error})"
-                raise fetch.FetchError(f"{spec.name}: {what}. Nothing was kept. {advice}") from None
+    with replacing(target) as staged:
+        if spec.member is None:
+            with staged.open("wb") as out:
+                found, _ = fetch.stream(
+                    url, out, spec.download_bytes, timeout, spec.file, algorithm=algorithm, advice=advice
+                )
+        else:  # the zip beside the target (removed with it by remove_leftovers if killed), then its member
+            with tempfile.NamedTemporaryFile(
+                dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+            ) as zipped:
+                fetch.stream(
+                    url, zipped, spec.download_bytes, timeout, spec.file, algorithm=algorithm, advice=advice
+                )
+                zipped.flush()
+                digest = hashlib.new(algorithm)
+                try:
+                    with (
+                        zipfile.ZipFile(zipped.name) as archive,
+                        archive.open(spec.member) as source,
+                        staged.open("wb") as out,
+                    ):
+                        while block := source.read(1 << 20):
+                            out.write(block)
+                            digest.update(block)
+                except (zipfile.BadZipFile, KeyError) as error:
+                    what = f"{url} is not a zip holding {spec.member} ({error})"
+                    raise fetch.FetchError(f"{spec.name}: {what}. Nothing was kept. {advice}") from None
             found = digest.hexdigest()
         if found != expected:
             raise fetch.FetchError(
                 f"{spec.name}: {spec.file} fetched from {url} is not the pinned file: {algorithm.upper()} "
                 f"{found}, expected {expected} ({spec.source}). It was refused and nothing was kept. {advice}"
             )
-        (download if spec.member is None else member).replace(target)
-    finally:
-        download.unlink(missing_ok=True)
-        member.unlink(missing_ok=True)
 
 
 # ------------------------------------------------------------------ models

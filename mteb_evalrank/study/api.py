@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mteb_evalrank._files import write_text
 from mteb_evalrank.correlation.table import default_downstream
 
 from .chain_execution import STAGING, ChainReport, ChainSettings, JobOutcome
@@ -157,7 +158,7 @@ def run_study(
     summary.report, summary.report_note = write_report(
         summary, n_bootstrap=n_bootstrap, n_permutations=n_permutations, seed=seed
     )
-    (out / OUTCOMES).write_text(json.dumps(summary.to_json(), indent=1) + "\n", encoding="utf-8")
+    write_text(out / OUTCOMES, json.dumps(summary.to_json(), indent=1) + "\n")
     return summary
 
 

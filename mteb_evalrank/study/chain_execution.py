@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import mteb_evalrank  # noqa: F401  (registers the plugin in worker processes once they import mteb)
+from mteb_evalrank._files import move_into_place
 from mteb_evalrank._mteb_adapter import MtebInternalsChanged, merge_run_settings
 from mteb_evalrank.embedding_cache import EmbeddingCache, EncodeStats, process_cache, using_process_cache
 from mteb_evalrank.tasks._encoding import CachedEncoder
@@ -149,9 +150,9 @@ def run_job(model: Any, job: Job, out: Path, settings: ChainSettings) -> Path:
             raise RuntimeError(f"mteb.evaluate wrote no result for {job.label} (expected {staged})")
         final.parent.mkdir(parents=True, exist_ok=True)
         if (staged.parent / "model_meta.json").is_file():
-            (staged.parent / "model_meta.json").replace(final.parent / "model_meta.json")
+            move_into_place(staged.parent / "model_meta.json", final.parent / "model_meta.json")
         _merge_run_settings(staged.parent / "run_settings.jsonl", final.parent / "run_settings.jsonl")
-        staged.replace(final)  # os.replace, atomic on POSIX: the commit point of the job
+        move_into_place(staged, final)  # the commit point of the job
         return final
     finally:
         shutil.rmtree(staging, ignore_errors=True)

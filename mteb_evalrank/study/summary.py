@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mteb_evalrank._files import write_text
 from mteb_evalrank.correlation.table import intrinsic_columns
 
 from .chain_execution import JobOutcome
@@ -116,6 +117,6 @@ def write_report(
             note = f"no correlation: {error}"
     report = out / "report.md"
     head = report.read_text(encoding="utf-8") if written else f"# Study report\n\n{note}\n"
-    report.write_text(head.rstrip("\n") + "\n\n" + _jobs_markdown(summary) + "\n", encoding="utf-8")
+    write_text(report, head.rstrip("\n") + "\n\n" + _jobs_markdown(summary) + "\n")
     written["report"] = report
     return written, note

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .._files import read_json_object
+from .._files import read_json_object, write_text
 from .chain_execution import ChainReport, JobOutcome
 
 TIMING = "study_timing.json"
@@ -107,5 +107,5 @@ def record_run(
     timing["senteval_classifiers"] = list(senteval_classifiers)
     timing["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     timing = with_history(timing, read_json_object(out / TIMING))
-    (out / TIMING).write_text(json.dumps(timing, indent=1) + "\n", encoding="utf-8")
+    write_text(out / TIMING, json.dumps(timing, indent=1) + "\n")
     return timing
