@@ -190,6 +190,7 @@ def _print_scores(args: argparse.Namespace) -> None:
 def _correlate(args: argparse.Namespace) -> None:
     from .correlation import CorrelationInputError, correlate, load_results, tasks_of_type
     from .correlation.core import read_families
+    from .correlation.table import tasks_of_protocol
 
     try:
         revisions = dict(item.split("=", 1) for item in args.revision or [])
@@ -209,6 +210,8 @@ def _correlate(args: argparse.Namespace) -> None:
             intrinsic += tasks_of_type(loaded, args.intrinsic_type, args.language)
         if args.extrinsic_type:
             extrinsic += tasks_of_type(loaded, args.extrinsic_type, args.language)
+        if args.extrinsic_protocol:
+            extrinsic += tasks_of_protocol(loaded, args.extrinsic_protocol)
         result = correlate(
             loaded,
             intrinsic,
@@ -249,7 +252,9 @@ def _report(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     try:
         families = read_families(args.families) if args.families else None
-        options = Options(benchmark=args.benchmark, models=args.models, families=families)
+        options = Options(
+            benchmark=args.benchmark, models=args.models, model_regex=args.model_regex, families=families
+        )
         path = write_report(args.results, args.out, options)
     except CorrelationInputError as error:
         raise SystemExit(f"mteb-evalrank report: {error}") from None
@@ -527,6 +532,12 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
         "--extrinsic-type", metavar="TYPE", help="add every task of this mteb type (e.g. Classification)"
     )
     corr.add_argument(
+        "--extrinsic-protocol",
+        metavar="NAME",
+        help="add every task of this downstream protocol (docs/correlation.md): senteval (the "
+        "SentEval-protocol tasks), sequence-labelling, classification (any other Classification task)",
+    )
+    corr.add_argument(
         "--language", metavar="ISO", help="with --*-type: only tasks in this language (e.g. eng)"
     )
     corr.add_argument("--split", default="test", help="evaluation split (default: test)")
@@ -623,6 +634,7 @@ def _add_report_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
     report.add_argument("--out", default="report", help="output folder (default: ./report)")
     report.add_argument("--benchmark", metavar="NAME", help="only the tasks of this mteb benchmark")
     report.add_argument("--models", nargs="+", metavar="NAME", help="only these models")
+    report.add_argument("--model-regex", metavar="RE", help="only models whose name matches (re.search)")
     report.add_argument(
         "--families",
         metavar="FILE",

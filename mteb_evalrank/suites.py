@@ -22,9 +22,9 @@ EVALRANK = Benchmark(
     tasks=[EvalRankWord(), EvalRankSent()],
     description=(
         "EvalRank (Wang et al., ACL 2022): word- and sentence-level retrieval-style intrinsic "
-        "evaluation. Each positive pair is scored by its rank among all background items; "
-        "the paper shows it correlates with downstream performance far better than word or "
-        "sentence similarity."
+        "evaluation. Each positive pair (two words or sentences people rate as similar) is scored by "
+        "the rank of one among all background items when queried with the other (MRR, Hits@k): does "
+        "the embedding put similar items nearest, ahead of everything else?"
     ),
     reference="https://aclanthology.org/2022.acl-long.419",
     citation=EVALRANK_CITATION,
@@ -119,7 +119,11 @@ EVALRANK_STUDY = Benchmark(
         "STR 2021 and AccSent, and the downstream SentEval-protocol tasks "
         f"({_DOWNSTREAM_SETS}), and Chiu et al.'s (2016) sequence-labelling tasks (EWT POS tagging, "
         "CoNLL-2000 chunking, CoNLL-2003 NER over frozen word vectors). Run it over many models with "
-        "`mteb-evalrank study`."
+        "`mteb-evalrank study`. The project's study of 56 sentence encoders (10 families) found "
+        "EvalRankSent's mean Spearman ρ with the SentEval-protocol accuracies (0.75) level with STS-B's "
+        "(0.72; the difference is not significant), and within a family neither orders the variants "
+        "as the downstream tasks do; over 12 static word-vector models EvalRankWord (0.81) is ahead of "
+        "SimLex-999 (0.73) but not of the embedding dimension used as a score (0.81)."
     ),
     reference="https://aclanthology.org/2022.acl-long.419",
     citation=EVALRANK_CITATION,

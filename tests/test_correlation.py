@@ -699,3 +699,76 @@ def test_controls_add_the_dimension_row_and_compare_every_row_with_them(toy: Pat
     ]
     with pytest.raises(CorrelationInputError, match="unknown task 'Nope'"):  # a control is a row like any
         correlate([toy], ["Intrinsic"], ["Extrinsic:a"], controls=("Nope",))
+
+
+# --- downstream protocols ---------------------------------------------------------------
+
+FAMILIES_DIR = Path(__file__).resolve().parent.parent / "docs" / "study" / "families"
+
+
+def test_each_downstream_task_has_one_protocol() -> None:
+    from mteb_evalrank.correlation.table import (
+        PROTOCOLS,
+        by_protocol,
+        default_downstream,
+        downstream_protocol,
+    )
+
+    expected = {
+        "SentEvalMR": "senteval", "SentEvalSICKE": "senteval", "CoNLL2003NER": "sequence-labelling",
+        "EWTPOSTagging": "sequence-labelling", "MRClassification": "classification",
+        "Banking77Classification": "classification", "STSBenchmark": None, "EvalRankSent": None,
+        "AccSent": None, "NoSuchTask": None,
+    }  # fmt: skip
+    assert {task: downstream_protocol(task) for task in expected} == expected
+    assert list(PROTOCOLS) == ["senteval", "sequence-labelling", "classification"]
+    assert by_protocol(reversed(list(expected))) == {
+        "senteval": ["SentEvalSICKE", "SentEvalMR"],
+        "sequence-labelling": ["EWTPOSTagging", "CoNLL2003NER"],
+        "classification": ["Banking77Classification", "MRClassification"],
+    }
+    assert default_downstream(list(expected)) == [t for t, p in expected.items() if p is not None]
+
+
+def test_extrinsic_protocol_takes_the_committed_tables_tasks_and_gives_its_means(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``correlate --extrinsic-protocol sequence-labelling`` on the committed word-all-seq score table
+    (62 models, the trainings as families) selects its three tasks and gives its row means."""
+    from mteb_evalrank.cli import main
+
+    folder = FAMILIES_DIR / "word-all-seq"
+    rows = ["EvalRankWord:default", "WordSimSimLex999", "WordSimMEN"]
+    main(["correlate", str(folder / "scores.csv"), "--intrinsic", *rows, "--extrinsic-protocol",
+          "sequence-labelling", "--families", str(FAMILIES_DIR / "trainings.csv"), "--permutations", "100",
+          "--out", str(tmp_path)])  # fmt: skip
+    capsys.readouterr()
+    written = json.loads((tmp_path / "correlations.json").read_text(encoding="utf-8"))
+    committed = json.loads((folder / "correlations.json").read_text(encoding="utf-8"))
+    assert sorted({p["extrinsic"] for p in written["pairs"]}) == [
+        "CoNLL2000Chunking",
+        "CoNLL2003NER",
+        "EWTPOSTagging",
+    ]
+    expected = {r["intrinsic"]: r for r in committed["row_means"] if r["intrinsic"] in rows}
+    for row in written["row_means"]:
+        for key in ("n", "n_families", "mean", "ci_low", "ci_high"):
+            assert row[key] == pytest.approx(expected[row["intrinsic"]][key], abs=1e-12), key
+    assert "the sequence-labelling protocol's tasks" in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
+def test_extrinsic_columns_of_two_protocols_are_named_in_a_note(tmp_path: Path) -> None:
+    """The committed word-all and word-all-seq score tables side by side: a mean over SentEval and
+    sequence-labelling columns mixes two protocols, and the notes say so."""
+    merged = pd.read_csv(FAMILIES_DIR / "word-all" / "scores.csv", index_col=0)[
+        ["EvalRankWord:default", "SentEvalMR"]
+    ]
+    tagging = pd.read_csv(FAMILIES_DIR / "word-all-seq" / "scores.csv", index_col=0)[["CoNLL2000Chunking"]]
+    merged.join(tagging).to_csv(tmp_path / "scores.csv")
+    extrinsic = ["SentEvalMR", "CoNLL2000Chunking"]
+    result = correlate([tmp_path / "scores.csv"], ["EvalRankWord:default"], extrinsic, n_permutations=100)
+    (note,) = [n for n in result.notes if "protocols" in n]
+    assert note.startswith(
+        "the extrinsic columns span 2 downstream protocols (senteval: SentEvalMR; sequence-labelling: "
+        "CoNLL2000Chunking)"
+    )

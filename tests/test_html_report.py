@@ -42,13 +42,15 @@ CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver"
 
 
 def copy_results(out: Path, models: list[str], tasks: tuple[str, ...]) -> Path:
-    """``out/results/<model>/<revision>/`` holding the study's files of these models and tasks."""
+    """``out/results/<model>/<revision>/`` holding the study's files of these models and tasks (those
+    it has)."""
     for model in models:
         for source in (STUDY / model.replace("/", "__")).iterdir():
             target = out / "results" / source.parent.name / source.name
             target.mkdir(parents=True)
             for name in [*(f"{t}.json" for t in tasks), "model_meta.json"]:
-                shutil.copy(source / name, target / name)
+                if (source / name).is_file():  # a task the model did not run: left out
+                    shutil.copy(source / name, target / name)
     return out
 
 
@@ -179,7 +181,7 @@ def test_a_one_model_one_task_folder_gives_a_page_without_correlations(tmp_path:
     assert table[1][column] == f"{100 * main_score(MODELS[0], 'EvalRankSent'):.1f}"  # no best among one
     assert not any(t[0][0] == "intrinsic" for t in cells.tables)
     text = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
-    assert "<li>no correlations: they need at least 3 models; here 1</li>" in text
+    assert re.search(r"<li>no correlations: they need at least 8 models .*; here 1: the comparison", text)
     assert text.count("<li>") == 1  # that note alone
 
 
@@ -262,7 +264,7 @@ def test_a_missing_results_path_is_named_as_missing(tmp_path: Path) -> None:
 def test_a_one_model_page_has_notes_but_no_damaged_banner(tmp_path: Path) -> None:
     folder = copy_results(tmp_path, MODELS[:1], ("EvalRankSent", "SentEvalMR"))
     text = write_report(folder, tmp_path / "site", QUICK).read_text(encoding="utf-8")
-    assert "no correlations: they need at least 3 models; here 1" in text
+    assert "no correlations: they need at least 8 models" in text and "; here 1: the comparison" in text
     assert "damaged" not in text
 
 
@@ -276,8 +278,8 @@ def test_a_run_of_mtebs_own_tasks_and_models_gives_other_tasks_and_its_correlati
         folder
         for folder in sorted((SOURCE / "mteb-results" / "results").glob("*/*"))
         if folder.name != "external" and all((folder / f"{t}.json").is_file() for t in tasks)
-    ][:6]
-    assert len(picked) == 6
+    ][:9]  # 8 of them have every subset of the Amazon task: the 8 models a correlation needs
+    assert len(picked) == 9
     entries: dict[str, dict[str, dict[str, float]]] = {}  # model -> task -> subset -> main score
     for folder in picked:
         target = tmp_path / "results" / folder.parent.name / folder.name
@@ -315,6 +317,114 @@ def test_a_run_of_mtebs_own_tasks_and_models_gives_other_tasks_and_its_correlati
         x = [s[intrinsic] for s in both]
         rho = stats.spearmanr(x, [s["AmazonCounterfactualClassification"] for s in both]).statistic
         assert means[intrinsic] == pytest.approx(100 * rho, abs=0.051)
+
+
+#: three models of three families, the few-model case (the comparison view, no correlation)
+FEW = [MODELS[0], MODELS[3], MODELS[-1]]
+#: benchmark (the page's score table) -> its tasks among TASKS
+BENCHMARK_TASKS = {
+    "EvalRank": ["EvalRankSent"],
+    "EvalRank-WordSimilarity": ["WordSimMEN"],
+    "EvalRank-Downstream-SentEval": ["SentEvalCR", "SentEvalMR"],
+    "EvalRank-Study": ["STSBenchmark"],
+}
+
+
+@pytest.fixture(scope="module")
+def few_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = copy_results(tmp_path_factory.mktemp("few"), FEW, TASKS)
+    return write_report(folder, folder / "site", QUICK)
+
+
+def model_meta(model: str) -> dict[str, Any]:
+    (folder,) = (STUDY / model.replace("/", "__")).iterdir()
+    return dict(json.loads((folder / "model_meta.json").read_text(encoding="utf-8")))
+
+
+def test_a_three_model_page_compares_ranks_and_shows_no_correlation(few_page: Path) -> None:
+    """Ranks by scipy's rankdata; the Borda rank as mteb's leaderboard (n − rank points per task,
+    ties averaged, the sum ranked); no correlation figure, table or heat colour, one note why."""
+    cells = parse(few_page)
+    text = few_page.read_text(encoding="utf-8")
+    scores = {t: np.array([main_score(m, t) for m in FEW]) for t in TASKS}
+    ranks = {t: stats.rankdata(-x, method="min").astype(int) for t, x in scores.items()}
+    points = sum(len(FEW) - stats.rankdata(-x) for x in scores.values())
+    borda = stats.rankdata(-points, method="min").astype(int)
+    short = [m.split("/")[-1] for m in FEW]
+    summary = table_with(cells, "Borda rank")
+    assert summary[0] == ["model", "Borda rank 5 tasks", *(f"{b} mean" for b in BENCHMARK_TASKS),
+                          "dim embed_dim", "parameters n_parameters"]  # fmt: skip
+    rows = {row[0]: row for row in summary[1:]}
+    assert [row[0] for row in summary[1:]] == sorted(short, key=lambda s: borda[short.index(s)])
+    for i, model in enumerate(FEW):
+        meta = model_meta(model)
+        means = [100 * np.mean([main_score(model, t) for t in ts]) for ts in BENCHMARK_TASKS.values()]
+        assert rows[short[i]] == [
+            short[i], str(borda[i]), *(f"{m:.1f}" for m in means),
+            str(meta["embed_dim"]), f"{meta['n_parameters'] / 1e6:.1f}M",
+        ]  # fmt: skip
+    per_task = table_with(cells, "task")
+    assert per_task[0] == ["task", *(f"{s} score (rank)" for s in short)]
+    for task, *shown in per_task[1:]:
+        expected = [f"{100 * x:.1f} ({r})" for x, r in zip(scores[task], ranks[task], strict=True)]
+        assert [c.removesuffix(" ★") for c in shown] == expected
+        assert [c.endswith("★") for c in shown] == [r == 1 for r in ranks[task]]
+    assert "<svg" not in text and "background:#" not in text and 'id="correlation"' not in text
+    assert not any(t[0][0] == "intrinsic" for t in cells.tables)
+    assert text.count("no correlations: they need at least 8 models") == 1
+
+
+def test_the_page_offers_its_scores_as_a_csv_link(few_page: Path) -> None:
+    import urllib.parse
+
+    import pandas as pd
+
+    (href,) = re.findall(r'<a download="scores.csv" href="([^"]+)"', few_page.read_text(encoding="utf-8"))
+    prefix = "data:text/csv;charset=utf-8,"
+    assert href.startswith(prefix)
+    frame = pd.read_csv(io.StringIO(urllib.parse.unquote(href.removeprefix(prefix))), index_col="model")
+    assert sorted(frame.index) == sorted(FEW) and sorted(frame.columns) == sorted(TASKS)
+    for model in FEW:
+        for task in TASKS:
+            assert frame.at[model, task] == pytest.approx(main_score(model, task), abs=1e-12)
+
+
+#: 8 models with sequence-labelling results and 2 without (every one has the SentEval tasks)
+TAGGED = ["evalrank/glove.6B.50d", "evalrank/glove.6B.50d-abtt", "evalrank/neuralcoref-static-50d",
+          "evalrank/neuralcoref-tuned-50d", "evalrank/spacy-en-core-web-md-300d", "evalrank/ldt-sample-25d",
+          "evalrank/all-mpnet-base-v2", "evalrank/paraphrase-MiniLM-L3-v2"]  # fmt: skip
+UNTAGGED = ["evalrank/all-mpnet-base-v2-abtt", "evalrank/bge-small-en-v1.5-int8-abtt"]
+PROTOCOL_TASKS = {
+    "senteval": ("SentEvalCR", "SentEvalMR"),
+    "sequence-labelling": ("CoNLL2000Chunking", "EWTPOSTagging"),
+}
+
+
+def test_each_downstream_protocol_has_its_own_mean_rho_table_over_its_models(tmp_path: Path) -> None:
+    """The SentEval tasks over all 10 models, the sequence-labelling tasks over the 8 that ran them:
+    each table's mean ρ is the mean of scipy's ρ over that protocol's tasks and models."""
+    intrinsic = ("EvalRankWord", "WordSimSimLex999")
+    folder = copy_results(tmp_path, TAGGED + UNTAGGED, intrinsic + sum(PROTOCOL_TASKS.values(), ()))
+    page = write_report(folder, tmp_path / "site", QUICK)
+    tables = [t for t in parse(page).tables if t[0][0] == "intrinsic" and t[0][1] == "mean ρ ×100"]
+    assert len(tables) == 2
+    text = page.read_text(encoding="utf-8")
+    assert '<h3 id="protocol-0">senteval: 2 tasks, 10 models</h3>' in text
+    assert '<h3 id="protocol-1">sequence-labelling: 2 tasks, 8 models</h3>' in text
+    for table, (downstream, models) in zip(
+        tables,
+        [(PROTOCOL_TASKS["senteval"], TAGGED + UNTAGGED), (PROTOCOL_TASKS["sequence-labelling"], TAGGED)],
+        strict=True,
+    ):
+        shown = {row[0]: row for row in table[1:]}
+        assert set(shown) == set(intrinsic)
+        for task in intrinsic:
+            x = [main_score(m, task) for m in models]
+            rho = np.mean(
+                [stats.spearmanr(x, [main_score(m, d) for m in models]).statistic for d in downstream]
+            )
+            assert float(shown[task][1]) == pytest.approx(100 * rho, abs=0.051)
+            assert shown[task][3] == str(len(models))
 
 
 def test_the_page_is_replaced_whole(tmp_path: Path) -> None:
@@ -446,20 +556,17 @@ return [r.cells[0], r.cells[first], table.closest('.scroll')].map((e) => e.getBo
 """
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("width", [1400, 390])
-def test_a_click_on_a_numeric_header_sorts_every_table_of_the_study_page(
-    browser: Any, study_page: Path, width: int
-) -> None:
+def sort_every_table(browser: Any, page: Path, width: int) -> tuple[int, int]:
     """In every table of the page (the closed ones opened as a reader would), a click on the first
     numeric header orders the rows by that column, highest first, empty cells last (the order
     computed here from the values read before the click); no console error; at 390 px the page
-    does not scroll sideways and the first score is visible beside the model's name."""
+    does not scroll sideways and the first score is visible beside the model's name. Returns the
+    numbers of tables and of tables sorted."""
     from selenium.webdriver.common.by import By
 
     browser.set_window_size(width, 1000)
     try:
-        open_page(browser, study_page)
+        open_page(browser, page)
         browser.execute_script("document.querySelectorAll('details').forEach((d) => { d.open = true; });")
         if width < 500:
             viewport = browser.execute_script("return window.innerWidth")
@@ -468,7 +575,6 @@ def test_a_click_on_a_numeric_header_sorts_every_table_of_the_study_page(
             name, score, box = browser.execute_script(_FIRST_ROW)
             assert name["right"] <= score["left"] + 1 and score["right"] <= box["right"]
         tables = browser.find_elements(By.CSS_SELECTOR, "table.sortable")
-        assert len(tables) >= 20
         sorted_tables = 0
         for table in tables:
             column = browser.execute_script(_NUMERIC_COLUMN, table)
@@ -482,7 +588,104 @@ def test_a_click_on_a_numeric_header_sorts_every_table_of_the_study_page(
             numbers = sorted((v for v in before if v is not None), reverse=True)
             assert after == numbers + [None] * (len(before) - len(numbers)), header.text
             sorted_tables += 1
-        assert sorted_tables >= 20
         assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+        return len(tables), sorted_tables
     finally:
         browser.set_window_size(1400, 1000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1400, 390])
+def test_a_click_on_a_numeric_header_sorts_every_table_of_the_study_page(
+    browser: Any, study_page: Path, width: int
+) -> None:
+    """:func:`sort_every_table` on the study's page (68 models)."""
+    tables, sorted_tables = sort_every_table(browser, study_page, width)
+    assert tables >= 20 and sorted_tables >= 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1400, 390])
+def test_every_table_of_a_three_model_page_sorts_and_fits_a_phone(
+    browser: Any, few_page: Path, width: int
+) -> None:
+    """:func:`sort_every_table` on the comparison page: each of its 9 tables (the comparison's two,
+    four score tables, coverage, provenance's two) sorts."""
+    assert sort_every_table(browser, few_page, width) == (9, 9)
+
+
+def mean_tables(page: Path) -> dict[str, dict[str, list[str]]]:
+    """Per protocol (its part's title): intrinsic row -> its row of the mean-ρ table."""
+    text = page.read_text(encoding="utf-8")
+    protocols = re.findall(r'<h3 id="protocol-\d+">([\w-]+):', text)
+    tables = [t for t in parse(page).tables if t[0][:2] == ["intrinsic", "mean ρ ×100"]]
+    assert len(tables) == len(protocols)
+    return {p: {row[0]: row for row in t[1:]} for p, t in zip(protocols, tables, strict=True)}
+
+
+def expected_row(mean: float, low: float, high: float, n: int, families: int) -> list[str]:
+    """A mean-ρ table row's cells after the name, from the numbers of ``correlate``."""
+    return [f"{100 * mean:.1f}", f"[{100 * low:.1f}, {100 * high:.1f}]", str(n), str(families)]
+
+
+@pytest.mark.slow
+def test_the_study_pages_protocol_tables_equal_correlate_and_count_all_68_models(study_page: Path) -> None:
+    """Each protocol's mean-ρ table is ``correlate`` on the same folder with the protocol's tasks
+    (``tasks_of_protocol``, as ``correlate --extrinsic-protocol``), the zoo's families; EvalRankSent's
+    SentEval row counts all 68 models (before: the 24 that also ran the sequence-labelling tasks)."""
+    from mteb_evalrank.correlation import correlate, load_results
+    from mteb_evalrank.correlation.table import tasks_of_protocol
+
+    tables = mean_tables(study_page)
+    assert list(tables) == ["senteval", "sequence-labelling"]
+    assert tables["senteval"]["EvalRankSent"][3] == "68"
+    assert tables["sequence-labelling"]["EvalRankSent"][3] == "24"
+    loaded = load_results([STUDY.parent])
+    for protocol, rows in tables.items():
+        result = correlate(loaded, list(rows), tasks_of_protocol(loaded, protocol), n_permutations=100)
+        assert len(result.row_means) == len(rows) == 27
+        for r in result.row_means:
+            assert rows[r.intrinsic][1:] == expected_row(r.mean, r.ci_low, r.ci_high, r.n, r.n_families)
+
+
+def committed_rows(table: str) -> tuple[list[str], dict[str, list[str]]]:
+    """A committed study table (docs/study/families/TABLE): its models and its row means' cells."""
+    folder = REPO / "docs" / "study" / "families" / table
+    data = json.loads((folder / "correlations.json").read_text(encoding="utf-8"))
+    models = (folder / "scores.csv").read_text(encoding="utf-8").splitlines()[1:]
+    rows = {
+        r["intrinsic"].removesuffix(":default"): expected_row(
+            r["mean"], r["ci_low"], r["ci_high"], r["n"], r["n_families"]
+        )
+        for r in data["row_means"]
+    }
+    return [line.split(",")[0] for line in models], rows
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("population", "families", "tables"),
+    [
+        ("word", None, {"senteval": "word"}),  # the 56 sentence encoders, the zoo's families
+        ("word-all", "trainings.csv", {"senteval": "word-all", "sequence-labelling": "word-all-seq"}),
+    ],
+)
+def test_the_report_restricted_to_a_study_population_gives_its_committed_tables(
+    tmp_path: Path, population: str, families: str | None, tables: dict[str, str]
+) -> None:
+    """``report --models`` (and ``--families``) as scripts/study.sh makes the population's tables:
+    each protocol's mean-ρ table holds the committed table's row means, CIs, models and families
+    for every row both have (the word-level rows)."""
+    models, _ = committed_rows(population)
+    options = ["--families", str(REPO / "docs" / "study" / "families" / families)] if families else []
+    command = [sys.executable, "-m", "mteb_evalrank.cli", "report", str(STUDY), "--out", str(tmp_path),
+               "--models", *models, *options]  # fmt: skip
+    run = subprocess.run(command, capture_output=True, text=True, check=False, cwd=REPO)
+    assert run.returncode == 0, run.stderr
+    shown = mean_tables(tmp_path / "index.html")
+    assert set(tables) <= set(shown)
+    for protocol, table in tables.items():
+        _, committed = committed_rows(table)
+        common = sorted(set(committed) & set(shown[protocol]))
+        assert len(common) == 15  # 13 word-similarity sets, EvalRankWord and EvalRankWordNoWiki
+        assert {row: shown[protocol][row][1:] for row in common} == {row: committed[row] for row in common}

@@ -424,6 +424,15 @@ def test_cached_model_keeps_the_model_identity(data: None, tmp_path: Path) -> No
         "CRClassification",
         "SentEvalTREC",
     ]
+    from mteb_evalrank.study.summary import protocol_groups
+
+    tasks = ["SentEvalTREC", "CoNLL2000Chunking", "WordSimWS353All", "CRClassification", "SentEvalMR"]
+    assert protocol_groups(tasks) == {  # one study correlation per group
+        "senteval": ["SentEvalTREC", "SentEvalMR"],
+        "sequence-labelling": ["CoNLL2000Chunking"],
+        "classification": ["CRClassification"],
+        "other": ["WordSimWS353All"],  # named with --downstream, of no protocol
+    }
 
 
 def test_cli_exit_code_and_input_errors(data: None, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -51,6 +51,7 @@ from .table import (
     LoadedResults,
     ScoreTable,
     build_table,
+    column_protocols,
     expand_columns,
     load_results,
 )
@@ -230,6 +231,19 @@ def _family_note(families: dict[str, str], source: str, within: bool = False) ->
     elif g < stats.FEW_FAMILIES:
         notes.append(_few_families_warning(g))
     return notes
+
+
+def _protocol_note(extrinsic: list[str]) -> list[str]:
+    """A warning when the extrinsic columns span several downstream protocols (table.PROTOCOLS)."""
+    groups = column_protocols(extrinsic)
+    if len(groups) < 2:
+        return []
+    listed = "; ".join(f"{name}: {', '.join(tasks)}" for name, tasks in groups.items())
+    return [
+        f"the extrinsic columns span {len(groups)} downstream protocols ({listed}): a row's mean ρ "
+        "averages over them, on the models having every column; correlate each protocol on its own "
+        "(--extrinsic-protocol NAME)"
+    ]
 
 
 def _few_families_warning(g: int) -> str:
@@ -447,7 +461,7 @@ def correlate(
         within_families=within_families,
         controls=tuple(control_labels),
     )
-    notes += _family_note(family_of, source, within_families)
+    notes += _family_note(family_of, source, within_families) + _protocol_note(labels_ex)
     dim_series = frame.index.to_series().map(dims).dropna().astype(float) if control_dim else None
     pairs, pair_notes = _pairs(frame, labels_in, labels_ex, dim_series, settings, family_of)
     pooled = _poolings(frame, pairs, family_of) if within_families else []

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .results import listed_sizes
+from .table import column_protocols
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -220,8 +221,8 @@ def _row_means_section(result: CorrelationData) -> list[str]:
     partial = result.settings.control_dim and not result.settings.within_families
     lines = [
         "",
-        "Mean ρ×100 of each row over the extrinsic columns, on the models having the row and every "
-        f"extrinsic column, with its CI ({_ci_words(result)})"
+        f"Mean ρ×100 of each row over the extrinsic columns{_protocol_words(result)}, on the models having "
+        f"the row and every extrinsic column, with its CI ({_ci_words(result)})"
         + (
             "; mean partial ρ×100 given the embedding dimension (per column "
             "(ρ_xy − ρ_xd ρ_yd) / sqrt((1 − ρ_xd²)(1 − ρ_yd²)) on the ranks, d the dimension; "
@@ -238,6 +239,14 @@ def _row_means_section(result: CorrelationData) -> list[str]:
         + (f" {_x100(r.partial_mean)} | {_ci(r.partial_ci_low, r.partial_ci_high)} |" * partial)
         for r in result.row_means
     ]
+
+
+def _protocol_words(result: CorrelationData) -> str:
+    """Which downstream protocol(s) the extrinsic columns belong to (``table.PROTOCOLS``)."""
+    protocols = list(column_protocols(result.extrinsic))
+    if len(protocols) == 1:
+        return f" (the {protocols[0]} protocol's tasks)"
+    return f" (mixing the protocols {', '.join(protocols)}: see the notes)" if protocols else ""
 
 
 def _ci(low: float, high: float) -> str:

@@ -83,13 +83,15 @@ class ColumnSpec:
 
 @dataclass
 class ModelScores:
-    """The task results of one (model, revision) and its embedding dimension (None if unknown)."""
+    """The task results of one (model, revision), its embedding dimension and parameter count (None if
+    unknown)."""
 
     name: str
     revision: str
     tasks: dict[str, TaskResult]
     embed_dim: int | None
     dim_source: str
+    n_parameters: int | None = None
 
 
 @dataclass
@@ -133,14 +135,16 @@ def _revision_key(tasks: Mapping[str, TaskResult], revision: str) -> tuple[Any, 
     return (max(_version_key(t.mteb_version) for t in tasks.values()), len(tasks), revision)
 
 
-def _embed_dim(name: str, meta: Any) -> tuple[int | None, str]:
-    value = getattr(meta, "embed_dim", None) if meta is not None else None
+def _meta_int(name: str, meta: Any, key: str = "embed_dim") -> tuple[int | None, str]:
+    """A positive integer field of the model's meta (``embed_dim``, ``n_parameters``), else of mteb's
+    model registry, and where it came from (``None, "unknown"``: neither has it)."""
+    value = getattr(meta, key, None) if meta is not None else None
     source = "model_meta"
     if not isinstance(value, int):
         from mteb_evalrank._mteb_adapter import model_registry
 
         registered = model_registry().get(name)
-        value = getattr(registered, "embed_dim", None)
+        value = getattr(registered, key, None)
         source = "mteb registry"
     return (value, source) if isinstance(value, int) and value > 0 else (None, "unknown")
 
@@ -297,18 +301,20 @@ def _choose_revision(
         for revision in reversed(ordered):  # newest last, so it wins
             combined.update(merged[(name, revision)])
         dim, source = next(
-            (d for r in ordered if (d := _embed_dim(name, metas.get((name, r))))[0] is not None),
+            (d for r in ordered if (d := _meta_int(name, metas.get((name, r))))[0] is not None),
             (None, "unknown"),
         )
         label = "+".join(ordered)
         notes.append(f"{name}: revisions merged per task, newest first: {', '.join(ordered)}")
-        return ModelScores(name, label, combined, dim, source)
+        n_parameters, _ = _meta_int(name, metas.get((name, ordered[0])), "n_parameters")
+        return ModelScores(name, label, combined, dim, source, n_parameters)
     revision = ordered[0]
     if len(revs) > 1:
         others = ", ".join(r for r in sorted(revs) if r != revision)
         notes.append(f"{name}: revision {revision} used; also present: {others}")
-    dim, source = _embed_dim(name, metas.get((name, revision)))
-    return ModelScores(name, revision, merged[(name, revision)], dim, source)
+    dim, source = _meta_int(name, metas.get((name, revision)))
+    n_parameters, _ = _meta_int(name, metas.get((name, revision)), "n_parameters")
+    return ModelScores(name, revision, merged[(name, revision)], dim, source, n_parameters)
 
 
 def load_score_table(
@@ -342,8 +348,8 @@ def load_score_table(
         raise CorrelationInputError("no model left after the model filters (--models / --model-regex)")
     chosen = {}
     for name in sorted(names):
-        dim, source = _embed_dim(name, None)
-        chosen[name] = ModelScores(name, "", {}, dim, source)
+        dim, source = _meta_int(name, None)
+        chosen[name] = ModelScores(name, "", {}, dim, source, _meta_int(name, None, "n_parameters")[0])
     return LoadedResults(chosen, [str(path)], [], frame.loc[sorted(names)])
 
 
@@ -370,11 +376,72 @@ def tasks_of_type(loaded: LoadedResults, task_type: str, language: str | None = 
     return names
 
 
-def default_downstream(tasks: Sequence[str]) -> list[str]:
-    """The downstream tasks among ``tasks`` by default: those of mteb type Classification."""
+#: the downstream protocols (docs/correlation.md, "Downstream protocols"): name -> what its tasks
+#: measure, in the order the reports show them. Each protocol is correlated on its own: a mean ρ
+#: over the tasks of two protocols would mix different questions and different models.
+PROTOCOLS = {
+    "senteval": "the SentEval transfer tasks under SentEval's protocol: the accuracy of a logistic "
+    "regression trained on the frozen sentence vectors of the whole training split",
+    "sequence-labelling": "Chiu et al.'s (2016) sequence labelling: a window tagger trained over frozen "
+    "word vectors (POS tagging accuracy, chunking and NER F1)",
+    "classification": "mteb's own classification protocol (a classifier trained on the frozen vectors of a "
+    "few examples per label), for every other task of mteb type Classification",
+}
+
+
+def downstream_protocol(task: str) -> str | None:
+    """The downstream protocol of ``task`` (a key of :data:`PROTOCOLS`), ``None`` for an intrinsic task.
+
+    Downstream = mteb type Classification: the plugin's ``SentEval<Name>`` tasks are ``senteval``,
+    its sequence-labelling tasks ``sequence-labelling``, any other Classification task
+    ``classification``. A task mteb does not know: ``None``.
+    """
     import mteb
 
-    return [name for name in tasks if mteb.get_task(name).metadata.type == "Classification"]
+    from mteb_evalrank.tasks import SENTEVAL_PROTOCOL_TASKS, SEQUENCE_LABELLING_TASKS
+
+    for protocol, classes in (
+        ("senteval", SENTEVAL_PROTOCOL_TASKS),
+        ("sequence-labelling", SEQUENCE_LABELLING_TASKS),
+    ):
+        if task in {cls.metadata.name for cls in classes}:
+            return protocol
+    try:
+        is_classification = mteb.get_task(task).metadata.type == "Classification"
+    except KeyError:
+        return None
+    return "classification" if is_classification else None
+
+
+def by_protocol(tasks: Iterable[str]) -> dict[str, list[str]]:
+    """The downstream tasks among ``tasks`` per protocol (in :data:`PROTOCOLS` order, tasks in
+    their given order); the others are left out."""
+    found: dict[str, list[str]] = {name: [] for name in PROTOCOLS}
+    for task in tasks:
+        if (protocol := downstream_protocol(task)) is not None:
+            found[protocol].append(task)
+    return {name: group for name, group in found.items() if group}
+
+
+def default_downstream(tasks: Sequence[str]) -> list[str]:
+    """The downstream tasks among ``tasks`` by default: those of a downstream protocol (mteb type
+    Classification), in their given order."""
+    return [name for name in tasks if downstream_protocol(name) is not None]
+
+
+def column_protocols(labels: Iterable[str]) -> dict[str, list[str]]:
+    """:func:`by_protocol` of the tasks of the column labels ``labels``."""
+    return by_protocol(dict.fromkeys(ColumnSpec.parse(label).task for label in labels))
+
+
+def tasks_of_protocol(loaded: LoadedResults, protocol: str) -> list[str]:
+    """The tasks in the results of the downstream ``protocol`` (a key of :data:`PROTOCOLS`)."""
+    if protocol not in PROTOCOLS:
+        raise CorrelationInputError(f"protocol {protocol!r}: use one of {', '.join(PROTOCOLS)}")
+    names = by_protocol(sorted(loaded.task_names())).get(protocol, [])
+    if not names:
+        raise CorrelationInputError(f"no task of the downstream protocol {protocol!r} in the results")
+    return names
 
 
 def intrinsic_columns(tasks: Sequence[str]) -> list[str]:

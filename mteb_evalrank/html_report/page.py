@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import numpy as np
 
@@ -27,11 +28,12 @@ from ..correlation import CorrelationInputError, correlate, load_results, stats
 from ..correlation import figures as correlation_figures
 from ..correlation.core import resolve_families
 from ..correlation.table import (
+    PROTOCOLS,
     ColumnSpec,
     LoadedResults,
     build_table,
+    by_protocol,
     column_scores,
-    default_downstream,
     expand_columns,
 )
 
@@ -42,6 +44,9 @@ if TYPE_CHECKING:
 
 SPLIT = "test"
 OTHER_TASKS = "Other tasks"
+MIN_CORRELATION_MODELS = 8
+"""The page correlates from this many models on (a downstream protocol: models having its results);
+with fewer it shows the comparison view instead (docs/report.md)."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,8 @@ class Cell:
     value: float | None = None
     best: bool = False
     colour: str | None = None
+    title: str | None = None
+    """the first cell's tooltip (default: its text)"""
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,20 @@ class Section:
     anchor: str = ""
 
 
+@dataclass(frozen=True)
+class ProtocolView:
+    """One downstream protocol's correlations: the mean-ρ table and heatmap (``overview``), all pairs,
+    the scatter sets, the families' own ρ and the family colours of its scatter plots."""
+
+    title: str
+    description: str
+    overview: Section
+    pairs: Section
+    scatters: list[Section]
+    families: list[Section]
+    colours: dict[str, str]
+
+
 @dataclass
 class Page:
     """Everything the template shows."""
@@ -87,24 +108,25 @@ class Page:
     tasks: list[str]
     scores: list[Section]
     coverage: Section | None
-    correlation: list[Section]
-    families: list[Section]
+    correlation: list[ProtocolView]
     provenance: list[Section]
     notes: list[str]
     written_by: str
-    colours: dict[str, str] = field(default_factory=dict)
-    """family -> colour of the scatter plots"""
+    comparison: Section | None = None
+    csv: str = ""
+    """the scores (model × task, main scores) as a ``data:text/csv`` link"""
     seconds: float = 0.0
 
 
 @dataclass(frozen=True)
 class Options:
-    """What the page is asked for: ``--benchmark``, ``--models``, ``--families`` (a model -> family
-    mapping, :func:`..correlation.core.read_families`; default the zoo's families) and the settings of
-    ``correlate`` (its defaults)."""
+    """What the page is asked for: ``--benchmark``, ``--models``, ``--model-regex``, ``--families`` (a
+    model -> family mapping, :func:`..correlation.core.read_families`; default the zoo's families) and
+    the settings of ``correlate`` (its defaults)."""
 
     benchmark: str | None = None
     models: Sequence[str] | None = None
+    model_regex: str | None = None
     families: Mapping[str, str] | None = None
     n_bootstrap: int = 2000
     n_permutations: int = 10000
@@ -136,27 +158,31 @@ def write_report(results: str | Path, out: str | Path, options: Options | None =
 
 def build_page(results: Path, options: Options) -> Page:
     """The page's content: load the results, then each section (module docstring)."""
-    loaded = load_results([_cache_folder(results)], models=options.models)
+    loaded = load_results([_cache_folder(results)], models=options.models, model_regex=options.model_regex)
     notes = list(loaded.notes)
     tasks = _usable_tasks(loaded, _benchmark_tasks(options.benchmark, loaded), notes)
     if not tasks:
         raise CorrelationInputError(f"{results}: no task has results in split {SPLIT!r}")
     frame = build_table(loaded, [ColumnSpec(t) for t in tasks], SPLIT).frame
     families, _ = resolve_families(loaded.models, options.families)
-    result = _correlation(loaded, tasks, notes, options)
+    sections = _sections(options.benchmark, tasks)
+    few = len(frame) < MIN_CORRELATION_MODELS
     return Page(
         title=f"mteb-evalrank report: {results}",
         source=str(results),
         models=list(frame.index),
         tasks=tasks,
-        scores=_score_sections(frame, families, _sections(options.benchmark, tasks)),
+        scores=_score_sections(frame, families, sections),
         coverage=_coverage_section(loaded, families, tasks),
-        correlation=_correlation_sections(result) if result is not None else [],
-        families=_family_sections(result) if result is not None else [],
+        correlation=[
+            _protocol_view(i, protocol, result)
+            for i, (protocol, result) in enumerate(_correlations(loaded, tasks, notes, options))
+        ],
         provenance=_provenance_sections(loaded, families, tasks),
         notes=notes,
         written_by=_versions(),
-        colours=correlation_figures.family_colours(result) if result is not None else {},
+        comparison=_comparison_section(frame, loaded, sections) if few else None,
+        csv="data:text/csv;charset=utf-8," + quote(frame.to_csv()),
     )
 
 
@@ -295,18 +321,85 @@ def _coverage_section(loaded: LoadedResults, families: dict[str, str], tasks: li
     )
 
 
+# ----------------------------------------------------------------------------- comparison
+def _short_names(names: Sequence[str]) -> dict[str, str]:
+    """Each model's name after its last '/', or the whole name where two would read alike."""
+    short = {name: name.rsplit("/", 1)[-1] for name in names}
+    counts = Counter(short.values())
+    return {name: text if counts[text] == 1 else name for name, text in short.items()}
+
+
+def _count(n: int | None) -> Cell:
+    """A parameter count as 22.6M / 1.2B (sorted by the count); "–" when unknown."""
+    if not n:
+        return Cell("–")
+    for size, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= size:
+            return Cell(f"{n / size:.1f}{unit}", n)
+    return Cell(str(n), n)
+
+
+def _ranked(scores: pd.Series, ranks: pd.Series, name: str) -> Cell:
+    """A model's score ×100 with its rank in brackets (★ on the best of two scores or more)."""
+    value = scores[name]
+    best = bool(ranks[name] == 1 and scores.count() > 1)
+    return _score(value, f"{_number(value)} ({int(ranks[name])})" if np.isfinite(value) else None, best=best)
+
+
+def _comparison_section(
+    frame: pd.DataFrame, loaded: LoadedResults, sections: list[tuple[str, str, list[str]]]
+) -> Section:
+    """The few-model view: per model its Borda rank, mean per benchmark, size; per task each model's
+    score and rank. Ranks: 1 = best, ties share the best rank. Borda rank as mteb's leaderboard
+    (``mteb.benchmarks._create_table``): a model earns n − r points per task it has (r its rank there,
+    ties averaged, n the models), ranked by the sum (ties share the best rank)."""
+    names = _short_names(list(frame.index))
+    ranks = frame.rank(ascending=False, method="min")
+    points = (len(frame) - frame.rank(ascending=False, method="average")).sum(axis=1)
+    borda = points.rank(ascending=False, method="min")
+    means = {title: frame[tasks].mean(axis=1, skipna=False) for title, _, tasks in sections}
+    summary = [
+        [
+            Cell(names[name], title=name), Cell(str(int(borda[name])), borda[name]),
+            *(_score(mean[name]) for mean in means.values()),
+            Cell(str(loaded.models[name].embed_dim or "–"), loaded.models[name].embed_dim),
+            _count(loaded.models[name].n_parameters),
+        ]
+        for name in borda.sort_values(kind="stable").index
+    ]  # fmt: skip
+    heads = [("model", ""), ("Borda rank", f"{len(frame.columns)} tasks"), *((t, "mean") for t in means),
+             ("dim", "embed_dim"), ("parameters", "n_parameters")]  # fmt: skip
+    per_task = [[Cell(task), *(_ranked(frame[task], ranks[task], name) for name in frame.index)]
+                for _, _, tasks in sections for task in tasks]  # fmt: skip
+    task_heads = [("task", ""), *((names[name], "score (rank)") for name in frame.index)]
+    return Section(
+        "Comparison",
+        f"{len(frame)} model{'s' * (len(frame) > 1)}: first each model's Borda rank over the tasks (as "
+        "mteb's leaderboard: per task a model earns one point per model it beats, ties halved; the most "
+        "points rank first), its mean score per benchmark (only over every task of the benchmark) and "
+        "its size; then per task each model's score ×100 and its rank among these models (★ the best). "
+        "Model names are shortened to the part after the last '/' (the whole name in the tooltip).",
+        [Table(heads, summary, [False, True, *([True] * len(means)), True, True]),
+         Table(task_heads, per_task, [False, *([True] * len(frame))])],
+        anchor="comparison",
+    )  # fmt: skip
+
+
 # ----------------------------------------------------------------------------- correlation
-def _correlation(
+def _correlations(
     loaded: LoadedResults, tasks: list[str], notes: list[str], options: Options
-) -> CorrelationResult | None:
-    """Every intrinsic column against every downstream task, or ``None`` (why: in ``notes``)."""
+) -> list[tuple[str, CorrelationResult]]:
+    """Per downstream protocol (``correlation.table.by_protocol``) every intrinsic column against its
+    tasks, over the models having its results; a protocol left out is noted (why)."""
     import mteb
 
-    if len(loaded.models) < stats.MIN_MODELS:
+    if len(loaded.models) < MIN_CORRELATION_MODELS:
         notes.append(
-            f"no correlations: they need at least {stats.MIN_MODELS} models; here {len(loaded.models)}"
+            f"no correlations: they need at least {MIN_CORRELATION_MODELS} models (over fewer a rank "
+            "correlation says little: a Spearman ρ of 0.5 over 7 models has a 95 % CI of about "
+            f"[−0.4, 0.9]); here {len(loaded.models)}: the comparison shows ranks instead"
         )
-        return None
+        return []
     known = []
     for task in tasks:
         try:
@@ -315,23 +408,50 @@ def _correlation(
             notes.append(f"not correlated: {task} is a task mteb does not know (intrinsic or downstream?)")
             continue
         known.append(task)
-    downstream_tasks = default_downstream(known)
-    intrinsic = _enough(loaded, _rows(loaded, [t for t in known if t not in downstream_tasks]), notes)
-    downstream = _enough(loaded, [ColumnSpec(t) for t in downstream_tasks], notes)
-    if not downstream or not intrinsic:
+    groups = by_protocol(known)
+    rows = _rows(loaded, [t for t in known if not any(t in group for group in groups.values())])
+    if not groups or not rows:
         notes.append(
             "no correlations: they need an intrinsic task and a downstream task (mteb type "
-            f"Classification) that {stats.MIN_MODELS} models or more have; here {len(intrinsic)} "
-            f"intrinsic and {len(downstream)} downstream column(s)"
+            f"Classification); here {len(rows)} intrinsic column(s) and {len(groups)} downstream protocol(s)"
         )
+        return []
+    return [
+        (protocol, result)
+        for protocol, group in groups.items()
+        if (result := _protocol_correlation(loaded, protocol, rows, group, notes, options)) is not None
+    ]
+
+
+def _protocol_correlation(
+    loaded: LoadedResults,
+    protocol: str,
+    rows: list[ColumnSpec],
+    group: list[str],
+    notes: list[str],
+    options: Options,
+) -> CorrelationResult | None:
+    """The intrinsic rows against the tasks ``group`` of one protocol, over the models having one of
+    them, or ``None`` (why: in ``notes``)."""
+    having = {name: m for name, m in loaded.models.items() if any(task in m.tasks for task in group)}
+    if len(having) < MIN_CORRELATION_MODELS:
+        notes.append(
+            f"no correlations for the {protocol} protocol ({', '.join(group)}): {len(having)} model(s) have "
+            f"its results; they need at least {MIN_CORRELATION_MODELS}"
+        )
+        return None
+    subset = LoadedResults(having, loaded.folders, [])
+    intrinsic = _enough(subset, rows, notes, protocol)
+    downstream = _enough(subset, [ColumnSpec(t) for t in group], notes, protocol)
+    if not downstream or not intrinsic:
         return None
     try:
         return correlate(
-            loaded, intrinsic, downstream, split=SPLIT, families=options.families,
+            subset, intrinsic, downstream, split=SPLIT, families=options.families,
             n_bootstrap=options.n_bootstrap, n_permutations=options.n_permutations, seed=options.seed,
         )  # fmt: skip
     except CorrelationInputError as error:
-        notes.append(f"no correlations: {error}")
+        notes.append(f"no correlations for the {protocol} protocol: {error}")
         return None
 
 
@@ -345,15 +465,20 @@ def _rows(loaded: LoadedResults, tasks: list[str]) -> list[ColumnSpec]:
     return rows
 
 
-def _enough(loaded: LoadedResults, columns: list[ColumnSpec], notes: list[str]) -> list[str]:
-    """The labels of the columns that at least MIN_MODELS models have; the others noted."""
+def _enough(loaded: LoadedResults, columns: list[ColumnSpec], notes: list[str], protocol: str) -> list[str]:
+    """The labels of the columns that at least MIN_CORRELATION_MODELS models have; the others noted."""
     kept = []
     for column in columns:
-        scores, _ = column_scores(loaded, column, SPLIT)
-        if len(scores) >= stats.MIN_MODELS:
+        try:
+            n = len(column_scores(loaded, column, SPLIT)[0])
+        except CorrelationInputError:  # no model of this protocol has the column
+            n = 0
+        if n >= MIN_CORRELATION_MODELS:
             kept.append(column.label)
         else:
-            notes.append(f"not correlated: {column.label} has the scores of {len(scores)} model(s)")
+            notes.append(
+                f"not correlated ({protocol} protocol): {column.label} has the scores of {n} model(s)"
+            )
     return kept
 
 
@@ -368,8 +493,9 @@ def _svg(draw: Callable[[Path], Path], salt: str) -> str:
     return text[text.index("<svg") :]
 
 
-def _correlation_sections(result: CorrelationResult) -> list[Section]:
-    """The heatmap with the row means, then the scatters of each intrinsic column."""
+def _protocol_view(i: int, protocol: str, result: CorrelationResult) -> ProtocolView:
+    """The ``i``-th protocol's part of the page: the heatmap with the row means, all pairs, the scatters
+    of each intrinsic column, the families' own ρ."""
     n = sorted({p.n for p in result.pairs})
     means = [
         [
@@ -383,7 +509,7 @@ def _correlation_sections(result: CorrelationResult) -> list[Section]:
     ]
     heads = [("intrinsic", ""), ("mean ρ", "×100"), ("CI", f"{result.settings.confidence:.0%}"),
              ("models", ""), ("families", "")]  # fmt: skip
-    heatmap = _svg(partial(correlation_figures.heatmap, result), "heatmap")
+    heatmap = _svg(partial(correlation_figures.heatmap, result), f"heatmap-{i}")
     overview = Section(
         "Which intrinsic task predicts the downstream tasks?",
         f"Spearman ρ across models between each intrinsic score and each downstream score "
@@ -391,21 +517,28 @@ def _correlation_sections(result: CorrelationResult) -> list[Section]:
         "over the downstream tasks with its family-cluster bootstrap CI.",
         [Table(heads, means, [False, True, False, True, True])],
         [("Spearman ρ (×100) of every intrinsic × downstream pair", heatmap)],
-        anchor="correlation",
+        anchor=f"correlation-{i}",
     )
-    scatters = [_pairs_section(result)]
-    for i, intrinsic in enumerate(result.intrinsic):
-        svg = _svg(partial(correlation_figures.scatter_grid, result, intrinsic), f"scatter-{i}")
+    scatters = []
+    for j, intrinsic in enumerate(result.intrinsic):
+        svg = _svg(partial(correlation_figures.scatter_grid, result, intrinsic), f"scatter-{i}-{j}")
         caption = f"{intrinsic} against each downstream task: one point per model, coloured by family"
-        scatters.append(Section(intrinsic, figures=[(caption, svg)], anchor=f"scatter-{i}"))
-    return [overview, *scatters]
+        scatters.append(Section(intrinsic, figures=[(caption, svg)], anchor=f"scatter-{i}-{j}"))
+    return ProtocolView(
+        f"{protocol}: {len(result.extrinsic)} task{'s' * (len(result.extrinsic) > 1)}, "
+        f"{len(result.table.frame)} models",
+        f"Downstream here: {PROTOCOLS[protocol]} ({', '.join(result.extrinsic)}); correlated over the "
+        "models having its results.",
+        overview, _pairs_section(i, result), scatters, _family_sections(i, result),
+        correlation_figures.family_colours(result),
+    )  # fmt: skip
 
 
 def _ci(low: float, high: float) -> str:
     return f"[{_number(low)}, {_number(high)}]" if np.isfinite(low) else "–"
 
 
-def _pairs_section(result: CorrelationResult) -> Section:
+def _pairs_section(i: int, result: CorrelationResult) -> Section:
     """Every pair: ρ, its CI, n, the families and the adjusted permutation p-value."""
     rows = [
         [
@@ -427,11 +560,11 @@ def _pairs_section(result: CorrelationResult) -> Section:
     )
     return Section(
         "All pairs", description, [Table(heads, rows, [False, False, True, False, True, True, True])],
-        anchor="pairs",
+        anchor=f"pairs-{i}",
     )  # fmt: skip
 
 
-def _family_sections(result: CorrelationResult) -> list[Section]:
+def _family_sections(k: int, result: CorrelationResult) -> list[Section]:
     """Per family of at least MIN_FAMILY_SIZE models: its own ρ for every pair (a heat table)."""
     import matplotlib
 
@@ -457,7 +590,7 @@ def _family_sections(result: CorrelationResult) -> list[Section]:
             "models having both scores."
         )
         sections.append(
-            Section(f"{family} ({len(members)} models)", description, [table], anchor=f"family-{i}")
+            Section(f"{family} ({len(members)} models)", description, [table], anchor=f"family-{k}-{i}")
         )
     return sections
 

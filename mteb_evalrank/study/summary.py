@@ -85,38 +85,54 @@ def _jobs_markdown(summary: StudySummary) -> str:
 def write_report(
     summary: StudySummary, *, n_bootstrap: int, n_permutations: int, seed: int
 ) -> tuple[dict[str, Path], str | None]:
-    """Correlate intrinsic with downstream tasks over the study's models into ``<out>/report``."""
+    """Correlate intrinsic with downstream tasks over the study's models into ``<out>/report``: one
+    correlation per downstream protocol (``correlation.table.by_protocol``; downstream tasks of none,
+    given with ``--downstream``, are one more group, ``other``), in ``report/<protocol>/`` when there
+    are several, else in ``report/`` itself."""
     from mteb_evalrank.correlation import CorrelationInputError, correlate, load_results
 
     out = summary.out / REPORT
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
-    note = None
+    notes: list[str] = []
     with_results = {o.model for o in summary.outcomes if o.status != "failed"}
     scored = [m for m in summary.models if m in with_results]
+    groups = protocol_groups(summary.downstream)
     if not summary.intrinsic or not summary.downstream:
-        note = (
+        notes.append(
             "no correlation: the study needs both intrinsic and downstream tasks "
             f"(intrinsic {summary.intrinsic}, downstream {summary.downstream})"
         )
     elif not scored:
-        note = "no correlation: no model has results"
-    else:
+        notes.append("no correlation: no model has results")
+    several = len(groups) > 1
+    for protocol, downstream in groups.items() if not notes else ():
         try:
-            loaded = load_results([summary.out], models=scored)
             result = correlate(
-                loaded,
-                intrinsic_columns(summary.intrinsic),
-                summary.downstream,
-                n_bootstrap=n_bootstrap,
-                n_permutations=n_permutations,
-                seed=seed,
-            )
-            written = result.write(out)
+                load_results([summary.out], models=scored), intrinsic_columns(summary.intrinsic), downstream,
+                n_bootstrap=n_bootstrap, n_permutations=n_permutations, seed=seed,
+            )  # fmt: skip
+            files = result.write(out / protocol if several else out)
+            written.update({f"{protocol}/{k}" if several else k: v for k, v in files.items()})
         except CorrelationInputError as error:
-            note = f"no correlation: {error}"
+            notes.append(f"no correlation{f' ({protocol})' if several else ''}: {error}")
     report = out / "report.md"
-    head = report.read_text(encoding="utf-8") if written else f"# Study report\n\n{note}\n"
+    if written and not several:
+        head = report.read_text(encoding="utf-8")
+    else:
+        links = [f"- [{p}]({p}/report.md): {', '.join(tasks)}\n" for p, tasks in groups.items()]
+        listed = ["One correlation per downstream protocol (docs/correlation.md):\n\n", *links, "\n"]
+        head = "".join(["# Study report\n\n", *(listed if several else []), *(f"{n}\n\n" for n in notes)])
     write_text(report, head.rstrip("\n") + "\n\n" + _jobs_markdown(summary) + "\n")
     written["report"] = report
-    return written, note
+    return written, "; ".join(notes) or None
+
+
+def protocol_groups(downstream: list[str]) -> dict[str, list[str]]:
+    """The downstream tasks per protocol; those of none (``--downstream`` names any task) as ``other``."""
+    from mteb_evalrank.correlation.table import by_protocol
+
+    groups = by_protocol(downstream)
+    grouped = {task for tasks in groups.values() for task in tasks}
+    rest = [task for task in downstream if task not in grouped]
+    return groups | ({"other": rest} if rest else {})
