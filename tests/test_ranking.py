@@ -292,7 +292,18 @@ def heavy_duplicate_backgrounds() -> dict[str, np.ndarray]:
     quantised = rng.integers(-1, 2, size=(n, 3)).astype(float)
     constant = np.full((50, dim), 0.25)
     constant[7] = 1.0  # one different row
-    return {"coverage": coverage, "duplicated": duplicated, "quantised": quantised, "constant": constant}
+    # the mean_vector convention: 76 % of the rows exactly zero after centring (the known rows are
+    # integer rows and their negatives: the mean is exactly 0), so a zero query ties with every item
+    known = rng.integers(-3, 4, size=(48, dim)).astype(float)
+    mean_vector = np.zeros((n, dim))
+    mean_vector[rng.permutation(n)[:96]] = np.vstack([known, -known])
+    return {
+        "coverage": coverage,
+        "duplicated": duplicated,
+        "quantised": quantised,
+        "constant": constant,
+        "mean_vector": mean_vector,
+    }
 
 
 def duplicate_heavy_pairs(emb: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -306,7 +317,7 @@ def duplicate_heavy_pairs(emb: np.ndarray, rng: np.random.Generator) -> tuple[np
     return np.concatenate(q), np.concatenate(p)
 
 
-@pytest.mark.parametrize("name", ["coverage", "duplicated", "quantised", "constant"])
+@pytest.mark.parametrize("name", ["coverage", "duplicated", "quantised", "constant", "mean_vector"])
 @pytest.mark.parametrize("chunk", [1, 4096, 1 << 24])
 def test_duplicated_rows_are_ranked_with_their_multiplicities(name: str, chunk: int) -> None:
     emb = heavy_duplicate_backgrounds()[name]
@@ -319,6 +330,10 @@ def test_duplicated_rows_are_ranked_with_their_multiplicities(name: str, chunk: 
         # every competitor of a pair with q != p is counted once: g + t <= n - 2
         assert np.all(got[similarity].better + got[similarity].tied <= n - 2)
     assert sum(oracle_counts(emb, q, p, "euclidean")[1]) > 2 * len(q)  # the case is tie-heavy
+    if name == "mean_vector":  # zero rows stay zero after centring; a zero query ties with all n - 2
+        zero = ~emb[q].any(axis=1) & (q != p)
+        assert not emb.mean(axis=0).any() and zero.sum() > 5
+        assert np.all(got["cosine"].better[zero] == 0) and np.all(got["cosine"].tied[zero] == n - 2)
 
 
 @pytest.mark.parametrize("similarity", ["cosine", "euclidean"])

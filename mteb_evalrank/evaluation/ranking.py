@@ -200,7 +200,9 @@ def rank_counts_all(
     ``centre=False`` for embeddings the caller has centred already, so that a row that is
     exactly zero after centring stays exactly zero; float32 and float64 input is used in
     place, never copied whole). Pairs whose two sides are the same background item get
-    ``g = t = 0`` (rank 1). ``tol`` must lie in ``[0, 1)`` (see the module docstring).
+    ``g = t = 0`` (rank 1); under the cosine, a query whose row is zero after centring gets
+    ``g = 0, t = n - 2`` without a pass (its rule's cosine is 0 with every item, the
+    positive's included). ``tol`` must lie in ``[0, 1)`` (see the module docstring).
 
     The steps, the threads (``threadpoolctl`` limits BLAS to one thread per worker during the
     call, for the whole process) and the memory (at most ``chunk_bytes`` beyond the float32
@@ -220,6 +222,10 @@ def rank_counts_all(
                 _screen_background(bg, chunk, shape, run, workers),
                 _refine_all(bg, chunk, _fixed_entries(bg, chunk)),
             )
+            if "cosine" in found:  # zero query rows: every competitor ties (the docstring)
+                better, tied = found["cosine"]
+                blank = bg.inv[chunk.qc] == 0
+                found["cosine"] = (np.where(blank, 0, better), np.where(blank, raw.shape[0] - 2, tied))
             same = q[part] == p[part]
             for similarity, (better, tied) in found.items():
                 counts[similarity][0][part] = np.where(same, 0, better)
@@ -475,6 +481,8 @@ def _prepare_chunk(
         margin = _screening_margins(bg, bg.sq[qc], target, similarity)
         row = 2 * _KIND[similarity]
         limits[row : row + 2, : qc.size] = _float32_limits(lo - margin, hi + margin)
+        if similarity == "cosine":  # a zero query row: every item ties (rank_counts_all), no pass
+            limits[row : row + 2, : qc.size][:, bg.inv[qc] == 0] = np.inf
         targets[similarity] = target
     left = np.zeros((bg.dim, width), dtype=np.float32)
     left[:, : qc.size] = bg.x32[qc].T
