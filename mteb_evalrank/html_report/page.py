@@ -1,6 +1,7 @@
 """``mteb-evalrank report``: one self-contained HTML page of an mteb results folder.
 
-The page (``<out>/index.html``) needs nothing but itself: figures are inline SVG (matplotlib),
+The page (``<out>/index.html``) needs nothing but itself: the heatmap is inline SVG (matplotlib), the
+scatter panels are drawn by an inline script from their data when opened (``templates/panels.js``),
 styles and the few lines of script that sort the tables are inline (``templates/report.html.j2``).
 Every number comes from the correlation module (:mod:`.correlation`): the score tables from its
 ``table.py`` (a task's main score, averaged over its hf_subsets, split ``test``), the
@@ -11,6 +12,7 @@ The sections (scores, coverage, correlation, families, provenance, notes) and wh
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from collections import Counter
@@ -73,7 +75,7 @@ class Section:
     description: str = ""
     tables: list[Table] = field(default_factory=list)
     figures: list[tuple[str, str]] = field(default_factory=list)
-    """(caption, SVG markup)"""
+    """(caption, markup: inline SVG, or the data of panels drawn by the page's script)"""
     anchor: str = ""
 
 
@@ -368,6 +370,14 @@ def _svg(draw: Callable[[Path], Path], salt: str) -> str:
     return text[text.index("<svg") :]
 
 
+def _panels(data: dict[str, Any]) -> str:
+    """A figure that the page's script (``templates/panels.js``) draws from its data when it is opened."""
+    import markupsafe
+
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return f'<div class="panels" data-panels="{markupsafe.escape(text)}"></div>'
+
+
 def _correlation_sections(result: CorrelationResult) -> list[Section]:
     """The heatmap with the row means, then the scatters of each intrinsic column."""
     n = sorted({p.n for p in result.pairs})
@@ -395,9 +405,12 @@ def _correlation_sections(result: CorrelationResult) -> list[Section]:
     )
     scatters = [_pairs_section(result)]
     for i, intrinsic in enumerate(result.intrinsic):
-        svg = _svg(partial(correlation_figures.scatter_grid, result, intrinsic), f"scatter-{i}")
-        caption = f"{intrinsic} against each downstream task: one point per model, coloured by family"
-        scatters.append(Section(intrinsic, figures=[(caption, svg)], anchor=f"scatter-{i}"))
+        panels = _panels(correlation_figures.scatter_panels(result, intrinsic))
+        caption = (
+            f"{intrinsic} (across) against each downstream task (up), scores ×100: one point per model, "
+            "coloured by family (hover a point for its model)"
+        )
+        scatters.append(Section(intrinsic, figures=[(caption, panels)], anchor=f"scatter-{i}"))
     return [overview, *scatters]
 
 
