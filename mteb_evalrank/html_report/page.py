@@ -69,7 +69,7 @@ class Table:
 
 @dataclass(frozen=True)
 class Section:
-    """A titled part of the page: a description, tables and inline SVG figures."""
+    """A titled part of the page: a description, tables and figures."""
 
     title: str
     description: str = ""
@@ -519,7 +519,7 @@ def _versions() -> str:
 
 # ----------------------------------------------------------------------------- output
 def render(page: Page) -> str:
-    """The page's HTML (jinja2, autoescaped; the SVG figures are inserted as they are)."""
+    """The page's HTML (jinja2, autoescaped; the figures' markup is inserted as it is)."""
     import jinja2
     import markupsafe
 
@@ -530,5 +530,6 @@ def render(page: Page) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    # markup: matplotlib's own SVG output, inserted as it is (it escapes the text it writes)
+    # markup: matplotlib's own SVG output (it escapes the text it writes) and the panels' <div> (its
+    # data escaped by _panels), inserted as they are
     return environment.get_template("report.html.j2").render(page=page, markup=markupsafe.Markup)
