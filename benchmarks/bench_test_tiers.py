@@ -44,6 +44,13 @@ def machine() -> str:
     return f"{model}, {os.cpu_count()} CPUs"
 
 
+def commit() -> str:
+    """The checkout's short commit hash."""
+    return subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+
+
 def parse_summary(output: str) -> dict[str, Any]:
     """``{"counts": {"passed": 592, ...}, "pytest_seconds": 566.8}`` from pytest's last summary line."""
     matches = list(SUMMARY.finditer(output))
@@ -110,12 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", default="auto", help="pytest-xdist -n (default: auto)")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks")
     args = parser.parse_args(argv)
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-    ).stdout.strip()
     report: dict[str, Any] = {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": commit,
+        "commit": commit(),
         "machine": machine(),
         "load_before": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "workers": args.workers,

@@ -513,6 +513,60 @@ def test_the_page_renders_in_chromium_and_a_click_sorts_the_rows(
     assert first_column() == sorted(MODELS, key=lambda m: scores[m])
 
 
+#: per figure of scatter panels: its section's title and per panel its size, texts and points
+_PANELS = """
+return [...document.querySelectorAll('div.panels')].map((div) => [
+  div.closest('details').querySelector('summary').textContent,
+  [...div.querySelectorAll('svg')].map((svg) => ({
+    width: svg.getBoundingClientRect().width,
+    texts: [...svg.children].filter((e) => e.tagName === 'text').map((e) => e.textContent),
+    points: [...svg.querySelectorAll('circle')].map((c) => [
+      Number(c.getAttribute('cx')), Number(c.getAttribute('cy')), c.querySelector('title').textContent]),
+  })),
+]);
+"""
+
+
+def open_panels(driver: Any) -> list[Any]:
+    """Open every section of the page as a reader would and read the scatter panels drawn in them."""
+    driver.execute_script("document.querySelectorAll('details').forEach((d) => { d.open = true; });")
+    return list(driver.execute_script(_PANELS))
+
+
+@pytest.mark.slow
+def test_every_scatter_panel_is_drawn_when_opened_at_the_models_scores(
+    browser: Any, small_page: Path, tmp_path: Path
+) -> None:
+    """Only the open section's panels are drawn at load; opened, each intrinsic task has one panel per
+    downstream task titled with it and its ρ, one point per model whose tooltip gives the model and its
+    two scores read here from the result files, placed in their order (x right, y up), visible."""
+    from selenium.webdriver.common.by import By
+
+    open_page(browser, small_page)
+    assert browser.execute_script("return document.querySelectorAll('div.panels svg').length") == len(
+        DOWNSTREAM
+    )
+    figures = open_panels(browser)
+    assert [title for title, _ in figures] == list(INTRINSIC)
+    for intrinsic, panels in figures:
+        assert [panel["texts"][0] for panel in panels] == list(DOWNSTREAM)
+        for downstream, panel in zip(DOWNSTREAM, panels, strict=True):
+            assert panel["texts"][1].endswith(f", n = {len(MODELS)}") and 150 < panel["width"] <= 240
+            cx, cy, tips = zip(*panel["points"], strict=True)
+            parsed = [re.fullmatch(r"(\S+) \((\S+)\): ([\d.]+), ([\d.]+)", tip) for tip in tips]
+            assert sorted(m.group(1) for m in parsed) == sorted(MODELS)
+            x = [100 * main_score(m.group(1), intrinsic) for m in parsed]
+            y = [100 * main_score(m.group(1), downstream) for m in parsed]
+            assert [float(m.group(3)) for m in parsed] == pytest.approx(x, abs=0.006)
+            assert [float(m.group(4)) for m in parsed] == pytest.approx(y, abs=0.006)
+            assert stats.spearmanr(cx, x).statistic == pytest.approx(1)  # right: higher intrinsic score
+            assert stats.spearmanr(cy, y).statistic == pytest.approx(-1)  # up: higher downstream score
+    panel = browser.find_elements(By.CSS_SELECTOR, "div.panels svg")[-1]
+    browser.execute_script(_INTO_VIEW, panel)
+    assert ink(panel.screenshot_as_png) > 0.05
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
 @pytest.fixture(scope="module")
 def study_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The issue's command on the committed study, in a second process: the page of 68 models."""
@@ -536,6 +590,17 @@ def test_the_study_page_names_all_68_models_and_renders_in_chromium(
     assert sorted(row[0] for row in table[1:]) == sorted(models)
     open_page(browser, study_page)
     check_rendered(browser, tmp_path)
+    figures = open_panels(browser)  # every intrinsic row's panels, one point per model having both scores
+    pairs = table_with(parse(study_page), "downstream")[1:]
+    assert len(figures) == len({row[0] for row in pairs}) == 27
+    drawn = {
+        (title, panel["texts"][0]): (panel["texts"][1], len(panel["points"]))
+        for title, p in figures
+        for panel in p
+    }
+    for intrinsic, downstream, _, _, n, *_ in pairs:
+        rho, points = drawn[intrinsic, downstream.replace("Classification", "")]
+        assert rho.endswith(f"n = {n}") and points == int(n)
 
 
 #: per table: the first numeric header's cell index and that column's values (data-v; null: empty)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
@@ -210,35 +210,36 @@ def family_colours(result: CorrelationData) -> dict[str, str]:
     return {family: matplotlib.colors.to_hex(colours(i % colours.N)) for i, family in enumerate(families)}
 
 
-def scatter_grid(result: CorrelationData, intrinsic: str, path: Path) -> Path:
-    """Each extrinsic score against the ``intrinsic`` score, one panel per extrinsic column and one
-    point per model (coloured by family), each panel titled with the pair's Spearman ρ and its CI."""
-    plt = _pyplot()
-    columns = [c for c in result.extrinsic if c != intrinsic]
-    ncols = min(5, len(columns))
-    nrows = -(-len(columns) // ncols)
-    colour = family_colours(result)
-    height = 2.2 * nrows + 0.5  # fixed margins (inches), cheaper than a constrained layout
-    fig, axes = plt.subplots(nrows, ncols, figsize=(2.4 * ncols, height), squeeze=False)
-    fig.subplots_adjust(
-        left=0.55 / (2.4 * ncols) + 0.04, right=0.99, bottom=0.6 / height, top=1 - 0.45 / height,
-        wspace=0.35, hspace=0.45 * 2.2 / 1.6,
-    )  # fmt: skip
-    for ax, extrinsic in zip(axes.flat, columns, strict=False):
-        both = result.table.frame[[intrinsic, extrinsic]].dropna()
-        ax.scatter(  # unclipped and without edges: a small SVG
-            both[intrinsic], both[extrinsic], s=14, linewidths=0, clip_on=False,
-            c=[colour[result.families.get(name, name)] for name in both.index],
-        )  # fmt: skip
-        pair = result.pair(intrinsic, extrinsic)
-        ax.set_title(f"{_short(extrinsic)}\n{_rho_ci(pair)}", fontsize=7)
-        ax.tick_params(labelsize=6)
-        ax.grid(alpha=0.3, lw=0.5)
-    for ax in axes.flat[len(columns) :]:
-        ax.set_visible(False)
-    fig.supxlabel(f"{intrinsic} (score)", fontsize=8, y=0.05 / height)
-    fig.supylabel("downstream score", fontsize=8, x=0.05 / (2.4 * ncols))
-    return _save(fig, path, tight=False)
+def scatter_panels(result: CorrelationData, intrinsic: str) -> dict[str, Any]:
+    """The data of the small multiples of ``intrinsic`` that the report page draws in the browser:
+    each extrinsic column against the ``intrinsic`` score, one panel per extrinsic column and one
+    point per model having both scores, coloured by family.
+
+    Returns ``{"x": intrinsic, "models": [...], "families": [family per model], "colours":
+    {family: "#rrggbb"}, "xs": [...], "panels": [{"title", "rho", "ys": [...]}]}``: the scores ×100
+    rounded to 2 decimals (``None`` where missing), ``rho`` the pair's Spearman ρ with its CI and
+    the number of models (:func:`_rho_ci`), all from the correlation result.
+    """
+    frame = result.table.frame
+    models = [str(name) for name in frame.index]
+    families = [result.families.get(name, name) for name in models]
+    return {
+        "x": intrinsic,
+        "models": models,
+        "families": families,
+        "colours": {f: colour for f, colour in family_colours(result).items() if f in families},
+        "xs": _hundredths(frame[intrinsic]),
+        "panels": [
+            {"title": _short(c), "rho": _rho_ci(result.pair(intrinsic, c)), "ys": _hundredths(frame[c])}
+            for c in result.extrinsic
+            if c != intrinsic
+        ],
+    }
+
+
+def _hundredths(scores: pd.Series) -> list[float | None]:
+    """Scores ×100 rounded to 2 decimals (a tenth of the tables' last digit), ``None`` for NaN."""
+    return [round(100 * float(v), 2) if np.isfinite(v) else None for v in scores]
 
 
 def _rho_ci(pair: PairResult) -> str:

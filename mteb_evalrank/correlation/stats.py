@@ -88,6 +88,7 @@ scipy loops and exact enumerations.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections import Counter
 from collections.abc import Sequence
@@ -143,14 +144,15 @@ def _row_pearson(a: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None
 
     ``weights`` (..., n): each entry counts ``w`` times (the r of the expanded sample).
     """
-    a, b = np.broadcast_arrays(a, b)
-    undefined = _constant(a, weights) | _constant(b, weights)
-    if weights is None:
+    if weights is None:  # each side reduced as it is, then broadcast (a permutation test's fixed side once)
+        undefined = _constant(a) | _constant(b)
         a = a - a.mean(axis=-1, keepdims=True)
         b = b - b.mean(axis=-1, keepdims=True)
         num = (a * b).sum(axis=-1)
         den = np.sqrt((a * a).sum(axis=-1) * (b * b).sum(axis=-1))
     else:
+        a, b = np.broadcast_arrays(a, b)
+        undefined = _constant(a, weights) | _constant(b, weights)
         total = weights.sum(axis=-1, keepdims=True)
         a = a - (weights * a).sum(axis=-1, keepdims=True) / total
         b = b - (weights * b).sum(axis=-1, keepdims=True) / total
@@ -425,15 +427,21 @@ def bootstrap_spearman_samples(
     return _row_pearson(v.resampled(x, w), v.resampled(y, w), w)
 
 
-def _permute_within(values: np.ndarray, strata: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """(n, len) rows: ``values`` permuted independently within each stratum."""
-    if len(np.unique(strata)) == 1:
-        return rng.permuted(np.broadcast_to(values, (n, len(values))), axis=1)
-    base = np.argsort(strata, kind="stable")  # positions grouped by stratum
-    order = np.argsort(strata[None, :] * 2.0 + rng.random((n, len(values))), axis=1)
-    out = np.empty((n, len(values)))
-    out[:, base] = values[order]
-    return out
+@functools.lru_cache(maxsize=4)
+def _permutations_within(strata: tuple[int, ...], n: int, seed: int) -> np.ndarray:
+    """(n, len) read-only index rows, each permuting the positions independently within each stratum
+    (``numpy.random.default_rng(seed)``). Cached: the pairs over one set of models share them (the
+    sorting is most of a permutation test's cost)."""
+    codes, m = np.asarray(strata), len(strata)
+    rng = np.random.default_rng(seed)
+    if len(set(strata)) == 1:
+        index = rng.permuted(np.broadcast_to(np.arange(m), (n, m)), axis=1)
+    else:
+        base = np.argsort(codes, kind="stable")  # positions grouped by stratum
+        index = np.empty((n, m), dtype=np.intp)
+        index[:, base] = np.argsort(codes[None, :] * 2.0 + rng.random((n, m)), axis=1)
+    index.flags.writeable = False
+    return index
 
 
 def permutation_p_spearman(
@@ -454,7 +462,7 @@ def permutation_p_spearman(
     if np.isnan(observed) or (v.units.kind == "models" and too_few_units(v.units)):
         return float("nan")
     # Permuting y's ranks keeps the tie structure, so ρ of a permutation = r(rx, ry[perm]).
-    null = _row_pearson(rx, _permute_within(ry, v.strata, n_permutations, np.random.default_rng(seed)))
+    null = _row_pearson(rx, ry[_permutations_within(tuple(v.strata.tolist()), n_permutations, seed)])
     return _two_sided(null, observed)
 
 

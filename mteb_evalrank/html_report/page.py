@@ -1,6 +1,7 @@
 """``mteb-evalrank report``: one self-contained HTML page of an mteb results folder.
 
-The page (``<out>/index.html``) needs nothing but itself: figures are inline SVG (matplotlib),
+The page (``<out>/index.html``) needs nothing but itself: the heatmap is inline SVG (matplotlib), the
+scatter panels are drawn by an inline script from their data when opened (``templates/panels.js``),
 styles and the few lines of script that sort the tables are inline (``templates/report.html.j2``).
 Every number comes from the correlation module (:mod:`.correlation`): the score tables from its
 ``table.py`` (a task's main score, averaged over its hf_subsets, split ``test``), the
@@ -11,6 +12,7 @@ The sections (scores, coverage, correlation, families, provenance, notes) and wh
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from collections import Counter
@@ -74,13 +76,13 @@ class Table:
 
 @dataclass(frozen=True)
 class Section:
-    """A titled part of the page: a description, tables and inline SVG figures."""
+    """A titled part of the page: a description, tables and figures."""
 
     title: str
     description: str = ""
     tables: list[Table] = field(default_factory=list)
     figures: list[tuple[str, str]] = field(default_factory=list)
-    """(caption, SVG markup)"""
+    """(caption, markup: inline SVG, or the data of panels drawn by the page's script)"""
     anchor: str = ""
 
 
@@ -493,6 +495,14 @@ def _svg(draw: Callable[[Path], Path], salt: str) -> str:
     return text[text.index("<svg") :]
 
 
+def _panels(data: dict[str, Any]) -> str:
+    """A figure that the page's script (``templates/panels.js``) draws from its data when it is opened."""
+    import markupsafe
+
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return f'<div class="panels" data-panels="{markupsafe.escape(text)}"></div>'
+
+
 def _protocol_view(i: int, protocol: str, result: CorrelationResult) -> ProtocolView:
     """The ``i``-th protocol's part of the page: the heatmap with the row means, all pairs, the scatters
     of each intrinsic column, the families' own ρ."""
@@ -521,9 +531,12 @@ def _protocol_view(i: int, protocol: str, result: CorrelationResult) -> Protocol
     )
     scatters = []
     for j, intrinsic in enumerate(result.intrinsic):
-        svg = _svg(partial(correlation_figures.scatter_grid, result, intrinsic), f"scatter-{i}-{j}")
-        caption = f"{intrinsic} against each downstream task: one point per model, coloured by family"
-        scatters.append(Section(intrinsic, figures=[(caption, svg)], anchor=f"scatter-{i}-{j}"))
+        panels = _panels(correlation_figures.scatter_panels(result, intrinsic))
+        caption = (
+            f"{intrinsic} (across) against each downstream task (up), scores ×100: one point per model, "
+            "coloured by family (hover a point for its model)"
+        )
+        scatters.append(Section(intrinsic, figures=[(caption, panels)], anchor=f"scatter-{i}-{j}"))
     return ProtocolView(
         f"{protocol}: {len(result.extrinsic)} task{'s' * (len(result.extrinsic) > 1)}, "
         f"{len(result.table.frame)} models",
@@ -639,7 +652,7 @@ def _versions() -> str:
 
 # ----------------------------------------------------------------------------- output
 def render(page: Page) -> str:
-    """The page's HTML (jinja2, autoescaped; the SVG figures are inserted as they are)."""
+    """The page's HTML (jinja2, autoescaped; the figures' markup is inserted as it is)."""
     import jinja2
     import markupsafe
 
@@ -650,5 +663,6 @@ def render(page: Page) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    # markup: matplotlib's own SVG output, inserted as it is (it escapes the text it writes)
+    # markup: matplotlib's own SVG output (it escapes the text it writes) and the panels' <div> (its
+    # data escaped by _panels), inserted as they are
     return environment.get_template("report.html.j2").render(page=page, markup=markupsafe.Markup)
