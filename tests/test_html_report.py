@@ -591,8 +591,10 @@ def test_the_study_page_names_all_68_models_and_renders_in_chromium(
     open_page(browser, study_page)
     check_rendered(browser, tmp_path)
     figures = open_panels(browser)  # every intrinsic row's panels, one point per model having both scores
-    pairs = table_with(parse(study_page), "downstream")[1:]
-    assert len(figures) == len({row[0] for row in pairs}) == 27
+    # one pairs table per downstream protocol (SentEval's ten tasks, the three taggers)
+    protocols = [t for t in parse(study_page).tables if any(c.startswith("downstream") for c in t[0])]
+    pairs = [row for table in protocols for row in table[1:]]
+    assert len(protocols) == 2 and len(figures) == 2 * len({row[0] for row in pairs}) == 2 * 27
     drawn = {
         (title, panel["texts"][0]): (panel["texts"][1], len(panel["points"]))
         for title, p in figures
