@@ -10,25 +10,39 @@ recommendations of Eger et al., 2019) trains on the **whole** training split and
   its settings reported.
 
 L2 strength. SentEval's grid is the weight decay ``lambda in {1e-5, 1e-4, 1e-3, 1e-2}``.
-scikit-learn's estimators parametrise the penalty differently, so the grid is mapped:
 
-* ``LogisticRegression`` (full batch, L-BFGS) minimises ``C sum_i loss_i + (1/2) ||w||^2``
-  over the ``n`` rows it is fitted on; SentEval's objective ``(1/n) sum_i loss_i +
-  (lambda/2) ||w||^2`` is the same up to the factor ``C n``, hence ``C = 1 / (n lambda)``
-  (exact; ``n`` is an inner-fold training set during cross-validated selection, the whole
-  training split otherwise).
-* ``MLPClassifier`` (Adam, minibatches of ``MLP_BATCH`` = 64 rows, SentEval's batch size)
-  steps along the gradient of ``(1/b) sum_{i in batch} loss_i + (alpha / (2b)) ||W||^2`` on
-  each batch of ``b`` rows (scikit-learn divides the penalty by the rows *of the batch*,
-  ``_compute_loss_grad``), while SentEval's MLP (PyTorch Adam with ``weight_decay =
-  lambda``, batch 64, batch-mean cross-entropy) steps along that of ``(1/b) sum_{i in batch}
-  loss_i + (lambda/2) ||W||^2``. Hence ``alpha = MLP_BATCH * lambda``, whatever the number
-  of rows. Exact for every full batch; the last batch of an epoch holds ``b = m mod 64``
-  rows when the ``m`` training rows are not a multiple of 64, and on that one step
-  scikit-learn's penalty is ``alpha / b = (64 / b) lambda`` (SentEval's stays ``lambda``).
-  Remaining differences: scikit-learn does not penalise the biases (PyTorch's weight decay
-  does), and SentEval sets ``size_average = False`` on its loss after construction, which
-  current PyTorch ignores (a batch mean, as assumed here).
+* Logistic regression (full batch, L-BFGS, float64) minimises per fit, over its ``n`` rows,
+  ``(1/n) sum_i loss_i + (lambda/2) ||W||^2`` (intercepts unpenalised; a sigmoid for two classes,
+  a softmax over all classes otherwise), SentEval's objective; scikit-learn's
+  ``C sum_i loss_i + (1/2) ||W||^2`` with ``C = 1 / (n lambda)`` is the same up to the factor
+  ``C n`` (``n`` is an inner-fold training set during cross-validated selection, the whole
+  training split otherwise). Every fit of one selection is evaluated in one matrix product per
+  round (:func:`_lbfgs`); a fit stops when no gradient entry exceeds ``LR_GTOL * lambda``.
+* MLP (Adam, minibatches of ``MLP_BATCH`` = 64 rows, SentEval's batch size) steps along the
+  gradient of ``(1/b) sum_{i in batch} loss_i + (alpha / (2b)) ||W||^2`` on each batch of
+  ``b`` rows with ``alpha = MLP_BATCH * lambda`` (scikit-learn's ``MLPClassifier`` objective,
+  whose algorithm this is), while SentEval's MLP (PyTorch Adam with ``weight_decay = lambda``,
+  batch-mean cross-entropy) steps along that of ``(1/b) sum_{i in batch} loss_i + (lambda/2)
+  ||W||^2``: the same on every full batch; on a short last batch of ``b = m mod 64`` rows the
+  penalty here is ``(64 / b) lambda``. Biases are not penalised (PyTorch's weight decay does
+  penalise them).
+
+One MLP step, ``G`` networks reading one input ``X`` (``b x d``) side by side, targets ``Y``
+(0/1 for two classes, one-hot otherwise)::
+
+    A = sigmoid(X [W1_1 ... W1_G] + b1)       one product for the G networks
+    P = out(A_g W2_g + b2_g)                  out = sigmoid (two classes) or softmax
+    D2 = P - Y,  D1 = (D2 W2^T) * A * (1 - A)
+    grad W_l = (A_{l-1}^T D_l + alpha W_l) / b,   grad b_l = sum_rows(D_l) / b
+
+then Adam as scikit-learn's (``t`` counts the steps; rate 1e-3, betas 0.9 and 0.999, epsilon
+1e-8): ``theta -= rate sqrt(1 - beta_2^t) / (1 - beta_1^t) * m / (sqrt(v) + epsilon)``. After
+each epoch a network's accuracy ``s`` on its early-stopping rows is compared with its best
+``s*``: ``s < s* + 1e-4`` counts an epoch without improvement (reset otherwise), ``s > s*``
+keeps its weights; it stops after more than ``MLP_PATIENCE`` such epochs in a row (or
+``MLP_MAX_EPOCHS``) with its best weights. The initial weights (Glorot uniform), the
+early-stopping split and the shuffles are scikit-learn's draws from ``RandomState(seed)``, on
+the CPU whatever the device.
 
 Selection, as SentEval per dataset (``senteval/tools/validation.py``):
 
@@ -50,10 +64,9 @@ rows it is fitted on (SentEval stops on the validation split, or on 5% of the ro
 Pair tasks use SentEval's features ``[u, v, |u - v|, u * v]`` of the two sentence
 embeddings ``u``, ``v``.
 
-Precision and speed (docs/benchmarks.md). The features are validated in float64 and the
-classifiers fitted in float32 (``FIT_DTYPE``), as SentEval's PyTorch classifiers are. The MLPs
-of one selection (every grid point, raw and z-normalised) are trained side by side by
-:func:`mteb_evalrank.evaluation.mlp.fit_lockstep`, each equal to scikit-learn's fit bit for bit.
+Precision and device (docs/downstream.md). The features are validated in float64 and rounded to
+float32 (``FIT_DTYPE``, as SentEval's PyTorch classifiers use them); the logistic regression
+runs in float64 on them, the MLP in float32, with torch on the device ``senteval_scores`` is given.
 """
 
 from __future__ import annotations
@@ -61,20 +74,19 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import ClassifierMixin
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import accuracy_score, f1_score
-from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit, cross_val_score
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.metrics import f1_score
+from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit, train_test_split
 
-from .mlp import FittedMLP, MLPSettings, fit_lockstep
 from .ranking import check_embeddings
 from .scores import ClassifierScores, Scores, flat
+from .tagging import torch_threads
+
+if TYPE_CHECKING:
+    import torch
 
 #: SentEval's L2 (weight decay) grid.
 L2_GRID: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
@@ -90,8 +102,17 @@ MLP_BATCH = 64
 MLP_PATIENCE = 5
 #: Most epochs of one MLP fit.
 MLP_MAX_EPOCHS = 200
-#: The dtype the classifiers are fitted in (SentEval's PyTorch classifiers: float32).
+#: The dtype the features are rounded to (SentEval's PyTorch classifiers: float32).
 FIT_DTYPE = np.float32
+#: Logistic regression: a fit stops when no gradient entry of its mean objective exceeds this times
+#: its ``lambda`` (the weights are then within ``LR_GTOL`` of the optimum, per entry and scaled).
+LR_GTOL = 1e-4
+#: Most L-BFGS iterations of one logistic-regression fit.
+LR_MAX_ITER = 5000
+#: Features from this width on are fitted on torch's whole CPU pool; narrower ones on one thread.
+WIDE_FEATURES = 128
+#: Adam's and early stopping's constants (scikit-learn's ``MLPClassifier`` defaults).
+ADAM_RATE, ADAM_BETAS, ADAM_EPSILON, STOP_TOL = 1e-3, (0.9, 0.999), 1e-8, 1e-4
 
 Kind = Literal["lr", "mlp"]
 
@@ -103,23 +124,6 @@ def pair_features(u: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
     if u.shape != v.shape or u.ndim != 2:
         raise ValueError(f"u and v must be matrices of the same shape, got {u.shape} and {v.shape}")
     return np.hstack([u, v, np.abs(u - v), u * v])
-
-
-def make_classifier(kind: Kind, l2: float, n: int, *, znorm: bool, seed: int) -> Pipeline:
-    """The estimator for one grid point ``l2`` (SentEval's lambda), fitted later on ``n`` rows.
-
-    Logistic regression: ``C = 1 / (n l2)``; MLP: ``alpha = MLP_BATCH * l2`` (``n`` unused);
-    see the module doc for the mapping.
-    """
-    if kind == "lr":
-        model: ClassifierMixin = LogisticRegression(C=1.0 / (n * l2), max_iter=2000, random_state=seed)
-    elif kind == "mlp":
-        # SentEval's MLP (Linear -> Sigmoid -> Linear) with the settings fit_lockstep shares; the
-        # penalty is divided by the batch's rows, not n
-        model = _mlp_settings(seed).classifier(MLP_BATCH * l2)
-    else:
-        raise ValueError(f"unknown classifier {kind!r}; use 'lr' or 'mlp'")
-    return Pipeline([("scale", StandardScaler() if znorm else "passthrough"), ("model", model)])
 
 
 @dataclass(frozen=True)
@@ -134,143 +138,479 @@ class Selection:
     test_f1: float
 
 
-def _splitter(kind: Kind, seed: int) -> StratifiedKFold | StratifiedShuffleSplit:
-    if kind == "lr":
-        return StratifiedKFold(n_splits=INNER_FOLDS, shuffle=True, random_state=seed)
-    return StratifiedShuffleSplit(n_splits=1, test_size=MLP_HOLDOUT, random_state=seed)
-
-
-def _scored_predictions(
-    kind: Kind,
-    selected: float,
-    validation_accuracy: float,
-    predicted: NDArray[np.generic],
-    y_test: NDArray[np.integer],
-    znorm: bool,
+def _scored(
+    kind: Kind, znorm: bool, l2: float, selection_score: float, predicted: NDArray[Any], y_test: NDArray[Any]
 ) -> Selection:
     return Selection(
         kind=kind,
         znorm=znorm,
-        l2=selected,
-        validation_accuracy=validation_accuracy,
-        test_accuracy=float(accuracy_score(y_test, predicted)),
+        l2=l2,
+        validation_accuracy=selection_score,
+        test_accuracy=float(np.mean(predicted == y_test)),
         test_f1=float(f1_score(y_test, predicted, average="macro")),
     )
 
 
-def select_and_test(
-    kind: Kind,
-    x_train: NDArray[np.floating],
-    y_train: NDArray[np.integer],
-    x_test: NDArray[np.floating],
-    y_test: NDArray[np.integer],
-    *,
-    znorm: bool,
-    seed: int,
-    grid: Sequence[float] = L2_GRID,
-    validation: tuple[NDArray[np.floating], NDArray[np.integer]] | None = None,
-) -> Selection:
-    """Select the L2 strength of ``kind``, fit on all training rows, score the test rows.
+# ------------------------------------------------------------------ logistic regression
+def _logits(params: torch.Tensor, mu: torch.Tensor, sd: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """``n x F x k`` logits of ``F`` fits (``params``: ``F x (d + 1) x k``, weights then intercepts;
+    ``mu``, ``sd``: ``F x d``) for the rows ``x``: ``x (W / sd) + (b - mu (W / sd))``, one product."""
+    import torch
 
-    With ``validation = (x_valid, y_valid)`` (SentEval's ``SplitClassifier``): each grid
-    point is fitted on the whole training split and scored on the validation rows; the
-    best fit is the final model. Without (``KFoldClassifier``): cross-validation on the
-    training rows (see ``_splitter``), then a refit of the selected point on all of them.
-    ``validation_accuracy`` is the selection score (accuracy in [0, 1]).
+    d = x.shape[1]
+    w = params[:, :d] / sd[:, :, None]
+    b = params[:, d] - torch.einsum("fd,fdk->fk", mu, w)
+    return (x @ w.permute(1, 0, 2).reshape(d, -1)).view(len(x), len(params), -1) + b
+
+
+@dataclass
+class _LinearFits:
+    """``F`` L2-penalised logistic regressions on the rows of one matrix ``x`` (``n x d``), each on
+    its own rows and optionally z-normalised by the statistics of those rows (module doc).
+
+    Fit ``f`` has weights ``W_f`` (``d x k``, z-space) and intercepts ``b_f``; its logits are
+    ``((x - mu_f) / sd_f) W_f + b_f`` (``mu = 0``, ``sd = 1`` for raw features), computed for all
+    fits at once as ``x (W / sd) + (b - mu (W / sd))``, one matrix product.
     """
-    best_l2, best_score = grid[0], -np.inf
+
+    x: torch.Tensor  # n x d, float64
+    targets: torch.Tensor  # n x k: 0/1 (k = 1 for two classes, the sigmoid's), one-hot otherwise
+    weights: torch.Tensor  # n x F: 1/n_f on fit f's rows, 0 elsewhere
+    mu: torch.Tensor  # F x d
+    sd: torch.Tensor  # F x d
+    l2: torch.Tensor  # F
+
+    def loss_gradient(self, params: torch.Tensor, fits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per fit the objective ``sum_i r_fi loss_i + (l2_f / 2) ||W_f||^2`` and its gradient."""
+        import torch
+
+        z = _logits(params, self.mu[fits], self.sd[fits], self.x)
+        r = self.weights[:, fits, None]
+        y = self.targets[:, None, :]
+        if z.shape[2] == 1:  # sigmoid: log(1 + e^z) - y z
+            loss = torch.nn.functional.softplus(z) - y * z
+            residual = torch.sigmoid(z) - y
+        else:  # softmax: logsumexp(z) - z_y
+            log_p = torch.log_softmax(z, dim=2)
+            loss = -(log_p * y)
+            residual = log_p.exp() - y
+        residual = residual * r
+        d = self.x.shape[1]
+        w = params[:, :d]
+        value = (loss * r).sum((0, 2)) + 0.5 * self.l2[fits] * (w**2).sum((1, 2))
+        grad = torch.empty_like(params)
+        column_sums = residual.sum(0)  # A x k
+        xt_r = (self.x.T @ residual.reshape(len(self.x), -1)).view(d, len(fits), -1).permute(1, 0, 2)
+        grad[:, :d] = (xt_r - self.mu[fits, :, None] * column_sums[:, None, :]) / self.sd[fits, :, None]
+        grad[:, :d] += self.l2[fits, None, None] * w
+        grad[:, d] = column_sums
+        return value, grad
+
+
+def _lbfgs(  # noqa: PLR0915 (one loop: the state of every fit side by side)
+    fits: _LinearFits, shape: tuple[int, int, int], memory: int = 10
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Minimise every fit's objective by L-BFGS, all fits evaluated together (one product per round).
+
+    Each fit has its own trajectory (memory of ``memory`` pairs, backtracking Armijo line search
+    from the unit step, ``c1 = 1e-4``); it stops when its gradient's largest entry is at most
+    ``LR_GTOL``, when a step no longer lowers its objective, or after ``LR_MAX_ITER`` iterations.
+    Returns the parameters (``F x (d + 1) x k``) and each fit's iteration count.
+    """
+    import torch
+
+    n_fits = shape[0]
+    device, dtype = fits.x.device, fits.x.dtype
+    x = torch.zeros(shape, dtype=dtype, device=device)
+    everyone = torch.arange(n_fits, device=device)
+    f, g = fits.loss_gradient(x, everyone)
+    p = x[0].numel()
+    s_mem = torch.zeros(n_fits, memory, p, dtype=dtype, device=device)
+    y_mem = torch.zeros_like(s_mem)
+    rho = torch.zeros(n_fits, memory, dtype=dtype, device=device)
+    gamma = 1.0 / g.flatten(1).norm(dim=1).clamp_min(1e-12)  # the first step: unit length
+    iterations = torch.zeros(n_fits, dtype=torch.long, device=device)
+    tolerance = LR_GTOL * fits.l2
+    active = g.flatten(1).abs().amax(1) > tolerance
+    step = torch.ones(n_fits, dtype=dtype, device=device)
+
+    def direction(rows: torch.Tensor) -> torch.Tensor:
+        """``-H g`` by the two-loop recursion, for the fits ``rows`` (unused memory has rho = 0)."""
+        q = g[rows].flatten(1).clone()
+        alphas = []
+        for j in range(memory - 1, -1, -1):
+            a = rho[rows, j] * (s_mem[rows, j] * q).sum(1)
+            q -= a[:, None] * y_mem[rows, j]
+            alphas.append(a)
+        q *= gamma[rows, None]
+        for j, a in zip(range(memory), reversed(alphas), strict=True):
+            b = rho[rows, j] * (y_mem[rows, j] * q).sum(1)
+            q += (a - b)[:, None] * s_mem[rows, j]
+        return -q.view(-1, *shape[1:])
+
+    search = torch.zeros_like(x)
+    search[active] = direction(everyone[active])
+    while bool(active.any()):
+        rows = everyone[active]
+        trial = x[rows] + step[rows, None, None] * search[rows]
+        f_trial, g_trial = fits.loss_gradient(trial, rows)
+        slope = (g[rows] * search[rows]).flatten(1).sum(1)
+        accepted = f_trial <= f[rows] + 1e-4 * step[rows] * slope
+        stalled = ~accepted & (step[rows] < 1e-12)
+        done = rows[stalled]
+        active[done] = False
+        moved = rows[accepted]
+        step[rows[~accepted]] *= 0.5
+        if len(moved):
+            s = (trial[accepted] - x[moved]).flatten(1)
+            yv = (g_trial[accepted] - g[moved]).flatten(1)
+            sy = (s * yv).sum(1)
+            keep = sy > 1e-10 * (yv * yv).sum(1)  # curvature: skip the pair otherwise
+            _remember((s_mem, y_mem, rho, gamma), moved[keep], s[keep], yv[keep], sy[keep])
+            progress = (f[moved] - f_trial[accepted]) / torch.maximum(
+                f[moved].abs(), f_trial[accepted].abs()
+            ).clamp_min(1.0)
+            x[moved], f[moved], g[moved] = trial[accepted], f_trial[accepted], g_trial[accepted]
+            iterations[moved] += 1
+            active[moved] = (
+                (g[moved].flatten(1).abs().amax(1) > tolerance[moved])
+                & (iterations[moved] < LR_MAX_ITER)
+                & (progress > 64 * torch.finfo(dtype).eps)
+            )
+            going = moved[active[moved]]
+            if len(going):
+                search[going] = direction(going)
+                step[going] = 1.0
+    return x, iterations
+
+
+def _remember(
+    memory: tuple[torch.Tensor, ...], fits: torch.Tensor, s: torch.Tensor, y: torch.Tensor, sy: torch.Tensor
+) -> None:
+    """L-BFGS's memory of ``fits`` takes the pairs ``(s, y)`` (the oldest dropped), in place."""
+    import torch
+
+    s_mem, y_mem, rho, gamma = memory
+    for store, new in ((s_mem, s), (y_mem, y), (rho, 1.0 / sy)):
+        store[fits] = torch.roll(store[fits], -1, dims=1)
+        store[fits, -1] = new
+    gamma[fits] = sy / (y * y).sum(1)
+
+
+def _class_targets(y: NDArray[Any], classes: NDArray[Any], device: torch.device) -> torch.Tensor:
+    """0/1 targets of the positive class (two classes: one column), one-hot columns otherwise."""
+    import torch
+
+    codes = torch.as_tensor(np.searchsorted(classes, y), device=device)
+    onehot = torch.nn.functional.one_hot(codes, len(classes)).to(torch.float64)
+    return onehot[:, 1:] if len(classes) == 2 else onehot
+
+
+def _lr_fits(
+    x: torch.Tensor,
+    y: NDArray[Any],
+    classes: NDArray[Any],
+    fits: Sequence[tuple[NDArray[np.intp], float, bool]],
+) -> tuple[_LinearFits, torch.Tensor]:
+    """Fit one logistic regression per ``(rows, l2, znorm)`` of ``fits`` on ``x``; return the
+    problem and the parameters of every fit."""
+    import torch
+
+    n, d = x.shape
+    weights = torch.zeros(n, len(fits), dtype=x.dtype, device=x.device)
+    mu = torch.zeros(len(fits), d, dtype=x.dtype, device=x.device)
+    sd = torch.ones_like(mu)
+    for f, (rows, _, znorm) in enumerate(fits):
+        index = torch.as_tensor(rows, device=x.device)
+        weights[index, f] = 1.0 / len(rows)
+        if znorm:  # StandardScaler: mean and standard deviation (ddof 0) of the fit's rows; 1 if 0
+            std, mean = torch.std_mean(x[index], dim=0, correction=0)
+            mu[f], sd[f] = (
+                mean,
+                torch.where(std > 10 * torch.finfo(x.dtype).eps * mean.abs().clamp_min(1.0), std, 1.0),
+            )
+    l2 = torch.tensor([l2 for _, l2, _ in fits], dtype=x.dtype, device=x.device)
+    problem = _LinearFits(x, _class_targets(y, classes, x.device), weights, mu, sd, l2)
+    k = 1 if len(classes) == 2 else len(classes)
+    params, _ = _lbfgs(problem, (len(fits), d + 1, k))
+    return problem, params
+
+
+def _predict_linear(
+    problem: _LinearFits, params: torch.Tensor, fits: Sequence[int], x: torch.Tensor, classes: NDArray[Any]
+) -> NDArray[Any]:
+    """``n x F`` predicted labels of the fits ``fits`` (``params`` theirs) for the rows ``x``."""
+    z = _logits(params, problem.mu[list(fits)], problem.sd[list(fits)], x)
+    codes = (z[:, :, 0] > 0).long() if z.shape[2] == 1 else z.argmax(2)
+    return classes[codes.cpu().numpy()]
+
+
+def _lr_selections(
+    x_train: torch.Tensor, y_train: NDArray[Any], x_test: torch.Tensor, y_test: NDArray[Any],
+    *, seed: int, grid: Sequence[float], validation: tuple[torch.Tensor, NDArray[Any]] | None,
+) -> dict[str, Selection]:  # fmt: skip
+    """``{"raw": ..., "znorm": ...}``: the logistic regression's selection and test (module doc).
+
+    With a validation split the ``2 x len(grid)`` fits on the training split are one batch and the
+    best of each normalisation is the final model; without, the ``2 x len(grid) x INNER_FOLDS``
+    inner-fold fits are one batch and the two selected refits another.
+    """
+    classes = np.unique(y_train)
+    everything = np.arange(len(y_train))
     if validation is not None:
-        x_valid, y_valid = validation
-        best_fit: Pipeline | None = None
-        for l2 in grid:
-            fitted = make_classifier(kind, l2, len(y_train), znorm=znorm, seed=seed).fit(x_train, y_train)
-            score = float(accuracy_score(y_valid, fitted.predict(x_valid)))
-            if score > best_score:
-                best_l2, best_score, best_fit = l2, score, fitted
-        assert best_fit is not None  # the grid is not empty
-        return _scored_predictions(kind, best_l2, best_score, best_fit.predict(x_test), y_test, znorm)
-    splitter = _splitter(kind, seed)
-    n_inner = len(y_train) - len(next(splitter.split(x_train, y_train))[1])
-    for l2 in grid:
-        estimator = make_classifier(kind, l2, n_inner, znorm=znorm, seed=seed)
-        score = float(np.mean(cross_val_score(estimator, x_train, y_train, cv=splitter, scoring="accuracy")))
-        if score > best_score:
-            best_l2, best_score = l2, score
-    final = make_classifier(kind, best_l2, len(y_train), znorm=znorm, seed=seed).fit(x_train, y_train)
-    return _scored_predictions(kind, best_l2, best_score, final.predict(x_test), y_test, znorm)
-
-
-def _mlp_settings(seed: int) -> MLPSettings:
-    return MLPSettings(
-        hidden=MLP_HIDDEN,
-        batch_size=MLP_BATCH,
-        validation_fraction=MLP_HOLDOUT,
-        n_iter_no_change=MLP_PATIENCE,
-        max_iter=MLP_MAX_EPOCHS,
-        seed=seed,
-    )
-
-
-def _normalisations(
-    x_fit: NDArray[np.floating], *others: NDArray[np.floating]
-) -> list[list[NDArray[np.floating]]]:
-    """``[[x_fit, *others] raw, [the same z-normalised]]``, the scaler fitted on ``x_fit``."""
-    scaler = StandardScaler().fit(x_fit)
-    return [[x_fit, *others], [scaler.transform(x) for x in (x_fit, *others)]]
-
-
-def select_and_test_mlp(
-    x_train: NDArray[np.floating],
-    y_train: NDArray[np.integer],
-    x_test: NDArray[np.floating],
-    y_test: NDArray[np.integer],
-    *,
-    seed: int,
-    grid: Sequence[float] = L2_GRID,
-    validation: tuple[NDArray[np.floating], NDArray[np.integer]] | None = None,
-) -> dict[str, Selection]:
-    """``{"raw": ..., "znorm": ...}``: :func:`select_and_test` of the MLP for both normalisations.
-
-    The same selections and scores as ``select_and_test("mlp", ..., znorm=z)`` for
-    ``z`` in (False, True) (tested), with the networks of one step (every grid point and
-    both normalisations, then the two refits) trained side by side by
-    :func:`~mteb_evalrank.evaluation.mlp.fit_lockstep`.
-    """
-    settings = _mlp_settings(seed)
-    nets = [(norm, MLP_BATCH * l2) for norm in (0, 1) for l2 in grid]
-    if validation is not None:  # SplitClassifier: the best grid fit is the final model
-        inputs = _normalisations(x_train, validation[0], x_test)
-        fits = fit_lockstep([inputs[0][0], inputs[1][0]], y_train, nets, settings)
-        best = _best_grid_points(fits, [inputs[0][1], inputs[1][1]], validation[1], len(grid))
-        finals = [fits[norm * len(grid) + best[norm][0]] for norm in (0, 1)]
-    else:  # one stratified hold-out, then a refit of the selected point on all rows
-        inner_train, inner_test = next(_splitter("mlp", seed).split(x_train, y_train))
-        inputs = _normalisations(x_train[inner_train], x_train[inner_test])
-        fits = fit_lockstep([inputs[0][0], inputs[1][0]], y_train[inner_train], nets, settings)
-        best = _best_grid_points(fits, [inputs[0][1], inputs[1][1]], y_train[inner_test], len(grid))
-        inputs = _normalisations(x_train, x_test)
-        refits = [(norm, MLP_BATCH * grid[best[norm][0]]) for norm in (0, 1)]
-        finals = fit_lockstep([inputs[0][0], inputs[1][0]], y_train, refits, settings)
-    return {
-        name: _scored_predictions(
-            "mlp", grid[index], accuracy, finals[norm].predict(inputs[norm][-1]), y_test, norm == 1
+        fits = [(everything, l2, bool(z)) for z in (0, 1) for l2 in grid]
+        problem, params = _lr_fits(x_train, y_train, classes, fits)
+        predicted = _predict_linear(problem, params, range(len(fits)), validation[0], classes)
+        accuracy = (predicted == validation[1][:, None]).mean(0).reshape(2, len(grid))
+    else:
+        folds = list(StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=seed).split(everything, y_train))
+        fits = [(train, l2, bool(z)) for z in (0, 1) for l2 in grid for train, _ in folds]
+        problem, params = _lr_fits(x_train, y_train, classes, fits)
+        predicted = _predict_linear(problem, params, range(len(fits)), x_train, classes)
+        tests = [test for _ in range(2 * len(grid)) for _, test in folds]
+        accuracy = np.array([np.mean(predicted[t, f] == y_train[t]) for f, t in enumerate(tests)])
+        accuracy = accuracy.reshape(2, len(grid), INNER_FOLDS).mean(2)
+    best = [int(np.argmax(accuracy[z])) for z in (0, 1)]  # the first of equal ones
+    if validation is not None:
+        chosen = [z * len(grid) + best[z] for z in (0, 1)]
+        params = params[chosen]
+    else:  # the selected points refitted on the whole training split
+        chosen = [0, 1]
+        problem, params = _lr_fits(
+            x_train, y_train, classes, [(everything, grid[best[z]], bool(z)) for z in (0, 1)]
         )
-        for norm, (name, (index, accuracy)) in enumerate(zip(("raw", "znorm"), best, strict=True))
+    predicted = _predict_linear(problem, params, chosen, x_test, classes)
+    return {
+        name: _scored("lr", bool(z), grid[best[z]], float(accuracy[z, best[z]]), predicted[:, z], y_test)
+        for z, name in enumerate(("raw", "znorm"))
     }
 
 
-def _best_grid_points(
-    fits: Sequence[FittedMLP],
-    x_eval: Sequence[NDArray[np.floating]],
-    y_eval: NDArray[np.integer],
-    n_grid: int,
-) -> list[tuple[int, float]]:
-    """Per normalisation ``(index, accuracy)`` of the best grid point; the first of equal ones."""
-    best = []
-    for norm, x in enumerate(x_eval):
-        scores = [float(accuracy_score(y_eval, fits[norm * n_grid + i].predict(x))) for i in range(n_grid)]
-        best.append((int(np.argmax(scores)), max(scores)))
-    return best
+# ------------------------------------------------------------------------------ MLP
+Net = tuple["torch.Tensor", "torch.Tensor", "torch.Tensor", "torch.Tensor"]
+
+
+def _initial_weights(random_state: np.random.RandomState, units: tuple[int, int, int]) -> list[NDArray[Any]]:
+    """scikit-learn's Glorot-uniform start for ``units = (d, h, o)``: per layer, coefficients then
+    intercepts, drawn from ``U(-s, s)`` with ``s = sqrt(2 / (fan_in + fan_out))`` (the logistic
+    activation's factor 2)."""
+    drawn = []
+    for fan_in, fan_out in ((units[0], units[1]), (units[1], units[2])):
+        bound = np.sqrt(2.0 / (fan_in + fan_out))
+        drawn += [
+            random_state.uniform(-bound, bound, (fan_in, fan_out)),
+            random_state.uniform(-bound, bound, fan_out),
+        ]
+    return drawn
+
+
+def _forward(net: Sequence[torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Hidden (``n x G x h``) and output (``n x G x o``) activations of ``G`` stacked networks
+    ``(w1: d x G x h, b1: G x h, w2: G x h x o, b2: G x o)``: the first layer is one product."""
+    import torch
+
+    w1, b1, w2, b2 = net
+    hidden = torch.sigmoid((x @ w1.reshape(len(w1), -1)).view(len(x), *b1.shape) + b1)
+    z = torch.einsum("ngh,gho->ngo", hidden, w2) + b2
+    return hidden, torch.sigmoid(z) if z.shape[2] == 1 else torch.softmax(z, dim=2)
+
+
+def _mlp_codes(net: Sequence[torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+    """``n x G`` class codes: output above 1/2 for two classes, the arg-max otherwise."""
+    out = _forward(net, x)[1]
+    return (out[:, :, 0] > 0.5).long() if out.shape[2] == 1 else out.argmax(2)
+
+
+class _Group:
+    """The networks that read one input, trained side by side (module doc: one step)."""
+
+    def __init__(self, members: list[int], alphas: list[float], start: Sequence[torch.Tensor]) -> None:
+        import torch
+
+        g = len(members)
+        w1, b1, w2, b2 = start
+        self.members = members
+        self.alphas = torch.tensor(alphas, dtype=w1.dtype, device=w1.device)
+        self.params = [w1[:, None].repeat(1, g, 1), b1.repeat(g, 1), w2.repeat(g, 1, 1), b2.repeat(g, 1)]
+        self.moments = [torch.zeros_like(p) for p in self.params for _ in range(2)]
+        self.t = 0
+        self.best = [-np.inf] * g
+        self.no_improvement = [0] * g
+        self.best_net: list[Net] = [self.net(k) for k in range(g)]
+
+    def net(self, k: int) -> Net:
+        """A copy of network ``k``'s parameters (stack of one)."""
+        w1, b1, w2, b2 = self.params
+        return w1[:, k : k + 1].clone(), b1[k : k + 1].clone(), w2[k : k + 1].clone(), b2[k : k + 1].clone()
+
+    def step(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        """One minibatch: scikit-learn's gradients (``alpha`` over the batch's rows) and Adam step."""
+        import torch
+
+        w1, _, w2, _ = self.params
+        n = len(x)
+        hidden, out = _forward(self.params, x)
+        d2 = out - y[:, None, :]
+        grad_w2 = (torch.einsum("ngh,ngo->gho", hidden, d2) + self.alphas[:, None, None] * w2) / n
+        d1 = torch.einsum("ngo,gho->ngh", d2, w2) * hidden * (1 - hidden)
+        grad_w1 = ((x.T @ d1.reshape(n, -1)).view_as(w1) + self.alphas[:, None] * w1) / n
+        grads = [grad_w1, d1.sum(0) / n, grad_w2, d2.sum(0) / n]
+        self.t += 1
+        (beta_1, beta_2), t = ADAM_BETAS, self.t
+        rate = ADAM_RATE * np.sqrt(1 - beta_2**t) / (1 - beta_1**t)
+        for p, m, v, g in zip(self.params, self.moments[::2], self.moments[1::2], grads, strict=True):
+            m.mul_(beta_1).add_(g, alpha=1 - beta_1)
+            v.mul_(beta_2).addcmul_(g, g, value=1 - beta_2)
+            p.addcdiv_(m, v.sqrt().add_(ADAM_EPSILON), value=-rate)
+
+    def end_epoch(self, scores: list[float], epoch: int) -> list[tuple[int, Net]]:
+        """Early stopping after an epoch (scikit-learn's rule, module doc); returns ``(member, best
+        network)`` of the networks that stop now and drops them from the stack."""
+        stopped, keep = [], []
+        for k, score in enumerate(scores):
+            self.no_improvement[k] = self.no_improvement[k] + 1 if score < self.best[k] + STOP_TOL else 0
+            if score > self.best[k]:
+                self.best[k], self.best_net[k] = score, self.net(k)
+            if self.no_improvement[k] > MLP_PATIENCE or epoch == MLP_MAX_EPOCHS:
+                stopped.append((self.members[k], self.best_net[k]))
+            else:
+                keep.append(k)
+        if stopped:
+            self.params = [p[:, keep] if i == 0 else p[keep] for i, p in enumerate(self.params)]
+            self.moments = [m[:, keep] if i < 2 else m[keep] for i, m in enumerate(self.moments)]
+            self.alphas = self.alphas[keep]
+            for name in ("members", "best", "no_improvement", "best_net"):
+                setattr(self, name, [getattr(self, name)[k] for k in keep])
+        return stopped
+
+
+def _fit_mlps(
+    inputs: Sequence[torch.Tensor],
+    codes: NDArray[np.intp],
+    n_classes: int,
+    nets: Sequence[tuple[int, float]],
+    seed: int,
+) -> list[Net]:
+    """One MLP per ``(input index, l2)`` of ``nets`` on ``inputs[index]`` (``n x d``, one shape) and
+    the class codes ``codes``, in lockstep (module doc); returns each network's best weights."""
+    import torch
+    from sklearn.utils import shuffle
+
+    x_all = inputs[0]
+    n, d = x_all.shape
+    n_out = 1 if n_classes == 2 else n_classes
+    onehot = np.eye(n_classes, dtype=np.float32)[codes]
+    targets = onehot[:, 1:] if n_classes == 2 else onehot
+    random_state = np.random.RandomState(seed)  # scikit-learn's draws: weights, split, shuffles
+    start = [
+        torch.as_tensor(a, dtype=x_all.dtype, device=x_all.device)
+        for a in _initial_weights(random_state, (d, MLP_HIDDEN, n_out))
+    ]
+    train_rows, valid_rows = train_test_split(
+        np.arange(n),
+        random_state=random_state,
+        test_size=MLP_HOLDOUT,
+        stratify=targets if n_out == 1 else None,
+    )
+    y_train = torch.as_tensor(targets[train_rows], device=x_all.device)
+    x_valid = [x[torch.as_tensor(valid_rows, device=x.device)] for x in inputs]
+    x_train = [x[torch.as_tensor(train_rows, device=x.device)] for x in inputs]
+    y_valid = torch.as_tensor(codes[valid_rows], device=x_all.device)
+    groups = {
+        source: _Group(
+            [i for i, (s, _) in enumerate(nets) if s == source],
+            [MLP_BATCH * l2 for s, l2 in nets if s == source],
+            (start[0], start[1], start[2], start[3]),
+        )
+        for source in sorted({s for s, _ in nets})
+    }
+    fitted: dict[int, Net] = {}
+    order = np.arange(len(train_rows))
+    batch = int(np.clip(MLP_BATCH, 1, len(train_rows)))
+    for epoch in range(1, MLP_MAX_EPOCHS + 1):
+        order = shuffle(order, random_state=random_state)
+        rows = torch.as_tensor(order, device=x_all.device).split(batch)
+        for source, group in groups.items():
+            if group.members:
+                for chunk in rows:
+                    group.step(x_train[source][chunk], y_train[chunk])
+        for source, group in groups.items():
+            if group.members:
+                scores = (
+                    (_mlp_codes(group.params, x_valid[source]) == y_valid[:, None]).double().mean(0).tolist()
+                )
+                fitted.update(group.end_epoch(scores, epoch))
+        if len(fitted) == len(nets):
+            break
+    return [fitted[i] for i in range(len(nets))]
+
+
+def _normalisations(x_fit: torch.Tensor, *others: torch.Tensor) -> list[list[torch.Tensor]]:
+    """``[[x_fit, *others] raw, [the same z-normalised]]``, mean and standard deviation of ``x_fit``
+    (``StandardScaler``: ddof 0, a constant column divided by 1), rounded back to ``x_fit``'s dtype."""
+    import torch
+
+    std, mean = torch.std_mean(x_fit.double(), dim=0, correction=0)
+    std = torch.where(std > 10 * torch.finfo(torch.float64).eps * mean.abs().clamp_min(1.0), std, 1.0)
+    return [[x_fit, *others], [((x.double() - mean) / std).to(x_fit.dtype) for x in (x_fit, *others)]]
+
+
+def _mlp_selections(
+    x_train: torch.Tensor, y_train: NDArray[Any], x_test: torch.Tensor, y_test: NDArray[Any],
+    *, seed: int, grid: Sequence[float], validation: tuple[torch.Tensor, NDArray[Any]] | None,
+) -> dict[str, Selection]:  # fmt: skip
+    """``{"raw": ..., "znorm": ...}``: the MLP's selection and test (module doc). The networks of
+    one step (every grid point and both normalisations, then the two refits) train in lockstep."""
+    import torch
+
+    classes = np.unique(y_train)
+    codes = np.searchsorted(classes, y_train)
+    nets = [(z, l2) for z in (0, 1) for l2 in grid]
+
+    def best_points(
+        fits: list[Net], x_eval: list[torch.Tensor], y_eval: NDArray[Any]
+    ) -> list[tuple[int, float]]:
+        """Per normalisation ``(index, accuracy)`` of the best grid point; the first of equal ones."""
+        y = torch.as_tensor(np.searchsorted(classes, y_eval), device=x_train.device)
+        out = []
+        for z in (0, 1):
+            stacked = [
+                torch.cat(parts, dim=int(i == 0))
+                for i, parts in enumerate(zip(*fits[z * len(grid) : (z + 1) * len(grid)], strict=True))
+            ]
+            accuracy = (_mlp_codes(stacked, x_eval[z]) == y[:, None]).double().mean(0).cpu().numpy()
+            out.append((int(np.argmax(accuracy)), float(accuracy.max())))  # the first of equal ones
+        return out
+
+    if validation is not None:  # SplitClassifier: the best grid fit is the final model
+        inputs = _normalisations(x_train, validation[0], x_test)
+        fits = _fit_mlps([inputs[0][0], inputs[1][0]], codes, len(classes), nets, seed)
+        best = best_points(fits, [inputs[0][1], inputs[1][1]], validation[1])
+        finals = [fits[z * len(grid) + best[z][0]] for z in (0, 1)]
+    else:  # one stratified hold-out, then a refit of the selected point on all rows
+        split = StratifiedShuffleSplit(n_splits=1, test_size=MLP_HOLDOUT, random_state=seed)
+        inner_train, inner_test = (
+            torch.as_tensor(r, device=x_train.device) for r in next(split.split(codes, codes))
+        )
+        inputs = _normalisations(x_train[inner_train], x_train[inner_test])
+        fits = _fit_mlps(
+            [inputs[0][0], inputs[1][0]], codes[inner_train.cpu().numpy()], len(classes), nets, seed
+        )
+        best = best_points(fits, [inputs[0][1], inputs[1][1]], y_train[inner_test.cpu().numpy()])
+        inputs = _normalisations(x_train, x_test)
+        refits = [(z, grid[best[z][0]]) for z in (0, 1)]
+        finals = _fit_mlps([inputs[0][0], inputs[1][0]], codes, len(classes), refits, seed)
+    return {
+        name: _scored(
+            "mlp",
+            bool(z),
+            grid[best[z][0]],
+            best[z][1],
+            classes[_mlp_codes(finals[z], inputs[z][-1])[:, 0].cpu().numpy()],
+            y_test,
+        )
+        for z, name in enumerate(("raw", "znorm"))
+    }
 
 
 def _fit_dtype(features: ArrayLike, where: str) -> NDArray[np.floating]:
@@ -298,6 +638,7 @@ def senteval_scores(
     grid: Sequence[float] = L2_GRID,
     x_valid: ArrayLike | None = None,
     y_valid: ArrayLike | None = None,
+    device: str = "cpu",
 ) -> Scores:
     """Scores of the ``senteval`` protocol for one train/test split.
 
@@ -312,6 +653,9 @@ def senteval_scores(
     Accuracies are fractions in [0, 1]. Also ``n_train``, ``n_test`` and, with a validation
     split, ``n_validation``; and ``{k}_seconds``, the wall time of ``k``'s selection and test
     (not a score: the study's cost report reads it).
+
+    The classifiers run with torch on ``device`` (``"cpu"``, ``"cuda"``, ...); on the CPU on one
+    thread below :data:`WIDE_FEATURES` columns, on torch's pool (every core) from there.
 
     Raises:
         NonFiniteEmbeddingsError: when an embedding holds NaN or infinity.
@@ -330,16 +674,34 @@ def senteval_scores(
     if x_valid is not None:
         validation = (_fit_dtype(x_valid, "validation features"), np.asarray(y_valid))
         scores["n_validation"] = len(validation[1])
-    data = (x_train, y_train, x_test, y_test)
+    with torch_threads(1 if x_train.shape[1] < WIDE_FEATURES else None):
+        scores |= _fitted_scores(x_train, y_train, x_test, y_test, validation, seed, kinds, grid, device)
+    return scores
+
+
+def _fitted_scores(
+    x_train: NDArray[Any], y_train: NDArray[Any], x_test: NDArray[Any], y_test: NDArray[Any],
+    validation: tuple[NDArray[Any], NDArray[Any]] | None,
+    seed: int, kinds: Sequence[Kind], grid: Sequence[float], device: str,
+) -> Scores:  # fmt: skip
+    """:func:`senteval_scores`' classifier scores, the features moved to ``device`` once: float64
+    for the logistic regression (as scikit-learn's L-BFGS), ``FIT_DTYPE`` for the MLP."""
+    import torch
+
+    scores: Scores = {}
     for kind in kinds:
         start = time.perf_counter()
-        if kind == "mlp":
-            results = select_and_test_mlp(*data, seed=seed, grid=grid, validation=validation)
-        else:
-            results = {
-                name: select_and_test(kind, *data, znorm=znorm, seed=seed, grid=grid, validation=validation)
-                for name, znorm in (("raw", False), ("znorm", True))
-            }
+        dtype = torch.float64 if kind == "lr" else torch.float32
+        on_device = [torch.as_tensor(x, device=device).to(dtype) for x in (x_train, x_test)]
+        valid = (
+            None
+            if validation is None
+            else (torch.as_tensor(validation[0], device=device).to(dtype), validation[1])
+        )
+        select = _lr_selections if kind == "lr" else _mlp_selections
+        if kind not in ("lr", "mlp"):
+            raise ValueError(f"unknown classifier {kind!r}; use 'lr' or 'mlp'")
+        results = select(on_device[0], y_train, on_device[1], y_test, seed=seed, grid=grid, validation=valid)
         scores |= flat(classifier_scores(results, time.perf_counter() - start), prefix=f"{kind}_")
     return scores
 

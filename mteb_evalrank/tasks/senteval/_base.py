@@ -47,7 +47,7 @@ from mteb_evalrank.tasks._loading import PluginDatasetLoading
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from .._citations import cite
-from .._encoding import EncodeTexts, as_list
+from .._encoding import EncodeTexts, as_list, torch_device, unwrapped
 
 _Metadata = TypeVar("_Metadata", bound=TaskMetadata)
 
@@ -88,6 +88,9 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
     """Protocol ``senteval``: the classifiers fitted. ``("lr",)`` (the EvalRank paper's
     logistic regression only) drops the ``mlp_*`` scores and ~80% of the cost; the ``lr_*``
     scores are the same either way (each classifier is fitted on its own, seeded)."""
+    device: str | None = None
+    """Protocol ``senteval``: where torch fits the classifiers (``"cpu"``, ``"cuda"``, ...); ``None``:
+    the device the model runs on when it is a torch model (``mteb run --device cuda``), else the CPU."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -194,7 +197,7 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
             valid = data_split[self.validation_split]
             x_valid = self._features(model, valid, **encode)
             y_valid = np.asarray(as_list(valid[self.label_column_name]))
-        with timer("Scoring", split=hf_split, subset=hf_subset), threadpool_limits(limits=1):
+        with timer("Scoring", split=hf_split, subset=hf_subset):  # torch: its own thread rule
             return senteval_scores(
                 x_train,
                 y_train,
@@ -204,6 +207,7 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
                 y_valid=y_valid,
                 seed=self.seed,
                 kinds=self.classifiers,
+                device=self.device or torch_device(unwrapped(model)),
             )
 
     def _mteb_experiments(

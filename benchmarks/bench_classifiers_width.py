@@ -1,0 +1,156 @@
+"""Cost of the SentEval-protocol classifiers against their floor, by embedding width.
+
+For each width, synthetic features shaped like one outer fold of SentEvalMR (9,600 training
+rows, 1,070 test rows, two classes; ``--pair`` adds a pair task's ``4 x width`` features) go
+through the whole ``senteval_scores`` selection (logistic regression and MLP, raw and z-normalised)
+on ``--device``. The floor is the matrix products the fits actually ran: every logistic-regression
+evaluation (``x W`` and ``x^T R``: ``4 n d k`` FLOPs per fit and evaluation) and every MLP step and
+validation pass (``x W1`` and ``x^T D1``), counted while the selection runs, divided by the
+throughput ``torch.matmul`` reaches in the same process at the same shapes and dtypes. Needs only
+numpy, scipy, scikit-learn and torch (and the plugin's source on ``PYTHONPATH``)::
+
+    PYTHONPATH=$PWD python benchmarks/bench_classifiers_width.py --device cuda \\
+        --widths 64 768 1024 4096 --out benchmarks/classifiers_width_cuda
+
+Prints a markdown table (width, device, seconds, floor seconds, ratio) and writes ``<out>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from mteb_evalrank.evaluation import classifiers
+from mteb_evalrank.evaluation.classifiers import MLP_HIDDEN, WIDE_FEATURES, pair_features, senteval_scores
+from mteb_evalrank.evaluation.tagging import torch_threads
+
+N_TRAIN, N_TEST = 9_600, 1_070
+#: FLOPs of the products the fits ran, by (rows, width, columns, dtype) of one product
+COUNTS: dict[tuple[int, int, int, str], float] = defaultdict(float)
+
+
+def counting() -> None:
+    """Count the width-dependent products of every logistic-regression evaluation and MLP pass."""
+    loss_gradient, forward = classifiers._LinearFits.loss_gradient, classifiers._forward
+
+    def counted_loss_gradient(self: Any, params: torch.Tensor, fits: torch.Tensor) -> Any:
+        n, d = self.x.shape
+        COUNTS[(n, d, len(fits) * params.shape[2], "float64")] += 2  # x W and x^T R
+        return loss_gradient(self, params, fits)
+
+    def counted_forward(net: Any, x: torch.Tensor) -> Any:
+        COUNTS[(len(x), x.shape[1], net[0].shape[1] * MLP_HIDDEN, "float32")] += 1
+        return forward(net, x)
+
+    step = classifiers._Group.step
+
+    def counted_step(self: Any, x: torch.Tensor, y: torch.Tensor) -> None:
+        COUNTS[(len(x), x.shape[1], self.params[0].shape[1] * MLP_HIDDEN, "float32")] += 1  # x^T D1
+        step(self, x, y)
+
+    classifiers._LinearFits.loss_gradient = counted_loss_gradient  # type: ignore[method-assign]
+    classifiers._forward = counted_forward
+    classifiers._Group.step = counted_step  # type: ignore[method-assign]
+
+
+def synchronise(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def throughput(rows: int, width: int, columns: int, dtype: str, device: str) -> float:
+    """FLOP/s of ``torch.matmul`` for ``(rows x width) @ (width x columns)`` (best of a few runs), on
+    the CPU threads the classifiers use at that width (``senteval_scores``' rule)."""
+    with torch_threads(1 if width < WIDE_FEATURES else None):
+        return _throughput(rows, width, columns, dtype, device)
+
+
+def _throughput(rows: int, width: int, columns: int, dtype: str, device: str) -> float:
+    a = torch.randn(rows, width, dtype=getattr(torch, dtype), device=device)
+    b = torch.randn(width, columns, dtype=a.dtype, device=device)
+    repeats = max(1, min(200, int(2e8 / (rows * width * columns))))
+    best = float("inf")
+    for _ in range(3):
+        synchronise(device)
+        start = time.perf_counter()
+        for _ in range(repeats):
+            torch.matmul(a, b)
+        synchronise(device)
+        best = min(best, (time.perf_counter() - start) / repeats)
+    return 2 * rows * width * columns / best
+
+
+def features(width: int, rng: np.random.Generator, pair: bool) -> tuple[np.ndarray, ...]:
+    """Rows with a linear signal and label noise (accuracy ~0.8); pairs: ``[u, v, |u - v|, u v]``."""
+    n = N_TRAIN + N_TEST
+    u = rng.standard_normal((n, width))
+    if pair:
+        v = u + rng.standard_normal((n, width))
+        x, signal = pair_features(u, v), -np.abs(u - v).sum(1)
+    else:
+        x, signal = u, u @ rng.standard_normal(width)
+    y = (signal - np.median(signal) + rng.normal(scale=signal.std(), size=n) > 0).astype(int)
+    return x[:N_TRAIN], y[:N_TRAIN], x[N_TRAIN:], y[N_TRAIN:]
+
+
+def measure(width: int, device: str, pair: bool) -> dict[str, Any]:
+    data = features(width, np.random.default_rng(width), pair)
+    COUNTS.clear()
+    synchronise(device)
+    start = time.perf_counter()
+    scores = senteval_scores(*data, seed=1, device=device)
+    synchronise(device)
+    seconds = time.perf_counter() - start
+    floor, flops = 0.0, 0.0
+    for (rows, d, columns, dtype), products in COUNTS.items():
+        work = products * 2 * rows * d * columns
+        flops += work
+        floor += work / throughput(rows, d, columns, dtype, device)
+    return {
+        "width": data[0].shape[1], "pair": pair, "device": device, "seconds": seconds, "floor_seconds": floor,
+        "ratio": seconds / floor, "gemm_flops": flops, "lr_seconds": scores["lr_seconds"],
+        "mlp_seconds": scores["mlp_seconds"], "lr_accuracy": scores["lr_accuracy"],
+        "mlp_accuracy": scores["mlp_accuracy"],
+    }  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--widths", type=int, nargs="+", default=[64, 768, 1024, 4096])
+    parser.add_argument("--pair", action="store_true", help="also a pair task's 4 x width features")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/classifiers_width"))
+    args = parser.parse_args()
+    counting()
+    rows = []
+    print("| width | device | seconds | floor seconds | ratio | LR s | MLP s |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    for width in args.widths:
+        for pair in (False, True) if args.pair else (False,):
+            row = measure(width, args.device, pair)
+            rows.append(row)
+            label = f"{row['width']} (pairs of {width})" if pair else str(width)
+            print(
+                f"| {label} | {args.device} | {row['seconds']:.1f} | {row['floor_seconds']:.2f} | "
+                f"{row['ratio']:.0f} | {row['lr_seconds']:.1f} | {row['mlp_seconds']:.1f} |",
+                flush=True,
+            )
+    machine = {
+        "platform": platform.platform(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
+        "threads": torch.get_num_threads(), "load_average": os.getloadavg(),
+        "gpu": torch.cuda.get_device_name() if args.device.startswith("cuda") else None,
+    }  # fmt: skip
+    args.out.with_suffix(".json").write_text(json.dumps({"machine": machine, "rows": rows}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""The SentEval-protocol classifiers in torch against scikit-learn, on the CPU and on CUDA.
+
+Real data: the EvalRank release's toy GloVe (5,000 words, 50-d) averaged over the words of TREC's
+questions (six classes: a softmax) and of MR's sentences (two classes: a sigmoid), read from the
+raw data folder with plain Python (``MTEB_EVALRANK_SOURCE``), independent of mteb and
+``datasets``, so that the GPU checks run where only numpy, scikit-learn and torch are installed.
+
+* logistic regression: the selections and test accuracies of scikit-learn's
+  ``LogisticRegression`` driven to its optimum (``tol = 1e-8``), written out as SentEval's loops;
+* MLP: per seed within the spread over seeds of scikit-learn's ``MLPClassifier`` (the previous
+  implementation equalled it bit for bit), the same initial weights, split and shuffles;
+* on CUDA (where torch sees one; skipped elsewhere, naming why) the same checks.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from numpy.typing import NDArray
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
+from sklearn.neural_network import MLPClassifier
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
+
+from mteb_evalrank.evaluation.classifiers import (
+    FIT_DTYPE,
+    INNER_FOLDS,
+    L2_GRID,
+    MLP_BATCH,
+    MLP_HIDDEN,
+    MLP_HOLDOUT,
+    MLP_MAX_EPOCHS,
+    MLP_PATIENCE,
+    senteval_scores,
+)
+
+SOURCE = Path(os.environ.get("MTEB_EVALRANK_SOURCE", Path(__file__).resolve().parents[2] / "shared" / "data"))
+RAW = SOURCE / "evalrank"
+NO_CUDA = "torch sees no CUDA device here: the classifiers' GPU path is checked where one exists"
+DEVICES = [
+    "cpu",
+    pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason=NO_CUDA)),
+]
+Split = tuple[NDArray[np.float32], NDArray[np.intp], NDArray[np.float32], NDArray[np.intp]]
+
+
+def bag_of_words(texts: list[str]) -> NDArray[np.float32]:
+    """The mean toy-GloVe vector of each text's lower-cased words (zero when none is known)."""
+    lines = (RAW / "word_emb" / "toy_emb.txt").read_text(encoding="utf-8").splitlines()
+    index = {line.split(" ", 1)[0]: i for i, line in enumerate(lines)}
+    vectors = np.array([[float(v) for v in line.rstrip().split(" ")[1:]] for line in lines])
+    out = np.zeros((len(texts), vectors.shape[1]))
+    for i, text in enumerate(texts):
+        rows = [index[word] for word in text.lower().split() if word in index]
+        if rows:
+            out[i] = vectors[rows].mean(axis=0)
+    return out.astype(FIT_DTYPE)
+
+
+@pytest.fixture(scope="module")
+def trec() -> Split:
+    """TREC's coarse classes: the first 1,500 training questions and the 500 test questions."""
+    if not (RAW / "word_emb" / "toy_emb.txt").is_file():
+        pytest.fail(f"no evalrank/word_emb/toy_emb.txt under {SOURCE}: set MTEB_EVALRANK_SOURCE")
+    splits = []
+    for name, n in (("train_5500.label", 1500), ("TREC_10.label", 500)):
+        lines = (RAW / "sent_classification" / "TREC" / name).read_text(encoding="latin-1").splitlines()[:n]
+        splits.append(([line.split(" ", 1)[1] for line in lines], [line.split(":", 1)[0] for line in lines]))
+    classes = sorted(set(splits[0][1]))
+    (x, y), (xt, yt) = ((bag_of_words(t), np.array([classes.index(c) for c in c_])) for t, c_ in splits)
+    return x, y, xt, yt
+
+
+def sklearn_lr_protocol(x: NDArray, y: NDArray, xt: NDArray, yt: NDArray, seed: int) -> dict[str, tuple]:
+    """SentEval's inner 5-fold selection written out with ``LogisticRegression`` at its optimum:
+    per normalisation ``(selected lambda, test accuracy)``."""
+    out = {}
+    with threadpool_limits(limits=1):
+        for name, znorm in (("raw", False), ("znorm", True)):
+
+            def fit(a: NDArray, b: NDArray, labels: NDArray, l2: float, znorm: bool = znorm) -> NDArray:
+                if znorm:
+                    scaler = StandardScaler().fit(a)
+                    a, b = scaler.transform(a), scaler.transform(b)
+                model = LogisticRegression(C=1 / (len(a) * l2), tol=1e-8, max_iter=20_000)
+                return model.fit(a.astype(np.float64), labels).predict(b.astype(np.float64))
+
+            folds = list(StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=seed).split(x, y))
+            cv = [
+                np.mean([np.mean(fit(x[tr], x[te], y[tr], l2) == y[te]) for tr, te in folds])
+                for l2 in L2_GRID
+            ]
+            l2 = L2_GRID[int(np.argmax(cv))]
+            out[name] = (l2, float(np.mean(fit(x, xt, y, l2) == yt)))
+    return out
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_logistic_regression_reaches_sklearns_optimum(trec: Split, device: str) -> None:
+    scores = senteval_scores(*trec, seed=3, kinds=("lr",), device=device)
+    expected = sklearn_lr_protocol(*trec, seed=3)
+    for name in ("raw", "znorm"):
+        assert scores[f"lr_l2_{name}"] == expected[name][0]
+        assert scores[f"lr_accuracy_{name}"] == pytest.approx(
+            expected[name][1], abs=1.01 / 500
+        )  # one question
+
+
+def sklearn_mlp_accuracy(x: NDArray, y: NDArray, xt: NDArray, yt: NDArray, seed: int, znorm: bool) -> float:
+    """The protocol's MLP at one grid point (1e-4), fitted by scikit-learn: test accuracy."""
+    if znorm:
+        scaler = StandardScaler().fit(x)
+        x, xt = scaler.transform(x), scaler.transform(xt)
+    model = MLPClassifier(
+        hidden_layer_sizes=(MLP_HIDDEN,), activation="logistic", alpha=MLP_BATCH * 1e-4, batch_size=MLP_BATCH,
+        early_stopping=True, validation_fraction=MLP_HOLDOUT, n_iter_no_change=MLP_PATIENCE,
+        max_iter=MLP_MAX_EPOCHS, random_state=seed,
+    )  # fmt: skip
+    with threadpool_limits(limits=1):
+        return float(np.mean(model.fit(x, y).predict(xt) == yt))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mlp_within_sklearns_seed_spread(trec: Split, device: str) -> None:
+    """Seeds 0-4 at one grid point (the selection is then trivial and the refit on all training rows
+    is scikit-learn's fit with the seed): each seed's accuracy within the spread (max - min) of
+    scikit-learn's five accuracies from scikit-learn's own for that seed."""
+    for znorm in (False, True):
+        ours, reference = [], []
+        for seed in range(5):
+            scores = senteval_scores(*trec, seed=seed, kinds=("mlp",), grid=(1e-4,), device=device)
+            ours.append(scores["mlp_accuracy_znorm" if znorm else "mlp_accuracy_raw"])
+            reference.append(sklearn_mlp_accuracy(*trec, seed=seed, znorm=znorm))
+        spread = max(reference) - min(reference)
+        assert spread > 0
+        assert np.abs(np.subtract(ours, reference)).max() <= spread, (znorm, ours, reference)
