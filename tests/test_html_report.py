@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 from scipy import stats
+from second_process import second_process
 
 from mteb_evalrank.html_report import Options, write_report
 
@@ -210,6 +211,7 @@ def test_the_cli_takes_a_families_file(tmp_path: Path, capsys: pytest.CaptureFix
         assert f"<summary>{family} ({list(families.values()).count(family)} models)</summary>" in text
 
 
+@second_process
 def test_a_damaged_result_file_is_named_on_the_page_and_the_rest_shown(tmp_path: Path) -> None:
     folder = copy_results(tmp_path, MODELS, TASKS)
     (damaged,) = (folder / "results" / MODELS[1].replace("/", "__")).glob("*/SentEvalMR.json")
@@ -317,6 +319,7 @@ def test_a_run_of_mtebs_own_tasks_and_models_gives_other_tasks_and_its_correlati
         assert means[intrinsic] == pytest.approx(100 * rho, abs=0.051)
 
 
+@second_process
 def test_the_page_is_replaced_whole(tmp_path: Path) -> None:
     folder = copy_results(tmp_path, MODELS[:1], ("EvalRankSent",))
     site = tmp_path / "site"
