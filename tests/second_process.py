@@ -31,6 +31,9 @@ import pytest
 T = TypeVar("T")
 _SERVER = multiprocessing.get_context("forkserver")
 _SERVER.set_forkserver_preload(["mteb", "mteb_evalrank", __name__])
+#: the environment the server imports under: the test run's (tests/conftest.py), not that of the
+#: test that happens to start it (an offline variable set by a test would be read at import)
+_SESSION_ENVIRON = dict(os.environ)
 
 
 class _FreshMonkeyPatch:
@@ -75,8 +78,22 @@ def _child(
         connection.send(((False, (unpickled, text)), given))
 
 
+def _start_server() -> None:
+    from multiprocessing import forkserver
+
+    current = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(_SESSION_ENVIRON)
+    try:
+        forkserver.ensure_running()
+    finally:
+        os.environ.clear()
+        os.environ.update(current)
+
+
 def in_a_second_process(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``function(*args, **kwargs)`` in a fresh process (a module-level function: it is pickled by name)."""
+    _start_server()
     receiver, sender = _SERVER.Pipe(duplex=False)
     process = _SERVER.Process(
         target=_child, args=(sender, function, args, kwargs, dict(os.environ), _datasets_cache())
@@ -92,7 +109,7 @@ def in_a_second_process(function: Callable[..., T], *args: Any, **kwargs: Any) -
     for category, message, filename, lineno in given:  # the child's warnings, given again here
         warnings.warn_explicit(message, category, filename, lineno)
     if ok:
-        return payload  # type: ignore[no-any-return]
+        return payload
     error, text = payload
     if error == "skip":
         pytest.skip(f"in the second process: {text}")
