@@ -16,6 +16,7 @@ import mteb
 import numpy as np
 import pytest
 from mteb.models.abs_encoder import AbsEncoder
+from second_process import second_process
 
 import mteb_evalrank  # noqa: F401
 from mteb_evalrank.data.registry import ACCSENT
@@ -132,6 +133,7 @@ def test_constant_and_zero_encoders_score_zero(tmp_path: Path, value: float) -> 
         ('{"anchor": "a", "positive": "b", "negative": "c", "keyword": ["x"]}', "'keyword' must be"),
     ],
 )
+@second_process
 def test_malformed_rows_name_file_and_line(tmp_path: Path, line: str, message: str) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text('{"anchor": "a", "positive": "b", "negative": "c"}\n\n' + line + "\n", encoding="utf-8")

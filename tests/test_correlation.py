@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
+from second_process import second_process
 
 from mteb_evalrank.correlation import CorrelationInputError, correlate, load_results
 from mteb_evalrank.correlation import stats as cs
@@ -401,6 +402,7 @@ def test_bad_inputs_give_clear_errors(toy: Path, tmp_path: Path) -> None:
         correlate([toy], ["A:b:c:d"], ["Extrinsic"])
 
 
+@second_process
 def test_old_result_of_a_task_unknown_to_mteb_names_the_file(tmp_path: Path) -> None:
     write_result(tmp_path, "org/m", "r", "NoSuchTask", {"default": 0.5}, mteb_version="1.10.0")
     with pytest.raises(CorrelationInputError, match=r"org__m/r/NoSuchTask.json: mteb cannot read"):

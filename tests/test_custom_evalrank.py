@@ -19,6 +19,7 @@ from typing import Any
 import mteb
 import numpy as np
 import pytest
+from second_process import in_a_second_process, second_process
 
 import mteb_evalrank
 from mteb_evalrank.data.sources import SourceFormatError
@@ -100,14 +101,24 @@ def glove() -> Any:
 
 
 # ---------------------------------------------------------------- hand-worked, real encoder
-def test_hand_worked_example_matches_brute_force(
-    tmp_path: Path, glove: Any, caplog: pytest.LogCaptureFixture
-) -> None:
+def _log_of_a_task_from_files(pairs: Path, background: Path) -> str:
+    """What ``evalrank_task_from_files`` logs (INFO and above) as it reads the two files."""
+    import io
+
+    stream = io.StringIO()
+    logger = logging.getLogger("mteb_evalrank.tasks._evalrank_files")
+    logger.setLevel(logging.INFO)
+    logger.addHandler(logging.StreamHandler(stream))
+    mteb_evalrank.evalrank_task_from_files(pairs, background, "HandRank")
+    return stream.getvalue()
+
+
+def test_hand_worked_example_matches_brute_force(tmp_path: Path, glove: Any) -> None:
     pairs, background = hand_files(tmp_path)
-    with caplog.at_level(logging.INFO, logger="mteb_evalrank.tasks._evalrank_files"):
-        task = mteb_evalrank.evalrank_task_from_files(pairs, background, "HandRank")
-    assert re.search(r"pairs\.tsv: 1 pair item\(s\) not in the background file .*were added", caplog.text)
-    assert "background.txt: 1 duplicate line(s) dropped" in caplog.text
+    log = in_a_second_process(_log_of_a_task_from_files, pairs, background)
+    assert re.search(r"pairs\.tsv: 1 pair item\(s\) not in the background file .*were added", log)
+    assert "background.txt: 1 duplicate line(s) dropped" in log
+    task = mteb_evalrank.evalrank_task_from_files(pairs, background, "HandRank")
     scores = scores_of(glove, task)
 
     items = ["king", "queen", "cat", "dog", "car", "banana", "man", "woman", "prince", "truck", "apple"]
@@ -198,6 +209,7 @@ def test_strict_refuses_a_pair_item_missing_from_the_background(tmp_path: Path) 
         (["", "  "], "pairs.tsv", "the file holds no pairs"),
     ],
 )
+@second_process
 def test_malformed_pairs_name_file_and_line(
     tmp_path: Path, pair_lines: list[str], where: str, message: str
 ) -> None:

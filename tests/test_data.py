@@ -7,6 +7,7 @@ from pathlib import Path
 
 import datasets
 import pytest
+from second_process import second_process
 
 from mteb_evalrank.data import hub
 from mteb_evalrank.data.layout import BuiltDataset, evalrank_configs
@@ -105,6 +106,7 @@ def test_card_that_disagrees_with_the_build_is_refused(source: Path, tmp_path: P
         hub.check_card(EVALRANK_WORD, data)
 
 
+@second_process
 def test_malformed_pair_file_names_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "pairs.txt"
     bad.write_text("cat\tdog\nno tab here\n", encoding="utf-8")
@@ -112,6 +114,7 @@ def test_malformed_pair_file_names_file_and_line(tmp_path: Path) -> None:
         read_pairs(bad)
 
 
+@second_process
 def test_missing_source_says_what_to_pass(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="--source"):
         require_file(tmp_path, "evalrank/word_evalrank/pos_pair_5514.txt")
@@ -162,6 +165,7 @@ def test_a_published_folder_replaces_the_former_one_whole(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("interruption", [OSError("disk full"), KeyboardInterrupt()])
+@second_process
 def test_an_interrupted_publish_leaves_the_former_folder_and_nothing_else(
     tmp_path: Path, interruption: BaseException
 ) -> None:

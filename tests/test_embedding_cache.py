@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from numpy.typing import NDArray
+from second_process import second_process
 
 from mteb_evalrank.embedding_cache import (
     CACHE_DIR_ENV,
@@ -381,6 +382,7 @@ def _no_warning_run(
 
 
 @pytest.mark.parametrize("fault", list(SHARD_FAULTS))
+@second_process
 def test_a_damaged_shard_is_moved_aside_and_its_rows_encoded_again(
     toy: StaticWordEmbeddings, tmp_path: Path, fault: str
 ) -> None:
@@ -413,6 +415,7 @@ def _write_store_shard(folder: Path, name: str, texts: list[str], vectors: NDArr
     return folder / name
 
 
+@second_process
 def test_a_shard_of_another_dimension_beside_good_ones_is_moved_aside(
     toy: StaticWordEmbeddings, tmp_path: Path
 ) -> None:
@@ -433,6 +436,7 @@ def test_a_shard_of_another_dimension_beside_good_ones_is_moved_aside(
     assert foreign.with_name(foreign.name + ".corrupt").is_file()
 
 
+@second_process
 def test_a_store_of_another_model_is_moved_aside_when_the_encoder_meets_it(
     toy: StaticWordEmbeddings, tmp_path: Path
 ) -> None:
@@ -453,6 +457,7 @@ def test_a_store_of_another_model_is_moved_aside_when_the_encoder_meets_it(
     np.testing.assert_array_equal(_no_warning_run(tmp_path, toy, SENTENCES)[0], rows)
 
 
+@second_process
 def test_another_format_versions_folders_are_never_read_nor_touched(
     toy: StaticWordEmbeddings, tmp_path: Path
 ) -> None:
@@ -481,6 +486,7 @@ def test_another_format_versions_folders_are_never_read_nor_touched(
     )
 
 
+@second_process
 def test_a_corrupt_name_is_never_overwritten(toy: StaticWordEmbeddings, tmp_path: Path) -> None:
     """The same shard name damaged twice (a sync tool restoring it): both damaged copies are kept."""
     EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
@@ -564,6 +570,7 @@ def _ws353(
     "fault",
     ["truncated", "zero bytes", "another store's shard", "no store recorded"],
 )
+@second_process
 def test_the_score_after_a_damaged_shard_is_a_clean_runs(
     word_similarity: None, source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
 ) -> None:
@@ -612,6 +619,7 @@ def test_mteb_cli_run_after_the_issues_truncated_shard(
     assert stderr.count("CorruptShardWarning") == 1 and str(shards[0]) in stderr
 
 
+@second_process
 def test_a_write_cut_by_sigkill_leaves_a_temporary_file_that_is_never_read(
     toy: StaticWordEmbeddings, tmp_path: Path
 ) -> None:
@@ -628,6 +636,7 @@ def test_a_write_cut_by_sigkill_leaves_a_temporary_file_that_is_never_read(
     assert half.read_bytes() == shard.read_bytes()[:700]
 
 
+@second_process
 def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(
     toy: StaticWordEmbeddings, tmp_path: Path
 ) -> None:
@@ -645,6 +654,7 @@ def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(
     assert list(folder.glob(".*.tmp.npz")) == []
 
 
+@second_process
 def test_a_live_writers_temporary_file_is_left_alone(toy: StaticWordEmbeddings, tmp_path: Path) -> None:
     """A writer inside ``np.savez`` holds the store's lock: another cache that needs to write waits
     for it and never removes its temporary file, which then becomes a whole shard."""
@@ -679,6 +689,7 @@ def _a_path_through_a_file(tmp_path: Path) -> Path:
     return tmp_path / "a-file" / "cache"
 
 
+@second_process
 def test_a_cache_folder_that_cannot_be_created_keeps_the_store_in_memory_with_one_warning(
     toy: StaticWordEmbeddings, tmp_path: Path
 ) -> None:
@@ -739,6 +750,7 @@ def test_a_full_disk_while_a_shard_is_written_keeps_the_rows_with_one_warning(
     reason="root reads and writes whatever the permissions; the path through a file and the full "
     "disk exercise the same code as root",
 )
+@second_process
 def test_a_read_only_store_and_an_unreadable_shard_are_skipped_with_a_warning_each(
     toy: StaticWordEmbeddings, tmp_path: Path
 ) -> None:
@@ -799,6 +811,7 @@ def test_a_damaged_shard_in_a_folder_that_cannot_be_changed_stays_and_is_never_r
 
 
 @pytest.mark.slow
+@second_process
 def test_the_score_over_a_cache_folder_that_cannot_be_created_is_a_clean_runs(
     word_similarity: None, source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

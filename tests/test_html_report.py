@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 from scipy import stats
+from second_process import second_process
 
 from mteb_evalrank.html_report import Options, write_report
 
@@ -212,6 +213,7 @@ def test_the_cli_takes_a_families_file(tmp_path: Path, capsys: pytest.CaptureFix
         assert f"<summary>{family} ({list(families.values()).count(family)} models)</summary>" in text
 
 
+@second_process
 def test_a_damaged_result_file_is_named_on_the_page_and_the_rest_shown(tmp_path: Path) -> None:
     folder = copy_results(tmp_path, MODELS, TASKS)
     (damaged,) = (folder / "results" / MODELS[1].replace("/", "__")).glob("*/SentEvalMR.json")
@@ -427,6 +429,7 @@ def test_each_downstream_protocol_has_its_own_mean_rho_table_over_its_models(tmp
             assert shown[task][3] == str(len(models))
 
 
+@second_process
 def test_the_page_is_replaced_whole(tmp_path: Path) -> None:
     folder = copy_results(tmp_path, MODELS[:1], ("EvalRankSent",))
     site = tmp_path / "site"

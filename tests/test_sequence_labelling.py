@@ -15,6 +15,7 @@ from pathlib import Path
 import mteb
 import numpy as np
 import pytest
+from second_process import second_process
 
 import mteb_evalrank
 from mteb_evalrank.data.registry import CONLL2000, CONLL2003, DATASETS, UD_ENGLISH_EWT
@@ -113,6 +114,7 @@ def test_multiword_tokens_and_empty_nodes_are_not_words(tmp_path: Path) -> None:
         ("conll2003", "test.txt", "EU NNP B-ORG\n", ":1: expected 4 non-empty space-separated"),
     ],
 )
+@second_process
 def test_a_malformed_line_names_file_and_line(
     tmp_path: Path, family: str, name: str, text: str, said: str
 ) -> None:
@@ -125,6 +127,7 @@ def test_a_malformed_line_names_file_and_line(
         DATASETS[family].recipe().build(tmp_path)
 
 
+@second_process
 def test_a_malformed_conll2000_member_names_the_zip_member_and_line(tmp_path: Path) -> None:
     (tmp_path / "conll2000").mkdir()
     with zipfile.ZipFile(tmp_path / "conll2000" / "conll2000.zip", "w") as archive:

@@ -23,6 +23,7 @@ import mteb
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
+from second_process import second_process
 
 import mteb_evalrank  # noqa: F401
 from mteb_evalrank.cli import main
@@ -257,6 +258,7 @@ def test_timing_history_keeps_the_jobs_of_runs_over_other_models() -> None:
     assert [r["done"] for r in third["runs"]] == [1, 1, 1]
 
 
+@second_process
 def test_interrupted_job_leaves_no_result_and_is_redone(
     data: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from ranking_reference import brute_force_counts
 from scipy.stats import spearmanr
+from second_process import second_process
 
 import mteb_evalrank
 from mteb_evalrank.evaluation.ranking import RankCounts, rank_metrics
@@ -86,6 +87,7 @@ def test_mean_vector_with_one_unknown_word_by_hand() -> None:
 
 
 @pytest.mark.usefixtures("built")
+@second_process
 def test_the_option_picks_the_main_score_and_bad_options_are_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -174,6 +176,7 @@ def test_a_model_that_knows_every_word_scores_alike_under_every_convention(tmp_p
 
 
 # ----------------------------------------------------------------- vocabulary file, study
+@second_process
 def test_a_bad_vocabulary_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mteb_evalrank.data.sources import SourceFormatError
     from mteb_evalrank.tasks._vocabulary import environment_vocabulary
@@ -193,6 +196,7 @@ def test_a_bad_vocabulary_file_is_named(tmp_path: Path, monkeypatch: pytest.Monk
         environment_vocabulary()
 
 
+@second_process
 def test_a_study_redoes_a_word_result_written_before_the_conventions(tmp_path: Path) -> None:
     """A result without ``mean_vector_cosine_spearman`` (as written before the conventions) is moved
     aside (``.outdated``) and its job runs again; with the score it is done; other tasks require

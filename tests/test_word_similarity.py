@@ -17,6 +17,7 @@ import mteb
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
+from second_process import second_process
 
 import mteb_evalrank  # noqa: F401
 from mteb_evalrank.data.layout import BuiltDataset
@@ -166,6 +167,7 @@ def test_str_pairs_are_split_on_the_newline(built: dict[str, BuiltDataset], sour
 
 
 # ------------------------------------------------------------------------ malformed sources
+@second_process
 def test_malformed_word_line_names_file_and_line(tmp_path: Path) -> None:
     read = WORD_SIMILARITY.recipe().read_word_pairs
     path = tmp_path / "EN-BAD.txt"
@@ -197,6 +199,7 @@ def test_build_stops_at_a_malformed_set_file(source: Path, tmp_path: Path) -> No
         WORD_SIMILARITY.recipe().build(tmp_path)
 
 
+@second_process
 def test_malformed_str_row_names_file_and_line(tmp_path: Path) -> None:
     read = STR_2021.recipe().read_str_pairs
     path = tmp_path / "str.csv"
