@@ -1298,8 +1298,6 @@ def test_a_damaged_hub_download_names_the_dataset_the_folder_to_delete_and_the_c
     )
 
 
-@pytest.mark.parametrize("raw_data", [False, True], ids=["no raw data", "raw data at hand"])
-@pytest.mark.parametrize("reader", ["fit corpus", "diagnose"])
 def _read_wmt17(reader: str) -> object:
     """wmt17-da's sentences as the post-processing fit corpus or ``diagnose`` reads them."""
     from mteb_evalrank.data.registry import WMT17_DA
@@ -1312,6 +1310,8 @@ def _read_wmt17(reader: str) -> object:
     return pairs.sentence1, pairs.sentence2
 
 
+@pytest.mark.parametrize("raw_data", [False, True], ids=["no raw data", "raw data at hand"])
+@pytest.mark.parametrize("reader", ["fit corpus", "diagnose"])
 def test_a_damaged_local_build_read_outside_a_task_is_named_or_rebuilt(
     source: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
     reader: str, raw_data: bool,

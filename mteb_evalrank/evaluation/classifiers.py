@@ -207,7 +207,24 @@ class _LinearFits:
         return value, grad
 
 
-def _lbfgs(  # noqa: PLR0915 (one loop: the state of every fit side by side)
+def _two_loop(g: torch.Tensor, state: tuple[torch.Tensor, ...], rows: torch.Tensor) -> torch.Tensor:
+    """``-H g`` by L-BFGS's two-loop recursion for the fits ``rows``; ``state`` is the memory
+    ``(s, y, rho, gamma)`` of every fit (unused memory has rho = 0)."""
+    s_mem, y_mem, rho, gamma = state
+    q = g[rows].flatten(1).clone()
+    alphas = []
+    for j in range(s_mem.shape[1] - 1, -1, -1):
+        a = rho[rows, j] * (s_mem[rows, j] * q).sum(1)
+        q -= a[:, None] * y_mem[rows, j]
+        alphas.append(a)
+    q *= gamma[rows, None]
+    for j, a in zip(range(s_mem.shape[1]), reversed(alphas), strict=True):
+        b = rho[rows, j] * (y_mem[rows, j] * q).sum(1)
+        q += (a - b)[:, None] * s_mem[rows, j]
+    return -q.view(-1, *g.shape[1:])
+
+
+def _lbfgs(
     fits: _LinearFits, shape: tuple[int, int, int], memory: int = 10
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Minimise every fit's objective by L-BFGS, all fits evaluated together (one product per round).
@@ -234,22 +251,9 @@ def _lbfgs(  # noqa: PLR0915 (one loop: the state of every fit side by side)
     active = g.flatten(1).abs().amax(1) > tolerance
     step = torch.ones(n_fits, dtype=dtype, device=device)
 
-    def direction(rows: torch.Tensor) -> torch.Tensor:
-        """``-H g`` by the two-loop recursion, for the fits ``rows`` (unused memory has rho = 0)."""
-        q = g[rows].flatten(1).clone()
-        alphas = []
-        for j in range(memory - 1, -1, -1):
-            a = rho[rows, j] * (s_mem[rows, j] * q).sum(1)
-            q -= a[:, None] * y_mem[rows, j]
-            alphas.append(a)
-        q *= gamma[rows, None]
-        for j, a in zip(range(memory), reversed(alphas), strict=True):
-            b = rho[rows, j] * (y_mem[rows, j] * q).sum(1)
-            q += (a - b)[:, None] * s_mem[rows, j]
-        return -q.view(-1, *shape[1:])
-
+    state = (s_mem, y_mem, rho, gamma)
     search = torch.zeros_like(x)
-    search[active] = direction(everyone[active])
+    search[active] = _two_loop(g, state, everyone[active])
     while bool(active.any()):
         rows = everyone[active]
         trial = x[rows] + step[rows, None, None] * search[rows]
@@ -266,7 +270,7 @@ def _lbfgs(  # noqa: PLR0915 (one loop: the state of every fit side by side)
             yv = (g_trial[accepted] - g[moved]).flatten(1)
             sy = (s * yv).sum(1)
             keep = sy > 1e-10 * (yv * yv).sum(1)  # curvature: skip the pair otherwise
-            _remember((s_mem, y_mem, rho, gamma), moved[keep], s[keep], yv[keep], sy[keep])
+            _remember(state, moved[keep], s[keep], yv[keep], sy[keep])
             progress = (f[moved] - f_trial[accepted]) / torch.maximum(
                 f[moved].abs(), f_trial[accepted].abs()
             ).clamp_min(1.0)
@@ -279,7 +283,7 @@ def _lbfgs(  # noqa: PLR0915 (one loop: the state of every fit side by side)
             )
             going = moved[active[moved]]
             if len(going):
-                search[going] = direction(going)
+                search[going] = _two_loop(g, state, going)
                 step[going] = 1.0
     return x, iterations
 
