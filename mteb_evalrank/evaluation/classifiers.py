@@ -327,12 +327,8 @@ def _lr_fits(
     for f, (rows, _, znorm) in enumerate(fits):
         index = torch.as_tensor(rows, device=x.device)
         weights[index, f] = 1.0 / len(rows)
-        if znorm:  # StandardScaler: mean and standard deviation (ddof 0) of the fit's rows; 1 if 0
-            std, mean = torch.std_mean(x[index], dim=0, correction=0)
-            mu[f], sd[f] = (
-                mean,
-                torch.where(std > 10 * torch.finfo(x.dtype).eps * mean.abs().clamp_min(1.0), std, 1.0),
-            )
+        if znorm:
+            mu[f], sd[f] = _standard_scale(x[index])
     l2 = torch.tensor([l2 for _, l2, _ in fits], dtype=x.dtype, device=x.device)
     problem = _LinearFits(x, _class_targets(y, classes, x.device), weights, mu, sd, l2)
     k = 1 if len(classes) == 2 else len(classes)
@@ -549,13 +545,20 @@ def _fit_mlps(
     return [fitted[i] for i in range(len(nets))]
 
 
+def _standard_scale(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``StandardScaler``'s statistics of ``x``'s rows: the mean and the standard deviation (ddof 0),
+    1 for a column constant up to rounding (its values are then only centred)."""
+    import torch
+
+    std, mean = torch.std_mean(x, dim=0, correction=0)
+    return mean, torch.where(std > 10 * torch.finfo(x.dtype).eps * mean.abs().clamp_min(1.0), std, 1.0)
+
+
 def _normalisations(x_fit: torch.Tensor, *others: torch.Tensor) -> list[list[torch.Tensor]]:
     """``[[x_fit, *others] raw, [the same z-normalised]]``, mean and standard deviation of ``x_fit``
     (``StandardScaler``: ddof 0, a constant column divided by 1), rounded back to ``x_fit``'s dtype."""
-    import torch
 
-    std, mean = torch.std_mean(x_fit.double(), dim=0, correction=0)
-    std = torch.where(std > 10 * torch.finfo(torch.float64).eps * mean.abs().clamp_min(1.0), std, 1.0)
+    mean, std = _standard_scale(x_fit.double())
     return [[x_fit, *others], [((x.double() - mean) / std).to(x_fit.dtype) for x in (x_fit, *others)]]
 
 
@@ -692,6 +695,8 @@ def _fitted_scores(
     for the logistic regression (as scikit-learn's L-BFGS), ``FIT_DTYPE`` for the MLP."""
     import torch
 
+    if unknown := [kind for kind in kinds if kind not in ("lr", "mlp")]:
+        raise ValueError(f"unknown classifier {unknown[0]!r}; use 'lr' or 'mlp'")
     scores: Scores = {}
     for kind in kinds:
         start = time.perf_counter()
@@ -703,8 +708,6 @@ def _fitted_scores(
             else (torch.as_tensor(validation[0], device=device).to(dtype), validation[1])
         )
         select = _lr_selections if kind == "lr" else _mlp_selections
-        if kind not in ("lr", "mlp"):
-            raise ValueError(f"unknown classifier {kind!r}; use 'lr' or 'mlp'")
         results = select(on_device[0], y_train, on_device[1], y_test, seed=seed, grid=grid, validation=valid)
         scores |= flat(classifier_scores(results, time.perf_counter() - start), prefix=f"{kind}_")
     return scores
