@@ -89,7 +89,7 @@ def write_report(
     correlation per downstream protocol (``correlation.table.by_protocol``; downstream tasks of none,
     given with ``--downstream``, are one more group, ``other``), in ``report/<protocol>/`` when there
     are several, else in ``report/`` itself."""
-    from mteb_evalrank.correlation import CorrelationInputError, correlate, load_results
+    from mteb_evalrank.correlation import CorrelationInputError, load_results
 
     out = summary.out / REPORT
     out.mkdir(parents=True, exist_ok=True)
@@ -106,16 +106,22 @@ def write_report(
     elif not scored:
         notes.append("no correlation: no model has results")
     several = len(groups) > 1
-    for protocol, downstream in groups.items() if not notes else ():
+    if not notes:
         try:
-            result = correlate(
-                load_results([summary.out], models=scored), intrinsic_columns(summary.intrinsic), downstream,
-                n_bootstrap=n_bootstrap, n_permutations=n_permutations, seed=seed,
-            )  # fmt: skip
-            files = result.write(out / protocol if several else out)
-            written.update({f"{protocol}/{k}" if several else k: v for k, v in files.items()})
+            loaded = load_results([summary.out], models=scored)  # read once, for every protocol
         except CorrelationInputError as error:
-            notes.append(f"no correlation{f' ({protocol})' if several else ''}: {error}")
+            notes.append(f"no correlation: {error}")
+        else:
+            written, failed = _correlate_protocols(
+                loaded,
+                summary,
+                groups,
+                out,
+                n_bootstrap=n_bootstrap,
+                n_permutations=n_permutations,
+                seed=seed,
+            )
+            notes += failed
     report = out / "report.md"
     if written and not several:
         head = report.read_text(encoding="utf-8")
@@ -126,6 +132,30 @@ def write_report(
     write_text(report, head.rstrip("\n") + "\n\n" + _jobs_markdown(summary) + "\n")
     written["report"] = report
     return written, "; ".join(notes) or None
+
+
+def _correlate_protocols(
+    loaded: Any, summary: StudySummary, groups: dict[str, list[str]], out: Path,
+    *, n_bootstrap: int, n_permutations: int, seed: int,
+) -> tuple[dict[str, Path], list[str]]:  # fmt: skip
+    """One correlation per protocol of ``groups`` over ``loaded`` into ``out`` (``out/<protocol>`` when
+    there are several); the files written and a note per protocol that could not be correlated."""
+    from mteb_evalrank.correlation import CorrelationInputError, correlate
+
+    written: dict[str, Path] = {}
+    notes: list[str] = []
+    several = len(groups) > 1
+    for protocol, downstream in groups.items():
+        try:
+            result = correlate(
+                loaded, intrinsic_columns(summary.intrinsic), downstream,
+                n_bootstrap=n_bootstrap, n_permutations=n_permutations, seed=seed,
+            )  # fmt: skip
+            files = result.write(out / protocol if several else out)
+            written.update({f"{protocol}/{k}" if several else k: v for k, v in files.items()})
+        except CorrelationInputError as error:
+            notes.append(f"no correlation{f' ({protocol})' if several else ''}: {error}")
+    return written, notes
 
 
 def protocol_groups(downstream: list[str]) -> dict[str, list[str]]:
