@@ -62,11 +62,12 @@ def outdated(task_name: str, dataset_revision: str | None) -> str | None:
     return f"written for dataset revision {dataset_revision!r}, the task now reads {current!r}"
 
 
-def missing_scores(task_name: str, scores: Any) -> str | None:
-    """Why a study redoes a result of ``task_name`` written by an older version of its task, or
-    ``None``: a result lacking one of the scores the task now reports (its ``required_scores``,
-    e.g. the unknown-word conventions of the word-level tasks). Reading keeps such a result: its
-    other scores are still valid."""
+def missing_scores(task_name: str, scores: Any, requested: Sequence[str] = ()) -> str | None:
+    """Why a study redoes a result of ``task_name``, or ``None``: a result lacking one of the
+    scores the task now reports (its ``required_scores``, e.g. the unknown-word conventions of the
+    word-level tasks: written by an older version of the task) or one of the ``requested`` scores
+    (e.g. ``mlp_accuracy``: run without that classifier). Reading keeps such a result: its other
+    scores are still valid."""
     import mteb
 
     try:
@@ -75,7 +76,10 @@ def missing_scores(task_name: str, scores: Any) -> str | None:
         return None
     entries = [entry for rows in (scores or {}).values() for entry in rows if isinstance(entry, dict)]
     lacking = sorted({key for entry in entries for key in required if key not in entry})
-    return f"written by an older version of the task: no {', '.join(lacking)} score" if lacking else None
+    if lacking:
+        return f"written by an older version of the task: no {', '.join(lacking)} score"
+    unasked = sorted({key for entry in entries for key in requested if key not in entry})
+    return f"run without the score(s) asked for now: no {', '.join(unasked)}" if unasked else None
 
 
 def _rerun(task: str, model: str, folder: Path) -> str:
@@ -153,8 +157,9 @@ def find_damaged(folder: Path, tasks: Sequence[str] | None = None) -> dict[Path,
     return damaged
 
 
-def result_is_done(path: Path) -> bool:
-    """Whether ``path`` holds a usable result (a study job that need not run again).
+def result_is_done(path: Path, requested: Sequence[str] = ()) -> bool:
+    """Whether ``path`` holds a usable result (a study job that need not run again) with every
+    ``requested`` score (:func:`missing_scores`).
 
     A damaged result (:func:`result_damage`) is renamed to ``<name>.corrupt``, an
     :func:`outdated` one to ``<name>.outdated`` (a free name; never deleted), with one
@@ -168,7 +173,8 @@ def result_is_done(path: Path) -> bool:
     if problem is None:
         data = read_json_object(path) or {}  # not damaged: a JSON object
         task = str(data.get("task_name", path.stem))
-        problem = outdated(task, data.get("dataset_revision")) or missing_scores(task, data.get("scores"))
+        scores = data.get("scores")
+        problem = outdated(task, data.get("dataset_revision")) or missing_scores(task, scores, requested)
         if problem is None:
             return True
         category, suffix = OutdatedResultWarning, ".outdated"

@@ -48,8 +48,8 @@ VOCABULARY=$DOCS/common-vocabulary.txt
 export MTEB_EVALRANK_VOCABULARY=$PWD/$VOCABULARY
 
 # 1. every (model, task) job not done yet; each family's jobs in one worker (one forward pass per text).
-#    The ten-family study's downstream tasks with logistic regression and the MLP (Eger et al.); the
-#    word-vector sets with the paper's protocol (Table 3: logistic regression only)
+#    The downstream tasks with logistic regression (the paper's Table 3) and the MLP (Eger et al.), for
+#    every population; a result without the MLP's scores runs again
 if [ "${TABLES_ONLY:-0}" != 1 ]; then
     "${CLI[@]}" datasets build --source "$MTEB_EVALRANK_SOURCE" --out hub --sts-mirrors
     "${CLI[@]}" models install-offline
@@ -63,21 +63,11 @@ if [ "${TABLES_ONLY:-0}" != 1 ]; then
     fi
     # shellcheck disable=SC2086
     mapfile -t MODELS < <("${CLI[@]}" models zoo ${FAMILIES:+--family $FAMILIES})
-    mapfile -t WORD_VECTOR_MODELS < <("${CLI[@]}" models zoo --family "${WORD_VECTOR_FAMILIES[@]}")
-    study() {  # study CLASSIFIERS MODELS...: the jobs of these models not done yet
-        local classifiers=$1
-        shift
-        local which=(--benchmark EvalRank-Study)
-        # shellcheck disable=SC2206  # TASKS is a word list
-        [ -z "${TASKS:-}" ] || which=(--tasks $TASKS)
-        # shellcheck disable=SC2086  # CLASSIFIERS is a word list
-        [ $# -eq 0 ] || "${CLI[@]}" study --models "$@" "${which[@]}" --senteval-classifiers $classifiers \
-            --workers "${WORKERS:-2}" --out "$RUN" --no-progress || echo "study: some jobs failed (listed above)"
-    }
-    mapfile -t TEN_MODELS < <(printf '%s\n' "${MODELS[@]}" | grep -vxF -f <(printf '%s\n' "${WORD_VECTOR_MODELS[@]}"))
-    mapfile -t STATIC_MODELS < <(printf '%s\n' "${MODELS[@]}" | grep -xF -f <(printf '%s\n' "${WORD_VECTOR_MODELS[@]}"))
-    study "lr mlp" "${TEN_MODELS[@]}"
-    study lr "${STATIC_MODELS[@]}"
+    which=(--benchmark EvalRank-Study)
+    # shellcheck disable=SC2206  # TASKS is a word list
+    [ -z "${TASKS:-}" ] || which=(--tasks $TASKS)
+    "${CLI[@]}" study --models "${MODELS[@]}" "${which[@]}" --senteval-classifiers lr mlp \
+        --workers "${WORKERS:-2}" --out "$RUN" --no-progress || echo "study: some jobs failed (listed above)"
 fi
 
 SENT=(SentEvalMR SentEvalCR SentEvalSUBJ SentEvalMPQA SentEvalSST2 SentEvalSST5 SentEvalTREC SentEvalSciCite)

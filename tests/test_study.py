@@ -30,8 +30,9 @@ from mteb_evalrank.cli import main
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.embedding_cache import DIGEST_SIZE, EmbeddingCache, VectorStore
 from mteb_evalrank.models.zoo import ZOO_MODELS
+from mteb_evalrank.result_files import OutdatedResultWarning
 from mteb_evalrank.study import StudyInputError, default_downstream, run_study
-from mteb_evalrank.study.jobs import Chain, Job, balance
+from mteb_evalrank.study.jobs import Chain, Job, balance, plan
 from mteb_evalrank.study.summary import intrinsic_columns
 from mteb_evalrank.study.timing import with_history
 from mteb_evalrank.tasks import WMT17DALength
@@ -206,6 +207,36 @@ def test_rerun_skips_everything_without_encoding(study: tuple[Path, Any, list], 
     assert timing["total"]["job_seconds"] == pytest.approx(
         sum(s for (m, _), s in first.items() if m in MODELS)
     )
+
+
+def test_a_result_without_a_requested_classifier_is_planned_again(tmp_path: Path) -> None:
+    """An ``lr``-only SentEval-protocol result is done for an ``lr`` study; for an ``lr mlp`` study
+    it is moved aside (``.outdated``, one warning naming ``mlp_accuracy``) and its job planned; a
+    result with both is done for either; other tasks ask for no classifier score."""
+    model = "evalrank/glove-toy-50d"
+
+    def write(task: str, entry: dict[str, Any]) -> Path:
+        path = Path(plan(tmp_path, [model], [task], ())[0][0].jobs[0].result_path)
+        data = {
+            "dataset_revision": mteb.get_task(task).metadata.dataset["revision"], "task_name": task,
+            "mteb_version": "2.26.24", "evaluation_time": 1.0, "kg_co2_emissions": None,
+            "scores": {"test": [{"hf_subset": "fold-0", "languages": ["eng-Latn"]} | entry]},
+        }  # fmt: skip
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data))
+        return path
+
+    lr_only = {"main_score": 0.7, "lr_accuracy": 0.7}
+    path = write("SentEvalMR", lr_only)
+    assert plan(tmp_path, [model], ["SentEvalMR"], ("lr",))[0] == []
+    with pytest.warns(OutdatedResultWarning, match="no mlp_accuracy"):
+        chains, skipped = plan(tmp_path, [model], ["SentEvalMR"], ("lr", "mlp"))
+    assert [job.task for chain in chains for job in chain.jobs] == ["SentEvalMR"] and skipped == []
+    assert path.with_name(path.name + ".outdated").is_file() and not path.exists()
+    write("SentEvalMR", lr_only | {"mlp_accuracy": 0.72})
+    assert plan(tmp_path, [model], ["SentEvalMR"], ("lr", "mlp"))[0] == []
+    write("WordSimMC30", {"main_score": 0.5, "cosine_spearman": 0.5, "mean_vector_cosine_spearman": 0.5})
+    assert plan(tmp_path, [model], ["WordSimMC30"], ("lr", "mlp"))[0] == []
 
 
 def test_timing_history_of_a_resumed_study() -> None:

@@ -119,7 +119,8 @@ def run_study(
         progress: a progress bar on stderr (True), none (False) or a callback per job outcome.
         senteval_classifiers: the classifiers of the SentEval-protocol tasks (``lr``, ``mlp``);
             default both. ``["lr"]`` is the EvalRank paper's setting and ~5x cheaper; the
-            ``lr_*`` scores do not depend on it. A finished job is not rerun when it changes.
+            ``lr_*`` scores do not depend on it. A finished job lacking a requested classifier's
+            scores runs again (its former result moved aside to ``*.outdated``).
         populations: declared model populations (``evalrank-paper``, ...) that ``models`` draw on:
             checked and registered here, registered again by each worker process.
 
@@ -132,9 +133,9 @@ def run_study(
     check_options(workers, senteval_classifiers)
     out.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(out / STAGING, ignore_errors=True)  # what interrupted jobs left behind
-    work = plan_work(out, selection, workers, scheduler)
-    start = time.perf_counter()
     chosen = tuple(senteval_classifiers) if senteval_classifiers else None
+    work = plan_work(out, selection, workers, scheduler, chosen or SENTEVAL_CLASSIFIERS)
+    start = time.perf_counter()
     settings = ChainSettings({"batch_size": batch_size}, chosen, tuple(populations))
     reports = _run_with_progress(work, out, scheduler=scheduler, settings=settings, progress=progress)
     wall = time.perf_counter() - start
@@ -216,13 +217,19 @@ def check_options(workers: int | None, senteval_classifiers: Sequence[str] | Non
         raise StudyInputError(f"--workers must be at least 1, got {workers}")
 
 
-def plan_work(out: Path, selection: Selection, workers: int | None, scheduler: str | None) -> Work:
+def plan_work(
+    out: Path,
+    selection: Selection,
+    workers: int | None,
+    scheduler: str | None,
+    classifiers: Sequence[str] = SENTEVAL_CLASSIFIERS,
+) -> Work:
     """The jobs without a result, in chains (balanced over the local workers), and the skipped ones.
 
     Local workers: ``workers`` (default :func:`~.dispatch.default_workers`), at most one per
     chain; 1 with a ``scheduler`` (the client's process).
     """
-    chains, skipped = plan(out, selection.models, selection.tasks)
+    chains, skipped = plan(out, selection.models, selection.tasks, classifiers)
     if scheduler is None:
         chains = balance(chains, workers or default_workers(sum(len(c.jobs) for c in chains)))
     n_workers = (

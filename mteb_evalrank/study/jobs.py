@@ -45,8 +45,14 @@ def family_of(model: str) -> str:
     return hf_variants.variant_family(model) or paper_word.model_family(model) or zoo.model_family(model)
 
 
-def plan(out: Path, models: Sequence[str], tasks: Sequence[str]) -> tuple[list[Chain], list[Job]]:
+def plan(
+    out: Path, models: Sequence[str], tasks: Sequence[str], classifiers: Sequence[str] = ()
+) -> tuple[list[Chain], list[Job]]:
     """Chains of the jobs still to run, and the jobs skipped because their result exists.
+
+    A SentEval-protocol result without the ``<classifier>_accuracy`` of one of ``classifiers``
+    (e.g. written by an ``lr``-only run when ``mlp`` is asked for now) is moved aside
+    (``*.outdated``) and its job planned again.
 
     Within a family the order is task-major (every model of the family on the first task, then
     the second, ...), so variants that share a forward pass reuse each other's work. A damaged
@@ -57,6 +63,7 @@ def plan(out: Path, models: Sequence[str], tasks: Sequence[str]) -> tuple[list[C
     from mteb.cache import ResultCache
 
     from mteb_evalrank.result_files import result_is_done
+    from mteb_evalrank.tasks.senteval._base import AbsTaskSentEval
 
     cache = ResultCache(out)
     families: dict[str, list[str]] = {}
@@ -67,9 +74,11 @@ def plan(out: Path, models: Sequence[str], tasks: Sequence[str]) -> tuple[list[C
     for family, members in families.items():
         chain = Chain(family)
         for task in dict.fromkeys(tasks):
+            senteval = isinstance(mteb.get_task(task), AbsTaskSentEval)
+            requested = [f"{kind}_accuracy" for kind in classifiers] if senteval else []
             for model in members:
                 job = Job(model, task, str(cache.get_task_result_path(task, mteb.get_model_meta(model))))
-                (skipped if result_is_done(Path(job.result_path)) else chain.jobs).append(job)
+                (skipped if result_is_done(Path(job.result_path), requested) else chain.jobs).append(job)
         if chain.jobs:
             chains.append(chain)
     return chains, skipped
