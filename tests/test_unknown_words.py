@@ -4,6 +4,7 @@ study's rule that redoes a result written before the conventions."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import warnings
@@ -98,6 +99,10 @@ def test_the_option_picks_the_main_score_and_bad_options_are_named(
     task.unknown_words = "vocabulary"
     scores = scores_of(static(MC30_VECTORS), task)
     assert scores["main_score"] == scores["vocabulary_cosine_spearman"] == pytest.approx(-0.5, abs=1e-12)
+    # the file the vocabulary scores came from is in the result: its name, its bytes' SHA-256, its 6 words
+    digest = hashlib.sha256(words.read_bytes()).hexdigest()
+    record = {"vocabulary_file": "vocabulary.txt", "vocabulary_sha256": digest, "vocabulary_words": 6}
+    assert {key: scores[key] for key in record} == record
     task.unknown_words = "covered"
     scores = scores_of(static(MC30_VECTORS), task)
     assert scores["main_score"] == scores["covered_cosine_spearman"]
@@ -159,6 +164,7 @@ def test_evalrank_conventions_match_brute_force_and_hand(tmp_path: Path) -> None
     assert scores["background_coverage"] == pytest.approx(4 / 5)
     assert (scores["covered_n_pairs"], scores["covered_n_background"]) == (1, 4)
     assert (scores["vocabulary_n_pairs"], scores["vocabulary_n_background"]) == (3, 4)
+    assert scores["vocabulary_words"] == 4 and "vocabulary_file" not in scores  # the task's own words
     assert scores["main_score"] == scores["cosine_mrr"]
     task.unknown_words = "covered"
     assert scores_of(static(KNOWN), task)["main_score"] == 1.0
@@ -179,21 +185,22 @@ def test_a_model_that_knows_every_word_scores_alike_under_every_convention(tmp_p
 @second_process
 def test_a_bad_vocabulary_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mteb_evalrank.data.sources import SourceFormatError
-    from mteb_evalrank.tasks._vocabulary import environment_vocabulary
+    from mteb_evalrank.settings import Settings
 
+    task = evalrank_task(tmp_path, "Voc")  # what its evaluate does first: take the settings
     monkeypatch.setenv(VOCABULARY_ENV, str(tmp_path / "missing.txt"))
     with pytest.raises(FileNotFoundError, match=r"missing\.txt not found"):
-        environment_vocabulary()
+        task.use_settings(Settings.from_environment())
     bad = tmp_path / "latin1.txt"
     bad.write_bytes(b"car\ncaf\xe9\n")
     monkeypatch.setenv(VOCABULARY_ENV, str(bad))
     with pytest.raises(SourceFormatError, match=r"latin1\.txt:2: invalid UTF-8 byte 0xe9"):
-        environment_vocabulary()
+        task.use_settings(Settings.from_environment())
     empty = tmp_path / "empty.txt"
     empty.write_text("\n \n")
     monkeypatch.setenv(VOCABULARY_ENV, str(empty))
     with pytest.raises(SourceFormatError, match=r"empty\.txt: the file holds no words"):
-        environment_vocabulary()
+        task.use_settings(Settings.from_environment())
 
 
 @second_process

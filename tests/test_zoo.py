@@ -39,6 +39,7 @@ from mteb_evalrank.models.zoo import (
     model_family,
     toy_glove_path,
 )
+from mteb_evalrank.settings import Settings
 
 MINILM = "evalrank/all-MiniLM-L6-v2-"
 LPS = ("cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en")
@@ -143,7 +144,7 @@ def test_toy_glove_is_found_through_the_environment(tmp_path: Path, monkeypatch:
     assert isinstance(model, StaticWordEmbeddings) and len(model.index) == 5000
     monkeypatch.setenv(SOURCE_ENV, str(tmp_path))
     with pytest.raises(FileNotFoundError, match=rf"toy_emb\.txt.*{SOURCE_ENV}"):
-        toy_glove_path()
+        toy_glove_path(Settings.from_environment().source)
 
 
 # ------------------------------------------------------------------ static-vector wrappers

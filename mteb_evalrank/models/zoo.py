@@ -11,7 +11,6 @@ family in one process: the MiniLM memo then serves every variant from one forwar
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -22,6 +21,8 @@ from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
 from mteb.models.model_meta import ScoringFunction
 from numpy.typing import NDArray
+
+from mteb_evalrank.settings import SOURCE_ENV, Settings
 
 from . import postprocess
 from .encoders import FAMILIES, EncoderFamily
@@ -38,7 +39,6 @@ GLOVE_FIT_WORDS = 10_000
 """Fit corpus of glove.6B.50d post-processing: its 10,000 most frequent words."""
 
 TOY_GLOVE_FILE = Path("evalrank") / "word_emb" / "toy_emb.txt"
-SOURCE_ENV = "MTEB_EVALRANK_SOURCE"
 
 # all-MiniLM-L6-v2 parameter counts (checked against the torch modules in tests/test_zoo.py):
 MINILM_EMBEDDING_LAYER = 11_918_592  # word (30,522 x 384) + position + token type + LayerNorm
@@ -255,10 +255,9 @@ def load_glove_6b_50d(model_name: str, revision: str | None = None, **kwargs: An
     return StaticWordEmbeddings(words, vectors, name=model_name)
 
 
-def toy_glove_path() -> Path:
-    """``$MTEB_EVALRANK_SOURCE/evalrank/word_emb/toy_emb.txt`` (default source ``../shared/data``)."""
-    source = Path(os.environ.get(SOURCE_ENV, "../shared/data"))
-    path = source / TOY_GLOVE_FILE
+def toy_glove_path(source: Path | None) -> Path:
+    """``<source>/evalrank/word_emb/toy_emb.txt`` (``Settings.source``; default ``../shared/data``)."""
+    path = (source or Path("../shared/data")) / TOY_GLOVE_FILE
     if not path.is_file():
         raise FileNotFoundError(
             f"the toy GloVe file {path} does not exist: set {SOURCE_ENV} to the raw data folder "
@@ -278,7 +277,7 @@ def word_vector_abtt(name: str) -> postprocess.ABTT:
     return postprocess.table_abtt(load_word_vectors(name).vectors)
 
 
-def _base_encoder(model: ZooModel) -> AbsEncoder:
+def _base_encoder(model: ZooModel, settings: Settings) -> AbsEncoder:
     if model.base in ENCODER_FAMILIES:  # one cached object per family and process
         return ENCODER_FAMILIES[model.base].load()
     if model.base in WORD_VECTOR_BY_NAME:  # one cached object per set and process
@@ -286,7 +285,7 @@ def _base_encoder(model: ZooModel) -> AbsEncoder:
     if model.family == GLOVE_FAMILY:
         return load_glove_6b_50d(model.name)
     if model.family == TOY_FAMILY:  # 5,000 words, 50-d, from the raw data folder
-        return StaticWordEmbeddings.from_file(toy_glove_path(), name=model.name)
+        return StaticWordEmbeddings.from_file(toy_glove_path(settings.source), name=model.name)
     from .minilm import MiniLMLayerPooling
 
     return MiniLMLayerPooling(model.base)
@@ -295,7 +294,7 @@ def _base_encoder(model: ZooModel) -> AbsEncoder:
 def load_zoo_model(model_name: str, revision: str | None = None, **kwargs: Any) -> AbsEncoder:
     """Loader of every zoo ``ModelMeta``: the base encoder, truncated or post-processed."""
     model = ZOO_MODELS[model_name]
-    base = _base_encoder(model)
+    base = _base_encoder(model, Settings.from_environment())  # mteb calls the loader: an edge
     if model.truncate is not None:
         return PostProcessedEncoder(base, postprocess.Truncation(model.truncate))
     if model.postprocess == "abtt" and model.base in WORD_VECTOR_BY_NAME:

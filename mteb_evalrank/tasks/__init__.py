@@ -11,7 +11,7 @@ from mteb.abstasks.abstask import AbsTask
 
 from .. import _postponed
 from ._evalrank import AbsTaskEvalRank
-from ._evalrank_files import evalrank_task_from_files, read_evalrank_files, tasks_from_environment
+from ._evalrank_files import evalrank_task_from_files, read_evalrank_files, tasks_from_settings
 from ._triplet import AbsTaskTriplet, read_triplet_jsonl, triplet_task_from_jsonl
 from .accsent import AccSent
 from .conll2000_chunking import CoNLL2000Chunking
@@ -91,7 +91,7 @@ __all__ = [
     "evalrank_task_from_files",
     "read_evalrank_files",
     "read_triplet_jsonl",
-    "tasks_from_environment",
+    "tasks_from_settings",
     "triplet_task_from_jsonl",
 ]
 

@@ -1,29 +1,15 @@
 """How the plugin's tasks encode: each distinct text once per model in a run, for any model.
 
-One mechanism, :class:`CachedEncoder`: an mteb encoder (a subclass of mteb's
-``CachedEmbeddingWrapper``) whose ``encode`` serves each text from an
-:class:`~mteb_evalrank.embedding_cache.EmbeddingCache` and passes only the texts it lacks to
-the wrapped model, longest first. Its scope decides the reuse:
-
-* **the run** (default): :class:`EncodeOnce`, a mixin of every plugin task class (and of the
-  variants of mteb's STS tasks in the plugin's benchmarks, :func:`encode_once`), wraps the
-  model mteb passes to ``evaluate`` in a :class:`CachedEncoder` over the process cache
-  (:func:`~mteb_evalrank.embedding_cache.process_cache`, bounded by ``MTEB_EVALRANK_CACHE_MIB``):
-  a text's embedding is computed once across all those tasks. The rows of a model are its
-  object's (kept while it lives, and forgotten when its torch weights change in place, see
-  :func:`weights_version`), or, when ``MTEB_EVALRANK_EMBEDDING_CACHE`` names a folder and the
-  model has a name and a revision, that model's on disk, across runs.
-* **the task** (``MTEB_EVALRANK_REUSE_EMBEDDINGS=0``): no task shares rows with another; the
-  plugin's ranking, triplet and downstream tasks still encode each distinct text once per task
-  (:class:`TaskEmbeddings`, a task-local cache) and every other task encodes as mteb does.
-
-The key of a row: :meth:`CachedEncoder.key`.
+One mechanism, :class:`CachedEncoder`, an mteb encoder whose ``encode`` serves each text from an
+:class:`~mteb_evalrank.embedding_cache.EmbeddingCache` and passes only the texts it lacks to the
+wrapped model, longest first. Its scope, the run (:class:`EncodeOnce`, over the process cache) or
+the task (``Settings.reuse_embeddings`` off: :class:`TaskEmbeddings`), decides the reuse:
+docs/usage.md ("Switches"). The key of a row: :meth:`CachedEncoder.key`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import sys
 from collections.abc import Sequence
@@ -38,6 +24,7 @@ from numpy.typing import NDArray
 from mteb_evalrank._mteb_adapter import create_dataloader, init_cached_wrapper_in_memory
 from mteb_evalrank.embedding_cache import EmbeddingCache, EncodeStats, StoreKey, as_numpy, process_cache
 from mteb_evalrank.evaluation.ranking import check_embeddings
+from mteb_evalrank.settings import Settings
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
@@ -45,8 +32,6 @@ if TYPE_CHECKING:
     from mteb.types import BatchedInput, PromptType
     from torch.utils.data import DataLoader
 
-REUSE_ENV = "MTEB_EVALRANK_REUSE_EMBEDDINGS"
-"""``0`` turns the reuse across tasks off (see the module docstring)."""
 NO_REVISION = "no_revision_available"  # mteb's revision of a model that has none
 SETTINGS_IGNORED = frozenset({"batch_size", "show_progress_bar"})
 """Encode settings that do not change what a text's embedding is (the batch size moves a
@@ -70,11 +55,6 @@ def model_name(model: object) -> str:
     """A model's mteb name for messages, else its class name."""
     meta = getattr(model, "mteb_model_meta", None)
     return getattr(meta, "name", None) or type(model).__name__
-
-
-def reuse_across_tasks() -> bool:
-    """Whether a run reuses embeddings across tasks (unless ``MTEB_EVALRANK_REUSE_EMBEDDINGS=0``)."""
-    return os.environ.get(REUSE_ENV, "1").strip() != "0"
 
 
 def weights_version(model: object) -> int:
@@ -238,12 +218,12 @@ def torch_device(model: Any) -> str:
     return "cpu"
 
 
-def reusing(model: Any) -> Any:
+def reusing(model: Any, across_tasks: bool = True) -> Any:
     """The model a task of the run encodes with: ``model`` in a :class:`CachedEncoder` over the
-    process cache, or ``model`` itself if reuse is off (:data:`REUSE_ENV`), if it is not an mteb
-    encoder (a cross-encoder, a search model) or if it is a :class:`CachedEncoder` already (the
-    study's). On disk (``MTEB_EVALRANK_EMBEDDING_CACHE``) when the model has a name and a revision."""
-    if isinstance(model, CachedEncoder) or not isinstance(model, EncoderProtocol) or not reuse_across_tasks():
+    process cache, or ``model`` itself if not ``across_tasks`` (``Settings.reuse_embeddings``), if it
+    is not an mteb encoder (a cross-encoder, a search model) or if it is a :class:`CachedEncoder`
+    already (the study's). On disk when the model has a name and a revision."""
+    if isinstance(model, CachedEncoder) or not isinstance(model, EncoderProtocol) or not across_tasks:
         return model
     cache = process_cache()
     meta = getattr(model, "mteb_model_meta", None)
@@ -252,11 +232,20 @@ def reusing(model: Any) -> Any:
 
 
 class EncodeOnce:
-    """Mixin of a task class (before its mteb base class): the task evaluates :func:`reusing` (model)."""
+    """Mixin of a task class (before its mteb base class): the task evaluates :func:`reusing` (model).
+
+    ``evaluate`` is where mteb enters the task: the :class:`~mteb_evalrank.settings.Settings` are
+    read there, once per evaluation, and handed to :meth:`use_settings`.
+    """
 
     def evaluate(self, model: Any, *args: Any, **kwargs: Any) -> Any:
+        settings = Settings.from_environment()
+        self.use_settings(settings)
         # a mixin: mypy sees only ``object`` above it; at run time the next class in the MRO is mteb's task
-        return super().evaluate(reusing(model), *args, **kwargs)  # type: ignore[misc]
+        return super().evaluate(reusing(model, settings.reuse_embeddings), *args, **kwargs)  # type: ignore[misc]
+
+    def use_settings(self, settings: Settings) -> None:
+        """Take what the task needs of ``settings`` before it evaluates (here: nothing)."""
 
 
 def encode_once(task_class: type) -> Any:

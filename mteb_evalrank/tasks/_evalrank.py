@@ -37,7 +37,7 @@ from mteb_evalrank.evaluation.scores import Scores
 from ._citations import EVALRANK_CITATION
 from ._encoding import EncodeTexts, as_list, unwrapped
 from ._loading import PluginDatasetLoading
-from ._vocabulary import environment_vocabulary
+from ._vocabulary import VocabularyOption
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from mteb.timing import TimingStack
     from mteb.types import EncodeKwargs, ScoresDict
     from numpy.typing import NDArray
+
+    from mteb_evalrank.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +65,7 @@ EVALRANK_METADATA: dict[str, Any] = {
 }
 
 
-class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
+class AbsTaskEvalRank(VocabularyOption, EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
     """Retrieval-style intrinsic evaluation: rank of each positive among all background items.
 
     Scores per hf_subset: ``{cosine,euclidean}_{mrr, hits_at_1, hits_at_3, hits_at_10,
@@ -71,16 +73,14 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
 
     Word-level tasks (``word_level = True``) also score every unknown-word convention of
     :mod:`mteb_evalrank.evaluation.unknown_words` (:meth:`_convention_scores`): the same keys
-    with the prefixes ``covered_``, ``mean_vector_`` and (given a vocabulary) ``vocabulary_``,
-    with ``coverage`` (share of pairs whose two words the model knows), ``background_coverage``
-    (share of the background it knows) and ``{covered,vocabulary}_n_{pairs,background}``.
+    with the prefixes ``covered_``, ``mean_vector_`` and (given a vocabulary) ``vocabulary_``, with
+    ``coverage`` (share of pairs whose two words the model knows), ``background_coverage`` (share
+    of the background it knows), ``{covered,vocabulary}_n_{pairs,background}`` and the
+    vocabulary's record (``VocabularyOption.vocabulary_record``).
 
     Class attributes (override in a subclass or set on an instance):
         tie_policy: ``expected`` (default), ``optimistic`` or ``pessimistic``.
-        unknown_words: word-level tasks: the convention whose ``cosine_mrr`` is the main score
-            (``zero``, default; ``covered``, ``vocabulary``, ``mean_vector``).
-        vocabulary: word-level tasks: the words of the ``vocabulary`` convention; ``None``
-            (default): the file named by ``$MTEB_EVALRANK_VOCABULARY``, else none.
+        unknown_words, vocabulary: word-level tasks: :class:`~._vocabulary.VocabularyOption`.
         tol: tie tolerance (``1e-6``): absolute on the cosine, relative on the euclidean
             distance (``|d(q,u) - d(q,p)| <= tol d(q,p)``); see ``evaluation.ranking``.
         chunk_bytes: memory budget of one chunk of the similarity matrix.
@@ -93,8 +93,6 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
     word_level: bool = False
     required_scores: tuple[str, ...] = ()
     """Scores every current result has (an older result without them is redone by a study)."""
-    unknown_words: str = "zero"
-    vocabulary: frozenset[str] | None = None
     # mteb's private flags, declared and checked in ``_mteb_adapter.TASK_FLAGS``
     _support_cross_encoder: bool = False
     _support_search: bool = False
@@ -103,6 +101,10 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
         super().__init__(*args, **kwargs)
         self._cache_model: object | None = None
         self._counts: dict[str, dict[tuple[int, int], dict[Similarity, tuple[int, int]]]] = {}
+
+    def use_settings(self, settings: Settings) -> None:
+        if self.word_level:  # the unknown-word conventions
+            super().use_settings(settings)
 
     def clear_embedding_cache(self) -> None:
         """Drop the cached background embeddings and rank counts."""
@@ -222,7 +224,7 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
             scores["n_background"] = int(embeddings.shape[0])
             if self.word_level:
                 scores.update(self._convention_scores(scores, embeddings, queries, positives, texts))
-        return scores
+        return {**scores, **self.vocabulary_record} if self.word_level else scores
 
     # -------------------------------------------------- unknown-word conventions
     def _convention_scores(
@@ -258,8 +260,7 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
             if known.any():
                 centred[known] = embeddings[known] - embeddings[known].mean(axis=0)
             out |= self._ranked(centred, queries, positives, "mean_vector_", centre=False)
-        vocabulary = self.vocabulary if self.vocabulary is not None else environment_vocabulary()
-        conventions.check_convention(self.metadata.name, self.unknown_words, vocabulary)
+        vocabulary = self.vocabulary_in_use
         if vocabulary is not None:
             inside = np.fromiter((word in vocabulary for word in words), dtype=bool, count=len(words))
             out |= self._restricted(embeddings, inside, queries, positives, "vocabulary_")

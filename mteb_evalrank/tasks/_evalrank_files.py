@@ -1,32 +1,11 @@
 """EvalRank on your own data: a positive-pair file and a background file as an mteb task.
 
-:func:`evalrank_task_from_files` turns two plain-text files into a task of the same class
-family as ``EvalRankSent`` / ``EvalRankWord`` (:class:`~mteb_evalrank.tasks.AbsTaskEvalRank`):
-the same retrieval layout (:func:`mteb_evalrank.data.layout.evalrank_configs`), the same
-exact ranking (:mod:`mteb_evalrank.evaluation.ranking`) and the same scores; only the data
-come from memory instead of the ``datasets`` cache.
-
-Files (UTF-8; blank lines are skipped, surrounding whitespace is stripped):
-
-* **pairs**: ``left<TAB>right`` per line. Each line is one positive ``(q, p)``: ``p`` is
-  ranked for ``q``. Directions count as given: the reverse pair is *not* added, so list
-  both directions to score both (as the EvalRank release's ``pos_pair.txt`` does).
-* **background**: one item per line. Duplicate lines are dropped, the first occurrence kept
-  (as the release's build does, :func:`~mteb_evalrank.data.sources.unique_in_order`).
-
-The task's background ``B`` is the pair items in first-appearance order, then the background
-file's items, deduplicated (exactly how ``EvalRankSent`` is built from the release). A pair
-item missing from the background file is thereby added to ``B`` (one warning says how many);
-with ``strict=True`` it is refused instead, naming ``file:line`` of its pair.
-
-Scores (per pair rank ``r_i``, ties broken by the task's ``tie_policy``, see
-:mod:`mteb_evalrank.evaluation.ranking`): ``MRR = (1/N) sum_i 1/r_i`` (``cosine_mrr``, the main
-score), ``Hits@k = (1/N) sum_i [r_i <= k]`` for k = 1, 3, 10, the mean rank, the same five for
-the euclidean distance, ``n_pairs`` and ``n_background``.
-
-From the command line, ``$MTEB_EVALRANK_TASKS_FROM_FILES`` registers such tasks with mteb
-(``NAME=PAIRS,BACKGROUND[,strict][,allow_identical]``, several separated by ``;``), so that
-``mteb run -t NAME ...`` runs them (:func:`tasks_from_environment`).
+:func:`evalrank_task_from_files` turns two UTF-8 files, ``left<TAB>right`` pairs (each one
+positive ``(q, p)``, directions as given) and one background item per line, into an
+:class:`~mteb_evalrank.tasks.AbsTaskEvalRank` with the same layout, exact ranking and scores as
+``EvalRankSent``. The background is the pair items in first-appearance order, then the file's
+items, deduplicated (how ``EvalRankSent`` is built). docs/evalrank.md ("EvalRank on your own
+data") gives the rest, and ``$MTEB_EVALRANK_TASKS_FROM_FILES`` (:func:`tasks_from_settings`).
 """
 
 from __future__ import annotations
@@ -34,7 +13,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -44,16 +22,17 @@ from mteb.abstasks.task_metadata import TaskMetadata
 
 from mteb_evalrank.data.layout import SPLIT, config_names, evalrank_configs
 from mteb_evalrank.data.sources import SourceFormatError, read_items, read_lines, read_pairs, unique_in_order
+from mteb_evalrank.settings import TASKS_FROM_FILES_ENV as ENV_VAR
 
 from ._evalrank import EVALRANK_METADATA, AbsTaskEvalRank
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from mteb_evalrank.settings import Settings
+
 logger = logging.getLogger(__name__)
 
-#: environment variable listing tasks from files for the command line (see the module docstring)
-ENV_VAR = "MTEB_EVALRANK_TASKS_FROM_FILES"
 #: the options an entry of ``$MTEB_EVALRANK_TASKS_FROM_FILES`` may give after its two paths
 ENV_OPTIONS = ("strict", "allow_identical")
 
@@ -127,7 +106,7 @@ def _missing_items(
 
 
 def read_evalrank_files(files: EvalRankFiles) -> EvalRankData:
-    """Read and check a pair file and a background file (formats in the module docstring).
+    """Read and check a pair file and a background file (formats: the module docstring).
 
     Returns the task's background (as the module docstring builds it) and the pairs in file order.
 
@@ -257,7 +236,7 @@ def evalrank_task_from_files(
     The files are read and checked here, so malformed input fails at once, naming the file and
     line (see :func:`read_evalrank_files`). The task's ``dataset.revision`` is the first 16 hex
     digits of the SHA-256 of both files, so results of edited files are not mistaken for old
-    ones. Scores: the module docstring.
+    ones. Scores: :class:`~mteb_evalrank.tasks.AbsTaskEvalRank`.
     """
     files = EvalRankFiles(Path(pairs).resolve(), Path(background).resolve(), strict, allow_identical)
     task = _task_class(files, name, metadata)()
@@ -293,18 +272,16 @@ def _classes_for(value: str) -> tuple[type[FilesEvalRankTask], ...]:
     return tuple(_task_class(files, name, {}) for name, files in parse_environment(value))
 
 
-def tasks_from_environment() -> tuple[type[FilesEvalRankTask], ...]:
-    """The task classes ``$MTEB_EVALRANK_TASKS_FROM_FILES`` lists (empty when it is unset).
-
-    ``mteb_evalrank.register()`` (and so the ``mteb`` CLI) registers them, e.g.
-    ``MTEB_EVALRANK_TASKS_FROM_FILES="MyRank=pairs.tsv,background.txt" mteb run -t MyRank -m MODEL``.
+def tasks_from_settings(settings: Settings) -> tuple[type[FilesEvalRankTask], ...]:
+    """The task classes ``settings.tasks_from_files`` lists (none when it is empty), which
+    ``mteb_evalrank.register()`` (and so the ``mteb`` CLI) registers.
 
     Raises:
         TaskFilesError: a malformed entry, a file that does not exist, or (naming ``file:line``)
             a malformed file.
     """
     try:
-        return _classes_for(os.environ.get(ENV_VAR, ""))
+        return _classes_for(settings.tasks_from_files)
     except (OSError, ValueError) as error:
         message = str(error)
         raise TaskFilesError(
@@ -312,9 +289,9 @@ def tasks_from_environment() -> tuple[type[FilesEvalRankTask], ...]:
         ) from None
 
 
-def declared_task_names() -> list[str]:
-    """The task names ``$MTEB_EVALRANK_TASKS_FROM_FILES`` declares (its ``NAME=`` parts), files unread."""
-    entries = os.environ.get(ENV_VAR, "").split(";")
+def declared_task_names(settings: Settings) -> list[str]:
+    """The task names ``settings.tasks_from_files`` declares (its ``NAME=`` parts), files unread."""
+    entries = settings.tasks_from_files.split(";")
     return [name for entry in entries if (name := entry.partition("=")[0].strip())]
 
 

@@ -2,10 +2,8 @@
 
 * :func:`require` imports a package's module or raises ``ModuleNotFoundError`` naming the
   pip command (:data:`INSTALL_HINT`).
-* :func:`home` is the plugin's own folder for files it derives from installed packages
-  (``$MTEB_EVALRANK_HOME``, else ``$XDG_CACHE_HOME/mteb-evalrank``, else
-  ``~/.cache/mteb-evalrank``); the encoders' files live under ``<home>/encoders/``, each folder
-  marked by :data:`MARKER` (see :mod:`.install`).
+* :func:`encoders_dir`: ``<home>/encoders/`` (``Settings.home``), one folder marked by
+  :data:`MARKER` per derived model (see :mod:`.install`).
 * :class:`FamilyEncoder` is a family's *base* encoder: ``embed(texts)`` serves each text from
   the process's embedding cache (:func:`mteb_evalrank.embedding_cache.process_cache`) under
   the key ``(meta name, revision, context)``, and encodes the texts it lacks, longest first,

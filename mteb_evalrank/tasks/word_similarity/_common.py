@@ -36,10 +36,9 @@ from scipy.stats import pearsonr, spearmanr
 
 from mteb_evalrank.data.registry import WORD_SIMILARITY
 from mteb_evalrank.evaluation import unknown_words as conventions
-from mteb_evalrank.tasks._encoding import EncodeOnce
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
-from mteb_evalrank.tasks._vocabulary import environment_vocabulary
+from mteb_evalrank.tasks._vocabulary import VocabularyOption
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -131,6 +130,9 @@ class WordSimilarityMetrics(STSMetrics, total=False):
     mean_vector_cosine_spearman: float
     vocabulary_cosine_spearman: float
     vocabulary_n_pairs: int
+    vocabulary_words: int
+    vocabulary_file: str
+    vocabulary_sha256: str
 
 
 def _spearman(cos: NDArray[np.float64], gold: NDArray[np.float64], keep: NDArray[np.bool_]) -> float:
@@ -171,30 +173,21 @@ def unknown_word_scores(
     return scores
 
 
-class WordSimilarityTask(EncodeOnce, PluginDatasetLoading, AbsTaskSTS):
+class WordSimilarityTask(VocabularyOption, PluginDatasetLoading, AbsTaskSTS):
     """mteb's STS task with the unknown-word conventions of this module (see its docstring).
 
     ``cosine_pearson`` / ``cosine_spearman`` (the ``zero`` convention) are recomputed from the
     two embedding matrices with ``covered_cosine``; the other STS metrics (model similarity,
-    Manhattan, Euclidean) are mteb's. Added: :func:`unknown_word_scores`.
-
-    Options (class attributes; set them on an instance):
-        unknown_words: the convention whose Spearman is the main score (``zero``, default:
-            ``cosine_spearman``; ``covered``, ``vocabulary``, ``mean_vector``: that prefix's).
-        vocabulary: the words of the ``vocabulary`` convention; ``None`` (default): the file
-            named by ``$MTEB_EVALRANK_VOCABULARY``, else no ``vocabulary_`` scores.
+    Manhattan, Euclidean) are mteb's. Added: :func:`unknown_word_scores` and the vocabulary's
+    record. Options: :class:`~mteb_evalrank.tasks._vocabulary.VocabularyOption`.
     """
 
-    unknown_words: str = "zero"
-    vocabulary: frozenset[str] | None = None
     required_scores: tuple[str, ...] = ("mean_vector_cosine_spearman",)
     """Scores every current result has (an older result without them is redone by a study)."""
 
     def _evaluate_subset(
         self, model: MTEBModels, data_split: Dataset, **kwargs: Any
     ) -> WordSimilarityMetrics:
-        vocabulary = self.vocabulary if self.vocabulary is not None else environment_vocabulary()
-        conventions.check_convention(self.metadata.name, self.unknown_words, vocabulary)
         recorder = _EmbeddingRecorder(model)
         sts = super()._evaluate_subset(recorder, data_split, **kwargs)
         if len(recorder.embeddings) != 2:
@@ -203,8 +196,8 @@ class WordSimilarityTask(EncodeOnce, PluginDatasetLoading, AbsTaskSTS):
         cos, _ = covered_cosine(embeddings1, embeddings2)
         gold = np.array([self._normalize(score) for score in data_split["score"]], dtype=np.float64)
         words1, words2 = list(data_split["sentence1"]), list(data_split["sentence2"])
-        extra = unknown_word_scores(words1, words2, embeddings1, embeddings2, gold, vocabulary)
-        metrics = WordSimilarityMetrics(**sts, **extra)  # type: ignore[typeddict-item]
+        extra = unknown_word_scores(words1, words2, embeddings1, embeddings2, gold, self.vocabulary_in_use)
+        metrics = WordSimilarityMetrics(**sts, **extra, **self.vocabulary_record)  # type: ignore[typeddict-item]
         metrics["cosine_pearson"] = float(pearsonr(cos, gold).statistic)
         metrics["cosine_spearman"] = float(spearmanr(cos, gold).statistic)
         return metrics
