@@ -1,9 +1,7 @@
 """File helpers shared by the layers (a leaf module: standard library and ``filelock``).
 
-Every rename of the package is here: a file another process or a user reads is written through
-:func:`replacing` (or :func:`write_text`, :func:`save_figure`, :func:`move_into_place`), a folder
-through :func:`publishing`, and every lock across processes is a ``filelock`` lock
-(:func:`folder_lock`, :func:`file_lock`); ``tests/test_architecture.py`` checks it.
+Every rename of the package is here (files: :func:`replacing`; folders: :func:`publishing`), and
+every lock across processes is ``filelock``'s; ``tests/test_architecture.py`` checks it.
 """
 
 from __future__ import annotations

@@ -65,9 +65,8 @@ class CorruptShardWarning(UserWarning):
 
 
 class CacheFolderWarning(UserWarning):
-    """A store's folder cannot be created, locked or written, or a shard in it cannot be read
-    with this process's permissions: the run goes on, encoding what it cannot read and keeping
-    that store in memory only."""
+    """A store's folder cannot be created, locked or written, or a shard in it read (its
+    permissions): the run goes on, encoding what it cannot read, the store in memory only."""
 
 
 class BadShardError(Exception):
@@ -81,12 +80,8 @@ class ShardPermissionError(BadShardError):
 def read_shard(
     path: Path, store: str, wanted: set[bytes] | None = None
 ) -> tuple[list[bytes], NDArray[Any]] | None:
-    """The ``(digests, vectors)`` of one shard file, checked; ``None`` if it holds none of the
-    ``wanted`` digests (its vectors are then not read).
-
-    Args:
-        store: the store's identity (``StoreKey.folder()``); a shard recording another is refused.
-        wanted: the digests looked for (``None``: read the shard whatever it holds).
+    """The ``(digests, vectors)`` of one shard file of the store ``store`` (its ``StoreKey.folder()``),
+    checked; ``None`` if it holds none of the ``wanted`` digests (``None``: any), vectors unread.
 
     Raises:
         BadShardError: the file is unreadable or not a shard of this store (the message says why).
