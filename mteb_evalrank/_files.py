@@ -1,4 +1,8 @@
-"""File helpers shared by the layers (a leaf module: standard library and ``filelock``)."""
+"""File helpers shared by the layers (a leaf module: standard library and ``filelock``).
+
+Every rename of the package is here (files: :func:`replacing`; folders: :func:`publishing`), and
+every lock across processes is ``filelock``'s; ``tests/test_architecture.py`` checks it.
+"""
 
 from __future__ import annotations
 
@@ -58,6 +62,12 @@ def folder_lock(target: Path) -> FileLock:
     return FileLock(target.with_name(f".{target.name}.lock"), is_singleton=True)
 
 
+def file_lock(path: Path) -> FileLock:
+    """The exclusive lock held on the file ``path`` (created, never read), across processes and
+    threads; one object per path in a process, so a holder may take it again."""
+    return FileLock(path, is_singleton=True)
+
+
 def replace_damaged(
     target: Path, damage: Callable[[], list[str]], rebuild: Callable[[Path], bool]
 ) -> tuple[list[str], Path, bool] | None:
@@ -98,6 +108,13 @@ def write_text(target: Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``target`` atomically (:func:`replacing`)."""
     with replacing(target) as staged:
         staged.write_text(text, encoding="utf-8")
+
+
+def save_figure(fig: Any, target: Path, **options: Any) -> None:
+    """``fig.savefig(..., **options)`` (matplotlib) to ``target`` atomically (:func:`replacing`), in
+    the format its suffix names."""
+    with replacing(target) as staged:
+        fig.savefig(staged, format=target.suffix.removeprefix("."), **options)
 
 
 @contextmanager

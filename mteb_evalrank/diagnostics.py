@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ._files import replacing, write_text
+from ._files import save_figure, write_text
 from ._network import OfflineError, offline_flag, refusal
 from .evaluation import slices
 
@@ -175,8 +175,7 @@ def _plot(stats: dict[str, Any], kind: str, out: Path) -> None:
         )
     ax.legend()
     fig.tight_layout()
-    with replacing(out) as staged:
-        fig.savefig(staged, format=out.suffix.removeprefix("."))
+    save_figure(fig, out)
     plt.close(fig)
 
 

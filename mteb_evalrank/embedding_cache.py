@@ -1,71 +1,29 @@
 """The plugin's one embedding cache: ``(model, revision, encoding context, text) -> vector``.
 
-Every place that keeps embeddings uses it: the tasks (a text encoded once per model across the
-tasks of a run, and across a task's hf_subsets, :mod:`mteb_evalrank.tasks._encoding`), the
-model zoo (one forward pass per text per *family*: the variants of a family pool, truncate or
-post-process the same cached base output) and the study (the same, persisted on disk and
-shared by every worker). This module is numpy only (it imports neither mteb nor torch); the
-mteb encoder over it is :class:`mteb_evalrank.tasks._encoding.CachedEncoder`, which keeps the
-interface of mteb's ``CachedEmbeddingWrapper`` (one ``NumpyCache`` per *task*, its whole
-index rewritten on every save) and replaces the storage with this one.
+Numpy only (never mteb nor torch); the mteb encoder over it is
+:class:`mteb_evalrank.tasks._encoding.CachedEncoder`. Who uses it, keyed how, for how long:
+docs/architecture.md ("One embedding cache"); its faults: docs/faults.md.
 
-**Key.** A :class:`StoreKey` names one store: the model's mteb name and revision and the
-*encoding context*, i.e. what besides the text changes the embedding (prompt type, the
-model's prompt name for the task, the task itself for instruction-following models,
-encode settings; see ``CachedEncoder.key``). Inside a store a text is a 16-byte BLAKE2b
-digest of its UTF-8 bytes (:func:`text_digest`). A store keyed by ``instance`` (an object
-id, :meth:`EmbeddingCache.watch`) serves one model *object* only, is never written to disk
-and is dropped when the object is garbage-collected: that is how a run caches an arbitrary
-encoder whose name may not identify its weights.
-
-**Storage.** A :class:`VectorStore` is a matrix of rows plus a ``digest -> row`` index. With
-a folder (an :class:`EmbeddingCache` with a ``root``) every batch of new rows is also
-written as one append-only shard ``shard-<ns>-<pid>.npz`` (digests as ``uint8[n, 16]``, the
-vectors in the model's dtype, and the store's ``StoreKey.folder()`` as ``store``) under
-``<root>/format-<FORMAT_VERSION>/<org__model>/<revision>/<context>/``: written
-to a temporary name and ``os.replace``-d into place, so a killed process leaves whole shards
-only (and a ``.shard-*.tmp.npz``, removed by the next process that takes the store's lock to
-write), and a save costs O(new rows). Before encoding, a store takes an exclusive ``flock``
-on its folder and reads the shards other processes wrote meanwhile, so concurrent workers
-encode a text once between them.
-
-**Format version.** The first folder under the root names the shard format
-(:data:`FORMAT_VERSION`); a release that changes the format writes under a new one and never
-reads nor touches another version's folders (nor anything else under the root).
-
-**Damaged shards.** A shard that cannot be used (truncated, empty, not a zip, a missing
-array, keys that are not ``uint8[n, 16]``, vectors that are not a float matrix, key and row
-counts that differ, written for another store, or vectors of another dimension than the
-store's) is a cache miss: moved aside to ``<shard>.corrupt`` (never deleted), one
-:class:`CorruptShardWarning` names the file and what was wrong, and its texts are encoded
-again when asked for. The shards hold their own digests: there is no index file to damage
-(``.lock`` is only ``flock``-ed, never read). See ``docs/faults.md``.
-
-**A folder that cannot be used.** If a store's folder cannot be created, locked or written (a
-read-only folder, a full disk, a path through a file), one :class:`CacheFolderWarning` names it
-and the store is kept in memory for the process: the run completes with the encoder's rows. A
-shard this process may not read (its permissions) is left where it is (it may be another
-user's), with one :class:`CacheFolderWarning`, and its texts are encoded again.
-
-**Memory.** An :class:`EmbeddingCache` bounds the bytes of the rows it holds in memory
-(``max_bytes``). Rows are kept in blocks (those added by one encode call, or read from one
-shard); after each call, past the bound, the least recently used blocks are dropped, whichever
-store they belong to. A persisted block is read again from its shard when one of its texts is
-asked for (only the shards holding an asked text are read: their digests first); a memory-only
-block's texts are encoded again. The rows of the current call are returned before anything is
-dropped, so a single call may exceed the bound by its own rows; a store read from disk is read
-whole when first used.
-
-**Process cache.** :func:`process_cache` is the cache a run's tasks and the zoo's family base
-encoders share in a process (or the one :func:`using_process_cache` sets for the current
-thread: a study's chain, on disk): in memory, bounded by ``$MTEB_EVALRANK_CACHE_MIB`` (default
-4096 MiB), and persisted under ``$MTEB_EVALRANK_EMBEDDING_CACHE`` when that names a folder (the
-study sets it for its workers) for the models with a name and a revision.
+* **Key.** A :class:`StoreKey` names one store (model name, revision, encoding context); inside
+  it a text is the 16-byte BLAKE2b digest of its UTF-8 bytes (:func:`text_digest`). A store
+  keyed by ``instance`` (:meth:`EmbeddingCache.watch`) serves one model object, in memory only.
+* **Shards.** With a root, each batch of new rows is one append-only shard
+  ``<root>/<StoreKey.folder()>/shard-<ns>-<pid>.npz`` (``keys`` ``uint8[n, 16]``, ``vectors``,
+  ``store`` = the folder), written atomically (:func:`~mteb_evalrank._files.replacing`); there
+  is no index file. A store encodes and writes holding its folder's ``.lock``
+  (:func:`~mteb_evalrank._files.file_lock`), after reading the shards other processes wrote
+  meanwhile: concurrent workers encode a text once between them. An unusable shard is moved
+  aside to ``*.corrupt`` (:class:`CorruptShardWarning`); a folder that cannot be used keeps the
+  store in memory (:class:`CacheFolderWarning`).
+* **Memory.** At most ``max_bytes`` of rows, in blocks (one encode call, one shard read): after
+  each call the least recently used blocks go; a persisted one is read again from its shard
+  when asked for, a memory-only one encoded again; a call may exceed the bound by its own rows.
+* **Process cache.** :func:`process_cache`, bounded by ``$MTEB_EVALRANK_CACHE_MIB`` (default
+  4096) and on disk under ``$MTEB_EVALRANK_EMBEDDING_CACHE`` when set (docs/usage.md).
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import pickle
@@ -86,7 +44,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mteb_evalrank._files import move_aside
+from mteb_evalrank._files import file_lock, move_aside, replacing
 from mteb_evalrank.settings import CACHE_DIR_ENV, DEFAULT_CACHE_MIB, Settings
 
 DIGEST_SIZE = 16
@@ -106,9 +64,8 @@ class CorruptShardWarning(UserWarning):
 
 
 class CacheFolderWarning(UserWarning):
-    """A store's folder cannot be created, locked or written, or a shard in it cannot be read
-    with this process's permissions: the run goes on, encoding what it cannot read and keeping
-    that store in memory only."""
+    """A store's folder cannot be created, locked or written, or a shard in it read (its
+    permissions): the run goes on, encoding what it cannot read, the store in memory only."""
 
 
 class BadShardError(Exception):
@@ -122,12 +79,8 @@ class ShardPermissionError(BadShardError):
 def read_shard(
     path: Path, store: str, wanted: set[bytes] | None = None
 ) -> tuple[list[bytes], NDArray[Any]] | None:
-    """The ``(digests, vectors)`` of one shard file, checked; ``None`` if it holds none of the
-    ``wanted`` digests (its vectors are then not read).
-
-    Args:
-        store: the store's identity (``StoreKey.folder()``); a shard recording another is refused.
-        wanted: the digests looked for (``None``: read the shard whatever it holds).
+    """The ``(digests, vectors)`` of one shard file of the store ``store`` (its ``StoreKey.folder()``),
+    checked; ``None`` if it holds none of the ``wanted`` digests (``None``: any), vectors unread.
 
     Raises:
         BadShardError: the file is unreadable or not a shard of this store (the message says why).
@@ -157,33 +110,6 @@ def read_shard(
     if len(digests) != len(vectors):
         raise BadShardError(f"{len(digests)} digests for {len(vectors)} rows")
     return digests, vectors
-
-
-def set_aside(shard: Path, reason: str) -> Path | None:
-    """Rename a bad shard to ``<name>.corrupt`` (a free name; never deleted) and warn once.
-
-    Returns the new path, or ``None`` if another process moved it first (it warned then).
-    If the rename fails (a read-only folder), the warning says so and the shard stays.
-    """
-    try:
-        target = move_aside(shard)
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        warnings.warn(
-            f"embedding cache: {shard} is unusable ({reason}) and could not be moved aside ({error}); "
-            "it is skipped and its texts are encoded again. Move it away by hand.",
-            CorruptShardWarning,
-            stacklevel=3,
-        )
-        return shard
-    warnings.warn(
-        f"embedding cache: {shard} is unusable ({reason}); moved aside to {target.name}, "
-        "its texts are encoded again.",
-        CorruptShardWarning,
-        stacklevel=3,
-    )
-    return target
 
 
 def text_digest(text: str) -> bytes:
@@ -296,7 +222,7 @@ class VectorStore:
         rows the memory bound dropped); with ``wanted``, only the shards holding one of those digests.
 
         A damaged shard, or one of another dimension than the store's (its oldest shard's), is
-        moved aside (:func:`set_aside`, one :class:`CorruptShardWarning`); its texts are then missing.
+        moved aside (:meth:`_skip`, one :class:`CorruptShardWarning`); its texts are then missing.
         """
         if self.directory is None or not self.directory.is_dir():
             return
@@ -326,9 +252,22 @@ class VectorStore:
             self._append(digests, vectors, shard.name)
 
     def _skip(self, shard: Path, reason: str) -> None:
-        """Move a bad shard aside; if it stays (a read-only folder), never read it again."""
-        if set_aside(shard, reason) == shard:
+        """Move a bad shard aside to a free ``<name>.corrupt`` (never deleted), with one warning;
+        one another process moved first is gone (it warned); one that cannot be moved (a
+        read-only folder) stays, never read again by this store."""
+        try:
+            outcome = f"; moved aside to {move_aside(shard).name}, its texts are encoded again."
+        except FileNotFoundError:
+            return
+        except OSError as error:
             self._refused.add(shard.name)
+            outcome = (
+                f" and could not be moved aside ({error}); it is skipped and its texts are encoded again. "
+                "Move it away by hand."
+            )
+        warnings.warn(
+            f"embedding cache: {shard} is unusable ({reason}){outcome}", CorruptShardWarning, stacklevel=2
+        )
 
     def discard(self, reason: str) -> None:
         """Move every shard of the folder aside (they hold another model's rows) and empty the store."""
@@ -350,7 +289,8 @@ class VectorStore:
 
     @contextmanager
     def locked(self, wanted: set[bytes] | None = None) -> Iterator[None]:
-        """Exclusive access across processes (``flock`` on ``<directory>/.lock``); a no-op in memory.
+        """Exclusive access across processes and threads (``<directory>/.lock``,
+        :func:`~mteb_evalrank._files.file_lock`); a no-op in memory.
 
         Holding it, the store removes killed writers' temporary files, then reads the new shards
         (those holding a ``wanted`` digest).
@@ -358,21 +298,20 @@ class VectorStore:
         if self.directory is None:
             yield
             return
+        lock = file_lock(self.directory / ".lock")
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            handle = (self.directory / ".lock").open("a")
+            lock.acquire()
         except OSError as error:
             self._in_memory_only(error)
             yield
             return
-        with handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                self._remove_temporaries()
-                self.refresh(wanted)
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        try:
+            self._remove_temporaries()
+            self.refresh(wanted)
+            yield
+        finally:
+            lock.release()
 
     def _in_memory_only(self, error: OSError) -> None:
         """The folder cannot be used (created, locked, written): warn once, keep this store in memory."""
@@ -389,15 +328,12 @@ class VectorStore:
             block.shard = None
 
     def _remove_temporaries(self) -> None:
-        """Remove the ``.shard-*.tmp.npz`` of killed writers; call it holding the store's lock only.
-
-        Every write (:meth:`add`, from ``EmbeddingCache._fill``) happens under that lock, so no
-        live writer can be inside ``np.savez`` now: a temporary file left is a killed one's. A
-        file that cannot be removed (a read-only folder) stays; it is never read.
-        """
+        """Remove the ``.shard-*.npz.*.tmp`` of killed writers (:func:`~mteb_evalrank._files.replacing`);
+        call it holding the store's lock only: every write happens under it, so a temporary file left
+        is a killed writer's. One that cannot be removed (a read-only folder) stays, never read."""
         if self.directory is None:
             return
-        for temporary in self.directory.glob(".shard-*.tmp.npz"):
+        for temporary in self.directory.glob(".shard-*.npz.*.tmp"):
             with suppress(OSError):
                 temporary.unlink()
 
@@ -421,14 +357,10 @@ class VectorStore:
         if self.directory is not None:
             name = f"shard-{time.time_ns():020d}-{os.getpid()}.npz"
             keys = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), DIGEST_SIZE)
-            tmp = self.directory / f".{name.removesuffix('.npz')}.tmp.npz"
-            try:
-                self.directory.mkdir(parents=True, exist_ok=True)
-                np.savez(tmp, keys=keys, vectors=vectors, store=np.array(self.identity))
-                tmp.replace(self.directory / name)  # atomic: a reader sees whole shards only
+            try:  # a reader sees whole shards only; a failed write leaves no file
+                with replacing(self.directory / name) as staged, staged.open("wb") as handle:
+                    np.savez(handle, keys=keys, vectors=vectors, store=np.array(self.identity))
             except OSError as error:  # a read-only folder, a full disk
-                with suppress(OSError):
-                    tmp.unlink()  # no half file left
                 self._in_memory_only(error)
                 name = None
         self._append(digests, vectors, name)

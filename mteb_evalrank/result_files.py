@@ -1,23 +1,11 @@
-"""Reading an mteb result folder when some of its files are damaged (``docs/faults.md``).
+"""Reading an mteb result folder when some of its files are damaged (the rule: docs/faults.md).
 
-``mteb-evalrank scores`` and ``correlate`` read result folders with mteb's own
-``ResultCache(folder).load_results(include_remote=False, require_model_meta=False)``, which
-stops at the first file it cannot parse, with a bare ``JSONDecodeError`` naming no file.
-:func:`load_result_folder` keeps that reader and adds one rule, the same for both commands:
-
-* a **damaged** result file (not UTF-8, not valid JSON, not a JSON object, or a current-format
-  result missing keys mteb needs) is **skipped** with one :class:`DamagedResultWarning` naming
-  the file, what is wrong and how to redo it;
-* a damaged ``model_meta.json`` is ignored with one warning: the model's name and revision are
-  then taken from the folder names (as for a folder without one);
-* any other file mteb cannot read (e.g. a result written by mteb < 1.12.48 for a task mteb
-  does not know) still raises mteb's error, which ``correlate`` turns into a message naming it;
-* a result **written for another dataset revision** than the registered task now reads is
-  kept, with one :class:`OutdatedResultWarning` naming it and the rerun command.
-
-Nothing is changed on disk: the readable files of a folder with a damaged one are read through
-a temporary copy. A study deciding which jobs are done moves damaged and outdated results aside
-(:func:`result_is_done`).
+:func:`load_result_folder` is mteb's own ``ResultCache.load_results`` (which stops at the first
+file it cannot parse, naming none) that skips a **damaged** result file (:func:`result_damage`)
+and ignores a damaged ``model_meta.json``, one :class:`DamagedResultWarning` each, and keeps an
+:func:`outdated` result with one :class:`OutdatedResultWarning`. It changes nothing on disk (the
+readable files are read through a temporary copy); a study moves damaged and outdated results
+aside (:func:`result_is_done`).
 """
 
 from __future__ import annotations
@@ -112,7 +100,8 @@ def _validation_summary(error: Any) -> str:
 
 
 def result_damage(path: Path) -> str | None:
-    """What is wrong with a result file, or ``None`` if it is not damaged (see the module docstring)."""
+    """What is wrong with a result file, or ``None``: damaged is not UTF-8, not JSON, not a JSON
+    object, or a current-format result (mteb >= 1.11) that mteb's ``TaskResult`` refuses."""
     from mteb.results import TaskResult
     from packaging.version import InvalidVersion, Version
     from pydantic import ValidationError
@@ -212,7 +201,8 @@ def load_result_folder(
 
     Raises:
         KeyError, ValueError, OSError, AttributeError, TypeError: mteb cannot read a file that
-            is not damaged (see the module docstring); the caller names it.
+            is not damaged (a result of mteb < 1.12.48 for a task mteb does not know); the
+            caller names it.
     """
     from mteb.cache import ResultCache
 

@@ -117,6 +117,18 @@ def in_a_second_process(function: Callable[..., T], *args: Any, **kwargs: Any) -
     raise error
 
 
+def under_a_file_size_limit(limit: int, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``function(*args, **kwargs)`` where a write past ``limit`` bytes of a file fails with
+    ``OSError`` (EFBIG: ``RLIMIT_FSIZE``, ``SIGXFSZ`` ignored; as a full disk, root too): run it
+    through :func:`in_a_second_process`, whose process the limit then stays in."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+    return function(*args, **kwargs)
+
+
 def _run_test(module: str, name: str, fixtures: dict[str, Any]) -> None:
     test = getattr(sys.modules.get(module) or __import__(module), name).__wrapped__
     patch = pytest.MonkeyPatch()

@@ -233,6 +233,65 @@ def test_only_the_adapter_names_private_mteb_names() -> None:
     assert not outside, f"private mteb names outside _mteb_adapter.py (move them there): {sorted(outside)}"
 
 
+# ----------------------------------------------------------------------------- file writes
+FILES = PACKAGE / "_files.py"
+#: the calls that move a file or folder into place by name
+_RENAMES = frozenset({"os.replace", "os.rename", "os.renames", "shutil.move"})
+
+
+def renames_and_locks(source: str) -> list[str]:
+    """``line: what`` for each rename in ``source``: a call of :data:`_RENAMES` (or an import of
+    one), a ``<path>.rename(x)`` / ``<path>.replace(x)`` (one positional argument and no keyword:
+    not ``str.replace(a, b)`` nor ``DataFrame.rename(columns=...)``), and each ``fcntl`` import."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [
+                f"{node.lineno}: import {a.name}" for a in node.names if a.name.split(".")[0] == "fcntl"
+            ]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            found += [f"{node.lineno}: {n}" for n in names if n in _RENAMES or node.module == "fcntl"]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            one_path = len(node.args) == 1 and not node.keywords
+            if _dotted(node.func) in _RENAMES or (node.func.attr in {"rename", "replace"} and one_path):
+                found.append(f"{node.lineno}: {ast.unparse(node.func)}")
+    return found
+
+
+def test_renames_and_locks_are_found() -> None:
+    source = (
+        "import os, fcntl\nimport shutil\nfrom os import rename\nfrom fcntl import flock\n"
+        "def f(p, q, frame):\n    os.replace(p, q)\n    shutil.move(p, q)\n    p.rename(q)\n"
+        "    p.with_name('x').replace(q)\n    'a-b'.replace('-', '_')\n    frame.rename(columns={})\n"
+        "    frame.replace(1, 2)\n    q.unlink()\n"
+    )
+    assert renames_and_locks(source) == [
+        "1: import fcntl",
+        "3: os.rename",
+        "4: fcntl.flock",
+        "6: os.replace",
+        "7: shutil.move",
+        "8: p.rename",
+        "9: p.with_name('x').replace",
+    ]
+
+
+def test_every_rename_and_lock_is_in_the_files_module() -> None:
+    """A file or folder another process or a user reads is moved into place by ``_files.py``'s
+    helpers only (``replacing``, ``write_text``, ``save_figure``, ``move_into_place``,
+    ``publishing``, ``move_aside``), and every lock across processes is ``filelock``'s
+    (``folder_lock``, ``file_lock``): no rename elsewhere in the package, no ``fcntl`` anywhere."""
+    outside = [
+        f"{path.relative_to(REPO).as_posix()}:{where}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for where in renames_and_locks(path.read_text(encoding="utf-8"))
+        if path != FILES or "fcntl" in where
+    ]
+    assert not outside, f"renames or fcntl outside mteb_evalrank/_files.py (use its helpers): {outside}"
+    assert renames_and_locks(FILES.read_text(encoding="utf-8"))  # the check sees the helpers' renames
+
+
 # ----------------------------------------------------------------------------- module state
 #: Methods that change a list, dict or set in place.
 _MUTATORS = frozenset(

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
-from second_process import second_process
+from second_process import in_a_second_process, second_process, under_a_file_size_limit
 
 from mteb_evalrank.correlation import CorrelationInputError, correlate, load_results
 from mteb_evalrank.correlation import stats as cs
@@ -374,6 +374,28 @@ def test_toy_writes_every_output_and_the_gap_layout(toy: Path, tmp_path: Path) -
     assert "n = 5 models from 5 families in every cell." in report
     data = json.loads(written["json"].read_text())
     assert data["pairs"][0]["n"] == 5
+
+
+def _correlate_and_write(results: Path, out: Path) -> None:
+    result = correlate([results], ["Intrinsic"], ["Extrinsic:*"], n_bootstrap=50, n_permutations=100)
+    result.write(out, scatter=[("Intrinsic", "Extrinsic:a")])
+
+
+def test_a_report_rewrite_cut_by_a_full_disk_leaves_every_former_file_whole(
+    toy: Path, tmp_path: Path
+) -> None:
+    """A report written over a former one where a figure no longer fits (a file size limit above
+    every text file and below every figure, as a full disk): the write fails, and every file of
+    the folder is the former one, byte for byte; no temporary file is left."""
+    out = tmp_path / "out"
+    _correlate_and_write(toy, out)
+    former = {path.name: path.read_bytes() for path in out.iterdir()}
+    figures = [len(data) for name, data in former.items() if name.endswith(".png")]
+    limit = max(len(data) for name, data in former.items() if not name.endswith(".png")) + 1
+    assert len(figures) == 2 and limit < min(figures)
+    with pytest.raises(OSError, match="File too large"):
+        in_a_second_process(under_a_file_size_limit, limit, _correlate_and_write, toy, out)
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == former
 
 
 def test_bad_inputs_give_clear_errors(toy: Path, tmp_path: Path) -> None:

@@ -624,12 +624,12 @@ def test_a_write_cut_by_sigkill_leaves_a_temporary_file_that_is_never_read(
     toy: StaticWordEmbeddings, tmp_path: Path
 ) -> None:
     """A process killed (SIGKILL, Ctrl-C) inside ``np.savez`` leaves its half-written
-    ``.shard-*.tmp.npz``; only ``os.replace`` makes a shard, so readers never see the half file:
+    ``.shard-*.npz.*.tmp``; only ``os.replace`` makes a shard, so readers never see the half file:
     no warning, nothing re-encoded, the temporary file left as it was."""
     clean = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)
     folder = tmp_path / KEY.folder()
     (shard,) = folder.glob("shard-*.npz")
-    half = folder / f".shard-{time.time_ns():020d}-99999.tmp.npz"
+    half = folder / f".shard-{time.time_ns():020d}-99999.npz.0123456789abcdef.tmp"
     half.write_bytes(shard.read_bytes()[:700])
     rows, _ = _no_warning_run(tmp_path, toy, SENTENCES)
     np.testing.assert_array_equal(rows, clean)
@@ -641,17 +641,17 @@ def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(
     toy: StaticWordEmbeddings, tmp_path: Path
 ) -> None:
     """The next process that writes to the store holds its lock, under which no other writer can
-    be inside ``np.savez``: a ``.shard-*.tmp.npz`` left then is a killed writer's and is removed."""
+    be inside ``np.savez``: a ``.shard-*.npz.*.tmp`` left then is a killed writer's and is removed."""
     EmbeddingCache(tmp_path).embed(KEY, SENTENCES[:4], toy.embed)
     folder = tmp_path / KEY.folder()
-    half = folder / f".shard-{time.time_ns():020d}-99999.tmp.npz"
+    half = folder / f".shard-{time.time_ns():020d}-99999.npz.0123456789abcdef.tmp"
     half.write_bytes(b"PK\x03\x04 half a shard")
     with warnings.catch_warnings():
         warnings.simplefilter("error", CorruptShardWarning)
         rows = EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed)  # writes the other rows
     np.testing.assert_array_equal(rows, toy.embed(SENTENCES))
     assert not half.exists()
-    assert list(folder.glob(".*.tmp.npz")) == []
+    assert list(folder.glob(".*.tmp")) == []
 
 
 @second_process
@@ -665,16 +665,17 @@ def test_a_live_writers_temporary_file_is_left_alone(toy: StaticWordEmbeddings, 
     assert live.directory is not None
     other: dict[str, NDArray[np.float32]] = {}
     with live.locked():  # the live writer, between np.savez's first byte and os.replace
-        temporary = live.directory / f".shard-{time.time_ns():020d}-{os.getpid()}.tmp.npz"
+        temporary = live.directory / f".shard-{time.time_ns():020d}-{os.getpid()}.npz.0123456789abcdef.tmp"
         empty = {"keys": np.zeros((0, 16), np.uint8), "vectors": np.zeros((0, 50), np.float32)}
-        np.savez(temporary, **empty, store=np.array(KEY.folder().as_posix()))
+        with temporary.open("wb") as handle:
+            np.savez(handle, **empty, store=np.array(KEY.folder().as_posix()))
         waiting = threading.Thread(
             target=lambda: other.update(rows=EmbeddingCache(tmp_path).embed(KEY, SENTENCES, toy.embed))
         )
         waiting.start()
         waiting.join(timeout=1.0)
         assert waiting.is_alive() and temporary.exists()  # it waits for the lock
-        temporary.replace(live.directory / temporary.name[1:].replace(".tmp.npz", ".npz"))
+        temporary.replace(live.directory / temporary.name[1:].removesuffix(".0123456789abcdef.tmp"))
     waiting.join(timeout=60)
     assert not waiting.is_alive()
     np.testing.assert_array_equal(other["rows"], toy.embed(SENTENCES))

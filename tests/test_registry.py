@@ -11,6 +11,7 @@ from typing import Any
 
 import mteb
 import pytest
+from second_process import in_a_second_process, under_a_file_size_limit
 
 import _mteb_evalrank_hook as hook
 import mteb_evalrank
@@ -360,3 +361,32 @@ def test_run_settings_merge_as_mteb_s_result_cache(tmp_path: Path, monkeypatch: 
     monkeypatch.delattr(importlib.import_module("mteb.results.task_result"), "_write_and_merge_keyed_json")
     _merge_run_settings(staged, final)
     assert len(final.read_text(encoding="utf-8").splitlines()) == 2
+
+
+def _run_settings_rows(task: str, n: int) -> str:
+    import json
+
+    rows = [
+        {"task": task, "splits": ["test"], "subsets": [f"s{i}"], "settings": {"batch": i}} for i in range(n)
+    ]
+    return "".join(json.dumps(row) + "\n" for row in rows)
+
+
+def test_a_run_settings_merge_cut_by_a_full_disk_leaves_the_former_file(tmp_path: Path) -> None:
+    """The study merges a job's ``run_settings.jsonl`` into the results' one: a merge that fails
+    midway (a file size limit between the former file's size and the merged one's, as a full
+    disk) leaves the former file, byte for byte, and no temporary file."""
+    from mteb_evalrank.study.chain_execution import _merge_run_settings
+
+    staged, final = tmp_path / "staged.jsonl", tmp_path / "results" / "run_settings.jsonl"
+    staged.write_text(_run_settings_rows("A", 5), encoding="utf-8")
+    final.parent.mkdir()
+    _merge_run_settings(staged, final)
+    former = final.read_bytes()
+    staged.write_text(_run_settings_rows("B", 20), encoding="utf-8")
+    limit = len(former) + 10
+    assert limit < len(former) + len(staged.read_bytes())  # the merged file does not fit
+    with pytest.raises(OSError, match="File too large"):
+        in_a_second_process(under_a_file_size_limit, limit, _merge_run_settings, staged, final)
+    assert final.read_bytes() == former
+    assert [p.name for p in final.parent.iterdir() if p.name.endswith(".tmp")] == []

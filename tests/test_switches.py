@@ -41,7 +41,7 @@ GLOVE_STORES = "format-1/evalrank__glove.6B.50d/1.0.0/*"
 STR_2021_FILES = ("evalrank/LICENSE", "evalrank/sent_similarity/STR/sem_text_rel_ranked.csv")
 
 #: a ``sitecustomize`` for a child process: records every file it opens whose name holds ``shard-``
-#: (the embedding cache's shards: written as ``.shard-*.tmp.npz`` and renamed, so an open of a
+#: (the embedding cache's shards: written as ``.shard-*.npz.*.tmp`` and renamed, so an open of a
 #: ``shard-*`` file is a read), one ``path<TAB>mode`` line each, in ``$TEST_OPEN_LOG``
 OPEN_RECORDER = """
 import os

@@ -23,6 +23,7 @@ import mteb
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
+from second_process import in_a_second_process, under_a_file_size_limit
 
 import mteb_evalrank  # noqa: F401
 from mteb_evalrank.models import word_vector_files as wvf
@@ -122,6 +123,18 @@ def test_a_foreign_folder_is_never_overwritten(tmp_path: Path) -> None:
     with pytest.raises(EncoderFolderError, match="not written by mteb-evalrank"):
         wv.download_archives(wv.PACKAGES, root=tmp_path)
     assert (tmp_path / "archives" / "mine.txt").read_text() == "not ours"
+
+
+def test_a_marker_rewrite_cut_by_a_full_disk_leaves_the_former_marker(tmp_path: Path) -> None:
+    """Every install writes the archives folder's marker again: a write that fails midway (a
+    16-byte file size limit, as a full disk) leaves the former marker whole, the folder ours."""
+    folder = wv.download_archives((), root=tmp_path)
+    former = (folder / MARKER).read_bytes()
+    assert len(former) > 16
+    with pytest.raises(OSError, match="File too large"):
+        in_a_second_process(under_a_file_size_limit, 16, wv.download_archives, (), tmp_path)
+    assert (folder / MARKER).read_bytes() == former
+    assert wv.download_archives((), root=tmp_path) == folder  # not refused as a foreign folder
 
 
 def test_missing_files_name_the_install_command(tmp_path: Path) -> None:

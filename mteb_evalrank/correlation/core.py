@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._files import write_text
 from . import stats
 from .results import Comparison, CorrelationData, PairResult, RowMean, Settings, listed_sizes
 from .table import (
@@ -90,15 +91,15 @@ class CorrelationResult(CorrelationData):
             "scores": out / "scores.csv",
             "report": out / "report.md",
         }
-        self.to_frame().to_csv(written["csv"], index=False)
+        write_text(written["csv"], self.to_frame().to_csv(index=False))  # every file atomically
         data = self.to_json() | ({"per_family": self.per_family_json(family_plot)} if family_plot else {})
-        written["json"].write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        write_text(written["json"], json.dumps(data, indent=1) + "\n")
         source = self.table.loaded.folders[0] if self.table.loaded.scores is not None else None
         if source is None or Path(source).resolve() != written["scores"].resolve():
-            self.table.frame.to_csv(written["scores"])  # never overwrite the score table read
+            write_text(written["scores"], self.table.frame.to_csv())  # never overwrite the score table read
         figure_paths = figures.write_figures(self, out, scatter=scatter, family=family_plot)
         written.update(figure_paths)
-        written["report"].write_text(report.markdown(self, figure_paths, out, family_plot), encoding="utf-8")
+        write_text(written["report"], report.markdown(self, figure_paths, out, family_plot))
         return written
 
 

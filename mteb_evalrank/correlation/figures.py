@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import stats
 
+from .._files import save_figure
+
 if TYPE_CHECKING:
     from types import ModuleType
 
@@ -37,12 +39,9 @@ def _pyplot() -> ModuleType:  # the matplotlib.pyplot module, on the Agg backend
     return plt
 
 
-def _save(fig: Figure, path: Path, tight: bool = True) -> Path:
-    """Write ``fig`` (110 dpi, cropped to its content; ``tight=False``: as laid out) and close it."""
-    if tight:
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-    else:
-        fig.savefig(path)
+def _save(fig: Figure, path: Path) -> Path:
+    """Write ``fig`` atomically (110 dpi, cropped to its content) and close it."""
+    save_figure(fig, path, dpi=110, bbox_inches="tight")
     _pyplot().close(fig)
     return path
 

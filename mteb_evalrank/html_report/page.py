@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from .._files import replacing
+from .._files import write_text
 from ..correlation import CorrelationInputError, correlate, load_results, stats
 from ..correlation import figures as correlation_figures
 from ..correlation.core import resolve_families
@@ -153,8 +153,7 @@ def write_report(results: str | Path, out: str | Path, options: Options | None =
     with threadpool_limits(1):
         page = build_page(Path(results), options or Options())
     page.seconds = time.perf_counter() - start
-    with replacing(target) as staged:
-        staged.write_text(render(page), encoding="utf-8")
+    write_text(target, render(page))
     return target
 
 

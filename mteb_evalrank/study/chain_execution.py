@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import mteb_evalrank  # noqa: F401  (registers the plugin in worker processes once they import mteb)
-from mteb_evalrank._files import move_into_place
+from mteb_evalrank._files import folder_lock, move_into_place, replacing
 from mteb_evalrank._mteb_adapter import MtebInternalsChanged, merge_run_settings
 from mteb_evalrank.embedding_cache import EmbeddingCache, EncodeStats, process_cache, using_process_cache
 from mteb_evalrank.tasks._encoding import CachedEncoder
@@ -105,15 +105,20 @@ class ChainReport:
 
 
 def _merge_run_settings(staged: Path, final: Path) -> None:
-    """Merge the job's ``run_settings.jsonl`` into the results' one, as mteb's ``ResultCache`` does."""
+    """Merge the job's ``run_settings.jsonl`` into the results' one, as mteb's ``ResultCache`` does,
+    under the folder's lock (mteb's saves take it too) into a copy renamed into place: a reader
+    sees the former file or the merged one."""
     if not staged.is_file():
         return
-    try:
-        rows = [json.loads(line) for line in staged.read_text(encoding="utf-8").splitlines() if line.strip()]
-        merge_run_settings(final, rows)
-    except MtebInternalsChanged:  # mteb moved its helper: keep the settings of this run beside the result
-        with final.open("a", encoding="utf-8") as handle:
-            handle.write(staged.read_text(encoding="utf-8"))
+    text = staged.read_text(encoding="utf-8")
+    with folder_lock(final), replacing(final) as merged:
+        if final.is_file():
+            shutil.copyfile(final, merged)
+        try:
+            merge_run_settings(merged, [json.loads(line) for line in text.splitlines() if line.strip()])
+        except MtebInternalsChanged:  # mteb moved its helper: keep the settings of this run beside the result
+            with merged.open("a", encoding="utf-8") as handle:
+                handle.write(text)
 
 
 def run_job(model: Any, job: Job, out: Path, settings: ChainSettings) -> Path:

