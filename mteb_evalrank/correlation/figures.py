@@ -1,13 +1,7 @@
-"""Figures (matplotlib, Agg backend): ρ heatmap, rank-vs-rank scatter, evaluation-gap plot, family plot.
+"""Figures (matplotlib, Agg): ρ heatmap, rank scatter, evaluation-gap plot, family plot (docs/correlation.md).
 
-The scatter is the EvalRank paper's Figure 4: each model is a point at (its rank by the
-intrinsic score, its rank by the extrinsic score), rank 1 = best (highest score).
-In the within-family view the heatmap shows the pooled within-family ρ and the scatter each
-model's rank within its family (centred: 0 = the family's middle), one colour per family pooled.
-The family plot shows the scores themselves (intrinsic vs extrinsic), one colour and marker per
-family, each family's models joined in order of the intrinsic score, and in the legend each
-family's own Spearman ρ (:func:`.stats.family_spearman`; "–" below 3 models): the trends within
-the families beside the differences between them (the same figure in both views).
+Scatter: EvalRank's Figure 4, (rank by intrinsic, rank by extrinsic), 1 = best; within families,
+ranks within the family, centred. Family plot: the scores, one colour per family, legend ρ_g.
 """
 
 from __future__ import annotations
@@ -211,14 +205,10 @@ def family_colours(result: CorrelationData) -> dict[str, str]:
 
 
 def scatter_panels(result: CorrelationData, intrinsic: str) -> dict[str, Any]:
-    """The data of the small multiples of ``intrinsic`` that the report page draws in the browser:
-    each extrinsic column against the ``intrinsic`` score, one panel per extrinsic column and one
-    point per model having both scores, coloured by family.
+    """The data of the report page's small multiples of ``intrinsic``: one panel per extrinsic column.
 
-    Returns ``{"x": intrinsic, "models": [...], "families": [family per model], "colours":
-    {family: "#rrggbb"}, "xs": [...], "panels": [{"title", "rho", "ys": [...]}]}``: the scores ×100
-    rounded to 2 decimals (``None`` where missing), ``rho`` the pair's Spearman ρ with its CI and
-    the number of models (:func:`_rho_ci`), all from the correlation result.
+    ``{"x", "models", "families", "colours", "xs", "panels": [{"title", "rho", "ys"}]}``: scores ×100
+    rounded to 2 decimals (``None`` where missing), ``rho`` as :func:`_rho_ci`.
     """
     frame = result.table.frame
     models = [str(name) for name in frame.index]
@@ -271,8 +261,7 @@ def check_pairs(result: CorrelationData, kind: str, pairs: list[tuple[str, str]]
 def write_figures(
     result: CorrelationData, out: Path, scatter: list[tuple[str, str]], family: list[tuple[str, str]]
 ) -> dict[str, Path]:
-    """Heatmap (or gap plot), one scatter per ``scatter`` pair and one family plot per ``family``
-    pair (pairs checked by :func:`check_pairs`); returns name -> path."""
+    """Heatmap (or gap plot), one scatter per ``scatter`` pair, one family plot per ``family`` pair."""
     paths = (
         {"evaluation gap": gap_plot(result, out / "gap.png")}
         if result.settings.gap
