@@ -1,19 +1,7 @@
-"""Register the plugin's tasks, benchmarks and model metas in mteb's registries.
-
-mteb 2.26 has no plugin entry point: ``register()`` adds the plugin's objects to mteb's
-registries (reached through :mod:`mteb_evalrank._mteb_adapter`, the one home of mteb
-internals). It is idempotent and never replaces an object of mteb's: a name that mteb
-already uses for something else is skipped, every other object is registered, and the
-clashes are reported together in one :class:`RegistrationError`.
-
-Three ways in, one mechanism:
-
-* ``mteb_evalrank.register()``: the documented call for scripts and notebooks (raises on a
-  clash);
-* ``import mteb_evalrank``: registers as soon as mteb is imported (at once when it already
-  is), warning instead of raising, so that importing a submodule such as
-  ``mteb_evalrank.evaluation.ranking`` never imports mteb;
-* the ``mteb`` CLI's start-up hook (``_mteb_evalrank_hook``): the same deferred, warning path.
+"""Register the plugin's tasks, benchmarks and model metas in mteb's registries (docs/architecture.md,
+"Registration"): idempotent, never replacing an object of mteb's (clashes reported together in one
+:class:`RegistrationError`); by ``register()``, on ``import mteb_evalrank`` once mteb is imported,
+or by the ``mteb`` CLI's start-up hook (the last two warn instead of raising).
 """
 
 from __future__ import annotations
@@ -107,11 +95,7 @@ def register() -> None:
 
 
 def register_quietly() -> bool:
-    """:func:`register`, with any failure turned into one :class:`RegistrationWarning`.
-
-    Used where an exception would break mteb itself (the CLI hook, a package import).
-    Returns whether registration succeeded completely.
-    """
+    """:func:`register`, any failure as one :class:`RegistrationWarning`: whether all went well."""
     from ._user_errors import show_now
     from .tasks._evalrank_files import TaskFilesError, declared_task_names
 

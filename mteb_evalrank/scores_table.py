@@ -25,11 +25,9 @@ _FOLD = re.compile(r"fold-\d+")
 
 
 def mean_over_folds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Replace the ``fold-k`` rows of a (model, revision, task, split) by one row of their means.
+    """Replace the ``fold-k`` rows of a (model, revision, task, split) by one row of their numeric means.
 
-    The cross-validated downstream tasks report one hf_subset per fold; their task score is
-    the mean over folds (what mteb reports as the task's score too). The row's
-    ``hf_subset`` reads ``mean of N folds``; numeric scores are averaged, others dropped.
+    ``hf_subset`` reads ``mean of N folds``; non-numeric scores are dropped.
     """
     kept: list[dict[str, Any]] = []
     groups: dict[tuple[Any, Any, Any, Any], list[dict[str, Any]]] = {}
@@ -56,11 +54,7 @@ def mean_over_folds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def score_rows(results_dir: Path, tasks: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """One row per (model, revision, task, split, hf_subset) with its scores.
-
-    A damaged result file is skipped with one warning naming it
-    (:func:`mteb_evalrank.result_files.load_result_folder`, the same rule as ``correlate``).
-    """
+    """One row per (model, revision, task, split, hf_subset); damaged result files skipped with a warning."""
     from .result_files import load_result_folder
 
     if not (results_dir / "results").is_dir():

@@ -1,7 +1,4 @@
-"""The mteb ``Benchmark`` suites (task collections) the plugin registers, listed once in :data:`BENCHMARKS`.
-
-(Not the speed benchmarks of the top-level ``benchmarks/`` folder.)
-"""
+"""The mteb ``Benchmark`` suites the plugin registers, listed once in :data:`BENCHMARKS`."""
 
 from __future__ import annotations
 
