@@ -198,12 +198,9 @@ def _correlate(args: argparse.Namespace) -> None:
         raise SystemExit(f"--revision takes MODEL=REVISION, got {args.revision}") from None
     try:
         loaded = load_results(
-            args.results,
-            models=args.models,
-            model_regex=args.model_regex,
-            revisions=revisions,
+            args.results, models=args.models, model_regex=args.model_regex, revisions=revisions,
             revision_policy=args.revision_policy,
-        )
+        )  # fmt: skip
         intrinsic = list(args.intrinsic or [])
         extrinsic = list(args.extrinsic or [])
         if args.intrinsic_type:
@@ -213,33 +210,22 @@ def _correlate(args: argparse.Namespace) -> None:
         if args.extrinsic_protocol:
             extrinsic += tasks_of_protocol(loaded, args.extrinsic_protocol)
         result = correlate(
-            loaded,
-            intrinsic,
-            extrinsic,
-            split=args.split,
-            complete=args.complete,
-            control_dim=args.control_dim,
-            dim_band=tuple(args.dim_band) if args.dim_band else None,
-            n_bootstrap=args.bootstrap,
-            n_permutations=args.permutations,
-            seed=args.seed,
-            gap=args.gap,
-            compare=[tuple(pair) for pair in args.compare or []],
-            families=read_families(args.families) if args.families else None,
-            family_regex=args.family_regex,
-            cluster=not args.no_families,
-            p_adjust=args.p_adjust,
-            within_families=args.within_families,
-            controls=args.controls or (),
-        )
-        written = result.write(
-            args.out,
-            scatter=[tuple(pair) for pair in args.scatter or []],
-            family_plot=[tuple(pair) for pair in args.family_plot or []],
-        )
+            loaded, intrinsic, extrinsic, split=args.split, complete=args.complete,
+            control_dim=args.control_dim, dim_band=tuple(args.dim_band) if args.dim_band else None,
+            n_bootstrap=args.bootstrap, n_permutations=args.permutations, seed=args.seed, gap=args.gap,
+            compare=_pairs(args.compare), families=read_families(args.families) if args.families else None,
+            family_regex=args.family_regex, cluster=not args.no_families, p_adjust=args.p_adjust,
+            within_families=args.within_families, controls=args.controls or (),
+        )  # fmt: skip
+        written = result.write(args.out, scatter=_pairs(args.scatter), family_plot=_pairs(args.family_plot))
     except CorrelationInputError as error:
         raise SystemExit(f"mteb-evalrank correlate: {error}") from None
     _print_correlation_summary(result, written)
+
+
+def _pairs(given: list[list[str]] | None) -> list[tuple[str, str]]:
+    """The (A, B) pairs of a repeatable ``nargs=2`` option."""
+    return [(a, b) for a, b in given or []]
 
 
 def _report(args: argparse.Namespace) -> None:
@@ -335,21 +321,11 @@ def _study(args: argparse.Namespace) -> None:
         raise SystemExit("mteb-evalrank study: give --models NAME ..., --zoo and/or --population NAME.")
     try:
         summary = run_study(
-            models,
-            args.tasks,
-            populations=populations,
-            out=args.out,
-            benchmark=args.benchmark,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            downstream=args.downstream,
-            batch_size=args.batch_size,
-            n_bootstrap=args.bootstrap,
-            n_permutations=args.permutations,
-            seed=args.seed,
-            progress=not args.no_progress,
-            senteval_classifiers=args.senteval_classifiers,
-        )
+            models, args.tasks, populations=populations, out=args.out, benchmark=args.benchmark,
+            workers=args.workers, scheduler=args.scheduler, downstream=args.downstream,
+            batch_size=args.batch_size, n_bootstrap=args.bootstrap, n_permutations=args.permutations,
+            seed=args.seed, progress=not args.no_progress, senteval_classifiers=args.senteval_classifiers,
+        )  # fmt: skip
     except StudyInputError as error:
         raise SystemExit(f"mteb-evalrank study: {error}") from None
     except KeyboardInterrupt:
@@ -706,11 +682,7 @@ def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         action="store_true",
         help=f"add the plugin's model zoo (mteb_evalrank.models.ZOO, {ZOO_SIZE} models)",
     )
-    study.add_argument(
-        "--population",
-        metavar="NAME",
-        help=POPULATION_HELP,
-    )
+    study.add_argument("--population", metavar="NAME", help=POPULATION_HELP)
     study.add_argument("--tasks", nargs="+", metavar="TASK", help="mteb task names")
     study.add_argument("--benchmark", metavar="NAME", help="add the tasks of this benchmark")
     study.add_argument("--out", required=True, help="the study folder (shared by all workers on a cluster)")

@@ -267,25 +267,16 @@ def _pair(
         seed=settings.seed,
     )  # fmt: skip
     partial, n_partial = _partial_dim(both, dims, families, within) if dims is not None else (None, None)
-    return PairResult(
-        intrinsic=intrinsic,
-        extrinsic=extrinsic,
-        n=n_used,
-        n_missing=len(table) - n,
-        spearman=rho,
-        spearman_ci_low=ci.low,
-        spearman_ci_high=ci.high,
-        spearman_p=stats.permutation_p_spearman(
-            x, y, families=fam, within=within, n_permutations=settings.n_permutations, seed=settings.seed
-        ),
-        spearman_p_adj=float("nan"),  # set over all pairs in correlate()
-        pearson=r,
-        kendall=tau,  # no pooled within-family τ
-        partial_spearman_dim=partial,
-        n_partial=n_partial,
-        n_families=n_families,
-        ci_units=ci.units,
+    p = stats.permutation_p_spearman(
+        x, y, families=fam, within=within, n_permutations=settings.n_permutations, seed=settings.seed
     )
+    return PairResult(
+        intrinsic=intrinsic, extrinsic=extrinsic, n=n_used, n_missing=len(table) - n, spearman=rho,
+        spearman_ci_low=ci.low, spearman_ci_high=ci.high, spearman_p=p,
+        spearman_p_adj=float("nan"),  # set over all pairs in correlate()
+        pearson=r, kendall=tau,  # no pooled within-family τ
+        partial_spearman_dim=partial, n_partial=n_partial, n_families=n_families, ci_units=ci.units,
+    )  # fmt: skip
 
 
 def _partial_dim(
@@ -407,21 +398,12 @@ def correlate(
     table = ScoreTable(frame, table.describe, loaded)
     family_of, source = resolve_families(frame.index, families, family_regex, cluster)
     settings = Settings(
-        results=loaded.folders,
-        split=split,
-        n_bootstrap=n_bootstrap,
-        n_permutations=n_permutations,
-        confidence=confidence,
-        seed=seed,
-        complete=complete,
-        control_dim=control_dim,
+        results=loaded.folders, split=split, n_bootstrap=n_bootstrap, n_permutations=n_permutations,
+        confidence=confidence, seed=seed, complete=complete, control_dim=control_dim,
         dim_band=(dim_band[0], dim_band[1]) if dim_band else None,  # a list from JSON or the CLI
-        gap=gap,
-        families=source,
-        p_adjust=p_adjust,
-        within_families=within_families,
+        gap=gap, families=source, p_adjust=p_adjust, within_families=within_families,
         controls=tuple(control_labels),
-    )
+    )  # fmt: skip
     notes += _family_note(family_of, source, within_families) + _protocol_note(labels_ex)
     dim_series = frame.index.to_series().map(dims).dropna().astype(float) if control_dim else None
     pairs, pair_notes = _pairs(frame, labels_in, labels_ex, dim_series, settings, family_of)
@@ -433,18 +415,10 @@ def correlate(
     means = [_row_mean(frame, a, labels_ex, settings, family_of, dim_series) for a in rows]
     checks = [(a, c) for c in control_labels for a in labels_in if a not in control_labels]
     return CorrelationResult(
-        pairs,
-        labels_in,
-        labels_ex,
-        table,
-        settings,
-        [*notes, *pair_notes, *loaded.notes],
-        comparisons,
-        family_of,
-        [r for r in means if r is not None],
-        pooled,
+        pairs, labels_in, labels_ex, table, settings, [*notes, *pair_notes, *loaded.notes], comparisons,
+        family_of, [r for r in means if r is not None], pooled,
         _comparisons(frame, checks, labels_in, labels_ex, settings, family_of),
-    )
+    )  # fmt: skip
 
 
 def _check_arguments(
@@ -638,16 +612,11 @@ def _compare(
     both = frame[[a, b, *columns]].dropna()
     try:
         d = stats.mean_spearman_difference(
-            both[a].to_numpy(),
-            both[b].to_numpy(),
-            both[columns].to_numpy(),
-            families=[families[name] for name in both.index],
-            within=settings.within_families,
-            n_resamples=settings.n_bootstrap,
-            n_permutations=settings.n_permutations,
-            confidence=settings.confidence,
-            seed=settings.seed,
-        )
+            both[a].to_numpy(), both[b].to_numpy(), both[columns].to_numpy(),
+            families=[families[name] for name in both.index], within=settings.within_families,
+            n_resamples=settings.n_bootstrap, n_permutations=settings.n_permutations,
+            confidence=settings.confidence, seed=settings.seed,
+        )  # fmt: skip
     except stats.TooFewModelsError as error:
         raise CorrelationInputError(
             f"--compare {a} {b}: {error} with both rows and every extrinsic column"

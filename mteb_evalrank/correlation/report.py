@@ -83,10 +83,7 @@ def _ci_words(result: CorrelationData) -> str:
 
 
 def markdown(
-    result: CorrelationData,
-    figures: dict[str, Path],
-    out: Path,
-    family_plot: Sequence[tuple[str, str]] = (),
+    result: CorrelationData, figures: dict[str, Path], out: Path, family_plot: Sequence[tuple[str, str]] = ()
 ) -> str:
     """``report.md``: one function per section, in the order of the page."""
     lines = [

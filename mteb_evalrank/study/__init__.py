@@ -8,10 +8,4 @@ from .api import StudyInputError, default_downstream, run_study
 from .chain_execution import JobOutcome
 from .summary import StudySummary
 
-__all__ = [
-    "JobOutcome",
-    "StudyInputError",
-    "StudySummary",
-    "default_downstream",
-    "run_study",
-]
+__all__ = ["JobOutcome", "StudyInputError", "StudySummary", "default_downstream", "run_study"]
