@@ -288,8 +288,7 @@ def _diagnose(args: argparse.Namespace) -> None:
 
 
 def _population_models(name: str) -> list[str]:
-    """The runnable models of population ``name`` (``SystemExit`` if unknown); the models it cannot
-    run are listed on stderr. ``run_study`` checks and registers them."""
+    """The runnable models of population ``name`` (``SystemExit`` if unknown); the others listed on stderr."""
     from .models.hf_variants import get_population
 
     try:
@@ -636,16 +635,12 @@ def _add_diagnose_command(commands: argparse._SubParsersAction[argparse.Argument
     diag.set_defaults(func=_diagnose)
 
 
-#: stands for the number of models of the zoo in help texts, filled in by :class:`_ZooSizeHelpFormatter`
-#: (one word, so that line wrapping never splits it; the number is shorter)
+#: the zoo's size in help texts (one word, never split by wrapping), filled in by _ZooSizeHelpFormatter
 ZOO_SIZE = "{zoo_size}"
 
 
 class _ZooSizeHelpFormatter(argparse.HelpFormatter):
-    """Puts the zoo's size in place of :data:`ZOO_SIZE` in the formatted help.
-
-    Counting the zoo imports mteb (seconds): done when the help is shown, not when the parser is built.
-    """
+    """Puts the zoo's size in place of :data:`ZOO_SIZE` when the help is shown (counting it imports mteb)."""
 
     def format_help(self) -> str:
         text = super().format_help()

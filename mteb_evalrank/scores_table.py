@@ -8,15 +8,9 @@ from pathlib import Path
 from typing import Any
 
 EVALRANK_COLUMNS = (
-    "cosine_mrr",
-    "cosine_hits_at_1",
-    "cosine_hits_at_3",
-    "cosine_hits_at_10",
-    "cosine_mean_rank",
-    "euclidean_mrr",
-    "n_pairs",
-    "n_background",
-)
+    "cosine_mrr", "cosine_hits_at_1", "cosine_hits_at_3", "cosine_hits_at_10", "cosine_mean_rank",
+    "euclidean_mrr", "n_pairs", "n_background",
+)  # fmt: skip
 #: scores of the downstream tasks' ``senteval`` protocol shown next to the main score
 SENTEVAL_COLUMNS = ("lr_accuracy", "mlp_accuracy")
 #: AccSent-style triplet tasks (the main score is the anchor accuracy).
@@ -63,18 +57,13 @@ def score_rows(results_dir: Path, tasks: Sequence[str] | None = None) -> list[di
         )
     results, _ = load_result_folder(results_dir, tasks)
     return [
-        {
-            "model": model.model_name,
-            "revision": model.model_revision,
-            "task": task.task_name,
-            "split": split,
-            **scores,
-        }
+        {"model": model.model_name, "revision": model.model_revision, "task": task.task_name, "split": split,
+         **scores}
         for model in results.model_results
         for task in model.task_results
         for split, subsets in task.scores.items()
         for scores in subsets
-    ]
+    ]  # fmt: skip
 
 
 def print_scores(results_dir: Path, tasks: Sequence[str] | None = None) -> None:

@@ -1,12 +1,9 @@
 """``correlate``: rank correlation, across models, of intrinsic vs extrinsic score columns.
 
-Per pair the models having both scores are used (``n``; the others ``n_missing``). Families
-(:func:`resolve_families`; precedence: mapping, ``family_regex``, the zoo's, own name) are the
-resampling units of :mod:`.stats`; ``cluster=False``: every model its own family. The pairs'
-permutation p and the ``compare`` swap-test p are adjusted (``p_adjust``) as two families of
-tests. ``within_families=True``: every statistic is the pooled within-family one of :mod:`.stats`
-over the families of at least 3 models having both scores (Kendall's τ not computed). Options
-(``control_dim``, ``dim_band``, ``gap``, ``controls``): docs/correlation.md.
+Per pair: the models having both scores (``n``; others ``n_missing``). Families
+(:func:`resolve_families`: mapping, ``family_regex``, the zoo's, own name) are the resampling units
+of :mod:`.stats`. The pairs' permutation p and the swap-test p are adjusted as two families of
+tests. ``within_families``: the pooled within-family statistics (families of >= 3 models, no τ).
 """
 
 from __future__ import annotations
@@ -51,11 +48,7 @@ class CorrelationResult(CorrelationData):
         scatter: Iterable[tuple[str, str]] = (),
         family_plot: Iterable[tuple[str, str]] = (),
     ) -> dict[str, Path]:
-        """Write ``correlations.csv/.json``, ``report.md``, ``scores.csv`` and the figures.
-
-        ``scatter``, ``family_plot``: (intrinsic, extrinsic) pairs to plot; one not computed:
-        CorrelationInputError, nothing written.
-        """
+        """Write ``correlations.csv/.json``, ``report.md``, ``scores.csv`` and the figures."""
         from . import figures, report
 
         scatter, family_plot = list(scatter), list(family_plot)
@@ -117,11 +110,11 @@ def resolve_families(
 
 
 def read_families(path: str | Path) -> dict[str, str]:
-    """A model -> family mapping from a JSON object or a CSV with columns ``model,family`` (UTF-8).
+    """A model -> family mapping from a JSON object or a CSV ``model,family`` (UTF-8, BOM dropped).
 
     Raises:
-        CorrelationInputError: naming the file (and line) for a missing file, bad UTF-8 or JSON, a CSV
-            without ``model,family``, a row without both, a model given two families.
+        CorrelationInputError: naming the file (and line): missing, bad UTF-8 or JSON, bad columns or
+            rows, a model given two families.
     """
     path = Path(path)
     if not path.is_file():
@@ -371,12 +364,11 @@ def correlate(
     within_families: bool = False,
     controls: Sequence[str] = (),
 ) -> CorrelationResult:
-    """Correlate every intrinsic column with every extrinsic column across the models.
+    """Correlate every intrinsic column with every extrinsic column across the models (docs/correlation.md).
 
-    ``complete=True``: only models having every column, else models dropped per pair. ``results``:
-    folders or one score table (``.csv``). ``compare=[(a, b), ...]``: Δ of the rows' mean ρ, CI and
-    swap test (:class:`Comparison`). ``controls``: baseline rows (``"dim"`` = :data:`DIMENSION_ROW`,
-    else a column), every other row compared with each (``control_comparisons``). See docs/correlation.md.
+    ``complete``: only models having every column (else dropped per pair); ``compare``: row pairs
+    (:class:`Comparison`); ``controls``: baseline rows (``"dim"`` = :data:`DIMENSION_ROW`, else a
+    column), compared with every other row (``control_comparisons``).
     """
     _check_arguments(intrinsic, extrinsic, gap, p_adjust, within_families and not cluster)
     intrinsic = [*intrinsic, *(c for c in controls if c != "dim" and c not in map(str, intrinsic))]

@@ -1,7 +1,5 @@
-"""Figures (matplotlib, Agg): ρ heatmap, rank scatter, evaluation-gap plot, family plot (docs/correlation.md).
-
-Scatter: EvalRank's Figure 4, (rank by intrinsic, rank by extrinsic), 1 = best; within families,
-ranks within the family, centred. Family plot: the scores, one colour per family, legend ρ_g.
+"""Figures (matplotlib, Agg): ρ heatmap, rank scatter (EvalRank's Figure 4, 1 = best; within
+families: centred ranks within the family), evaluation-gap plot, family plot (docs/correlation.md).
 """
 
 from __future__ import annotations
@@ -115,13 +113,8 @@ def _within_scatter(
         k = len(members)
         rx = stats.rankdata(-members[intrinsic].to_numpy()) - (k + 1) / 2
         ry = stats.rankdata(-members[extrinsic].to_numpy()) - (k + 1) / 2
-        ax.scatter(
-            rx + rng.uniform(-0.12, 0.12, k),
-            ry + rng.uniform(-0.12, 0.12, k),
-            s=14,
-            alpha=0.7,
-            label=f"{family} ({k})",
-        )
+        jitter = rng.uniform(-0.12, 0.12, (2, k))
+        ax.scatter(rx + jitter[0], ry + jitter[1], s=14, alpha=0.7, label=f"{family} ({k})")
     low, high = ax.get_xlim()
     ax.plot([low, high], [low, high], color="grey", lw=0.8, ls="--")
     ax.set_xlabel(f"rank within family by {intrinsic} (centred)")
@@ -169,15 +162,10 @@ def family_plot(result: CorrelationData, intrinsic: str, extrinsic: str, path: P
         members = both[[result.families.get(name, name) == family for name in both.index]]
         members = members.sort_values(intrinsic)
         ax.plot(
-            members[intrinsic].to_numpy(),
-            members[extrinsic].to_numpy(),
-            color=colours(i % colours.N),
-            marker=MARKERS[i % len(MARKERS)],
-            markersize=4.5,
-            lw=0.8,
-            alpha=0.8,
+            members[intrinsic].to_numpy(), members[extrinsic].to_numpy(), color=colours(i % colours.N),
+            marker=MARKERS[i % len(MARKERS)], markersize=4.5, lw=0.8, alpha=0.8,
             label=f"{family} ({k}): ρ = {rho:.2f}" if np.isfinite(rho) else f"{family} ({k}): ρ = –",
-        )
+        )  # fmt: skip
     ax.set_xlabel(intrinsic)
     ax.set_ylabel(extrinsic)
     ax.grid(alpha=0.3, lw=0.5)
@@ -205,10 +193,8 @@ def family_colours(result: CorrelationData) -> dict[str, str]:
 
 
 def scatter_panels(result: CorrelationData, intrinsic: str) -> dict[str, Any]:
-    """The data of the report page's small multiples of ``intrinsic``: one panel per extrinsic column.
-
-    ``{"x", "models", "families", "colours", "xs", "panels": [{"title", "rho", "ys"}]}``: scores ×100
-    rounded to 2 decimals (``None`` where missing), ``rho`` as :func:`_rho_ci`.
+    """The report page's small multiples of ``intrinsic``: ``{"x", "models", "families", "colours", "xs",
+    "panels": [{"title", "rho", "ys"}]}``, scores ×100 to 2 decimals (``None``: missing).
     """
     frame = result.table.frame
     models = [str(name) for name in frame.index]

@@ -1,14 +1,9 @@
 """From mteb result folders (``ResultCache`` layout) or a score table to a model x column score table.
 
-Reading: mteb's ``ResultCache(path).load_results(include_remote=False, require_model_meta=False)``;
-scores come from each file's own ``main_score`` / metric keys (damaged files skipped and noted,
-:mod:`mteb_evalrank.result_files`). Columns: ``Task`` (main score, mean over the subsets of the
-split, union over models: a model lacking one has no score), ``Task:subset``,
-``Task:subset:metric``, ``Task::metric``, ``Task:*`` (one per subset). One revision per model:
-the given one, else the newest (highest ``mteb_version``, unversioned oldest; ties: more tasks,
-then name); ``revision_policy="merge"``: each task from the newest revision having it; a later
-folder's result replaces an earlier one's. A score table (:func:`load_score_table`): columns
-selected by label. All choices are noted; docs/correlation.md.
+Columns (``Task``: main score, mean over the split's subsets, union over models, a model lacking
+one has none; ``Task:subset``, ``Task:subset:metric``, ``Task::metric``, ``Task:*``) and the
+revision choice (newest by ``mteb_version``, ties: more tasks, then name; or ``merge``):
+docs/correlation.md. Damaged files are skipped and noted (:mod:`mteb_evalrank.result_files`).
 """
 
 from __future__ import annotations
@@ -359,10 +354,8 @@ PROTOCOLS = {
 
 
 def downstream_protocol(task: str) -> str | None:
-    """The downstream protocol of ``task`` (a key of :data:`PROTOCOLS`), ``None`` for an intrinsic task.
-
-    ``SentEval<Name>``: ``senteval``; sequence labelling: ``sequence-labelling``; any other mteb
-    Classification task: ``classification``; a task mteb does not know: ``None``.
+    """The downstream protocol of ``task`` (:data:`PROTOCOLS`): ``senteval``, ``sequence-labelling``, any
+    other mteb Classification task ``classification``; ``None`` for an intrinsic or unknown task.
     """
     import mteb
 

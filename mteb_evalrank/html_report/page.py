@@ -158,23 +158,16 @@ def build_page(results: Path, options: Options) -> Page:
     families, _ = resolve_families(loaded.models, options.families)
     sections = _sections(options.benchmark, tasks)
     few = len(frame) < MIN_CORRELATION_MODELS
+    correlations = enumerate(_correlations(loaded, tasks, notes, options))
     return Page(
-        title=f"mteb-evalrank report: {results}",
-        source=str(results),
-        models=list(frame.index),
-        tasks=tasks,
+        title=f"mteb-evalrank report: {results}", source=str(results), models=list(frame.index), tasks=tasks,
         scores=_score_sections(frame, families, sections),
         coverage=_coverage_section(loaded, families, tasks),
-        correlation=[
-            _protocol_view(i, protocol, result)
-            for i, (protocol, result) in enumerate(_correlations(loaded, tasks, notes, options))
-        ],
-        provenance=_provenance_sections(loaded, families, tasks),
-        notes=notes,
-        written_by=_versions(),
+        correlation=[_protocol_view(i, protocol, result) for i, (protocol, result) in correlations],
+        provenance=_provenance_sections(loaded, families, tasks), notes=notes, written_by=_versions(),
         comparison=_comparison_section(frame, loaded, sections) if few else None,
         csv="data:text/csv;charset=utf-8," + quote(frame.to_csv()),
-    )
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- tasks and sections

@@ -98,17 +98,11 @@ def run_study(
 ) -> StudySummary:
     """Run every (model, task) job not finished yet, then write timing and the report (docs/study.md).
 
-    Args:
-        workers: local worker processes; ``None`` = :func:`~.dispatch.default_workers`, 1 = this
-            process. Ignored with ``scheduler`` (a Dask address; ``out`` then on a shared file system).
-        downstream: the downstream (column) tasks; default: the selected Classification tasks.
-        progress: a progress bar on stderr (True), none (False) or a callback per job outcome.
-        senteval_classifiers: ``lr`` and/or ``mlp`` (default both); a finished job lacking a requested
-            classifier's scores runs again (its former result moved aside to ``*.outdated``).
-        populations: declared model populations that ``models`` draw on (checked and registered).
-
-    Returns:
-        The summary; ``summary.ok`` is False when a job failed (the others still ran).
+    ``workers``: local processes (``None``: :func:`~.dispatch.default_workers`; 1: this one), ignored
+    with ``scheduler`` (a Dask address; ``out`` shared). ``downstream``: default the Classification
+    tasks. ``progress``: a bar (True), none, or a callback per outcome. ``senteval_classifiers``: ``lr``
+    and/or ``mlp`` (default both; a result lacking one runs again). ``populations``: registered first.
+    Returns the summary; ``summary.ok`` is False when a job failed (the others still ran).
     """
     out = Path(out).resolve()
     enable_populations(populations)
@@ -128,17 +122,9 @@ def run_study(
     classifiers = chosen or SENTEVAL_CLASSIFIERS
     timing = record_run(out, reports, outcomes, wall, work.workers, scheduler, classifiers)
     summary = StudySummary(
-        out,
-        selection.models,
-        selection.tasks,
-        selection.intrinsic,
-        selection.downstream,
-        outcomes,
-        wall,
-        work.workers,
-        scheduler,
-        timing,
-    )
+        out, selection.models, selection.tasks, selection.intrinsic, selection.downstream, outcomes, wall,
+        work.workers, scheduler, timing,
+    )  # fmt: skip
     summary.report, summary.report_note = write_report(
         summary, n_bootstrap=n_bootstrap, n_permutations=n_permutations, seed=seed
     )
@@ -167,7 +153,7 @@ def select(
     benchmark: str | None,
     downstream: Sequence[str] | None,
 ) -> Selection:
-    """The study's models and tasks (duplicates dropped, order kept); unknown names raise.
+    """The study's models and tasks (duplicates dropped, order kept).
 
     Raises:
         StudyInputError: no model, an unknown model or task, or a downstream task not among the tasks.

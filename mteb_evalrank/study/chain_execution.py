@@ -1,10 +1,8 @@
 """Execute one chain of jobs in this process (the calling one or a Dask worker), results atomically.
 
-Each job evaluates into its own staging ``ResultCache`` (``<out>/.staging/<job-id>/``: mteb writes
-a result after every hf_subset, in place), then the file is moved into ``<out>/results/`` with
-``os.replace``; a failing job is recorded and the chain goes on. One chain per process at a time
-(:func:`one_chain_per_process`): a chain sets process-wide state (thread limits, the Hub's
-offline flags).
+Each job evaluates into a staging ``ResultCache`` (``<out>/.staging/<id>/``), then its file is
+moved into ``<out>/results/``; a failing job is recorded and the chain goes on. One chain per
+process at a time (:func:`one_chain_per_process`: process-wide thread limits and Hub flags).
 """
 
 from __future__ import annotations
@@ -160,14 +158,10 @@ def run_chain(
     topic: str | None = None,
     threads: int | None = None,
 ) -> ChainReport:
-    """Run the jobs of ``chain`` in order in this process; never raises for a failing job.
+    """Run the jobs of ``chain`` in order in this process (never raises for a failing job).
 
-    The process's embedding cache is ``<out>/embeddings`` (zoo models: memory only, their family's
-    base on disk). A job whose result appeared meanwhile is skipped. ``report`` is called after each
-    job; with ``topic`` (Dask) each outcome is also published as a worker event.
-
-    Raises:
-        ChainAlreadyRunning: another chain runs in this process.
+    Embedding cache ``<out>/embeddings``; a job whose result appeared meanwhile is skipped; ``report``
+    per outcome, also published as a Dask worker event with ``topic``. Raises ChainAlreadyRunning.
     """
     import socket
 

@@ -125,15 +125,9 @@ def _run_on_client(
         client.subscribe_topic(topic, on_event)
         for i, chain in enumerate(chains):
             future = client.submit(
-                run_chain,
-                chain,
-                str(out),
-                settings,
-                topic=topic,
-                threads=threads,
-                pure=False,
+                run_chain, chain, str(out), settings, topic=topic, threads=threads, pure=False,
                 key=f"study-chain-{i}-{topic[-8:]}",
-            )
+            )  # fmt: skip
             futures[future] = chain
         reports = _gather(futures, reported, announce)
         client.unsubscribe_topic(topic)
