@@ -191,9 +191,8 @@ def check_result_writers() -> None:
 
 #: ``mteb.models.cache_wrappers.cache_wrapper.CachedEmbeddingWrapper``
 CACHED_WRAPPER = ("mteb.models.cache_wrappers.cache_wrapper", "CachedEmbeddingWrapper")
-#: the instance attributes its ``__init__`` sets: ``_model`` (read by ``mteb_model_meta``,
-#: ``similarity`` and ``similarity_pairwise``), ``cache_dict`` (read by ``close``), ``cache_path``
-#: and ``cache_backend`` (read only by ``encode``'s per-task ``NumpyCache``)
+#: the instance attributes its ``__init__`` sets: ``_model`` (read by ``mteb_model_meta`` and the
+#: ``similarity*`` methods), ``cache_dict`` (by ``close``), ``cache_path``, ``cache_backend`` (by ``encode``)
 CACHED_WRAPPER_INIT_ATTRIBUTES = frozenset({"_model", "cache_path", "cache_backend", "cache_dict"})
 
 

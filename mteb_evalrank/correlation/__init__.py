@@ -8,13 +8,6 @@ from .results import CorrelationData, PairResult, Settings
 from .table import ColumnSpec, CorrelationInputError, load_results, tasks_of_type
 
 __all__ = [
-    "ColumnSpec",
-    "CorrelationData",
-    "CorrelationInputError",
-    "CorrelationResult",
-    "PairResult",
-    "Settings",
-    "correlate",
-    "load_results",
-    "tasks_of_type",
-]
+    "ColumnSpec", "CorrelationData", "CorrelationInputError", "CorrelationResult", "PairResult", "Settings",
+    "correlate", "load_results", "tasks_of_type",
+]  # fmt: skip

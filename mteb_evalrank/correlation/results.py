@@ -71,10 +71,8 @@ class Settings:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Row ``a`` against row ``b``: ``difference`` = mean ρ(a) − mean ρ(b) over the extrinsic columns.
-
-    On the ``n`` models having both rows and every column; CI and swap test
-    (:func:`.stats.mean_spearman_difference`); ``p_swap_adj`` adjusted over the comparisons.
+    """Row ``a`` against row ``b``: ``difference`` = mean ρ(a) − mean ρ(b) over the extrinsic columns, CI
+    and swap test (:func:`.stats.mean_spearman_difference`); ``p_swap_adj`` over the comparisons.
     """
 
     a: str

@@ -279,10 +279,8 @@ def _centred(v: np.ndarray, codes: np.ndarray, ranks: bool = True) -> np.ndarray
 
 @dataclass(frozen=True)
 class View:
-    """The models a resampling statistic uses, its units and strata, and how it ranks them (module docstring).
-
-    Across models (``codes`` None): ranks over the models, recomputed per resample. Within families:
-    ranks centred within each family, unchanged by resampling whole families.
+    """The models a resampling statistic uses, its units and strata, and their ranks: over the models
+    (recomputed per resample), or (``codes``) centred within each family (unchanged by resampling).
     """
 
     used: np.ndarray
@@ -559,10 +557,8 @@ def mean_partial_spearman_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, Interval]:
-    """Mean over the columns ``y_j`` of ``targets`` of the partial ρ of ``a``, ``y_j`` given ``z``; its CI.
-
-    Per column on the ranks (module docstring); the mean over the defined columns; bootstrap as
-    :func:`mean_spearman_ci`.
+    """Mean over the columns ``y_j`` of ``targets`` of the partial ρ (on the ranks) of ``a``, ``y_j`` given
+    ``z``, over the defined columns; its CI as :func:`mean_spearman_ci`.
     """
     a, z = _check(a, z)
     a, y = _targets(a, targets)

@@ -340,9 +340,7 @@ def tasks_of_type(loaded: LoadedResults, task_type: str, language: str | None = 
     return names
 
 
-#: the downstream protocols (docs/correlation.md, "Downstream protocols"): name -> what its tasks
-#: measure, in the order the reports show them. Each protocol is correlated on its own: a mean ρ
-#: over the tasks of two protocols would mix different questions and different models.
+#: the downstream protocols, each correlated on its own (docs/correlation.md): name -> what its tasks measure
 PROTOCOLS = {
     "senteval": "the SentEval transfer tasks under SentEval's protocol: the accuracy of a logistic "
     "regression trained on the frozen sentence vectors of the whole training split",

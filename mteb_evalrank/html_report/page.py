@@ -137,8 +137,7 @@ def write_report(results: str | Path, out: str | Path, options: Options | None =
     if blocking is not None:  # before any work: a file where the page's folder must be
         raise CorrelationInputError(f"--out {out}: {blocking} is a file, not a folder: give a folder.")
     start = time.perf_counter()
-    # one BLAS thread: the bootstrap multiplies small matrices (resamples × models × models), where a
-    # second thread costs more than it gives (the study's page: 20 s of CPU in correlate, 10 s so)
+    # one BLAS thread: on the bootstrap's small matrices a second one costs more than it gives
     with threadpool_limits(1):
         page = build_page(Path(results), options or Options())
     page.seconds = time.perf_counter() - start
@@ -330,10 +329,8 @@ def _ranked(scores: pd.Series, ranks: pd.Series, name: str) -> Cell:
 def _comparison_section(
     frame: pd.DataFrame, loaded: LoadedResults, sections: list[tuple[str, str, list[str]]]
 ) -> Section:
-    """The few-model view: Borda rank (as mteb's leaderboard), mean per benchmark, size; per task the ranks.
-
-    Ranks: 1 = best, ties share the best rank; Borda: ``n − r`` points per task (``r`` the rank,
-    ties averaged), ranked by the sum.
+    """The few-model view: Borda rank (mteb's leaderboard: ``n − r`` points per task, ties averaged, ranked
+    by the sum; ties share the best rank), mean per benchmark and size; per task the scores and ranks.
     """
     names = _short_names(list(frame.index))
     ranks = frame.rank(ascending=False, method="min")
@@ -484,15 +481,10 @@ def _protocol_view(i: int, protocol: str, result: CorrelationResult) -> Protocol
     """The ``i``-th protocol's part: heatmap with row means, all pairs, scatters, the families' own ρ."""
     n = sorted({p.n for p in result.pairs})
     means = [
-        [
-            Cell(r.intrinsic),
-            Cell(_number(r.mean), r.mean),
-            Cell(_ci(r.ci_low, r.ci_high)),
-            Cell(str(r.n), r.n),
-            Cell(str(r.n_families), r.n_families),
-        ]
+        [Cell(r.intrinsic), Cell(_number(r.mean), r.mean), Cell(_ci(r.ci_low, r.ci_high)),
+         Cell(str(r.n), r.n), Cell(str(r.n_families), r.n_families)]
         for r in result.row_means
-    ]
+    ]  # fmt: skip
     heads = [("intrinsic", ""), ("mean ρ", "×100"), ("CI", f"{result.settings.confidence:.0%}"),
              ("models", ""), ("families", "")]  # fmt: skip
     heatmap = _svg(partial(correlation_figures.heatmap, result), f"heatmap-{i}")
@@ -639,6 +631,5 @@ def render(page: Page) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    # markup: matplotlib's own SVG output (it escapes the text it writes) and the panels' <div> (its
-    # data escaped by _panels), inserted as they are
+    # markup: matplotlib's SVG (it escapes its text) and the panels' <div> (escaped by _panels), as they are
     return environment.get_template("report.html.j2").render(page=page, markup=markupsafe.Markup)

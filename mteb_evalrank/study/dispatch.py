@@ -155,9 +155,8 @@ def _gather(
     while pending:
         finished = [future for future in pending if future.done()]
         if not finished:
-            # a timed wait rather than ``as_completed``: SIGINT may be delivered to one of Dask's
-            # threads, and then never wakes a main thread blocked in Condition.wait; after a sleep
-            # the main thread runs the pending KeyboardInterrupt
+            # a timed wait, not ``as_completed``: SIGINT delivered to a Dask thread never wakes a main
+            # thread blocked in Condition.wait; after a sleep it runs the pending KeyboardInterrupt
             time.sleep(POLL_SECONDS)
         for future in finished:
             chain = pending.pop(future)

@@ -41,8 +41,8 @@ def plan(
 ) -> tuple[list[Chain], list[Job]]:
     """Chains of the jobs still to run (task-major within a family), and the jobs skipped (result exists).
 
-    A damaged result (``*.corrupt``) or a SentEval-protocol result lacking the ``<classifier>_accuracy``
-    of one of ``classifiers`` (``*.outdated``) is moved aside and its job planned again.
+    A damaged result (``*.corrupt``) or a SentEval one lacking a requested classifier (``*.outdated``)
+    is moved aside and its job planned again.
     """
     import mteb
     from mteb.cache import ResultCache
@@ -70,10 +70,8 @@ def plan(
 
 
 def balance(chains: Sequence[Chain], workers: int) -> list[Chain]:
-    """Split chains longer than ``fair = ceil(total jobs / workers)`` into ``ceil(n / fair)`` chains.
-
-    Models dealt round-robin (at most one chain per model), task-major order kept; each sub-chain
-    repeats the family's shared work once. Longest first (LPT scheduling); ``workers <= 1``: unchanged.
+    """Split chains longer than ``fair = ceil(jobs / workers)`` into ``ceil(n / fair)`` (models dealt
+    round-robin, task-major kept, shared work repeated), longest first; ``workers <= 1``: unchanged.
     """
     if workers <= 1:
         return list(chains)

@@ -43,11 +43,9 @@ def timing_record(
 
 
 def with_history(timing: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
-    """``timing`` plus the earlier runs of the same folder: ``runs`` (oldest first) and ``total``.
-
-    ``total``: summed wall and encoding seconds of the runs, ``job_seconds`` of the finished jobs. Each
-    job gets ``run``; a job skipped now keeps the entry of the run that did it; earlier jobs not listed
-    now are kept.
+    """``timing`` plus the earlier runs of the folder: ``runs`` (oldest first), ``total`` (wall and encoding
+    seconds of the runs, ``job_seconds`` of the finished jobs), each job's ``run`` (a job skipped now
+    keeps the entry of the run that did it; earlier jobs not listed now are kept).
     """
     previous = previous if previous and "runs" in previous else {}
     runs, earlier_jobs = list(previous.get("runs", [])), previous.get("jobs", [])
