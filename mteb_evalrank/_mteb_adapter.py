@@ -1,20 +1,10 @@
-"""The one place where mteb-evalrank touches mteb's internals.
+"""The one place where mteb-evalrank touches mteb's internals (docs/architecture.md, "Registration").
 
-mteb 2.26 has no plugin API, so the plugin needs a few private names: the registries it adds
-its tasks, benchmarks and model metas to, mteb's dataloader factory, the private hooks and
-class flags that its task classes override (mteb's own tasks extend mteb the same way), the
-type of the scores a hook receives, the merge of ``run_settings.jsonl`` files, and the
-attributes of ``CachedEmbeddingWrapper`` that a memory-only subclass sets without its
-``__init__``. Besides, the run-time switch of two module constants of ``huggingface_hub`` and
-``datasets`` (:func:`hub_switched_off`), and mteb's result writers made atomic
-(:func:`make_result_writes_atomic`). Each is reached or declared here, nowhere else (a test
-of ``tests/test_architecture.py`` fails on a private mteb name anywhere else), and :func:`check`
-verifies them all: when a new release renames one, the failure is an
-:class:`MtebInternalsChanged` naming the internal and the supported mteb version, not an
-``AttributeError`` deep inside a run.
-
-Public mteb API (``mteb.get_task``, ``TaskMetadata``, the ``AbsTask*`` base classes, ...) is
-used directly everywhere; only private names live here.
+mteb 2.26 has no plugin API: the private names the plugin needs (registries, dataloader factory,
+task hooks and flags, a score type, the ``run_settings.jsonl`` merge, ``CachedEmbeddingWrapper``'s
+attributes, the Hub's offline flags, the result writers) are reached or declared here only
+(``tests/test_architecture.py``), and :func:`check` verifies them all, raising
+:class:`MtebInternalsChanged` naming the internal and the supported mteb version.
 """
 
 from __future__ import annotations
@@ -124,9 +114,7 @@ RUN_SETTINGS_MERGE = ("mteb.results.task_result", "_write_and_merge_keyed_json")
 
 
 def merge_run_settings(path: Path, entries: list[dict[str, Any]]) -> None:
-    """``mteb.results.task_result._write_and_merge_keyed_json``: write ``entries`` into the
-    ``run_settings.jsonl`` file ``path``, merged with the entries it holds (one per task, split and
-    subset, the last one winning), as mteb's ``ResultCache`` merges them."""
+    """Write ``entries`` into the ``run_settings.jsonl`` ``path``, merged as mteb's ``ResultCache`` does."""
     merge = _attribute(*RUN_SETTINGS_MERGE)
     merge(path, entries)
 
@@ -143,21 +131,11 @@ CACHE_MERGE = ("mteb.cache.result_cache", "_write_and_merge_keyed_json")
 def make_result_writes_atomic() -> None:
     """Make mteb's result writes in this process atomic and one folder's writers serial (once).
 
-    mteb 2.26 writes ``<model>/<revision>/<task>.json`` and ``run_settings.jsonl`` in place
-    (``open("w")``, then ``json.dump``): a reader (mteb's own skip/merge check, ``scores``, a
-    second run) can meet a truncated file, and two runs saving into one folder at once can leave
-    a corrupted one (two truncating writes). Wrapped here, mteb's own serialisation unchanged:
-
-    * ``TaskResult.to_disk(path)`` writes a temporary sibling, then ``os.replace``
-      (:func:`~mteb_evalrank._files.replacing`): a reader sees the former file or the new one;
-    * the merge of ``run_settings.jsonl`` reads and writes a copy, then ``os.replace``;
-    * ``ResultCache.save_to_cache`` holds the revision folder's lock
-      (``.run_settings.jsonl.lock``, :func:`~mteb_evalrank._files.folder_lock`) for its writes,
-      so two processes' read-merge-writes never interleave (no ``run_settings`` entry is lost).
-
-    What stays in place: ``model_meta.json``, written by ``save_to_cache`` itself with
-    ``open("w")`` (under the lock: never two writers; a reader that does not take the lock can
-    meet it half written during that write).
+    mteb 2.26 writes results in place (``open("w")``). Wrapped: ``TaskResult.to_disk`` and the merge of
+    ``run_settings.jsonl`` write a temporary sibling, then ``os.replace``
+    (:func:`~mteb_evalrank._files.replacing`); ``ResultCache.save_to_cache`` holds the revision
+    folder's lock (:func:`~mteb_evalrank._files.folder_lock`). ``model_meta.json`` stays in place
+    (written under the lock).
     """
     from mteb_evalrank._files import folder_lock, replacing
 
@@ -213,17 +191,13 @@ def check_result_writers() -> None:
 
 #: ``mteb.models.cache_wrappers.cache_wrapper.CachedEmbeddingWrapper``
 CACHED_WRAPPER = ("mteb.models.cache_wrappers.cache_wrapper", "CachedEmbeddingWrapper")
-#: the instance attributes its ``__init__`` sets: ``_model`` (read by ``mteb_model_meta``,
-#: ``similarity`` and ``similarity_pairwise``), ``cache_dict`` (read by ``close``), ``cache_path``
-#: and ``cache_backend`` (read only by ``encode``'s per-task ``NumpyCache``)
+#: the instance attributes its ``__init__`` sets: ``_model`` (read by ``mteb_model_meta`` and the
+#: ``similarity*`` methods), ``cache_dict`` (by ``close``), ``cache_path``, ``cache_backend`` (by ``encode``)
 CACHED_WRAPPER_INIT_ATTRIBUTES = frozenset({"_model", "cache_path", "cache_backend", "cache_dict"})
 
 
 def init_cached_wrapper_in_memory(wrapper: Any, model: Any) -> None:
-    """Set on ``wrapper`` (an instance of a ``CachedEmbeddingWrapper`` subclass that replaces
-    ``encode`` and ``close``) what the wrapper's other methods read, as its ``__init__`` would:
-    ``_model`` = ``model`` and an empty ``cache_dict``, without the cache folder its ``__init__``
-    makes (``cache_path``, ``cache_backend``: used only by the replaced ``encode``)."""
+    """Set on ``wrapper`` what ``CachedEmbeddingWrapper.__init__`` would (``_model``, ``cache_dict``)."""
     wrapper._model = model
     wrapper.cache_dict = {}
 
@@ -271,14 +245,9 @@ def check_cached_wrapper() -> None:
 def hub_switched_off() -> Iterator[None]:
     """No request to the Hugging Face Hub during the block, as with ``HF_HUB_OFFLINE=1``.
 
-    For a dataset built locally (the plugin's are not on the Hub): online,
-    ``datasets.load_dataset`` asks the Hub first and reads the local build only once the Hub has
-    answered; an unreachable Hub costs ``huggingface_hub``'s retries, about 23 s per config
-    (3 minutes for ``EvalRankSent``). Both libraries read these flags at call time.
-
-    Process state: the flags are module constants of those libraries, set for the block and put
-    back after it; so one thread per process loads data this way at a time (the study runs one
-    chain per worker process, see ``study/chain_execution.py``).
+    For a local build (online, ``datasets.load_dataset`` asks the Hub first: ~23 s of retries per
+    config when unreachable). Process state: the libraries' module flags, set for the block, so one
+    thread per process loads data this way at a time.
     """
     modules = [importlib.import_module(module_name) for module_name, _ in HUB_OFFLINE_FLAGS]
     before = [getattr(module, name) for module, (_, name) in zip(modules, HUB_OFFLINE_FLAGS, strict=True)]
@@ -295,9 +264,7 @@ def hub_switched_off() -> Iterator[None]:
 
 
 def pair_statistics(column1: list[str], column2: list[str]) -> dict[str, Any]:
-    """``mteb.abstasks._statistics_calculation.calculate_pair_modality_statistics`` on two text
-    columns: ``text1_statistics``, ``text2_statistics`` (and ``None`` for the other modalities),
-    ``unique_pairs``; the statistics mteb's STS and PairClassification tasks report."""
+    """mteb's ``calculate_pair_modality_statistics`` on two text columns (as its STS tasks report)."""
     calculate = _attribute("mteb.abstasks._statistics_calculation", "calculate_pair_modality_statistics")
     columns = {"sentence1": column1, "sentence2": column2}
     return dict(calculate({"sentence1": "text"}, {"sentence2": "text"}, columns.__getitem__, len(column1)))

@@ -1,10 +1,7 @@
-"""Register the plugin's tasks, benchmarks and model metas in mteb's registries.
-
-mteb 2.26 has no plugin entry point: :func:`register` adds the plugin's objects to mteb's
-registries (through :mod:`mteb_evalrank._mteb_adapter`), idempotently, never replacing one of
-mteb's: the clashes are reported together in one :class:`RegistrationError`. The ways in
-(``register()``; ``import mteb_evalrank`` and the ``mteb`` CLI hook, deferred until mteb is
-imported and warning instead of raising): docs/architecture.md ("Registration").
+"""Register the plugin's tasks, benchmarks and model metas in mteb's registries (docs/architecture.md,
+"Registration"): idempotent, never replacing an object of mteb's (clashes reported together in one
+:class:`RegistrationError`); by ``register()``, on ``import mteb_evalrank`` once mteb is imported,
+or by the ``mteb`` CLI's start-up hook (the last two warn instead of raising).
 """
 
 from __future__ import annotations
@@ -103,11 +100,7 @@ def register(settings: Settings | None = None) -> None:
 
 
 def register_quietly(settings: Settings | None = None) -> bool:
-    """:func:`register`, with any failure turned into one :class:`RegistrationWarning`.
-
-    Used where an exception would break mteb itself (the CLI hook, a package import).
-    Returns whether registration succeeded completely.
-    """
+    """:func:`register`, any failure as one :class:`RegistrationWarning`: whether all went well."""
     from ._user_errors import show_now
     from .tasks._evalrank_files import TaskFilesError, declared_task_names
 

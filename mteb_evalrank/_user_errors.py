@@ -1,13 +1,9 @@
 """Errors meant for the user, shown as one paragraph instead of a traceback on the command line.
 
-An exception class with ``user_facing = True`` (e.g.
-:class:`mteb_evalrank.data.ready.DatasetNotAvailableError`) already says what is wrong and
-what to run; in the ``mteb`` and ``mteb-evalrank`` command-line processes
-:func:`install_excepthook` prints just that message (exit status 1). Other exceptions keep
-Python's traceback, except Ctrl-C (one line), a request the offline switch refused
-(:func:`hub_refusal`) and mteb's ``KeyError`` for a task whose
-declaration already failed with one shown line (:func:`show_now`);
-``MTEB_EVALRANK_TRACEBACK=1`` keeps the traceback for all of these.
+In ``mteb`` / ``mteb-evalrank`` processes (:func:`install_excepthook`): ``user_facing = True``
+exceptions, Ctrl-C, a request the offline switch refused (:func:`hub_refusal`) and a ``KeyError``
+explained by an earlier line (:func:`show_now`) print one line (status 1);
+``MTEB_EVALRANK_TRACEBACK=1`` keeps the traceback.
 """
 
 from __future__ import annotations
@@ -37,13 +33,7 @@ HUB_OFFLINE_ERRORS = ("OfflineModeIsEnabled", "LocalEntryNotFoundError")
 
 
 def hub_refusal(error: BaseException) -> str | None:
-    """The one paragraph for an error that the offline switch caused, else ``None``.
-
-    With an offline variable set (:func:`~mteb_evalrank._network.offline_flag`), a model or
-    dataset that the Hugging Face cache lacks ends a run in ``huggingface_hub``'s
-    ``OfflineModeIsEnabled`` or ``LocalEntryNotFoundError`` (possibly wrapped by mteb or
-    ``transformers``): the switch did what it says, so this says what to run instead.
-    """
+    """The one paragraph for a Hub offline error (maybe wrapped) the offline switch caused, else ``None``."""
     from ._network import offline_flag, refusal
 
     flag = offline_flag()

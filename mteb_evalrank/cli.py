@@ -198,12 +198,9 @@ def _correlate(args: argparse.Namespace) -> None:
         raise SystemExit(f"--revision takes MODEL=REVISION, got {args.revision}") from None
     try:
         loaded = load_results(
-            args.results,
-            models=args.models,
-            model_regex=args.model_regex,
-            revisions=revisions,
+            args.results, models=args.models, model_regex=args.model_regex, revisions=revisions,
             revision_policy=args.revision_policy,
-        )
+        )  # fmt: skip
         intrinsic = list(args.intrinsic or [])
         extrinsic = list(args.extrinsic or [])
         if args.intrinsic_type:
@@ -213,33 +210,22 @@ def _correlate(args: argparse.Namespace) -> None:
         if args.extrinsic_protocol:
             extrinsic += tasks_of_protocol(loaded, args.extrinsic_protocol)
         result = correlate(
-            loaded,
-            intrinsic,
-            extrinsic,
-            split=args.split,
-            complete=args.complete,
-            control_dim=args.control_dim,
-            dim_band=tuple(args.dim_band) if args.dim_band else None,
-            n_bootstrap=args.bootstrap,
-            n_permutations=args.permutations,
-            seed=args.seed,
-            gap=args.gap,
-            compare=[tuple(pair) for pair in args.compare or []],
-            families=read_families(args.families) if args.families else None,
-            family_regex=args.family_regex,
-            cluster=not args.no_families,
-            p_adjust=args.p_adjust,
-            within_families=args.within_families,
-            controls=args.controls or (),
-        )
-        written = result.write(
-            args.out,
-            scatter=[tuple(pair) for pair in args.scatter or []],
-            family_plot=[tuple(pair) for pair in args.family_plot or []],
-        )
+            loaded, intrinsic, extrinsic, split=args.split, complete=args.complete,
+            control_dim=args.control_dim, dim_band=tuple(args.dim_band) if args.dim_band else None,
+            n_bootstrap=args.bootstrap, n_permutations=args.permutations, seed=args.seed, gap=args.gap,
+            compare=_pairs(args.compare), families=read_families(args.families) if args.families else None,
+            family_regex=args.family_regex, cluster=not args.no_families, p_adjust=args.p_adjust,
+            within_families=args.within_families, controls=args.controls or (),
+        )  # fmt: skip
+        written = result.write(args.out, scatter=_pairs(args.scatter), family_plot=_pairs(args.family_plot))
     except CorrelationInputError as error:
         raise SystemExit(f"mteb-evalrank correlate: {error}") from None
     _print_correlation_summary(result, written)
+
+
+def _pairs(given: list[list[str]] | None) -> list[tuple[str, str]]:
+    """The (A, B) pairs of a repeatable ``nargs=2`` option."""
+    return [(a, b) for a, b in given or []]
 
 
 def _report(args: argparse.Namespace) -> None:
@@ -302,8 +288,7 @@ def _diagnose(args: argparse.Namespace) -> None:
 
 
 def _population_models(name: str) -> list[str]:
-    """The runnable models of population ``name`` (``SystemExit`` if unknown); the models it cannot
-    run are listed on stderr. ``run_study`` checks and registers them."""
+    """The runnable models of population ``name`` (``SystemExit`` if unknown); the others listed on stderr."""
     from .models.hf_variants import get_population
 
     try:
@@ -335,21 +320,11 @@ def _study(args: argparse.Namespace) -> None:
         raise SystemExit("mteb-evalrank study: give --models NAME ..., --zoo and/or --population NAME.")
     try:
         summary = run_study(
-            models,
-            args.tasks,
-            populations=populations,
-            out=args.out,
-            benchmark=args.benchmark,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            downstream=args.downstream,
-            batch_size=args.batch_size,
-            n_bootstrap=args.bootstrap,
-            n_permutations=args.permutations,
-            seed=args.seed,
-            progress=not args.no_progress,
-            senteval_classifiers=args.senteval_classifiers,
-        )
+            models, args.tasks, populations=populations, out=args.out, benchmark=args.benchmark,
+            workers=args.workers, scheduler=args.scheduler, downstream=args.downstream,
+            batch_size=args.batch_size, n_bootstrap=args.bootstrap, n_permutations=args.permutations,
+            seed=args.seed, progress=not args.no_progress, senteval_classifiers=args.senteval_classifiers,
+        )  # fmt: skip
     except StudyInputError as error:
         raise SystemExit(f"mteb-evalrank study: {error}") from None
     except KeyboardInterrupt:
@@ -381,36 +356,29 @@ def _add_datasets_commands(commands: argparse._SubParsersAction[argparse.Argumen
     datasets = commands.add_parser("datasets", help="build and install the plugin's datasets")
     datasets_commands = datasets.add_subparsers(dest="action", required=True)
     build = datasets_commands.add_parser(
-        "build",
-        help="build every dataset from the raw sources",
-        epilog=families,
+        "build", help="build every dataset from the raw sources", epilog=families,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    )  # fmt: skip
     build.add_argument("--source", required=True, help="raw data folder (holds evalrank/, wmt17-da/, ...)")
     build.add_argument("--out", default="hub", help="where the Hub-ready folders go (default: ./hub)")
     build.add_argument(
-        "--only",
-        nargs="+",
-        metavar="FAMILY",
+        "--only", nargs="+", metavar="FAMILY",
         help="build only these dataset families (default: all of the plugin's; listed below)",
-    )
+    )  # fmt: skip
     build.add_argument(
-        "--sts-mirrors",
-        action="store_true",
+        "--sts-mirrors", action="store_true",
         help="also install offline mirrors of mteb's STS12-16, STSBenchmark and SICK-R under mteb's ids "
         "(opt-in; never over a real copy; listed by 'datasets status', "
         "removed by 'datasets remove-sts-mirrors')",
-    )
+    )  # fmt: skip
     build.add_argument("--no-install", action="store_true", help="do not install into the datasets cache")
     build.add_argument("--push", metavar="ORG", help="upload each Hub folder to ORG/<family>")
     build.add_argument("--dry-run", action="store_true", help="with --push: list the upload, send nothing")
     build.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
+        "-v", "--verbose", action="store_true",
         help="also print each config's rows, the build statistics (always written to "
         "<out>/<family>/build_info.json) and the progress bars",
-    )
+    )  # fmt: skip
     build.set_defaults(func=_build_datasets)
     _add_datasets_fetch_command(datasets_commands, families)
     status = datasets_commands.add_parser(
@@ -444,16 +412,13 @@ def _add_datasets_fetch_command(
         "fetch",
         help="download the raw files of the datasets from their pinned public releases (SHA-256 checked, "
         "into <home>/raw; base URL $MTEB_EVALRANK_RAW_URL), then build and install the missing datasets",
-        epilog=families,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+        epilog=families, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
     fetch.add_argument(
-        "--only",
-        nargs="+",
-        metavar="FAMILY",
+        "--only", nargs="+", metavar="FAMILY",
         help="only these dataset families (default: all of the plugin's, listed below; 'sts-mirrors' "
         "fetches and installs the opt-in mirrors of mteb's STS sets)",
-    )
+    )  # fmt: skip
     fetch.set_defaults(func=_fetch_datasets)
 
 
@@ -487,11 +452,10 @@ def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     zoo.add_argument("--bases", action="store_true", help="only each family's base model")
     zoo.add_argument("--families", action="store_true", help="print the family names instead")
     zoo.add_argument(
-        "--trainings",
-        action="store_true",
+        "--trainings", action="store_true",
         help="print a CSV model,family whose family is the training the model's vectors come from "
         "(families sharing one are not independent), for correlate --families FILE",
-    )
+    )  # fmt: skip
     zoo.set_defaults(func=_print_zoo)
     vocabulary = models_commands.add_parser(
         "common-vocabulary",
@@ -512,17 +476,15 @@ def _add_scores_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
 
 def _add_correlate_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     corr = commands.add_parser(
-        "correlate",
-        help="rank correlation across models of intrinsic vs extrinsic scores",
+        "correlate", help="rank correlation across models of intrinsic vs extrinsic scores",
         description="Columns: Task (main score, mean over subsets), Task:subset, Task:subset:metric, "
         "Task::metric, Task:* (one column per subset). One revision per model (newest unless --revision).",
-    )
+    )  # fmt: skip
     corr.add_argument(
-        "results",
-        nargs="+",
+        "results", nargs="+",
         help="result folders in ResultCache layout (hold results/), or one score table (.csv: a row per "
         "model, a column per label, e.g. docs/study/families/word-static/scores.csv)",
-    )
+    )  # fmt: skip
     corr.add_argument("--intrinsic", nargs="+", metavar="COL", help="row columns (e.g. STSBenchmark)")
     corr.add_argument(
         "--extrinsic", nargs="+", metavar="COL", help="column columns (e.g. Banking77Classification)"
@@ -532,11 +494,10 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
         "--extrinsic-type", metavar="TYPE", help="add every task of this mteb type (e.g. Classification)"
     )
     corr.add_argument(
-        "--extrinsic-protocol",
-        metavar="NAME",
+        "--extrinsic-protocol", metavar="NAME",
         help="add every task of this downstream protocol (docs/correlation.md): senteval (the "
         "SentEval-protocol tasks), sequence-labelling, classification (any other Classification task)",
-    )
+    )  # fmt: skip
     corr.add_argument(
         "--language", metavar="ISO", help="with --*-type: only tasks in this language (e.g. eng)"
     )
@@ -546,11 +507,9 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
     corr.add_argument("--model-regex", metavar="RE", help="only models whose name matches (re.search)")
     corr.add_argument("--revision", action="append", metavar="MODEL=REV", help="use this revision of a model")
     corr.add_argument(
-        "--revision-policy",
-        choices=("newest", "merge"),
-        default="newest",
+        "--revision-policy", choices=("newest", "merge"), default="newest",
         help="newest: one revision per model (default); merge: each task from the newest revision having it",
-    )
+    )  # fmt: skip
     corr.add_argument("--complete", action="store_true", help="only models that have every column")
     corr.add_argument(
         "--control-dim", action="store_true", help="add the partial ρ controlling for embed_dim"
@@ -559,12 +518,10 @@ def _add_correlate_command(commands: argparse._SubParsersAction[argparse.Argumen
         "--dim-band", nargs=2, type=int, metavar=("LO", "HI"), help="only models with LO<=dim<=HI"
     )
     corr.add_argument(
-        "--controls",
-        nargs="+",
-        metavar="COL",
+        "--controls", nargs="+", metavar="COL",
         help="baseline rows every intrinsic row is compared with: 'dim' (the embedding dimension as a "
         "score) or a column (e.g. EvalRankWord::background_coverage); the report says which rows beat them",
-    )
+    )  # fmt: skip
     _add_correlate_statistics(corr)
     corr.add_argument("--out", required=True, help="output folder")
     corr.set_defaults(func=_correlate)
@@ -578,27 +535,20 @@ def _add_correlate_statistics(corr: argparse.ArgumentParser) -> None:
         "--scatter", nargs=2, action="append", metavar=("INTRINSIC", "EXTRINSIC"), help="rank plot"
     )
     corr.add_argument(
-        "--family-plot",
-        nargs=2,
-        action="append",
-        metavar=("INTRINSIC", "EXTRINSIC"),
+        "--family-plot", nargs=2, action="append", metavar=("INTRINSIC", "EXTRINSIC"),
         help="extrinsic vs intrinsic score, one colour per family, with each family's own Spearman ρ "
         "(also in report.md and correlations.json)",
-    )
+    )  # fmt: skip
     corr.add_argument(
-        "--compare",
-        nargs=2,
-        action="append",
-        metavar=("A", "B"),
+        "--compare", nargs=2, action="append", metavar=("A", "B"),
         help="mean ρ of intrinsic row A minus that of B over the extrinsic columns: bootstrap CI and "
         "paired swap test",
-    )
+    )  # fmt: skip
     corr.add_argument(
-        "--families",
-        metavar="FILE",
+        "--families", metavar="FILE",
         help="model -> family mapping (CSV with columns model,family, or a JSON object); default: the zoo's "
         "model_family, any other model its own family. Families are the resampling units",
-    )
+    )  # fmt: skip
     corr.add_argument(
         "--family-regex", metavar="RE", help="family = first group (else whole match) of RE in the model name"
     )
@@ -606,17 +556,14 @@ def _add_correlate_statistics(corr: argparse.ArgumentParser) -> None:
         "--no-families", action="store_true", help="every model its own family (ignores the clustering)"
     )
     corr.add_argument(
-        "--within-families",
-        action="store_true",
+        "--within-families", action="store_true",
         help="the within-family view: pooled within-family Spearman ρ (ranks centred within each family of "
         ">= 3 models, family effects removed), family-cluster bootstrap CIs and within-family tests",
-    )
+    )  # fmt: skip
     corr.add_argument(
-        "--p-adjust",
-        choices=("holm", "fdr_bh"),
-        default="holm",
+        "--p-adjust", choices=("holm", "fdr_bh"), default="holm",
         help="multiple-comparison adjustment: holm (default) or fdr_bh (Benjamini-Hochberg)",
-    )
+    )  # fmt: skip
     corr.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
     corr.add_argument("--permutations", type=int, default=10000, help="permutations (default 10000)")
     corr.add_argument("--seed", type=int, default=0)
@@ -624,23 +571,21 @@ def _add_correlate_statistics(corr: argparse.ArgumentParser) -> None:
 
 def _add_report_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     report = commands.add_parser(
-        "report",
-        help="a results folder as one self-contained HTML page (tables, correlations, figures)",
+        "report", help="a results folder as one self-contained HTML page (tables, correlations, figures)",
         description="Write DIR/index.html: per benchmark a sortable score table, the correlation of "
         "every intrinsic task with every downstream task (heatmap, scatter plots with Spearman ρ and "
         "its CI), the families' own ρ, coverage and provenance. One file, no request when opened.",
-    )
+    )  # fmt: skip
     report.add_argument("results", help="an mteb --output-folder (ResultCache layout) or its results/ folder")
     report.add_argument("--out", default="report", help="output folder (default: ./report)")
     report.add_argument("--benchmark", metavar="NAME", help="only the tasks of this mteb benchmark")
     report.add_argument("--models", nargs="+", metavar="NAME", help="only these models")
     report.add_argument("--model-regex", metavar="RE", help="only models whose name matches (re.search)")
     report.add_argument(
-        "--families",
-        metavar="FILE",
+        "--families", metavar="FILE",
         help="model,family CSV or JSON (as correlate's), e.g. docs/study/families/trainings.csv; "
         "default: the zoo's families",
-    )
+    )  # fmt: skip
     report.set_defaults(func=_report)
 
 
@@ -651,25 +596,20 @@ def _add_diagnose_command(commands: argparse._SubParsersAction[argparse.Argument
     diag.add_argument("--out", required=True, help="folder for the PNGs, diagnostics.json and diagnostics.md")
     diag.add_argument("--source", help="raw data folder, for the defaults (STS-B vs. WMT17 DA)")
     diag.add_argument(
-        "--reference",
-        metavar="DATA",
+        "--reference", metavar="DATA",
         help="reference STS dataset (default STS-B): a .tsv/.csv/.jsonl/.parquet file with sentence1, "
         "sentence2 columns, or a Hub id ORG/NAME[:CONFIG] (split test)",
-    )
+    )  # fmt: skip
     diag.add_argument("--target", nargs="+", metavar="DATA", help="dataset(s) to diagnose (default WMT17 DA)")
     diag.set_defaults(func=_diagnose)
 
 
-#: stands for the number of models of the zoo in help texts, filled in by :class:`_ZooSizeHelpFormatter`
-#: (one word, so that line wrapping never splits it; the number is shorter)
+#: the zoo's size in help texts (one word, never split by wrapping), filled in by _ZooSizeHelpFormatter
 ZOO_SIZE = "{zoo_size}"
 
 
 class _ZooSizeHelpFormatter(argparse.HelpFormatter):
-    """Puts the zoo's size in place of :data:`ZOO_SIZE` in the formatted help.
-
-    Counting the zoo imports mteb (seconds): done when the help is shown, not when the parser is built.
-    """
+    """Puts the zoo's size in place of :data:`ZOO_SIZE` when the help is shown (counting it imports mteb)."""
 
     def format_help(self) -> str:
         text = super().format_help()
@@ -692,56 +632,42 @@ POPULATION_HELP = (
 
 def _add_study_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     study = commands.add_parser(
-        "study",
-        formatter_class=_ZooSizeHelpFormatter,
+        "study", formatter_class=_ZooSizeHelpFormatter,
         help="run every (model, task) job into one results folder, then the correlation report",
         description="Resumable: jobs whose result file exists are skipped; an interrupted job leaves no "
         "result. Jobs of a model family run in one worker, families in parallel (Dask). Writes "
         "OUT/results (mteb ResultCache), OUT/embeddings (cross-task embedding cache), "
         "OUT/study_timing.json, OUT/study.json and OUT/report/. Exit code 1 if a job failed.",
-    )
+    )  # fmt: skip
     study.add_argument("--models", nargs="+", default=[], metavar="NAME", help="mteb model names")
     study.add_argument(
-        "--zoo",
-        action="store_true",
+        "--zoo", action="store_true",
         help=f"add the plugin's model zoo (mteb_evalrank.models.ZOO, {ZOO_SIZE} models)",
-    )
-    study.add_argument(
-        "--population",
-        metavar="NAME",
-        help=POPULATION_HELP,
-    )
+    )  # fmt: skip
+    study.add_argument("--population", metavar="NAME", help=POPULATION_HELP)
     study.add_argument("--tasks", nargs="+", metavar="TASK", help="mteb task names")
     study.add_argument("--benchmark", metavar="NAME", help="add the tasks of this benchmark")
     study.add_argument("--out", required=True, help="the study folder (shared by all workers on a cluster)")
     where = study.add_mutually_exclusive_group()
     where.add_argument(
-        "--workers",
-        type=int,
-        metavar="N",
+        "--workers", type=int, metavar="N",
         help="local worker processes (default: one per model family, at most one per CPU core; "
         "1 = run in this process)",
-    )
+    )  # fmt: skip
     where.add_argument(
-        "--scheduler",
-        metavar="ADDR",
+        "--scheduler", metavar="ADDR",
         help="a running Dask scheduler, e.g. tcp://host:8786 (needs a shared --out)",
-    )
+    )  # fmt: skip
     study.add_argument(
-        "--downstream",
-        nargs="+",
-        metavar="TASK",
+        "--downstream", nargs="+", metavar="TASK",
         help="downstream (column) tasks of the report (default: the Classification tasks); "
         "the other tasks are intrinsic",
-    )
+    )  # fmt: skip
     study.add_argument(
-        "--senteval-classifiers",
-        nargs="+",
-        choices=("lr", "mlp"),
-        metavar="KIND",
+        "--senteval-classifiers", nargs="+", choices=("lr", "mlp"), metavar="KIND",
         help="classifiers of the SentEval-protocol tasks: lr and/or mlp (default both; "
         "lr alone is the EvalRank paper's setting and ~5x cheaper)",
-    )
+    )  # fmt: skip
     study.add_argument("--batch-size", type=int, default=32, help="encoding batch size (default 32)")
     study.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default 2000)")
     study.add_argument("--permutations", type=int, default=10000, help="permutations (default 10000)")

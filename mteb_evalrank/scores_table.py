@@ -8,15 +8,9 @@ from pathlib import Path
 from typing import Any
 
 EVALRANK_COLUMNS = (
-    "cosine_mrr",
-    "cosine_hits_at_1",
-    "cosine_hits_at_3",
-    "cosine_hits_at_10",
-    "cosine_mean_rank",
-    "euclidean_mrr",
-    "n_pairs",
-    "n_background",
-)
+    "cosine_mrr", "cosine_hits_at_1", "cosine_hits_at_3", "cosine_hits_at_10", "cosine_mean_rank",
+    "euclidean_mrr", "n_pairs", "n_background",
+)  # fmt: skip
 #: scores of the downstream tasks' ``senteval`` protocol shown next to the main score
 SENTEVAL_COLUMNS = ("lr_accuracy", "mlp_accuracy")
 #: AccSent-style triplet tasks (the main score is the anchor accuracy).
@@ -25,11 +19,9 @@ _FOLD = re.compile(r"fold-\d+")
 
 
 def mean_over_folds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Replace the ``fold-k`` rows of a (model, revision, task, split) by one row of their means.
+    """Replace the ``fold-k`` rows of a (model, revision, task, split) by one row of their numeric means.
 
-    The cross-validated downstream tasks report one hf_subset per fold; their task score is
-    the mean over folds (what mteb reports as the task's score too). The row's
-    ``hf_subset`` reads ``mean of N folds``; numeric scores are averaged, others dropped.
+    ``hf_subset`` reads ``mean of N folds``; non-numeric scores are dropped.
     """
     kept: list[dict[str, Any]] = []
     groups: dict[tuple[Any, Any, Any, Any], list[dict[str, Any]]] = {}
@@ -56,11 +48,7 @@ def mean_over_folds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def score_rows(results_dir: Path, tasks: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """One row per (model, revision, task, split, hf_subset) with its scores.
-
-    A damaged result file is skipped with one warning naming it
-    (:func:`mteb_evalrank.result_files.load_result_folder`, the same rule as ``correlate``).
-    """
+    """One row per (model, revision, task, split, hf_subset); damaged result files skipped with a warning."""
     from .result_files import load_result_folder
 
     if not (results_dir / "results").is_dir():
@@ -69,18 +57,13 @@ def score_rows(results_dir: Path, tasks: Sequence[str] | None = None) -> list[di
         )
     results, _ = load_result_folder(results_dir, tasks)
     return [
-        {
-            "model": model.model_name,
-            "revision": model.model_revision,
-            "task": task.task_name,
-            "split": split,
-            **scores,
-        }
+        {"model": model.model_name, "revision": model.model_revision, "task": task.task_name, "split": split,
+         **scores}
         for model in results.model_results
         for task in model.task_results
         for split, subsets in task.scores.items()
         for scores in subsets
-    ]
+    ]  # fmt: skip
 
 
 def print_scores(results_dir: Path, tasks: Sequence[str] | None = None) -> None:

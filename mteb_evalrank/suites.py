@@ -1,7 +1,4 @@
-"""The mteb ``Benchmark`` suites (task collections) the plugin registers, listed once in :data:`BENCHMARKS`.
-
-(Not the speed benchmarks of the top-level ``benchmarks/`` folder.)
-"""
+"""The mteb ``Benchmark`` suites the plugin registers, listed once in :data:`BENCHMARKS`."""
 
 from __future__ import annotations
 
@@ -91,13 +88,10 @@ EVALRANK_EXTRINSIC = Benchmark(
     citation=CHIU_CITATION,
 )
 
-#: mteb's own STS tasks (``datasets build --sts-mirrors`` installs offline mirrors of their datasets);
-#: ``EvalRank-Study`` holds them as :func:`~mteb_evalrank.tasks._encoding.encode_once` variants (the
-#: same tasks, encoding through the run's embedding cache), never replacing mteb's registered classes
+#: mteb's own STS tasks, held by ``EvalRank-Study`` as ``encode_once`` variants (through the embedding cache)
 STUDY_STS_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R")
 
-#: the offline study: every intrinsic evaluation of the EvalRank paper's Tables 3 and 6 next to
-#: the SentEval-protocol downstream tasks they are correlated with
+#: the offline study: the intrinsic evaluations of EvalRank's Tables 3 and 6 and the downstream tasks
 EVALRANK_STUDY = Benchmark(
     name="EvalRank-Study",
     display_name="EvalRank study (intrinsic vs downstream)",
@@ -132,13 +126,9 @@ EVALRANK_STUDY = Benchmark(
 )
 #: every benchmark the plugin registers with mteb
 BENCHMARKS: tuple[Benchmark, ...] = (
-    EVALRANK,
-    EVALRANK_WORD_SIMILARITY,
-    EVALRANK_DOWNSTREAM,
-    EVALRANK_DOWNSTREAM_SENTEVAL,
-    EVALRANK_EXTRINSIC,
+    EVALRANK, EVALRANK_WORD_SIMILARITY, EVALRANK_DOWNSTREAM, EVALRANK_DOWNSTREAM_SENTEVAL, EVALRANK_EXTRINSIC,
     EVALRANK_STUDY,
-)
+)  # fmt: skip
 
 # completes `import mteb_evalrank`'s registration if mteb was first imported by this module
 _postponed.finish_postponed(__name__)

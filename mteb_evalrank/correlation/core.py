@@ -1,32 +1,9 @@
 """``correlate``: rank correlation, across models, of intrinsic vs extrinsic score columns.
 
-For every (intrinsic, extrinsic) pair the models having both scores are used (the others are
-counted in ``n_missing``); ``n`` is stated for every cell. Statistics: see
-:mod:`mteb_evalrank.correlation.stats`. Eger et al.'s pitfalls: ``control_dim`` adds the partial
-Spearman ρ controlling for the embedding dimension (models without a known dimension are left
-out of that number and listed), ``dim_band=(lo, hi)`` keeps only models with ``lo <= dim <= hi``.
-``gap=True`` marks the evaluation-gap layout of Abe et al. (one reference column against many
-subset columns): same numbers, a one-row table and a line plot instead of the heatmap.
-
-Families (:func:`resolve_families`): every model gets a family, so that resampling and tests
-treat variants of one base model as one unit (:mod:`.stats`). Precedence: an explicit mapping
-(``families``, CLI ``--families FILE``), then ``family_regex`` (first group, else the whole
-match), then the zoo's :func:`mteb_evalrank.models.model_family` (any other model is its own
-family). ``cluster=False`` (``--no-families``) makes every model its own family (the plain model
-bootstrap; states that it ignores the clustering). Every cell reports ``n`` models and
-``n_families``. p-values are adjusted for multiple comparisons (``p_adjust``: Holm, or
-Benjamini-Hochberg ``"fdr_bh"``): the pairs' permutation p-values as one family of tests, the
-``compare`` swap-test p-values as another; reports call a result significant only by the
-adjusted p (< 0.05).
-
-Within-family view (``within_families=True``, CLI ``--within-families``): every statistic is the
-pooled within-family one of :mod:`.stats` (ρ_W: ranks centred within each family of at least
-:data:`.stats.MIN_FAMILY_SIZE` models, pooled; r_W; the partial ρ_W; Kendall's τ is not computed),
-with the family-cluster bootstrap and the within-family permutation and swap tests over the
-families used. Per pair, the families used are those with at least 3 models having both scores
-(listed in the notes and in ``correlations.json`` under ``within_families``); ``n`` and
-``n_families`` count the models and families used, ``n_missing`` the models without both scores.
-Same files and layout; the reports name the statistic.
+Per pair: the models having both scores (``n``; others ``n_missing``). Families
+(:func:`resolve_families`: mapping, ``family_regex``, the zoo's, own name) are the resampling units
+of :mod:`.stats`. The pairs' permutation p and the swap-test p are adjusted as two families of
+tests. ``within_families``: the pooled within-family statistics (families of >= 3 models, no τ).
 """
 
 from __future__ import annotations
@@ -72,12 +49,7 @@ class CorrelationResult(CorrelationData):
         scatter: Iterable[tuple[str, str]] = (),
         family_plot: Iterable[tuple[str, str]] = (),
     ) -> dict[str, Path]:
-        """Write ``correlations.csv/.json``, ``report.md``, ``scores.csv`` and the figures.
-
-        ``scatter``: a rank scatter per (intrinsic, extrinsic) pair; ``family_plot``: a family plot
-        per pair, with each family's own ρ in ``report.md`` and in ``correlations.json``
-        (``per_family``). A pair that was not computed: CorrelationInputError, nothing written.
-        """
+        """Write ``correlations.csv/.json``, ``report.md``, ``scores.csv`` and the figures."""
         from . import figures, report
 
         scatter, family_plot = list(scatter), list(family_plot)
@@ -139,16 +111,11 @@ def resolve_families(
 
 
 def read_families(path: str | Path) -> dict[str, str]:
-    """A model -> family mapping from a JSON object or a CSV with columns ``model,family``.
-
-    UTF-8 (a byte-order mark is dropped), ``\r\n`` line ends and blank lines are accepted; a
-    model repeated with the same family is accepted, with two families it is an error naming
-    the file (and for a CSV both lines).
+    """A model -> family mapping from a JSON object or a CSV ``model,family`` (UTF-8, BOM dropped).
 
     Raises:
-        CorrelationInputError: naming the file (and ``file:line`` where there is one) for a
-            missing file, a byte that is not UTF-8, invalid JSON, a CSV without the columns
-            ``model,family`` or a row without both, a model given two families.
+        CorrelationInputError: naming the file (and line): missing, bad UTF-8 or JSON, bad columns or
+            rows, a model given two families.
     """
     path = Path(path)
     if not path.is_file():
@@ -212,8 +179,7 @@ def _families_csv(path: Path, text: str) -> dict[str, str]:
 
 
 def _family_note(families: dict[str, str], source: str, within: bool = False) -> list[str]:
-    """What the resampling units are, and a plain warning when the families are few (in the
-    within-family view: the families listed, and the warning for the families of >= 3 models)."""
+    """What the resampling units are, and a warning when the families are few."""
     if source == "none":
         return ["families ignored (--no-families): every model is its own resampling unit, "
                 "which overstates certainty when models are variants of a few base models"]  # fmt: skip
@@ -295,33 +261,22 @@ def _pair(
         seed=settings.seed,
     )  # fmt: skip
     partial, n_partial = _partial_dim(both, dims, families, within) if dims is not None else (None, None)
-    return PairResult(
-        intrinsic=intrinsic,
-        extrinsic=extrinsic,
-        n=n_used,
-        n_missing=len(table) - n,
-        spearman=rho,
-        spearman_ci_low=ci.low,
-        spearman_ci_high=ci.high,
-        spearman_p=stats.permutation_p_spearman(
-            x, y, families=fam, within=within, n_permutations=settings.n_permutations, seed=settings.seed
-        ),
-        spearman_p_adj=float("nan"),  # set over all pairs in correlate()
-        pearson=r,
-        kendall=tau,  # no pooled within-family τ
-        partial_spearman_dim=partial,
-        n_partial=n_partial,
-        n_families=n_families,
-        ci_units=ci.units,
+    p = stats.permutation_p_spearman(
+        x, y, families=fam, within=within, n_permutations=settings.n_permutations, seed=settings.seed
     )
+    return PairResult(
+        intrinsic=intrinsic, extrinsic=extrinsic, n=n_used, n_missing=len(table) - n, spearman=rho,
+        spearman_ci_low=ci.low, spearman_ci_high=ci.high, spearman_p=p,
+        spearman_p_adj=float("nan"),  # set over all pairs in correlate()
+        pearson=r, kendall=tau,  # no pooled within-family τ
+        partial_spearman_dim=partial, n_partial=n_partial, n_families=n_families, ci_units=ci.units,
+    )  # fmt: skip
 
 
 def _partial_dim(
     both: pd.DataFrame, dims: pd.Series, families: Mapping[str, str], within: bool
 ) -> tuple[float, int]:
-    """The partial ρ (or ρ_W) of the pair ``both`` (intrinsic, extrinsic) given the embedding dimension,
-    and the models it rests on: those of known dimension (within families: of the families of at
-    least MIN_FAMILY_SIZE such models)."""
+    """The partial ρ (or ρ_W) of ``both`` given the dimension, and the models of known dimension it uses."""
     known = dims.reindex(both.index).dropna()
     labels = [families[name] for name in known.index]
     x, y = (both.loc[known.index, column].to_numpy() for column in both.columns)
@@ -410,22 +365,11 @@ def correlate(
     within_families: bool = False,
     controls: Sequence[str] = (),
 ) -> CorrelationResult:
-    """Correlate every intrinsic column with every extrinsic column across the models.
+    """Correlate every intrinsic column with every extrinsic column across the models (docs/correlation.md).
 
-    ``complete=True`` keeps only the models that have every column (one n for the whole
-    table); otherwise models are dropped per pair. Column syntax and revision choice: see
-    :mod:`mteb_evalrank.correlation.table`.
-    ``compare=[(a, b), ...]``: for each pair of intrinsic columns, the difference of their mean
-    ρ over the extrinsic columns, its CI and paired swap test (:class:`Comparison`).
-    ``results`` may also be one score table (a ``.csv``: :func:`.table.load_score_table`).
-    Families, resampling units and the p-value adjustment: see the module docstring.
-    ``within_families=True``: the within-family view (module docstring).
-    ``controls``: baseline rows (:func:`_add_controls`): ``"dim"`` is the row
-    :data:`DIMENSION_ROW` (each model's embedding dimension as its score), any other entry a
-    column (e.g. a coverage score, ``EvalRankWord::background_coverage``), added to the intrinsic
-    rows if missing. Every other intrinsic row is compared with each control as with ``compare``
-    (``control_comparisons``, p adjusted over them): a row beats a control when the CI of Δ lies
-    above 0.
+    ``complete``: only models having every column (else dropped per pair); ``compare``: row pairs
+    (:class:`Comparison`); ``controls``: baseline rows (``"dim"`` = :data:`DIMENSION_ROW`, else a
+    column), compared with every other row (``control_comparisons``).
     """
     _check_arguments(intrinsic, extrinsic, gap, p_adjust, within_families and not cluster)
     intrinsic = [*intrinsic, *(c for c in controls if c != "dim" and c not in map(str, intrinsic))]
@@ -447,21 +391,12 @@ def correlate(
     table = ScoreTable(frame, table.describe, loaded)
     family_of, source = resolve_families(frame.index, families, family_regex, cluster)
     settings = Settings(
-        results=loaded.folders,
-        split=split,
-        n_bootstrap=n_bootstrap,
-        n_permutations=n_permutations,
-        confidence=confidence,
-        seed=seed,
-        complete=complete,
-        control_dim=control_dim,
+        results=loaded.folders, split=split, n_bootstrap=n_bootstrap, n_permutations=n_permutations,
+        confidence=confidence, seed=seed, complete=complete, control_dim=control_dim,
         dim_band=(dim_band[0], dim_band[1]) if dim_band else None,  # a list from JSON or the CLI
-        gap=gap,
-        families=source,
-        p_adjust=p_adjust,
-        within_families=within_families,
+        gap=gap, families=source, p_adjust=p_adjust, within_families=within_families,
         controls=tuple(control_labels),
-    )
+    )  # fmt: skip
     notes += _family_note(family_of, source, within_families) + _protocol_note(labels_ex)
     dim_series = frame.index.to_series().map(dims).dropna().astype(float) if control_dim else None
     pairs, pair_notes = _pairs(frame, labels_in, labels_ex, dim_series, settings, family_of)
@@ -473,18 +408,10 @@ def correlate(
     means = [_row_mean(frame, a, labels_ex, settings, family_of, dim_series) for a in rows]
     checks = [(a, c) for c in control_labels for a in labels_in if a not in control_labels]
     return CorrelationResult(
-        pairs,
-        labels_in,
-        labels_ex,
-        table,
-        settings,
-        [*notes, *pair_notes, *loaded.notes],
-        comparisons,
-        family_of,
-        [r for r in means if r is not None],
-        pooled,
+        pairs, labels_in, labels_ex, table, settings, [*notes, *pair_notes, *loaded.notes], comparisons,
+        family_of, [r for r in means if r is not None], pooled,
         _comparisons(frame, checks, labels_in, labels_ex, settings, family_of),
-    )
+    )  # fmt: skip
 
 
 def _check_arguments(
@@ -527,8 +454,7 @@ def _select_models(
     complete: bool,
     control_dim: bool,
 ) -> tuple[pd.DataFrame, list[str]]:
-    """The models of the requested view (size band, complete table, else any score) and notes on
-    what was left out."""
+    """The models of the requested view (size band, complete table, else any score), and notes."""
     notes: list[str] = []
     frame = scores
     if dim_band is not None:
@@ -564,11 +490,7 @@ def _add_controls(
     controls: Sequence[str],
     dims: Mapping[str, int | None],
 ) -> tuple[pd.DataFrame, list[str], list[str]]:
-    """The frame and intrinsic labels with the control rows, and the controls' labels.
-
-    ``"dim"`` adds the column :data:`DIMENSION_ROW` (models of unknown dimension: missing); any
-    other control is a column spec already among the intrinsic rows (``correlate`` adds it).
-    """
+    """The frame and intrinsic labels with the control rows, and the controls' labels."""
     labels: list[str] = []
     for control in controls:
         if control == "dim":
@@ -592,8 +514,7 @@ def _pairs(
     settings: Settings,
     families: Mapping[str, str],
 ) -> tuple[list[PairResult], list[str]]:
-    """Every (intrinsic, extrinsic) pair of distinct columns, with adjusted p-values, and notes on
-    the pairs without a CI, p-value or ρ."""
+    """Every pair of distinct columns with adjusted p, and notes on pairs without a CI, p or ρ."""
     pairs = [_pair(frame, a, b, dims, settings, families) for a in labels_in for b in labels_ex if a != b]
     if not pairs:
         raise CorrelationInputError("no (intrinsic, extrinsic) pair of distinct columns")
@@ -684,16 +605,11 @@ def _compare(
     both = frame[[a, b, *columns]].dropna()
     try:
         d = stats.mean_spearman_difference(
-            both[a].to_numpy(),
-            both[b].to_numpy(),
-            both[columns].to_numpy(),
-            families=[families[name] for name in both.index],
-            within=settings.within_families,
-            n_resamples=settings.n_bootstrap,
-            n_permutations=settings.n_permutations,
-            confidence=settings.confidence,
-            seed=settings.seed,
-        )
+            both[a].to_numpy(), both[b].to_numpy(), both[columns].to_numpy(),
+            families=[families[name] for name in both.index], within=settings.within_families,
+            n_resamples=settings.n_bootstrap, n_permutations=settings.n_permutations,
+            confidence=settings.confidence, seed=settings.seed,
+        )  # fmt: skip
     except stats.TooFewModelsError as error:
         raise CorrelationInputError(
             f"--compare {a} {b}: {error} with both rows and every extrinsic column"

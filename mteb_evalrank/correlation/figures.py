@@ -1,13 +1,5 @@
-"""Figures (matplotlib, Agg backend): ρ heatmap, rank-vs-rank scatter, evaluation-gap plot, family plot.
-
-The scatter is the EvalRank paper's Figure 4: each model is a point at (its rank by the
-intrinsic score, its rank by the extrinsic score), rank 1 = best (highest score).
-In the within-family view the heatmap shows the pooled within-family ρ and the scatter each
-model's rank within its family (centred: 0 = the family's middle), one colour per family pooled.
-The family plot shows the scores themselves (intrinsic vs extrinsic), one colour and marker per
-family, each family's models joined in order of the intrinsic score, and in the legend each
-family's own Spearman ρ (:func:`.stats.family_spearman`; "–" below 3 models): the trends within
-the families beside the differences between them (the same figure in both views).
+"""Figures (matplotlib, Agg): ρ heatmap, rank scatter (EvalRank's Figure 4, 1 = best; within
+families: centred ranks within the family), evaluation-gap plot, family plot (docs/correlation.md).
 """
 
 from __future__ import annotations
@@ -120,13 +112,8 @@ def _within_scatter(
         k = len(members)
         rx = stats.rankdata(-members[intrinsic].to_numpy()) - (k + 1) / 2
         ry = stats.rankdata(-members[extrinsic].to_numpy()) - (k + 1) / 2
-        ax.scatter(
-            rx + rng.uniform(-0.12, 0.12, k),
-            ry + rng.uniform(-0.12, 0.12, k),
-            s=14,
-            alpha=0.7,
-            label=f"{family} ({k})",
-        )
+        jitter = rng.uniform(-0.12, 0.12, (2, k))
+        ax.scatter(rx + jitter[0], ry + jitter[1], s=14, alpha=0.7, label=f"{family} ({k})")
     low, high = ax.get_xlim()
     ax.plot([low, high], [low, high], color="grey", lw=0.8, ls="--")
     ax.set_xlabel(f"rank within family by {intrinsic} (centred)")
@@ -174,15 +161,10 @@ def family_plot(result: CorrelationData, intrinsic: str, extrinsic: str, path: P
         members = both[[result.families.get(name, name) == family for name in both.index]]
         members = members.sort_values(intrinsic)
         ax.plot(
-            members[intrinsic].to_numpy(),
-            members[extrinsic].to_numpy(),
-            color=colours(i % colours.N),
-            marker=MARKERS[i % len(MARKERS)],
-            markersize=4.5,
-            lw=0.8,
-            alpha=0.8,
+            members[intrinsic].to_numpy(), members[extrinsic].to_numpy(), color=colours(i % colours.N),
+            marker=MARKERS[i % len(MARKERS)], markersize=4.5, lw=0.8, alpha=0.8,
             label=f"{family} ({k}): ρ = {rho:.2f}" if np.isfinite(rho) else f"{family} ({k}): ρ = –",
-        )
+        )  # fmt: skip
     ax.set_xlabel(intrinsic)
     ax.set_ylabel(extrinsic)
     ax.grid(alpha=0.3, lw=0.5)
@@ -210,14 +192,8 @@ def family_colours(result: CorrelationData) -> dict[str, str]:
 
 
 def scatter_panels(result: CorrelationData, intrinsic: str) -> dict[str, Any]:
-    """The data of the small multiples of ``intrinsic`` that the report page draws in the browser:
-    each extrinsic column against the ``intrinsic`` score, one panel per extrinsic column and one
-    point per model having both scores, coloured by family.
-
-    Returns ``{"x": intrinsic, "models": [...], "families": [family per model], "colours":
-    {family: "#rrggbb"}, "xs": [...], "panels": [{"title", "rho", "ys": [...]}]}``: the scores ×100
-    rounded to 2 decimals (``None`` where missing), ``rho`` the pair's Spearman ρ with its CI and
-    the number of models (:func:`_rho_ci`), all from the correlation result.
+    """The report page's small multiples of ``intrinsic``: ``{"x", "models", "families", "colours", "xs",
+    "panels": [{"title", "rho", "ys"}]}``, scores ×100 to 2 decimals (``None``: missing).
     """
     frame = result.table.frame
     models = [str(name) for name in frame.index]
@@ -270,8 +246,7 @@ def check_pairs(result: CorrelationData, kind: str, pairs: list[tuple[str, str]]
 def write_figures(
     result: CorrelationData, out: Path, scatter: list[tuple[str, str]], family: list[tuple[str, str]]
 ) -> dict[str, Path]:
-    """Heatmap (or gap plot), one scatter per ``scatter`` pair and one family plot per ``family``
-    pair (pairs checked by :func:`check_pairs`); returns name -> path."""
+    """Heatmap (or gap plot), one scatter per ``scatter`` pair, one family plot per ``family`` pair."""
     paths = (
         {"evaluation gap": gap_plot(result, out / "gap.png")}
         if result.settings.gap

@@ -1,15 +1,6 @@
-"""``report.md``: the papers' table layout (rows = intrinsic, columns = extrinsic, ρ×100).
+"""``report.md``: the papers' table layout (rows intrinsic, columns extrinsic, ρ×100) (docs/correlation.md).
 
-The best (highest ρ) intrinsic column for each extrinsic column is in bold (not with a single
-row: the gap table); the ``mean`` column is the mean ρ of a row over the extrinsic columns.
-Below it: n models and n families per cell (once if the same for all), the grid with CIs, the
-comparisons, the figures, a long table with CIs, raw and adjusted p-values, Pearson, Kendall (and
-the partial ρ), the columns' definitions and the notes (families, what was left out). The word
-"significant" is used only for adjusted p-values (< 0.05).
-
-In the within-family view (``settings.within_families``) the layout is the same; the title, the
-first sentence and the test descriptions name the pooled within-family statistics, and a line
-under the table lists the families pooled.
+Bold: the best row per column (not with one row). "Significant" only by adjusted p (< 0.05).
 """
 
 from __future__ import annotations
@@ -92,14 +83,9 @@ def _ci_words(result: CorrelationData) -> str:
 
 
 def markdown(
-    result: CorrelationData,
-    figures: dict[str, Path],
-    out: Path,
-    family_plot: Sequence[tuple[str, str]] = (),
+    result: CorrelationData, figures: dict[str, Path], out: Path, family_plot: Sequence[tuple[str, str]] = ()
 ) -> str:
-    """``report.md``: the ρ table, n per cell, the CIs, row means, comparisons, figures, the
-    per-family ρ of the ``family_plot`` pairs, all pairs, the columns and the notes (one function
-    per section)."""
+    """``report.md``: one function per section, in the order of the page."""
     lines = [
         *_summary_section(result),
         *_row_means_section(result),
@@ -214,8 +200,7 @@ def _per_family_section(result: CorrelationData, pairs: Sequence[tuple[str, str]
 
 
 def _row_means_section(result: CorrelationData) -> list[str]:
-    """Mean ρ of each row over the extrinsic columns, with its CI (none in the gap layout); with
-    ``control_dim`` also the mean partial ρ given the embedding dimension, with its CI."""
+    """Mean ρ of each row over the extrinsic columns with its CI (``control_dim``: mean partial ρ)."""
     if not result.row_means:
         return []
     partial = result.settings.control_dim and not result.settings.within_families

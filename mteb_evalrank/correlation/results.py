@@ -1,10 +1,5 @@
-"""The result types of :func:`mteb_evalrank.correlation.correlate`: one pair's statistics
-(:class:`PairResult`), the settings (:class:`Settings`), row comparisons (:class:`Comparison`), row
-means (:class:`RowMean`) and all of them with their score table (:class:`CorrelationData`).
-
-The reports (:mod:`.report`) and figures (:mod:`.figures`) read these types; the driver
-(:mod:`.core`) computes them and its ``CorrelationResult`` adds writing the files, so imports go one
-way: ``core`` -> ``report``, ``figures`` -> ``results`` -> ``table``.
+"""The result types of :func:`mteb_evalrank.correlation.correlate`; imports go one way:
+``core`` -> ``report``, ``figures`` -> ``results`` -> ``table``.
 """
 
 from __future__ import annotations
@@ -76,13 +71,8 @@ class Settings:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Does intrinsic row ``a`` predict the extrinsic columns better than row ``b``?
-
-    ``difference`` = mean ρ(a) − mean ρ(b) over the extrinsic columns, on the ``n`` models
-    that have both rows and every extrinsic column: (family-cluster) bootstrap CI and the
-    two-sided p of the paired swap test (``p_swap``; ``p_swap_adj`` adjusted over the
-    comparisons; ``p_min`` = the smallest p the test can give with ``n_units`` units):
-    :func:`mteb_evalrank.correlation.stats.mean_spearman_difference`.
+    """Row ``a`` against row ``b``: ``difference`` = mean ρ(a) − mean ρ(b) over the extrinsic columns, CI
+    and swap test (:func:`.stats.mean_spearman_difference`); ``p_swap_adj`` over the comparisons.
     """
 
     a: str
@@ -104,8 +94,7 @@ class Comparison:
 
 @dataclass(frozen=True)
 class RowMean:
-    """Mean ρ of one intrinsic row over the extrinsic columns, on the ``n`` models having all of them,
-    with its (family-cluster) bootstrap CI (:func:`mteb_evalrank.correlation.stats.mean_spearman_ci`)."""
+    """Mean ρ of one row over the extrinsic columns, its CI (:func:`.stats.mean_spearman_ci`)."""
 
     intrinsic: str
     n: int
@@ -122,12 +111,7 @@ class RowMean:
 
 @dataclass
 class CorrelationData:
-    """Pairs, the score table they came from, the settings and notes on what was left out.
-
-    What :func:`mteb_evalrank.correlation.correlate` computes, without file output: the reports
-    (:mod:`.report`) and figures (:mod:`.figures`) read it, and
-    :class:`mteb_evalrank.correlation.CorrelationResult` (this plus ``write``) writes them.
-    """
+    """Pairs, their score table, settings and notes: what ``correlate`` computes, without ``write``."""
 
     pairs: list[PairResult]
     intrinsic: list[str]
@@ -162,8 +146,7 @@ class CorrelationData:
         raise KeyError((intrinsic, extrinsic))
 
     def family_spearman(self, intrinsic: str, extrinsic: str) -> dict[str, tuple[int, float]]:
-        """Each family's own Spearman ρ over its models having both scores: ``{family: (k, ρ)}``
-        (:func:`.stats.family_spearman`: NaN below :data:`.stats.MIN_FAMILY_SIZE` models)."""
+        """Each family's own ρ on the models having both scores (:func:`.stats.family_spearman`)."""
         both = self.table.frame[[intrinsic, extrinsic]].dropna()
         return stats.family_spearman(
             both[intrinsic].to_numpy(dtype=float),
@@ -172,8 +155,7 @@ class CorrelationData:
         )
 
     def per_family_json(self, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        """``correlations.json``'s ``per_family``: per pair, ``{family: {"n": k, "spearman": ρ}}``
-        (ρ ``null`` when undefined)."""
+        """``correlations.json``'s ``per_family``: per pair ``{family: {"n": k, "spearman": ρ or null}}``."""
         return [
             {
                 "intrinsic": a,

@@ -1,89 +1,40 @@
-"""Rank-correlation statistics across models, vectorised with numpy.
+"""Rank-correlation statistics across models, vectorised with numpy (docs/correlation.md).
 
-Conventions (functions take equally long 1-D float arrays ``x``, ``y`` without NaN, one entry per
-model, and optionally ``families``: one label per model, e.g. the zoo's ``model_family``):
+Functions take equally long 1-D float arrays ``x``, ``y`` without NaN (one entry per model) and
+optionally ``families`` (one label per model). Conventions and formulas:
 
-* Spearman's ρ = Pearson's r of the average ranks (ties get the mean of their ranks), i.e.
-  ``scipy.stats.spearmanr``; Kendall's τ is τ-b (``scipy.stats.kendalltau``). A side is
-  *constant* (ρ, r undefined: NaN) when its spread ``max − min`` is at most
-  :data:`CONSTANT_ULPS` ulps of its largest magnitude: a relative criterion, so ``x·1e-9`` gives
-  the same r as ``x``. At least :data:`MIN_MODELS` models are needed (:class:`TooFewModelsError`).
-* **Resampling units.** Models that are variants of one base model are not independent, so the
-  units of resampling are the *families* when families are given and at least one has two or
-  more models; a model without a family is its own family. If every model is its own family, or
-  all are in one family (a within-family analysis: the question is then about the variants),
-  the units are the models.
-* **Bootstrap CI** (family-cluster bootstrap): draw ``G`` families with replacement (``G`` = the
-  number of families), take *all* models of each drawn family (a family drawn twice counts twice),
-  recompute ρ on the resample (ranks recomputed, ties averaged), and take the percentile interval
-  ``[q_{α/2}, q_{1-α/2}]``. With models as units this is the ordinary bootstrap over models.
-  Implemented with weights: model ``i`` gets weight ``w_i`` = how often its family was drawn;
-  ρ of the weighted sample equals ρ of the expanded resample. Resamples on which ρ is undefined
-  (one side constant) are left out and counted. Fewer than :data:`MIN_FAMILIES` families: NaN
-  with a reason (2 families give 4 resamples, half of them one family). With ``G`` families
-  there are only ``C(2G−1, G)`` distinct resamples (10 for ``G = 3``): the CI is coarse.
-* **Permutation p-value of ρ** (two-sided, ``scipy.stats.permutation_test``'s convention):
-  ``p = min(1, 2·min(p_≥, p_≤))``, ``p_≥ = (1 + #{ρ* ≥ ρ_obs})/(1 + B)`` (Phipson & Smyth 2010:
-  never 0). Permutations are drawn *within strata*: each family of two or more models is a
-  stratum and the single-model families form one more stratum. Null hypothesis: within each
-  stratum ``y`` is exchangeable against ``x`` — i.e. the intrinsic score orders models no better
-  than chance *beyond what family membership explains*. Permuting across families would treat
-  the family effect (e.g. GloVe below MiniLM) as evidence, which with 3 families rests on 3
-  independent units; permuting whole families is not possible with unequal family sizes and would
-  have at most ``G!`` orderings (6 for 3 families). With one stratum this is the ordinary
-  permutation test.
-* **Comparing two intrinsic rows** ``a``, ``b`` against the same ``k`` extrinsic columns:
-  ``Δ = (1/k) Σ_j ρ(a, y_j) − (1/k) Σ_j ρ(b, y_j)``; CI by the (family-cluster) bootstrap above,
-  one resample for both rows and all columns. **Paired swap test** (two-sided): under the null
-  that ``a`` and ``b`` are exchangeable, swap the ranks of ``a`` and ``b`` (ranks over the
-  models, so the two rows are on one scale; ρ only sees ranks) within each unit (model, or whole
-  family when the units are families), recompute Δ, ``p = #{|Δ*| ≥ |Δ_obs|} / 2^U`` by full
-  enumeration of the ``2^U`` swap patterns when ``2^U ≤ n_permutations`` (exact; the smallest
-  attainable p is ``2/2^U``: 0.25 with 3 families), else ``(1 + #)/(1 + B)`` over ``B`` random
-  patterns.
-* **Multiple comparisons**: :func:`adjust_pvalues` (Holm by default, Benjamini-Hochberg as
-  ``"fdr_bh"``) via ``statsmodels.stats.multitest.multipletests``; NaN stays NaN.
-* Partial Spearman controlling for ``z``: Pearson partial correlation of the ranks,
-  ``ρ_xy·z = (ρ_xy − ρ_xz ρ_yz) / sqrt((1 − ρ_xz²)(1 − ρ_yz²))``.
+* Spearman's ρ = Pearson's r of the average ranks (``scipy.stats.spearmanr``); Kendall's τ-b
+  (``scipy.stats.kendalltau``). A side is *constant* (NaN) when ``max − min`` is at most
+  :data:`CONSTANT_ULPS` ulps of its largest magnitude. At least :data:`MIN_MODELS` models.
+* **Units**: the families when some family has ≥ 2 models and there are ≥ 2 families (a model
+  without a family is its own), else the models.
+* **Bootstrap CI** (family-cluster): draw ``G`` units with replacement, take all models of each
+  drawn unit (as weights ``w_i``: ρ of the weighted sample = ρ of the expanded resample), ranks
+  recomputed, percentile interval ``[q_{α/2}, q_{1-α/2}]``; resamples with ρ undefined are left
+  out and counted. Fewer than :data:`MIN_FAMILIES` families: NaN with a reason (``G`` families
+  give only ``C(2G−1, G)`` distinct resamples).
+* **Permutation p** (two-sided): ``p = min(1, 2·min(p_≥, p_≤))``, ``p_≥ = (1 + #{ρ* ≥ ρ_obs})/(1 + B)``
+  (Phipson & Smyth 2010), ``y`` permuted *within strata*: each family of ≥ 2 models, plus one
+  stratum of the single models. Null: within each stratum ``y`` is exchangeable against ``x``.
+* **Two rows** ``a``, ``b`` against ``k`` columns: ``Δ = (1/k) Σ_j ρ(a, y_j) − (1/k) Σ_j ρ(b, y_j)``,
+  CI by the bootstrap above. **Paired swap test**: swap the ranks of ``a`` and ``b`` within each
+  unit, recompute Δ; ``p = #{|Δ*| ≥ |Δ_obs|} / 2^U`` over all ``2^U`` patterns when
+  ``2^U ≤ n_permutations`` (smallest p ``2/2^U``), else ``(1 + #)/(1 + B)`` over ``B`` random ones.
+* **Multiple comparisons**: :func:`adjust_pvalues` (Holm, or Benjamini-Hochberg ``"fdr_bh"``).
+* **Partial Spearman** given ``z``: ``ρ_xy·z = (ρ_xy − ρ_xz ρ_yz) / sqrt((1 − ρ_xz²)(1 − ρ_yz²))``.
 
-**Within-family view** (the ``within_*`` point estimates, ``within=True`` of the resampling functions;
-EvalRank's question asked inside each family, with the family effects removed). Only families of at
-least :data:`MIN_FAMILY_SIZE` models enter (:class:`Pooling` lists the families used and those left
-out); ``F`` = their number. In family
-``g`` (``n_g`` models) rank both variables within the family (average ranks for ties) and centre
-them: ``c^x_gi = rank_g(x_i) − (n_g + 1)/2`` (the mean of the average ranks), likewise ``c^y``.
-The **pooled within-family Spearman** is the Pearson correlation of the concatenated centred
-ranks, which is what is implemented (every family's centred ranks sum to 0, so the pooled mean is
-0)::
+**Within-family view** (``within_*``, ``within=True``): families of at least
+:data:`MIN_FAMILY_SIZE` models (:class:`Pooling`), ``F`` of them. In family ``g`` (``n_g``
+models) rank within the family and centre, ``c^x_gi = rank_g(x_i) − (n_g + 1)/2``; then::
 
     ρ_W = Σ_g Σ_i c^x_gi c^y_gi / sqrt( Σ_g S^x_g · Σ_g S^y_g ),   S^x_g = Σ_i (c^x_gi)²
 
-Equivalently ``ρ_W = Σ_g ρ_g sqrt(S^x_g S^y_g) / sqrt(Σ_g S^x_g Σ_g S^y_g)`` with ``ρ_g`` the
-Spearman ρ within family ``g`` (:func:`family_spearman`): a weighted average of the
-within-family ρ. Without ties ``S^x_g = S^y_g = n_g(n_g² − 1)/12``, so the weights are
-``n_g(n_g² − 1) / Σ_h n_h(n_h² − 1)``
-(they sum to 1; with ties they sum to at most 1). A family in which one side is constant has no
-ρ_g but still adds its spread of the other side to the denominator: it pulls ρ_W towards 0.
-Adding a constant (or any increasing transformation) to one family's scores leaves ρ_W unchanged;
-family effects cannot create it. With one family ρ_W is that family's Spearman ρ, and every
-function below gives exactly the across-model result on that family's models (models as units).
-The pooled within-family Pearson ``r_W`` is the same formula on the values centred by their
-family mean; the partial ``ρ_W xy·z`` is the partial-correlation formula above with ``ρ_W``.
-
-* CI: the family-cluster bootstrap above over the ``F`` families used; a family drawn ``k`` times
-  contributes its centred ranks ``k`` times (the ranks within a family do not change, so ρ_W of
-  the resample is the weighted Pearson r of the centred ranks). Fewer than :data:`MIN_FAMILIES`
-  families: NaN with a reason.
-* p-value: the within-stratum permutation test above with the families used as strata (``y``
-  permuted within each family); null hypothesis: within every family the intrinsic score orders
-  the models no better than chance.
-* Comparing two rows: ``Δ_W = (1/k) Σ_j ρ_W(a, y_j) − (1/k) Σ_j ρ_W(b, y_j)``, CI by the same
-  bootstrap; paired swap test with the families as units: a family's within-family ranks of
-  ``a`` and ``b`` are exchanged (they are on one scale, 1..n_g; no re-ranking needed).
-
-Each resampling is one (B, n) numpy operation with a fixed seed (``numpy.random.default_rng``),
-so that the hundreds of pairs of an MTEB-scale table take seconds; the tests check them against
-scipy loops and exact enumerations.
+i.e. ``Σ_g ρ_g sqrt(S^x_g S^y_g) / sqrt(Σ_g S^x_g Σ_g S^y_g)`` (:func:`family_spearman`), weights
+``n_g(n_g² − 1) / Σ_h n_h(n_h² − 1)`` without ties. Family offsets cannot change ρ_W; with one
+family it is that family's ρ (models as units). ``r_W``: the same on values centred by their
+family mean; partial ``ρ_W``: the partial formula with ρ_W. CI: the cluster bootstrap over the
+``F`` families (ranks within a family unchanged); p: ``y`` permuted within each family; swap
+test: a family's within-family ranks of ``a`` and ``b`` exchanged. Seeds: ``numpy.random.default_rng``.
 """
 
 from __future__ import annotations
@@ -140,10 +91,7 @@ def _constant(v: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
 
 
 def _row_pearson(a: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """Pearson's r of each row of ``a`` (..., n) with the same row of ``b``; NaN if a side is constant.
-
-    ``weights`` (..., n): each entry counts ``w`` times (the r of the expanded sample).
-    """
+    """Pearson's r of rows of ``a``, ``b`` (..., n), entries counted ``weights`` times; NaN if constant."""
     if weights is None:  # each side reduced as it is, then broadcast (a permutation test's fixed side once)
         undefined = _constant(a) | _constant(b)
         a = a - a.mean(axis=-1, keepdims=True)
@@ -164,11 +112,7 @@ def _row_pearson(a: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None
 
 
 def _weighted_ranks(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Average ranks of ``x`` (n,) in the multiset where model ``i`` appears ``weights[..., i]`` times.
-
-    ``rank_i = #{copies below x_i} + (#{copies equal to x_i} + 1) / 2`` (what ``rankdata`` gives on
-    the expanded sample); entries of weight 0 get a rank that is never used.
-    """
+    """Average ranks of ``x`` (n,) in the multiset where model ``i`` appears ``weights[..., i]`` times."""
     # one product: [i, j] = 1 if x_j < x_i, 1/2 if x_j == x_i (exact in float64 for integer weights)
     below_or_half = (x[None, :] < x[:, None]) + 0.5 * (x[None, :] == x[:, None])
     return weights @ below_or_half.T + 0.5
@@ -322,12 +266,7 @@ def pooling(families: Sequence[str] | None, n: int) -> Pooling:
 
 
 def _centred(v: np.ndarray, codes: np.ndarray, ranks: bool = True) -> np.ndarray:
-    """Average ranks within each family minus the family's mean rank ``(n_g + 1)/2``; v (m,) or (m, k).
-    ``ranks=False`` (v (m,)): the values minus their family mean.
-
-    The ranks are half-integers, so the centred ranks (and their zero family sums) are exact; a
-    family whose values are constant (relative criterion) gives exact zeros, not rounding noise.
-    """
+    """Ranks within each family minus ``(n_g + 1)/2`` (exact); ``ranks=False``: minus the family mean."""
     out = np.empty(v.shape)
     for g in np.unique(codes):
         members = codes == g
@@ -340,13 +279,8 @@ def _centred(v: np.ndarray, codes: np.ndarray, ranks: bool = True) -> np.ndarray
 
 @dataclass(frozen=True)
 class View:
-    """The models a resampling statistic uses, its units and strata, and how it ranks the models.
-
-    Across models (``codes`` None): every model, the units of :func:`units`, ranks over the models
-    (recomputed on each resample: :func:`_weighted_ranks`). Within families (``within=True``): the
-    models of the families pooled, the families as units and strata, each model's rank centred
-    within its family (unchanged by resampling whole families); with one family pooled, that
-    family's models as units, ranked as across models.
+    """The models a resampling statistic uses, its units and strata, and their ranks: over the models
+    (recomputed per resample), or (``codes``) centred within each family (unchanged by resampling).
     """
 
     used: np.ndarray
@@ -399,8 +333,7 @@ def bootstrap_spearman_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Interval:
-    """Percentile (family-cluster) bootstrap CI of Spearman's ρ, or ρ_W ``within`` families (module
-    docstring)."""
+    """Percentile (family-cluster) bootstrap CI of ρ, or of ρ_W ``within`` families."""
     x, y = _check(x, y)
     u = view(families, len(x), within).units
     if reason := too_few_units(u):
@@ -429,9 +362,7 @@ def bootstrap_spearman_samples(
 
 @functools.lru_cache(maxsize=4)
 def _permutations_within(strata: tuple[int, ...], n: int, seed: int) -> np.ndarray:
-    """(n, len) read-only index rows, each permuting the positions independently within each stratum
-    (``numpy.random.default_rng(seed)``). Cached: the pairs over one set of models share them (the
-    sorting is most of a permutation test's cost)."""
+    """(n, len) read-only index rows permuting within each stratum; cached for the pairs of one model set."""
     codes, m = np.asarray(strata), len(strata)
     rng = np.random.default_rng(seed)
     if len(set(strata)) == 1:
@@ -453,8 +384,7 @@ def permutation_p_spearman(
     n_permutations: int = 10000,
     seed: int = 0,
 ) -> float:
-    """Two-sided (within-stratum) permutation p-value of Spearman's ρ, or of ρ_W ``within`` families
-    (``y`` permuted within each family pooled); NaN if ρ is undefined."""
+    """Two-sided (within-stratum) permutation p of ρ, or of ρ_W ``within`` families; NaN if undefined."""
     x, y = _check(x, y)
     v = view(families, len(x), within)
     rx, ry = v.ranks(x), v.ranks(y)
@@ -554,12 +484,9 @@ def mean_spearman_difference(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Difference:
-    """Difference of the mean Spearman ρ (or ρ_W ``within`` families) of rows ``a`` and ``b`` with the
-    columns of ``targets``.
+    """Δ of the mean ρ (or ρ_W) of rows ``a``, ``b`` over the columns of ``targets`` (n, k), CI and swap test.
 
-    ``targets`` is ``(n_models, k)``; see the module docstring for Δ, the bootstrap CI and the
-    paired swap test. Resamples on which some ρ is undefined are left out (``n_used`` counts the
-    others). ``n`` counts the models used.
+    Resamples with some ρ undefined are left out (``n_used`` counts the others); ``n`` = models used.
     """
     a, b = _check(a, b)
     a, y = _targets(a, targets)
@@ -595,8 +522,7 @@ def mean_spearman_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, Interval]:
-    """Mean over the columns of ``targets`` of ρ(a, column) (or ρ_W ``within`` families), and its
-    (family-cluster) bootstrap CI."""
+    """Mean over the columns of ``targets`` of ρ(a, column) (or ρ_W) and its cluster-bootstrap CI."""
     a, y = _targets(a, targets)
     v = view(families, len(a), within)
     mean = float(_mean_rho(v.ranks(a), v.ranks(y)))
@@ -631,13 +557,8 @@ def mean_partial_spearman_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, Interval]:
-    """Mean over the columns ``y_j`` of ``targets`` of the partial Spearman ρ of ``a`` and ``y_j``
-    given ``z`` (e.g. the embedding dimension), and its (family-cluster) bootstrap CI.
-
-    Per column, on the ranks: ``ρ_ay·z = (ρ_ay − ρ_az ρ_yz) / sqrt((1 − ρ_az²)(1 − ρ_yz²))``, the
-    Pearson correlation of the residuals of rank(a) and rank(y) regressed on rank(z); the mean is over
-    the columns where it is defined. Bootstrap as :func:`mean_spearman_ci` (ranks recomputed on each
-    resample; resamples where the mean is undefined are left out).
+    """Mean over the columns ``y_j`` of ``targets`` of the partial ρ (on the ranks) of ``a``, ``y_j`` given
+    ``z``, over the defined columns; its CI as :func:`mean_spearman_ci`.
     """
     a, z = _check(a, z)
     a, y = _targets(a, targets)
@@ -672,12 +593,9 @@ def within_spearman(x: np.ndarray, y: np.ndarray, *, families: Sequence[str]) ->
 
 
 def family_spearman(x: np.ndarray, y: np.ndarray, families: Sequence[str]) -> dict[str, tuple[int, float]]:
-    """Each family's own Spearman ρ_g: ``{family: (k, ρ_g)}`` over its ``k`` models.
+    """Each family's own Spearman ρ_g, ``{family: (k, ρ_g)}``, largest family first (ties by name).
 
-    ρ_g is :func:`spearman` (= ``scipy.stats.spearmanr``) on the family's models alone; NaN for a
-    family of fewer than :data:`MIN_FAMILY_SIZE` models (the threshold of the within-family view)
-    or with one side constant. ρ_W is a weighted average of these ρ_g (module docstring). Every
-    family is listed, the largest first (ties by name).
+    NaN below :data:`MIN_FAMILY_SIZE` models or with a constant side.
     """
     x, y = _check(x, y)
     labels = [str(label) for label in families]

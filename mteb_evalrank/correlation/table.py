@@ -1,36 +1,9 @@
-"""From mteb result folders (``ResultCache`` layout) to a model x column score table.
+"""From mteb result folders (``ResultCache`` layout) or a score table to a model x column score table.
 
-Reading goes through mteb's own ``ResultCache(path).load_results(include_remote=False,
-require_model_meta=False)``: it parses every ``results/<org__model>/<revision>/<Task>.json``
-(also pre-1.11 formats), takes model name and revision from ``model_meta.json`` or, without
-one, from the path, and attaches the model's ``ModelMeta`` (from the file, else mteb's model
-registry). Scores are read from each file's own ``main_score`` / metric keys, so a task mteb
-does not know (no class registered) still works: only ``tasks_of_type`` needs mteb's task
-metadata, and it lists such tasks instead of guessing. Exception: mteb itself looks the task up
-for results written by mteb < 1.12.48 (a PairClassification fix-up); such a file of an unknown
-task is an error that names the file (we do not re-implement mteb's reader for it). A damaged
-file (invalid JSON, missing keys) is skipped with one warning naming it, and listed in the notes
-(:mod:`mteb_evalrank.result_files`, the same rule as ``mteb-evalrank scores``).
-
-Conventions:
-
-* Column ``Task`` = the task's main score, averaged over the subsets (hf_subset) it has;
-  ``Task:subset`` = one subset; ``Task:subset:metric`` = another metric (``Task::metric`` =
-  a metric averaged over subsets); ``Task:*`` = one column per subset. The subsets averaged
-  are the union over all models in the split; a model lacking one of them has no score
-  (counted as missing, never averaged over fewer subsets).
-* Split: ``test`` unless told otherwise (one split for all columns).
-* One revision per model: the one given explicitly, else the *newest*: highest ``mteb_version``
-  among its task results (results without a version, e.g. ``external``, count as oldest),
-  ties broken by more tasks, then by revision name. Other revisions are listed in the notes.
-  ``revision_policy="merge"``: each task from the newest revision that has it (noted).
-* Several folders: results of the same (model, revision, task) in a later folder replace those
-  of an earlier one (listed in the notes).
-* A **score table** instead of folders (:func:`load_score_table`, e.g. ``docs/study/*/scores.csv``
-  as ``correlate`` writes it): one CSV, first column ``model``, one column per label. A column is
-  then selected by its label exactly (``Task:*`` = every column labelled ``Task:<subset>``); the
-  split and revision options do not apply (no revision is recorded), the embedding dimension
-  comes from mteb's model registry (the zoo's models are registered by this plugin).
+Columns (``Task``: main score, mean over the split's subsets, union over models, a model lacking
+one has none; ``Task:subset``, ``Task:subset:metric``, ``Task::metric``, ``Task:*``) and the
+revision choice (newest by ``mteb_version``, ties: more tasks, then name; or ``merge``):
+docs/correlation.md. Damaged files are skipped and noted (:mod:`mteb_evalrank.result_files`).
 """
 
 from __future__ import annotations
@@ -83,8 +56,7 @@ class ColumnSpec:
 
 @dataclass
 class ModelScores:
-    """The task results of one (model, revision), its embedding dimension and parameter count (None if
-    unknown)."""
+    """The task results of one (model, revision), its embedding dimension, parameter count (None: unknown)."""
 
     name: str
     revision: str
@@ -136,8 +108,7 @@ def _revision_key(tasks: Mapping[str, TaskResult], revision: str) -> tuple[Any, 
 
 
 def _meta_int(name: str, meta: Any, key: str = "embed_dim") -> tuple[int | None, str]:
-    """A positive integer field of the model's meta (``embed_dim``, ``n_parameters``), else of mteb's
-    model registry, and where it came from (``None, "unknown"``: neither has it)."""
+    """A positive int field of the model's meta, else of mteb's registry, and its source (None, "unknown")."""
     value = getattr(meta, key, None) if meta is not None else None
     source = "model_meta"
     if not isinstance(value, int):
@@ -177,11 +148,7 @@ def load_results(
     revisions: Mapping[str, str] | None = None,
     revision_policy: str = "newest",
 ) -> LoadedResults:
-    """Read result folders with mteb's ``ResultCache`` and keep one revision per model.
-
-    ``revision_policy="merge"`` instead takes each task from the newest revision that has it
-    (for result sets where e.g. ``external`` and a commit revision hold different tasks).
-    """
+    """Read result folders (``ResultCache``) or one score table, and keep one revision per model."""
     if revision_policy not in ("newest", "merge"):
         raise CorrelationInputError(f"revision policy {revision_policy!r}: use 'newest' or 'merge'")
 
@@ -213,9 +180,7 @@ def load_results(
 def _read_folders(
     folders: Sequence[str | Path],
 ) -> tuple[dict[tuple[str, str], dict[str, TaskResult]], dict[tuple[str, str], Any], list[str]]:
-    """Every (model, revision)'s task results over the folders (a later folder's result of the same
-    task wins, with a note), each (model, revision)'s model meta, and the notes (also: the damaged
-    files skipped, see :mod:`mteb_evalrank.result_files`)."""
+    """Each (model, revision)'s task results over the folders (a later folder wins), its meta, and notes."""
     from mteb.cache import ResultCache
 
     from mteb_evalrank.result_files import load_result_folder
@@ -287,8 +252,7 @@ def _choose_revision(
     revision_policy: str,
     notes: list[str],
 ) -> ModelScores:
-    """The scores of model ``name``: the ``requested`` revision, else the newest, or (``merge``) each
-    task from the newest revision having it; what was chosen is appended to ``notes``."""
+    """Model ``name``'s scores: the ``requested`` revision, the newest, or (``merge``) per task; noted."""
     ordered = sorted(revs, key=lambda r: _revision_key(merged[(name, r)], r), reverse=True)
     if requested is not None:
         if requested not in revs:
@@ -376,9 +340,7 @@ def tasks_of_type(loaded: LoadedResults, task_type: str, language: str | None = 
     return names
 
 
-#: the downstream protocols (docs/correlation.md, "Downstream protocols"): name -> what its tasks
-#: measure, in the order the reports show them. Each protocol is correlated on its own: a mean ρ
-#: over the tasks of two protocols would mix different questions and different models.
+#: the downstream protocols, each correlated on its own (docs/correlation.md): name -> what its tasks measure
 PROTOCOLS = {
     "senteval": "the SentEval transfer tasks under SentEval's protocol: the accuracy of a logistic "
     "regression trained on the frozen sentence vectors of the whole training split",
@@ -390,11 +352,8 @@ PROTOCOLS = {
 
 
 def downstream_protocol(task: str) -> str | None:
-    """The downstream protocol of ``task`` (a key of :data:`PROTOCOLS`), ``None`` for an intrinsic task.
-
-    Downstream = mteb type Classification: the plugin's ``SentEval<Name>`` tasks are ``senteval``,
-    its sequence-labelling tasks ``sequence-labelling``, any other Classification task
-    ``classification``. A task mteb does not know: ``None``.
+    """The downstream protocol of ``task`` (:data:`PROTOCOLS`): ``senteval``, ``sequence-labelling``, any
+    other mteb Classification task ``classification``; ``None`` for an intrinsic or unknown task.
     """
     import mteb
 
@@ -414,8 +373,7 @@ def downstream_protocol(task: str) -> str | None:
 
 
 def by_protocol(tasks: Iterable[str]) -> dict[str, list[str]]:
-    """The downstream tasks among ``tasks`` per protocol (in :data:`PROTOCOLS` order, tasks in
-    their given order); the others are left out."""
+    """The downstream tasks among ``tasks`` per protocol (:data:`PROTOCOLS` order); the others left out."""
     found: dict[str, list[str]] = {name: [] for name in PROTOCOLS}
     for task in tasks:
         if (protocol := downstream_protocol(task)) is not None:
@@ -424,8 +382,7 @@ def by_protocol(tasks: Iterable[str]) -> dict[str, list[str]]:
 
 
 def default_downstream(tasks: Sequence[str]) -> list[str]:
-    """The downstream tasks among ``tasks`` by default: those of a downstream protocol (mteb type
-    Classification), in their given order."""
+    """The tasks of ``tasks`` that belong to a downstream protocol, in their given order."""
     return [name for name in tasks if downstream_protocol(name) is not None]
 
 
@@ -445,12 +402,7 @@ def tasks_of_protocol(loaded: LoadedResults, protocol: str) -> list[str]:
 
 
 def intrinsic_columns(tasks: Sequence[str]) -> list[str]:
-    """Correlation rows: ``Task`` for a one-subset task, one ``Task:subset`` row per subset otherwise.
-
-    The subsets of an intrinsic task are different evaluations (e.g. EvalRankSent's ``stsb``
-    and ``str`` ablations), never averaged; downstream tasks stay whole (their subsets are
-    cross-validation folds, averaged).
-    """
+    """Correlation rows: ``Task`` for a one-subset task, else one ``Task:subset`` per subset."""
     import mteb
 
     columns = []

@@ -1,13 +1,7 @@
-"""``mteb-evalrank report``: one self-contained HTML page of an mteb results folder.
+"""``mteb-evalrank report``: one self-contained HTML page of an mteb results folder (docs/report.md).
 
-The page (``<out>/index.html``) needs nothing but itself: the heatmap is inline SVG (matplotlib), the
-scatter panels are drawn by an inline script from their data when opened (``templates/panels.js``),
-styles and the few lines of script that sort the tables are inline (``templates/report.html.j2``).
-Every number comes from the correlation module (:mod:`.correlation`): the score tables from its
-``table.py`` (a task's main score, averaged over its hf_subsets, split ``test``), the
-correlations, their CIs and the families' own ρ from ``correlate`` and :mod:`.correlation.stats`.
-The sections (scores, coverage, correlation, families, provenance, notes) and when each is shown:
-``docs/report.md``.
+Inline SVG heatmaps, scatter panels drawn by ``templates/panels.js`` from their data, inline styles
+(``templates/report.html.j2``); every number from :mod:`mteb_evalrank.correlation`.
 """
 
 from __future__ import annotations
@@ -53,9 +47,7 @@ with fewer it shows the comparison view instead (docs/report.md)."""
 
 @dataclass(frozen=True)
 class Cell:
-    """One table cell: its text, the number it sorts by (``None``: missing) and whether it is the
-    best of its column; ``colour``: a background (the family heat tables), with white text where
-    it is dark (|ρ| > 0.6)."""
+    """One table cell: text, sort value (``None``: missing), best of its column, background ``colour``."""
 
     text: str
     value: float | None = None
@@ -88,8 +80,7 @@ class Section:
 
 @dataclass(frozen=True)
 class ProtocolView:
-    """One downstream protocol's correlations: the mean-ρ table and heatmap (``overview``), all pairs,
-    the scatter sets, the families' own ρ and the family colours of its scatter plots."""
+    """One downstream protocol's correlations: overview, all pairs, scatters, families' ρ, colours."""
 
     title: str
     description: str
@@ -122,9 +113,7 @@ class Page:
 
 @dataclass(frozen=True)
 class Options:
-    """What the page is asked for: ``--benchmark``, ``--models``, ``--model-regex``, ``--families`` (a
-    model -> family mapping, :func:`..correlation.core.read_families`; default the zoo's families) and
-    the settings of ``correlate`` (its defaults)."""
+    """What the page is asked for (``--benchmark``, ``--models``, ``--model-regex``, ``--families``)."""
 
     benchmark: str | None = None
     models: Sequence[str] | None = None
@@ -148,8 +137,7 @@ def write_report(results: str | Path, out: str | Path, options: Options | None =
     if blocking is not None:  # before any work: a file where the page's folder must be
         raise CorrelationInputError(f"--out {out}: {blocking} is a file, not a folder: give a folder.")
     start = time.perf_counter()
-    # one BLAS thread: the bootstrap multiplies small matrices (resamples × models × models), where a
-    # second thread costs more than it gives (the study's page: 20 s of CPU in correlate, 10 s so)
+    # one BLAS thread: on the bootstrap's small matrices a second one costs more than it gives
     with threadpool_limits(1):
         page = build_page(Path(results), options or Options())
     page.seconds = time.perf_counter() - start
@@ -168,29 +156,21 @@ def build_page(results: Path, options: Options) -> Page:
     families, _ = resolve_families(loaded.models, options.families)
     sections = _sections(options.benchmark, tasks)
     few = len(frame) < MIN_CORRELATION_MODELS
+    correlations = enumerate(_correlations(loaded, tasks, notes, options))
     return Page(
-        title=f"mteb-evalrank report: {results}",
-        source=str(results),
-        models=list(frame.index),
-        tasks=tasks,
+        title=f"mteb-evalrank report: {results}", source=str(results), models=list(frame.index), tasks=tasks,
         scores=_score_sections(frame, families, sections),
         coverage=_coverage_section(loaded, families, tasks),
-        correlation=[
-            _protocol_view(i, protocol, result)
-            for i, (protocol, result) in enumerate(_correlations(loaded, tasks, notes, options))
-        ],
-        provenance=_provenance_sections(loaded, families, tasks),
-        notes=notes,
-        written_by=_versions(),
+        correlation=[_protocol_view(i, protocol, result) for i, (protocol, result) in correlations],
+        provenance=_provenance_sections(loaded, families, tasks), notes=notes, written_by=_versions(),
         comparison=_comparison_section(frame, loaded, sections) if few else None,
         csv="data:text/csv;charset=utf-8," + quote(frame.to_csv()),
-    )
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- tasks and sections
 def _cache_folder(path: Path) -> Path:
-    """The folder in mteb's ``ResultCache`` layout: ``path``, or its parent when ``path`` is the
-    ``results/`` folder itself (``docs/study/run/results``)."""
+    """``path``, or its parent when ``path`` is the ``results/`` folder of a ``ResultCache``."""
     if not (path / "results").is_dir() and path.name == "results" and path.is_dir():
         return path.parent
     return path
@@ -271,9 +251,7 @@ def _score(value: float, text: str | None = None, **style: Any) -> Cell:
 def _model_table(
     frame: pd.DataFrame, families: dict[str, str], heads: list[tuple[str, str]], mark_best: bool = True
 ) -> Table:
-    """The model column, one column per column of ``frame`` (×100, the best of each column with two
-    scores or more marked), then the model's family where one is known (not the model alone): last,
-    so that on a narrow screen the first score sits beside the name."""
+    """The model column, a column per column of ``frame`` (×100, best marked), then the family if known."""
     known = {name: family for name, family in families.items() if family != name}
     best = frame.max(axis=0, skipna=True).where(frame.notna().sum(axis=0) > 1)  # none among one
     rows = []
@@ -350,10 +328,9 @@ def _ranked(scores: pd.Series, ranks: pd.Series, name: str) -> Cell:
 def _comparison_section(
     frame: pd.DataFrame, loaded: LoadedResults, sections: list[tuple[str, str, list[str]]]
 ) -> Section:
-    """The few-model view: per model its Borda rank, mean per benchmark, size; per task each model's
-    score and rank. Ranks: 1 = best, ties share the best rank. Borda rank as mteb's leaderboard
-    (``mteb.benchmarks._create_table``): a model earns n − r points per task it has (r its rank there,
-    ties averaged, n the models), ranked by the sum (ties share the best rank)."""
+    """The few-model view: Borda rank (mteb's leaderboard: ``n − r`` points per task, ties averaged, ranked
+    by the sum; ties share the best rank), mean per benchmark and size; per task the scores and ranks.
+    """
     names = _short_names(list(frame.index))
     ranks = frame.rank(ascending=False, method="min")
     points = (len(frame) - frame.rank(ascending=False, method="average")).sum(axis=1)
@@ -390,8 +367,7 @@ def _comparison_section(
 def _correlations(
     loaded: LoadedResults, tasks: list[str], notes: list[str], options: Options
 ) -> list[tuple[str, CorrelationResult]]:
-    """Per downstream protocol (``correlation.table.by_protocol``) every intrinsic column against its
-    tasks, over the models having its results; a protocol left out is noted (why)."""
+    """Per downstream protocol every intrinsic column against its tasks; a protocol left out is noted."""
     import mteb
 
     if len(loaded.models) < MIN_CORRELATION_MODELS:
@@ -432,8 +408,7 @@ def _protocol_correlation(
     notes: list[str],
     options: Options,
 ) -> CorrelationResult | None:
-    """The intrinsic rows against the tasks ``group`` of one protocol, over the models having one of
-    them, or ``None`` (why: in ``notes``)."""
+    """The intrinsic rows against one protocol's ``group``, on the models having one of them, or ``None``."""
     having = {name: m for name, m in loaded.models.items() if any(task in m.tasks for task in group)}
     if len(having) < MIN_CORRELATION_MODELS:
         notes.append(
@@ -457,8 +432,7 @@ def _protocol_correlation(
 
 
 def _rows(loaded: LoadedResults, tasks: list[str]) -> list[ColumnSpec]:
-    """The intrinsic rows: one per subset present of a task with several (different evaluations,
-    never averaged, as in a study), else the task's main score."""
+    """The intrinsic rows: one per subset of a task with several (never averaged), else its main score."""
     rows: list[ColumnSpec] = []
     for task in tasks:
         subsets = expand_columns(loaded, [ColumnSpec(task, "*")], SPLIT)
@@ -503,19 +477,13 @@ def _panels(data: dict[str, Any]) -> str:
 
 
 def _protocol_view(i: int, protocol: str, result: CorrelationResult) -> ProtocolView:
-    """The ``i``-th protocol's part of the page: the heatmap with the row means, all pairs, the scatters
-    of each intrinsic column, the families' own ρ."""
+    """The ``i``-th protocol's part: heatmap with row means, all pairs, scatters, the families' own ρ."""
     n = sorted({p.n for p in result.pairs})
     means = [
-        [
-            Cell(r.intrinsic),
-            Cell(_number(r.mean), r.mean),
-            Cell(_ci(r.ci_low, r.ci_high)),
-            Cell(str(r.n), r.n),
-            Cell(str(r.n_families), r.n_families),
-        ]
+        [Cell(r.intrinsic), Cell(_number(r.mean), r.mean), Cell(_ci(r.ci_low, r.ci_high)),
+         Cell(str(r.n), r.n), Cell(str(r.n_families), r.n_families)]
         for r in result.row_means
-    ]
+    ]  # fmt: skip
     heads = [("intrinsic", ""), ("mean ρ", "×100"), ("CI", f"{result.settings.confidence:.0%}"),
              ("models", ""), ("families", "")]  # fmt: skip
     heatmap = _svg(partial(correlation_figures.heatmap, result), f"heatmap-{i}")
@@ -662,6 +630,5 @@ def render(page: Page) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    # markup: matplotlib's own SVG output (it escapes the text it writes) and the panels' <div> (its
-    # data escaped by _panels), inserted as they are
+    # markup: matplotlib's SVG (it escapes its text) and the panels' <div> (escaped by _panels), as they are
     return environment.get_template("report.html.j2").render(page=page, markup=markupsafe.Markup)

@@ -1,13 +1,5 @@
-"""``run_study``, the entry point of a study (``mteb-evalrank study`` calls it): check what was
-asked, plan the jobs, dispatch them, then write the timing, the report and the outcomes.
-
-Layout of ``<out>``::
-
-    results/<org__model>/<revision>/<Task>.json             mteb's ResultCache (one file = one finished job)
-    embeddings/format-1/<org__model>/<revision>/<context>/  the cross-task embedding cache
-    study_timing.json                                       wall time, encoding time and cache counters
-    study.json                                              the outcome of every job of the last run
-    report/                                                 correlation report (report.md, CSV/JSON, figures)
+"""``run_study``: check what was asked, plan the jobs, dispatch them, then write the timing, the
+report and the outcomes. The layout of ``<out>``: docs/study.md.
 """
 
 from __future__ import annotations
@@ -104,28 +96,13 @@ def run_study(
     senteval_classifiers: Sequence[str] | None = None,
     populations: Sequence[str] = (),
 ) -> StudySummary:
-    """Run every (model, task) job not finished yet, then write timing and the report.
+    """Run every (model, task) job not finished yet, then write timing and the report (docs/study.md).
 
-    Args:
-        models: mteb model names (``evalrank/...`` or registry names resolvable offline).
-        tasks: mteb task names (added to those of ``benchmark``).
-        out: the study folder (see the module docstring); a rerun skips finished jobs.
-        workers: local worker processes; ``None`` = :func:`~.dispatch.default_workers`, 1 = run
-            in this process. Ignored with ``scheduler``.
-        scheduler: a Dask scheduler address (``tcp://host:8786``); ``out`` must then be on a file
-            system shared by the workers.
-        downstream: the downstream (column) tasks; default: the selected Classification tasks.
-            The other tasks are the intrinsic (row) tasks.
-        progress: a progress bar on stderr (True), none (False) or a callback per job outcome.
-        senteval_classifiers: the classifiers of the SentEval-protocol tasks (``lr``, ``mlp``);
-            default both. ``["lr"]`` is the EvalRank paper's setting and ~5x cheaper; the
-            ``lr_*`` scores do not depend on it. A finished job lacking a requested classifier's
-            scores runs again (its former result moved aside to ``*.outdated``).
-        populations: declared model populations (``evalrank-paper``, ...) that ``models`` draw on:
-            checked and registered here, registered again by each worker process.
-
-    Returns:
-        The summary; ``summary.ok`` is False when a job failed (the others still ran).
+    ``workers``: local processes (``None``: :func:`~.dispatch.default_workers`; 1: this one), ignored
+    with ``scheduler`` (a Dask address; ``out`` shared). ``downstream``: default the Classification
+    tasks. ``progress``: a bar (True), none, or a callback per outcome. ``senteval_classifiers``: ``lr``
+    and/or ``mlp`` (default both; a result lacking one runs again). ``populations``: registered first.
+    Returns the summary; ``summary.ok`` is False when a job failed (the others still ran).
     """
     out = Path(out).resolve()
     enable_populations(populations)
@@ -145,17 +122,9 @@ def run_study(
     classifiers = chosen or SENTEVAL_CLASSIFIERS
     timing = record_run(out, reports, outcomes, wall, work.workers, scheduler, classifiers)
     summary = StudySummary(
-        out,
-        selection.models,
-        selection.tasks,
-        selection.intrinsic,
-        selection.downstream,
-        outcomes,
-        wall,
-        work.workers,
-        scheduler,
-        timing,
-    )
+        out, selection.models, selection.tasks, selection.intrinsic, selection.downstream, outcomes, wall,
+        work.workers, scheduler, timing,
+    )  # fmt: skip
     summary.report, summary.report_note = write_report(
         summary, n_bootstrap=n_bootstrap, n_permutations=n_permutations, seed=seed
     )
@@ -164,11 +133,10 @@ def run_study(
 
 
 def enable_populations(populations: Sequence[str]) -> None:
-    """Register the models of ``populations`` with mteb once every checkpoint is found loadable.
+    """Register the models of ``populations`` once every checkpoint is found loadable.
 
     Raises:
-        StudyInputError: an unknown population, a checkpoint that cannot be loaded here, or a
-            model name mteb already uses (one paragraph).
+        StudyInputError: an unknown population, a checkpoint not loadable here, or a name mteb uses.
     """
     from mteb_evalrank.models.hf_variants import PopulationUnavailable, enable_population
 
@@ -185,7 +153,7 @@ def select(
     benchmark: str | None,
     downstream: Sequence[str] | None,
 ) -> Selection:
-    """The study's models and tasks (duplicates dropped, order kept); unknown names raise.
+    """The study's models and tasks (duplicates dropped, order kept).
 
     Raises:
         StudyInputError: no model, an unknown model or task, or a downstream task not among the tasks.
@@ -224,11 +192,7 @@ def plan_work(
     scheduler: str | None,
     classifiers: Sequence[str] = SENTEVAL_CLASSIFIERS,
 ) -> Work:
-    """The jobs without a result, in chains (balanced over the local workers), and the skipped ones.
-
-    Local workers: ``workers`` (default :func:`~.dispatch.default_workers`), at most one per
-    chain; 1 with a ``scheduler`` (the client's process).
-    """
+    """The jobs without a result, in chains balanced over the local workers, and the skipped ones."""
     chains, skipped = plan(out, selection.models, selection.tasks, classifiers)
     if scheduler is None:
         chains = balance(chains, workers or default_workers(sum(len(c.jobs) for c in chains)))
@@ -247,9 +211,11 @@ def _run_with_progress(
     settings: ChainSettings,
     progress: bool | Callable[[JobOutcome], None],
 ) -> list[ChainReport]:
-    """Dispatch the chains. Every outcome (the skipped jobs first) advances a progress bar on stderr,
-    shown with ``progress=True`` (done / skipped / failed counts, failures printed as they come);
-    the outcomes of the jobs run also go to a ``progress`` callback."""
+    """Dispatch the chains; every outcome (skipped first) advances a progress bar on stderr.
+
+    The bar is shown with ``progress=True``, failures printed as they come; the outcomes of the jobs
+    run also go to a ``progress`` callback.
+    """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

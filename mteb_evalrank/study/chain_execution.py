@@ -1,16 +1,8 @@
 """Execute one chain of jobs in this process (the calling one or a Dask worker), results atomically.
 
-mteb's ``evaluate`` saves an intermediate result file after *every* hf_subset and writes it in
-place, but a study treats an existing result file as a finished job. Each job therefore
-evaluates into its own staging ``ResultCache`` (``<out>/.staging/<job-id>/``, on the same file
-system as the results) and, once ``mteb.evaluate`` returned, moves the file into
-``<out>/results/...`` with ``os.replace`` (atomic on POSIX: the final path holds either nothing
-or the complete result). The next study removes the staging folders of a killed process.
-A failing job is recorded (model, task, error) and the chain goes on with the next job.
-
-One chain per process at a time (:func:`one_chain_per_process`): a chain sets process-wide state
-(the thread limits of torch and BLAS, the Hub's offline flags while a task loads a local build),
-so a second chain started in a busy process fails with :class:`ChainAlreadyRunning`.
+Each job evaluates into a staging ``ResultCache`` (``<out>/.staging/<id>/``), then its file is
+moved into ``<out>/results/``; a failing job is recorded and the chain goes on. One chain per
+process at a time (:func:`one_chain_per_process`: process-wide thread limits and Hub flags).
 """
 
 from __future__ import annotations
@@ -68,10 +60,9 @@ def one_chain_per_process(family: str) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class ChainSettings:
-    """What every job of a study shares: mteb's ``encode_kwargs``, the classifiers of the
-    SentEval-protocol tasks (``None``: the tasks' own) and the model populations that each process
-    running a chain registers first (:func:`~mteb_evalrank.models.hf_variants.enable_population`;
-    the client checked them)."""
+    """What every job of a study shares: ``encode_kwargs``, the SentEval-protocol classifiers (``None``:
+    the tasks' own) and the model populations each process registers first.
+    """
 
     encode_kwargs: dict[str, Any] = field(default_factory=dict)
     senteval_classifiers: tuple[str, ...] | None = None
@@ -172,20 +163,10 @@ def run_chain(
     topic: str | None = None,
     threads: int | None = None,
 ) -> ChainReport:
-    """Run the jobs of ``chain`` in order in this process, with ``settings``; never raises for a
-    failing job.
+    """Run the jobs of ``chain`` in order in this process (never raises for a failing job).
 
-    The process's embedding cache is ``<out>/embeddings`` on disk for the whole chain (so the
-    zoo's family encoders persist their base output there, one forward pass per text and
-    family across workers). Models are loaded on first use and wrapped in a
-    :class:`~mteb_evalrank.tasks._encoding.CachedEncoder`: a zoo model in memory only (its
-    embeddings are a cheap function of its family's cached base), any other model on disk.
-    A job whose result file appeared meanwhile (e.g. a retried chain) is skipped. ``report``
-    is called after each job; with ``topic`` (Dask) each outcome is also published as a
-    worker event, which the client turns into progress.
-
-    Raises:
-        ChainAlreadyRunning: another chain runs in this process (see the module docstring).
+    Embedding cache ``<out>/embeddings``; a job whose result appeared meanwhile is skipped; ``report``
+    per outcome, also published as a Dask worker event with ``topic``. Raises ChainAlreadyRunning.
     """
     import socket
 
@@ -229,8 +210,7 @@ def _run_jobs(
     settings: ChainSettings,
     publish: Callable[[JobOutcome], None] | None,
 ) -> dict[str, CachedEncoder]:
-    """The jobs of ``chain`` in order; outcomes and load times go into ``result``. A model is
-    wrapped in a :class:`CachedEncoder` of the process cache (zoo models: memory only)."""
+    """The jobs of ``chain`` in order, outcomes and load times into ``result``; models in a CachedEncoder."""
     import mteb
 
     from mteb_evalrank.models.zoo import ZOO_MODELS

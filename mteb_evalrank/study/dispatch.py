@@ -1,12 +1,7 @@
-"""Dispatch the chains of a study: in this process, on a local Dask cluster, or on a remote one
-(why Dask and not Ray: ``docs/study.md``).
+"""Dispatch the chains of a study: in this process, on a local Dask cluster or a remote one (docs/study.md).
 
-One Dask task per :class:`~.jobs.Chain` (a model family), run job after job by a worker with one
-thread (:func:`~.chain_execution.run_chain`: one chain per process at a time; a remote cluster's
-workers are checked before the chains are submitted, :func:`multithreaded_workers`). Per-job
-progress reaches the client as worker events on a per-study topic. Workers write results and
-embeddings to the study folder themselves, so on a cluster ``--out`` must be on a file system all
-workers and the client share, and every worker needs the plugin, the models and the datasets.
+One Dask task per :class:`~.jobs.Chain`, run by a one-thread worker; per-job progress reaches the
+client as worker events. Workers write to the study folder themselves (shared on a cluster).
 """
 
 from __future__ import annotations
@@ -41,8 +36,7 @@ def default_workers(n_chains: int) -> int:
 
 
 def multithreaded_workers(scheduler_info: dict[str, Any]) -> list[str]:
-    """The workers of a Dask ``Client.scheduler_info()`` that have more than one thread, each as
-    "address (n threads)"."""
+    """The workers of ``Client.scheduler_info()`` with more than one thread, as "address (n threads)"."""
     workers = scheduler_info.get("workers", {})
     return [
         f"{address} ({info['nthreads']} threads)"
@@ -60,8 +54,7 @@ def run_chains(
     settings: ChainSettings | None = None,
     on_outcome: Callable[[JobOutcome], None] | None = None,
 ) -> list[ChainReport]:
-    """Run every chain with ``settings``; ``workers == 1`` without ``scheduler`` runs them here, one
-    after the other. A local cluster never gets more workers than there are chains.
+    """Run every chain; ``workers == 1`` without ``scheduler`` runs them here, one after the other.
 
     Raises:
         ValueError: a worker of the cluster has several threads (named).
@@ -132,15 +125,9 @@ def _run_on_client(
         client.subscribe_topic(topic, on_event)
         for i, chain in enumerate(chains):
             future = client.submit(
-                run_chain,
-                chain,
-                str(out),
-                settings,
-                topic=topic,
-                threads=threads,
-                pure=False,
+                run_chain, chain, str(out), settings, topic=topic, threads=threads, pure=False,
                 key=f"study-chain-{i}-{topic[-8:]}",
-            )
+            )  # fmt: skip
             futures[future] = chain
         reports = _gather(futures, reported, announce)
         client.unsubscribe_topic(topic)
@@ -168,9 +155,8 @@ def _gather(
     while pending:
         finished = [future for future in pending if future.done()]
         if not finished:
-            # a timed wait rather than ``as_completed``: SIGINT may be delivered to one of Dask's
-            # threads, and then never wakes a main thread blocked in Condition.wait; after a sleep
-            # the main thread runs the pending KeyboardInterrupt
+            # a timed wait, not ``as_completed``: SIGINT delivered to a Dask thread never wakes a main
+            # thread blocked in Condition.wait; after a sleep it runs the pending KeyboardInterrupt
             time.sleep(POLL_SECONDS)
         for future in finished:
             chain = pending.pop(future)
@@ -187,8 +173,7 @@ def _failed_chain(
     error: BaseException,
     announce: Callable[[JobOutcome], None],
 ) -> ChainReport:
-    """A chain whose task died (worker killed, ...): the outcomes its worker published, its other
-    jobs done if their result file exists, else failed (these announced)."""
+    """A chain whose task died: the outcomes published, jobs with a result file done, the others failed."""
     report = ChainReport(chain.family)
     for job in chain.jobs:
         outcome = reported.get((job.model, job.task))

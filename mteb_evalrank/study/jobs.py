@@ -1,11 +1,4 @@
-"""The jobs of a study: one per (model, task), grouped into chains by model family.
-
-A result file ``<out>/results/<org__model>/<revision>/<Task>.json`` (mteb's ``ResultCache``
-layout) marks a finished job; :func:`plan` skips those. Jobs of one model *family* (models that
-share a forward pass, :func:`family_of`) form one :class:`Chain`, run in order by one worker
-process, task-major, so that in-process caches and the loaded weights are reused; chains run
-in parallel.
-"""
+"""The jobs of a study: one per (model, task) without a result file, in chains by model family."""
 
 from __future__ import annotations
 
@@ -37,9 +30,7 @@ class Chain:
 
 
 def family_of(model: str) -> str:
-    """The model family: a population variant's checkpoint (``models.hf_variants.variant_family``), a
-    paper word-vector set (``models.paper_word.model_family``), ``mteb_evalrank.models.zoo.model_family``
-    when the zoo has it, else the name."""
+    """Model family: a population variant's checkpoint, a paper word-vector set, the zoo's, else the name."""
     from mteb_evalrank.models import hf_variants, paper_word, zoo
 
     return hf_variants.variant_family(model) or paper_word.model_family(model) or zoo.model_family(model)
@@ -48,16 +39,10 @@ def family_of(model: str) -> str:
 def plan(
     out: Path, models: Sequence[str], tasks: Sequence[str], classifiers: Sequence[str] = ()
 ) -> tuple[list[Chain], list[Job]]:
-    """Chains of the jobs still to run, and the jobs skipped because their result exists.
+    """Chains of the jobs still to run (task-major within a family), and the jobs skipped (result exists).
 
-    A SentEval-protocol result without the ``<classifier>_accuracy`` of one of ``classifiers``
-    (e.g. written by an ``lr``-only run when ``mlp`` is asked for now) is moved aside
-    (``*.outdated``) and its job planned again.
-
-    Within a family the order is task-major (every model of the family on the first task, then
-    the second, ...), so variants that share a forward pass reuse each other's work. A damaged
-    result file is moved aside (``*.corrupt``, one warning) and its job planned again
-    (:func:`mteb_evalrank.result_files.result_is_done`).
+    A damaged result (``*.corrupt``) or a SentEval one lacking a requested classifier (``*.outdated``)
+    is moved aside and its job planned again.
     """
     import mteb
     from mteb.cache import ResultCache
@@ -85,16 +70,8 @@ def plan(
 
 
 def balance(chains: Sequence[Chain], workers: int) -> list[Chain]:
-    """Split the family chains longer than a fair share so that ``workers`` processes stay busy.
-
-    ``fair = ceil(total jobs / workers)``. A chain of ``n > fair`` jobs is split into
-    ``ceil(n / fair)`` chains (at most one per model); its models are dealt round-robin, each
-    sub-chain keeps the task-major order. Each sub-chain repeats the family's shared work
-    (e.g. the MiniLM forward pass) once: worth it when, as for a 16-model family, the
-    per-model work (classifier fits, ranking) dominates. The chains come back longest first,
-    the order in which the engine submits them (longest-processing-time-first scheduling: a
-    long chain started last would leave the other workers idle at the end).
-    ``workers <= 1``: unchanged.
+    """Split chains longer than ``fair = ceil(jobs / workers)`` into ``ceil(n / fair)`` (models dealt
+    round-robin, task-major kept, shared work repeated), longest first; ``workers <= 1``: unchanged.
     """
     if workers <= 1:
         return list(chains)

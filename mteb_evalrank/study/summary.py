@@ -1,7 +1,4 @@
-"""The outcome of a study run (:class:`StudySummary`, written as ``<out>/study.json``) and the
-study's report in ``<out>/report/``: the correlation of the intrinsic with the downstream tasks,
-then the jobs of the run.
-"""
+"""The outcome of a study run (``<out>/study.json``) and its report in ``<out>/report/``."""
 
 from __future__ import annotations
 

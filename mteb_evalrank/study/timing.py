@@ -1,9 +1,5 @@
-"""The timing record of a study, ``<out>/study_timing.json``, and its history across resumed runs.
-
-Per model: the embedding cache counters (texts requested, from the cache, encoded; encoding
-seconds and calls), the load time, the host and the seconds of its jobs; per job: status and
-seconds; for the run: wall time, workers and ``wall_over_encode`` = wall seconds / the sum of
-the models' encoding seconds.
+"""``<out>/study_timing.json``: per model the cache counters, load and job seconds, host; per job;
+``wall_over_encode`` = wall seconds / the models' encoding seconds; the history of resumed runs.
 """
 
 from __future__ import annotations
@@ -47,15 +43,9 @@ def timing_record(
 
 
 def with_history(timing: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
-    """``timing`` of this run plus the runs of the same study folder before it (a resumed study).
-
-    Adds ``runs`` (one entry per run, oldest first: when it ended, its wall and encoding time, the
-    jobs it did or failed) and ``total``: ``wall_seconds`` = sum of the runs' wall times;
-    ``job_seconds`` = sum, over the jobs that finished, of the seconds of the run that did them
-    (worker time); ``sum_encode_seconds`` = sum over runs. In ``jobs`` each entry gets ``run``, its
-    index in ``runs``; a job skipped now because an earlier run finished it keeps that run's entry
-    (seconds included), and the jobs of earlier runs that this run did not list (other models or
-    tasks) are kept as they were.
+    """``timing`` plus the earlier runs of the folder: ``runs`` (oldest first), ``total`` (wall and encoding
+    seconds of the runs, ``job_seconds`` of the finished jobs), each job's ``run`` (a job skipped now
+    keeps the entry of the run that did it; earlier jobs not listed now are kept).
     """
     previous = previous if previous and "runs" in previous else {}
     runs, earlier_jobs = list(previous.get("runs", [])), previous.get("jobs", [])

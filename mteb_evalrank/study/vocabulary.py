@@ -1,12 +1,5 @@
-"""The common vocabulary of a study's models: the words every one of them knows.
-
-The ``vocabulary`` unknown-word convention of the word-level tasks
-(:mod:`mteb_evalrank.evaluation.unknown_words`) scores every model on the pairs and background
-words of a given vocabulary; with the words all compared models know, every model is scored on
-the same pairs, each of which it knows. A model *knows* a word when it embeds it as a non-zero
-vector (the tasks' rule). The candidate words are EvalRankWord's background (the 5,846 words of
-the 13 similarity sets and the 20,000 frequent Wikipedia words), so one vocabulary serves every
-word-level task. Each model encodes them once, through mteb's encoder interface.
+"""The common vocabulary of a study's models: EvalRankWord's background words every model knows
+(embeds as a non-zero vector), for the ``vocabulary`` unknown-word convention.
 """
 
 from __future__ import annotations
