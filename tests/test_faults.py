@@ -160,7 +160,7 @@ def _source_mismatch_warnings(run: Callable[[], object]) -> list[str]:
     """The ``SourceMismatchWarning`` messages ``run`` gives (every warning recorded)."""
     import warnings
 
-    from mteb_evalrank.data.releases import SourceMismatchWarning
+    from mteb_evalrank.data.fetch import SourceMismatchWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -175,7 +175,7 @@ def test_datasets_build_warns_once_for_a_raw_file_cut_at_a_line_end(
 ) -> None:
     """A file cut at a line end reads as a shorter, well-formed file: only the manifest tells."""
     from mteb_evalrank.cli import main
-    from mteb_evalrank.data.releases import manifest
+    from mteb_evalrank.data.fetch import manifest
 
     name = "evalrank/sent_similarity/STS/STSBenchmark/sts-test.csv"
     raw = _copy_family(source, tmp_path / "raw", "stsb-granularity")
@@ -190,7 +190,7 @@ def test_datasets_build_warns_once_for_a_raw_file_cut_at_a_line_end(
     (message,) = messages
     expected = manifest()[name]
     found = (raw / name).stat().st_size
-    assert str(raw / name) in message and expected.sha256 in message
+    assert str(raw / name) in message and expected.digest in message
     assert f"expected {expected.size:,} bytes" in message and f"found {found:,} bytes" in message
     assert "not be comparable with the published release" in message
 
@@ -199,16 +199,19 @@ def test_datasets_build_warns_once_for_a_raw_file_cut_at_a_line_end(
 def test_a_first_use_build_warns_once_for_a_raw_file_cut_at_a_line_end(
     source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``$MTEB_EVALRANK_SOURCE`` builds go through ``build_and_install``: the same one warning."""
+    """``$MTEB_EVALRANK_SOURCE`` builds on first use: the same one warning."""
     import datasets
 
     from mteb_evalrank.data import ready
     from mteb_evalrank.data.registry import STSB_GRANULARITY
+    from mteb_evalrank.settings import Settings
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
     raw = _copy_family(source, tmp_path / "raw", "stsb-granularity")
     _cut_at_a_line_end(raw / "evalrank/LICENSE")
-    (message,) = _source_mismatch_warnings(lambda: ready.build_and_publish(STSB_GRANULARITY, raw, "a test"))
+    settings = Settings(home=tmp_path / "home", source=raw)
+    spec, root = STSB_GRANULARITY, STSB_GRANULARITY.cache_root
+    (message,) = _source_mismatch_warnings(lambda: ready.ready_dataset(spec, root, "a test", settings))
     assert str(raw / "evalrank/LICENSE") in message
 
 
@@ -783,7 +786,7 @@ def test_a_value_error_of_the_tasks_own_processing_does_not_reread_the_dataset(
     import mteb
 
     import mteb_evalrank  # noqa: F401
-    from mteb_evalrank.data import repair
+    from mteb_evalrank.data import ready
 
     task = mteb.get_task("WordSimWS353All")
 
@@ -791,14 +794,14 @@ def test_a_value_error_of_the_tasks_own_processing_does_not_reread_the_dataset(
         raise ValueError("the task's own processing failed")
 
     checked: list[Path] = []
-    read_arrow = repair._arrow_problem
+    read_arrow = ready._arrow_problem
 
     def arrow_problem(path: Path) -> str | None:
         checked.append(path)
         return read_arrow(path)
 
     monkeypatch.setattr(type(task), "dataset_transform", processing)
-    monkeypatch.setattr(repair, "_arrow_problem", arrow_problem)
+    monkeypatch.setattr(ready, "_arrow_problem", arrow_problem)
     with pytest.raises(ValueError, match="the task's own processing failed"):
         task.load_data()
     assert checked == []
@@ -840,8 +843,8 @@ def _load_names_and_moves_aside(
     import mteb
 
     import mteb_evalrank  # noqa: F401
-    from mteb_evalrank.data.registry import SOURCE_ENV
-    from mteb_evalrank.data.repair import DamagedDatasetWarning, DatasetDamagedError
+    from mteb_evalrank.data.ready import DamagedDatasetWarning, DatasetDamagedError
+    from mteb_evalrank.settings import SOURCE_ENV
 
     monkeypatch.delenv(SOURCE_ENV, raising=False)
     damage, problem = fault
@@ -871,8 +874,8 @@ def test_a_damaged_local_build_is_rebuilt_from_the_raw_data_and_scores_the_same(
     import mteb
 
     import mteb_evalrank  # noqa: F401
-    from mteb_evalrank.data.registry import SOURCE_ENV
-    from mteb_evalrank.data.repair import DamagedDatasetWarning
+    from mteb_evalrank.data.ready import DamagedDatasetWarning
+    from mteb_evalrank.settings import SOURCE_ENV
 
     monkeypatch.setenv(SOURCE_ENV, str(source))
     model = mteb.get_model("evalrank/glove-toy-50d")
@@ -912,8 +915,8 @@ def test_a_dataset_build_killed_midway_then_a_run_scores_as_a_clean_build(
 
     import mteb
 
-    from mteb_evalrank.data.hub import read_card_configs
-    from mteb_evalrank.data.registry import SOURCE_ENV, WORD_SIMILARITY
+    from mteb_evalrank.data.registry import WORD_SIMILARITY, read_card_configs
+    from mteb_evalrank.settings import SOURCE_ENV
 
     monkeypatch.setenv(SOURCE_ENV, str(source))
     task, model = "WordSimSimLex999", "evalrank/glove-toy-50d"
@@ -1136,8 +1139,8 @@ def own_sts_mirrors(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     import datasets
 
     import mteb_evalrank  # noqa: F401  (registers: mteb's STS tasks are guarded)
-    from mteb_evalrank.data.hub import cache_root
     from mteb_evalrank.data.mirrors import install_sts_mirrors
+    from mteb_evalrank.data.registry import cache_root
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
     states = install_sts_mirrors(source)
@@ -1211,8 +1214,8 @@ def test_a_damaged_sts_mirror_is_installed_again_from_the_raw_data(
     STS12 reads the rows of the sound mirror."""
     import warnings
 
-    from mteb_evalrank.data.registry import SOURCE_ENV
-    from mteb_evalrank.data.repair import DamagedDatasetWarning
+    from mteb_evalrank.data.ready import DamagedDatasetWarning
+    from mteb_evalrank.settings import SOURCE_ENV
 
     monkeypatch.setenv(SOURCE_ENV, str(source))
     clean = _sts12_rows()
@@ -1234,7 +1237,7 @@ def test_a_damaged_sts_mirror_stays_in_place_when_it_cannot_be_built_again(
     by the publish of a new one, as a damaged local build is): mteb's STS12 never finds it missing."""
     import mteb
 
-    from mteb_evalrank.data.registry import SOURCE_ENV
+    from mteb_evalrank.settings import SOURCE_ENV
 
     (tmp_path / "raw").mkdir()
     monkeypatch.setenv(SOURCE_ENV, str(tmp_path / "raw"))
@@ -1255,7 +1258,7 @@ def test_a_real_copy_of_an_sts_dataset_is_never_touched(
     import mteb
 
     from mteb_evalrank.data.mirrors import MARKER
-    from mteb_evalrank.data.repair import DatasetDamagedError
+    from mteb_evalrank.data.ready import DatasetDamagedError
 
     for marker in own_sts_mirrors.glob(f"default/*/*/{MARKER}"):
         marker.unlink()
@@ -1276,8 +1279,7 @@ def test_a_damaged_hub_download_names_the_dataset_the_folder_to_delete_and_the_c
     import mteb
     from huggingface_hub import constants
 
-    from mteb_evalrank.data.hub import dataset_location
-    from mteb_evalrank.data.repair import DatasetDamagedError
+    from mteb_evalrank.data.ready import DatasetDamagedError, dataset_location
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
     (tmp_path / "hub-cache" / "datasets--mteb-evalrank--word-similarity").mkdir(parents=True)
@@ -1324,8 +1326,9 @@ def test_a_damaged_local_build_read_outside_a_task_is_named_or_rebuilt(
     from conftest import shared_build  # tests/conftest.py: one build per test run
 
     from mteb_evalrank.data import hub
-    from mteb_evalrank.data.registry import SOURCE_ENV, WMT17_DA
-    from mteb_evalrank.data.repair import DamagedDatasetWarning, DatasetDamagedError
+    from mteb_evalrank.data.ready import DamagedDatasetWarning, DatasetDamagedError
+    from mteb_evalrank.data.registry import WMT17_DA
+    from mteb_evalrank.settings import SOURCE_ENV
 
     named = {
         "fit corpus": r"the fit corpus mteb-evalrank/wmt17-da \(config 'all'\)",

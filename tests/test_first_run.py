@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from mteb_evalrank.data import mirrors
-from mteb_evalrank.data.hub import cache_root
-from mteb_evalrank.data.registry import EVALRANK_SENT, SOURCE_ENV, STS_MIRROR_SPECS
+from mteb_evalrank.data.registry import EVALRANK_SENT, STS_MIRROR_SPECS, cache_root
 from mteb_evalrank.models import offline
+from mteb_evalrank.settings import SOURCE_ENV
 
 BIN = Path(sys.executable).parent
 

@@ -1,17 +1,6 @@
-"""Turn a built dataset into (a) a Hub-ready folder and (b) a local ``datasets`` cache entry.
-
-(a) ``<out>/<family>/``: ``README.md`` (the dataset card from ``tasks/<family>/``),
-``<config>/<split>-00000-of-00001.parquet`` per config and split, ``LICENSE`` and
-``build_info.json`` (revision, sources with SHA-256, build statistics). ``push`` uploads
-that folder with ``huggingface_hub`` and tags the revision.
-
-(b) ``datasets.load_dataset(hub_id, config, revision=...)`` with ``HF_DATASETS_OFFLINE=1``
-falls back to the datasets cache of an earlier load:
-``$HF_DATASETS_CACHE/<org>___<name>/<config>/0.0.0/<hash>/`` holding
-``dataset_info.json`` and ``<name>-<split>.arrow``. ``install_into_cache`` writes exactly
-that, so the unmodified Hub loading code (mteb's and ours) works offline. ``datasets``
-has no public API to seed this cache from local data, hence this writer.
-"""
+"""A built dataset written as a Hub-ready folder (and pushed), or published in the ``datasets`` cache
+as ``datasets`` lays out an earlier download (which has no public API to seed it); the layouts:
+docs/architecture.md ("Data")."""
 
 from __future__ import annotations
 
@@ -22,18 +11,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import datasets
-import yaml
 from datasets import DatasetDict, DatasetInfo, SplitDict, SplitInfo
 from datasets.arrow_writer import ArrowWriter
-from datasets.naming import camelcase_to_snakecase, filename_prefix_for_split
-from huggingface_hub import CommitOperationAdd, HfApi, constants
+from datasets.naming import filename_prefix_for_split
+from huggingface_hub import CommitOperationAdd, HfApi
 
 from .._files import folder_lock, publishing, sha256_file
 from .layout import BuiltDataset
-from .registry import DatasetSpec
+from .registry import DatasetSpec, cache_root
 
 CACHE_VERSION = "0.0.0"
 
@@ -43,22 +30,9 @@ def parquet_path(config: str, split: str) -> str:
     return f"{config}/{split}-00000-of-00001.parquet"
 
 
-def read_card_configs(card_path: Path) -> dict[str, dict[str, str]]:
-    """``{config_name: {split: path}}`` from the YAML header of a dataset card."""
-    text = card_path.read_text(encoding="utf-8")
-    if not text.startswith("---\n"):
-        raise ValueError(f"{card_path}: a dataset card starts with a '---' YAML header.")
-    header = yaml.safe_load(text.split("---\n", 2)[1]) or {}
-    configs = {}
-    for entry in header.get("configs", []):
-        files = entry.get("data_files", [])
-        configs[entry["config_name"]] = {item["split"]: item["path"] for item in files}
-    return configs
-
-
 def check_card(spec: DatasetSpec, built: BuiltDataset) -> None:
     """The card must declare exactly the configs, splits and paths the build writes."""
-    declared = read_card_configs(spec.card_path)
+    declared = spec.card_configs
     produced = {
         name: {split: parquet_path(name, split) for split in data} for name, data in built.configs.items()
     }
@@ -104,38 +78,11 @@ def write_hub_folder(spec: DatasetSpec, built: BuiltDataset, source: Path, out_d
     return folder
 
 
-def cache_root(hub_id: str, cache_dir: Path | None = None) -> Path:
-    """``$HF_DATASETS_CACHE/<org>___<name>`` as ``datasets`` names it."""
-    namespace, name = hub_id.split("/")
-    base = Path(cache_dir or datasets.config.HF_DATASETS_CACHE)
-    return base / f"{namespace}___{camelcase_to_snakecase(name)}"
-
-
-def hub_cache_copy(hub_id: str) -> Path | None:
-    """The hub-cache folder of dataset ``hub_id`` if one exists (a real download)."""
-    folder = Path(constants.HF_HUB_CACHE) / f"datasets--{hub_id.replace('/', '--')}"
-    return folder if folder.exists() else None
-
-
-BUILD_FORMAT = 2
-"""The layout of the plugin's builds in the ``datasets`` cache; part of each build's
-fingerprint (the ``<hash>`` folder), so that builds of two formats never share a folder."""
-
-
-Location = Literal["Hub download", "local build"]
-
-
-def dataset_location(spec: DatasetSpec) -> Location | None:
-    """Where ``spec`` is installed: ``"Hub download"``, ``"local build"`` or ``None`` (not installed).
-
-    A local build is published whole (:func:`install_into_cache`), so its folder holding a
-    ``dataset_info.json`` means a complete build.
-    """
-    if hub_cache_copy(spec.hub_id) is not None:
-        return "Hub download"
-    if any(cache_root(spec.hub_id).glob("*/*/*/dataset_info.json")):
-        return "local build"
-    return None
+BUILD_FORMAT = 3
+"""The layout of the plugin's builds in the ``datasets`` cache, recorded in :data:`BUILD_RECORD` and in
+each build's fingerprint (the ``<hash>`` folder); a build of another format is built again.
+2: the fingerprint carries it; 3: recorded beside the configs."""
+BUILD_RECORD = "mteb_evalrank_build.json"
 
 
 @contextmanager
@@ -188,18 +135,23 @@ def write_config(folder: Path, hub_id: str, config: str, data: DatasetDict) -> P
     return target
 
 
-def install_into_cache(spec: DatasetSpec, built: BuiltDataset, *, displaced: Path | None = None) -> Path:
-    """Publish every config of ``built`` as ``spec``'s ``datasets``-cache folder; returns it.
-
-    Atomic (:func:`mteb_evalrank._files.publishing`, under
-    :func:`~mteb_evalrank._files.folder_lock`): readers see the
-    former build or this one whole, never some configs of it. A former folder is replaced
-    (moved to ``displaced`` if given, else removed).
-    """
+def install_into_cache(spec: DatasetSpec, built: BuiltDataset) -> Path:
+    """:func:`publish_build` under the family's lock (``datasets build``); returns the folder."""
     root = cache_root(spec.hub_id)
-    with folder_lock(root), publishing(root, displaced=displaced) as folder:
+    with folder_lock(root):
+        return publish_build(root, spec, built)
+
+
+def publish_build(
+    root: Path, spec: DatasetSpec, built: BuiltDataset, *, displaced: Path | None = None
+) -> Path:
+    """Publish every config of ``built`` and the :data:`BUILD_RECORD` whole as ``spec``'s
+    ``datasets``-cache folder (:func:`mteb_evalrank._files.publishing`; the caller holds the family's
+    lock), ``root``; a former folder is moved to ``displaced`` if given, else removed. Returns ``root``."""
+    with publishing(root, displaced=displaced) as folder:
         for config, data in built.configs.items():
             write_config(folder, spec.hub_id, config, data)
+        (folder / BUILD_RECORD).write_text(json.dumps({"format": BUILD_FORMAT}) + "\n", encoding="utf-8")
     return root
 
 

@@ -1,40 +1,30 @@
-"""Opt-in local mirrors of mteb's English STS test sets, recognisable and removable.
-
-mteb's own ``STS12``-``STS16``, ``STSBenchmark`` and ``SICK-R`` load ``mteb/<name>-sts`` from
-the Hub. Offline, ``mteb-evalrank datasets build --sts-mirrors`` rebuilds them from the
-EvalRank release (``tasks/sts-mirrors``) and writes them into the ``datasets`` cache under
-mteb's ids, so that those unmodified tasks run without the network.
-
-Rules, because this writes under ids that belong to someone else:
-
-* opt-in only (the build never installs them unless asked);
-* never over a real copy: if the ``datasets`` cache or the hub cache already holds the id
-  (a real Hub download, or anything not written by this module), that task is skipped and
-  reported;
-* recognisable: each mirror carries :data:`MARKER` (a JSON file naming this plugin, the
-  source and the date) next to its ``dataset_info.json``; :func:`mirror_states` lists them and
-  :func:`remove_sts_mirrors` removes exactly those.
-
-The mirrors' texts are EvalRank's (lower-cased and tokenised for STS-B and SICK-R), so scores
-differ slightly from the Hub copies'; the dataset card ``tasks/sts-mirrors/README.md`` says by
-how much.
-"""
+"""Opt-in local mirrors of mteb's English STS test sets (``datasets build --sts-mirrors``):
+recognisable (:data:`MARKER`), removable, never written over a real copy (docs/tasks.md)."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from .._files import folder_lock, publishing
-from .hub import cache_root, check_card, hub_cache_copy, write_config
+from .._files import folder_lock, publishing, replace_damaged
+from ..settings import SOURCE_ENV, Settings
+from .fetch import raw_folder
+from .hub import check_card, write_config
 from .layout import BuiltDataset
-from .registry import STS_MIRROR_SPECS, STS_MIRRORS, MirrorSpec
-from .repair import build_damage
+from .ready import (
+    DamagedDatasetWarning,
+    DatasetDamagedError,
+    build_damage,
+    damage_summary,
+    hub_cache_copy,
+)
+from .registry import STS_MIRROR_SPECS, STS_MIRRORS, MirrorSpec, build_command, cache_root, fetch_command
 
 #: file that marks a datasets-cache entry as written by this module
 MARKER = "mteb_evalrank_mirror.json"
@@ -140,3 +130,43 @@ def remove_sts_mirrors(cache_dir: Path | None = None) -> list[MirrorState]:
             shutil.rmtree(state.path)
             removed.append(state)
     return removed
+
+
+def rebuild_mirror_if_damaged(task: str, settings: Settings) -> bool:
+    """After mteb's ``task`` failed to load: replace its STS mirror if it is ours and damaged.
+
+    Returns:
+        ``True`` if the mirror was damaged and installed again (load again); ``False`` if ``task``
+        has no mirror of ours or none of its files is damaged (re-raise).
+
+    Raises:
+        DatasetDamagedError: damaged (moved aside), and the raw data to build it again not at hand.
+    """
+    if (mirror_found := damaged_mirror(task)) is None:
+        return False
+    mirror, root, _ = mirror_found
+
+    def rebuild(aside: Path) -> bool:
+        if (raw := raw_folder(STS_MIRRORS, settings)) is not None:
+            install_sts_mirrors(raw, displaced={task: aside})
+        return raw is not None
+
+    if (found := replace_damaged(root, lambda: build_damage(root, [mirror.hub_config]), rebuild)) is None:
+        return True  # another process installed it again while this one waited
+    problems, aside, rebuilt = found
+    detail = damage_summary(problems)
+    warnings.warn(
+        f"{task}: the offline STS mirror of {mirror.hub_id} is damaged: {detail}; moved aside to {aside}.",
+        DamagedDatasetWarning,
+        stacklevel=3,
+    )
+    if rebuilt:
+        return True
+    raise DatasetDamagedError(
+        f"{task}: the offline mirror of {mirror.hub_id} in the datasets cache that "
+        f"`mteb-evalrank datasets build --sts-mirrors` installed was damaged ({detail}) and has "
+        f"been moved aside to {aside}. Install it again: "
+        f"`{build_command(settings.source, STS_MIRRORS.family)}` "
+        f"(or, online, `{fetch_command(STS_MIRRORS.family)}`), or set {SOURCE_ENV} to the raw data folder "
+        "to do so on first use."
+    )

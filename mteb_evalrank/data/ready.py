@@ -1,60 +1,37 @@
-"""Getting a plugin dataset ready to load, in one straight path: fetch, build, publish, check.
+"""A plugin dataset, from its spec to a load: one pipeline, each step once, in order.
 
-:func:`ready_dataset` (before a load: a task's ``load_data``, :func:`load_split`,
-``datasets fetch``):
-
-1. **fetch** the raw data: ``$MTEB_EVALRANK_SOURCE`` if set, else the family's raw files
-   fetched into the raw cache (:mod:`.fetch`); offline (:func:`mteb_evalrank._network.offline_flag`)
-   nothing is requested and a missing dataset is one :class:`DatasetNotAvailableError`;
-2. **build**: the family's recipe, a pure function of the raw data;
-3. **publish** atomically into the ``datasets`` cache (:func:`.hub.install_into_cache`), under
-   the family's lock (:func:`mteb_evalrank._files.folder_lock`); a process that waited for the
-   lock looks again and finds the family published, so concurrent first uses build it once.
-
-:func:`rebuild_if_damaged` (after a load failed) **checks** the published copy under the same
-lock (:func:`.repair.build_damage`): a damaged local build is replaced by a new one (fetch,
-build, publish; the damaged folder moved aside to ``*.corrupt``,
-:func:`mteb_evalrank._files.replace_damaged`, with one :class:`~.repair.DamagedDatasetWarning`)
-or named in one :class:`~.repair.DatasetDamagedError`; a damaged Hub download is named
-(:func:`.repair.check_hub_download`). :func:`rebuild_mirror_if_damaged` does the same for an
-opt-in STS mirror.
-
-Nothing this module calls calls back into it.
+:func:`load_ready` is the entry (a task's ``load_data``, :func:`load_split`); the steps and the
+faults each one handles are drawn in docs/architecture.md ("Loading a dataset") and listed in
+docs/faults.md ("Built datasets").
 """
 
 from __future__ import annotations
 
-import os
+import json
 import warnings
+from collections.abc import Callable, Iterable
 from contextlib import nullcontext
+from json import JSONDecodeError
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 import datasets
+import pyarrow as pa
+from huggingface_hub import constants
+from pyarrow import ArrowInvalid
 
-from .._files import folder_lock, replace_damaged
+from .._files import aside_name, folder_lock, move_aside, read_json_object
 from .._mteb_adapter import hub_switched_off
-from .._network import hub_allowed, offline_flag
-from .fetch import fetch_family, say
-from .hub import (
-    cache_root,
-    dataset_location,
-    datasets_progress_bars,
-    install_into_cache,
-    read_card_configs,
-)
-from .mirrors import damaged_mirror, install_sts_mirrors
-from .registry import SOURCE_ENV, STS_MIRRORS, DatasetSpec, build_command, fetch_command
-from .releases import RAW_SOURCES, warn_source_mismatches
-from .repair import (
-    LOAD_ERRORS,
-    DamagedDatasetWarning,
-    DatasetDamagedError,
-    build_damage,
-    check_hub_download,
-    damage_summary,
-    missing_configs,
-)
+from ..settings import SOURCE_ENV, Settings
+from .fetch import RAW_SOURCES, raw_folder, say
+from .hub import BUILD_FORMAT, BUILD_RECORD, datasets_progress_bars, publish_build
+from .registry import DatasetSpec, build_command, fetch_command
+
+T = TypeVar("T")
+Location = Literal["Hub download", "local build"]
+LOAD_ERRORS = (OSError, ArrowInvalid, JSONDecodeError, UnicodeDecodeError)
+"""What ``datasets`` raises on a damaged copy in its cache (a missing or cut file, a garbled
+``dataset_info.json``); only these trigger the check of the copy (docs/faults.md)."""
 
 
 class DatasetNotAvailableError(RuntimeError):
@@ -63,178 +40,218 @@ class DatasetNotAvailableError(RuntimeError):
     user_facing = True  # the command line shows the message alone (mteb_evalrank._user_errors)
 
 
-def not_available_message(spec: DatasetSpec, user: str) -> str:
+class DamagedDatasetWarning(UserWarning):
+    """A local build in the datasets cache was damaged: moved aside (and rebuilt if possible)."""
+
+
+class DatasetDamagedError(RuntimeError):
+    """A local build is damaged and the raw data to rebuild it are not at hand."""
+
+    user_facing = True
+
+
+# --- 1. which dataset, 2. where it lives ---------------------------------------------------------
+
+
+def hub_cache_copy(hub_id: str) -> Path | None:
+    """The hub-cache folder of dataset ``hub_id`` if one exists (a real download)."""
+    folder = Path(constants.HF_HUB_CACHE) / f"datasets--{hub_id.replace('/', '--')}"
+    return folder if folder.exists() else None
+
+
+def dataset_location(spec: DatasetSpec) -> Location | None:
+    """``"Hub download"``, ``"local build"`` (a published build holds a ``dataset_info.json``) or ``None``."""
+    if hub_cache_copy(spec.hub_id) is not None:
+        return "Hub download"
+    return "local build" if any(spec.cache_root.glob("*/*/*/dataset_info.json")) else None
+
+
+# --- 3. is it there, and of this format ----------------------------------------------------------
+
+
+def build_format(root: Path) -> int | None:
+    """The format the local build under ``root`` records (:data:`.hub.BUILD_FORMAT`), ``None`` if none."""
+    found = (read_json_object(root / BUILD_RECORD) or {}).get("format")
+    return found if isinstance(found, int) else None
+
+
+def _arrow_problem(path: Path) -> str | None:
+    """Why an Arrow stream file (as ``datasets`` writes them) cannot be read whole, or ``None``."""
+    try:
+        with pa.memory_map(str(path)) as source:
+            pa.ipc.open_stream(source).read_all()
+    except (OSError, ValueError) as error:  # pyarrow.ArrowInvalid is a ValueError
+        return f"unreadable Arrow file ({error})"
+    return None
+
+
+def _info_problem(path: Path) -> str | None:
+    """Why a ``dataset_info.json`` is unusable, or ``None``."""
+    if not path.is_file():
+        return "missing"
+    try:
+        data = json.loads(path.read_bytes())
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
+        return f"not valid JSON ({error})"
+    return None if isinstance(data, dict) else "not a JSON object"
+
+
+def build_damage(root: Path, configs: Iterable[str] = (), *, files: bool = True) -> list[str]:
+    """``"<path>: <problem>"`` for each of ``configs`` (the card's) without a folder under ``root`` and,
+    with ``files``, for every damaged file of the build (``[]``: sound)."""
+    problems = [f"{root / config}: missing" for config in configs if not (root / config).is_dir()]
+    for folder in sorted(p for p in root.glob("*/*/*") if files and p.is_dir()):  # <config>/<version>/<hash>
+        info = folder / "dataset_info.json"
+        problems += [f"{info}: {problem}"] if (problem := _info_problem(info)) else []
+        arrows = sorted(folder.glob("*.arrow"))
+        problems += [f"{arrow}: {problem}" for arrow in arrows if (problem := _arrow_problem(arrow))]
+        problems += [] if arrows else [f"{folder}: no Arrow file"]
+    return problems
+
+
+def damage_summary(problems: list[str]) -> str:
+    """The first problem, and how many more there are."""
+    return problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+
+
+# --- 4. the raw files, 5. build, 6. publish ------------------------------------------------------
+
+
+def not_available_message(spec: DatasetSpec, user: str, settings: Settings, why: str = "") -> str:
     """The one paragraph a user sees when ``user`` (a task, a reader) cannot load ``spec``."""
     roots = sorted({name.split("/")[0] for name in spec.sources} & set(RAW_SOURCES))
     sources = "; ".join(
         f"{s.what}, {s.url} ({s.pinned}; {s.license}), as {s.folder}/"
         for s in (RAW_SOURCES[root] for root in roots)
     )
-    flag = offline_flag()
+    flag, command = settings.offline, fetch_command(spec.family)
     fetch = (
-        f"{flag} is set, so nothing was downloaded: on a connected machine `{fetch_command(spec.family)}` "
-        f"downloads the raw files and builds it (unset {flag} to do so on first use)"
+        f"{flag} is set, so nothing was downloaded: on a connected machine `{command}` downloads the raw "
+        f"files and builds it (unset {flag} to do so on first use)"
         if flag
-        else f"`{fetch_command(spec.family)}` downloads the raw files and builds it"
+        else f"`{command}` downloads the raw files and builds it"
+    )
+    where = (
+        f"in the local datasets cache only in an older build format ({why}) and not loadable from"
+        if why
+        else "neither in the local datasets cache nor loadable from"
     )
     return (
-        f"{user} needs the dataset {spec.hub_id}@{spec.revision}, which is neither in the local datasets "
-        f"cache nor loadable from the Hugging Face Hub. {fetch[0].upper()}{fetch[1:]}. Or build it "
-        f"from a local copy of the raw data with `{build_command(os.environ.get(SOURCE_ENV), spec.family)}`, "
-        f"or set {SOURCE_ENV} to the raw data folder to build it on first use. Raw data: {sources}. "
-        "`mteb-evalrank datasets status` lists everything the plugin needs."
+        f"{user} needs the dataset {spec.hub_id}@{spec.revision}, which is {where} the Hugging Face "
+        f"Hub. {fetch[0].upper()}{fetch[1:]}. Or build it from a local copy of the raw data "
+        f"with `{build_command(settings.source, spec.family)}`, or set {SOURCE_ENV} to the raw data folder "
+        f"to build it on first use. Raw data: {sources}. `mteb-evalrank datasets status` lists everything "
+        "the plugin needs."
     )
 
 
-def raw_data(spec: DatasetSpec) -> Path | None:
-    """The raw data folder to build ``spec`` from: ``$MTEB_EVALRANK_SOURCE``, else the raw cache
-    with the family's files fetched (and verified); ``None`` offline (nothing requested)."""
-    source = os.environ.get(SOURCE_ENV)
-    if source:
-        folder = Path(source).expanduser().resolve()
-        if not folder.is_dir():
-            raise DatasetNotAvailableError(
-                f"{SOURCE_ENV}={source} is not a folder: point it at the raw data "
-                "(holding evalrank/, wmt17-da/)."
-            )
-        return folder
-    return None if offline_flag() else fetch_family(spec)
-
-
-def build_and_publish(spec: DatasetSpec, raw: Path, why: str, *, displaced: Path | None = None) -> Path:
-    """Build ``spec`` from the raw data folder ``raw`` and publish it; returns its cache folder.
-
-    One line before and after on stderr; raw files that differ from the pinned release give one
-    :class:`~.releases.SourceMismatchWarning` each.
-    """
+def build_and_publish(
+    spec: DatasetSpec, root: Path, raw: Path, why: str, *, displaced: Path | None = None
+) -> Path:
+    """Steps 5-6: build ``spec`` from ``raw`` and publish it in ``root`` (:func:`.hub.publish_build`;
+    the caller holds the family's lock); one line before and after on stderr."""
     say(f"building {spec.hub_id} from {raw} ({why}) ...")
-    warn_source_mismatches(spec, raw)
     with datasets_progress_bars(False):
-        root = install_into_cache(spec, spec.recipe().build(raw), displaced=displaced)
+        publish_build(root, spec, spec.recipe().build(raw), displaced=displaced)
     say(f"installed {spec.hub_id} in {root}")
     return root
 
 
-def ready_dataset(spec: DatasetSpec, user: str, *, raw: Path | None = None, why: str = "first use") -> str:
-    """Make ``spec`` loadable; returns where it is (``"Hub download"`` or ``"local build"``).
-
-    ``raw``: a raw data folder already at hand (``datasets fetch``), else :func:`raw_data`.
-
-    Raises:
-        DatasetNotAvailableError: not installed and offline (no request was sent).
-    """
-    if (location := dataset_location(spec)) is not None:
-        if location == "local build" and missing_configs(
-            cache_root(spec.hub_id), read_card_configs(spec.card_path)
-        ):
-            rebuild_if_damaged(spec, user)  # a config folder removed: damaged, not a failure of the load
-        return location
-    raw = raw or raw_data(spec)
-    if raw is None:
-        raise DatasetNotAvailableError(not_available_message(spec, user))
-    with folder_lock(cache_root(spec.hub_id)):
-        if (location := dataset_location(spec)) is None:  # else published while this one waited
-            build_and_publish(spec, raw, why)
-    return location or "local build"
+def build_state(root: Path, configs: Iterable[str], *, files: bool = False) -> tuple[str, list[str]] | None:
+    """``None`` for a build of this :data:`.hub.BUILD_FORMAT` under ``root`` with every one of ``configs``
+    (and, with ``files``, every file sound); else why to build it and what is damaged."""
+    damage = build_damage(root, configs, files=files)
+    if (found := build_format(root)) != BUILD_FORMAT:
+        built = f"built in format {found}" if found else "built without a recorded format"
+        return (f"{built}, this version reads {BUILD_FORMAT}" if root.is_dir() else "", [])
+    return ("damaged copy", damage) if damage else None
 
 
-def rebuild_if_damaged(spec: DatasetSpec, user: str) -> bool:
-    """After loading ``spec`` failed: check the copy under the family's lock, replace it if damaged.
-
-    Returns:
-        ``True`` if a damaged local build was replaced by a new one (load again); ``False`` if
-        no damaged copy explains the failure (re-raise it).
+def ready_dataset(
+    spec: DatasetSpec,
+    root: Path,
+    user: str,
+    settings: Settings,
+    *,
+    raw: Path | None = None,
+    why: str = "first use",
+    files: bool = False,
+) -> bool:
+    """Steps 3-6: is the local build of ``spec`` in ``root`` there, of this format, with every config of
+    its card (and, with ``files``, every file sound)? Else it is built from the raw files (``raw``, if
+    at hand) and published under the family's lock (a process that waited finds it published); a
+    damaged build is moved aside first, with one :class:`DamagedDatasetWarning`. A Hub download is the
+    user's: never built over, named if damaged. Returns whether it was built.
 
     Raises:
-        DatasetDamagedError: a damaged Hub download (named, never touched), or a damaged local
-            build (moved aside) without the raw data to build it again.
+        DatasetNotAvailableError: not installed (or of another format) and offline (no request sent).
+        DatasetDamagedError: damaged (moved aside), and no raw data to build it again; a damaged Hub
+            download (naming the folder to delete).
     """
-    root, configs = cache_root(spec.hub_id), read_card_configs(spec.card_path)
-
-    def rebuild(aside: Path) -> bool:
-        if (raw := raw_data(spec)) is not None:
-            build_and_publish(spec, raw, "damaged copy", displaced=aside)
-        return raw is not None
-
+    if hub_cache_copy(spec.hub_id) is not None:  # the user's download: named if damaged, never touched
+        if files and (damage := build_damage(root)):
+            raise DatasetDamagedError(
+                f"{user}: the Hub download of {spec.hub_id} in the datasets cache is damaged "
+                f"({damage_summary(damage)}). Delete {root} and run again online to download it again, or "
+                f"build it locally: `{build_command(settings.source, spec.family)}`."
+            )
+        return False
+    configs = () if files else spec.card_configs
+    if build_state(root, configs, files=files) is None:
+        return False
+    raw = raw or raw_folder(spec, settings)
     with folder_lock(root):
-        location = dataset_location(spec)
-        if location == "Hub download":
-            check_hub_download(spec, user)
-        if location != "local build" or not (
-            found := replace_damaged(root, lambda: build_damage(root, configs), rebuild)
-        ):
-            return False
-    problems, aside, rebuilt = found
-    detail = damage_summary(problems)
-    what = f"{user}: the local build of {spec.hub_id} is damaged: {detail}; moved aside to {aside}"
-    warnings.warn(f"{what} and built again." if rebuilt else f"{what}.", DamagedDatasetWarning, stacklevel=3)
-    if not rebuilt:
+        if (state := build_state(root, configs, files=files)) is None:
+            return False  # published while this one waited
+        damage, aside = state[1], aside_name(root) if state[1] else None
+        if raw is not None:
+            build_and_publish(spec, root, raw, state[0] or why, displaced=aside)
+        elif aside is None:
+            raise DatasetNotAvailableError(not_available_message(spec, user, settings, state[0]))
+        else:
+            aside = move_aside(root)
+    if damage:
+        detail = damage_summary(damage)
+        what = f"{user}: the local build of {spec.hub_id} is damaged: {detail}; moved aside to {aside}"
+        warnings.warn(
+            f"{what}." if raw is None else f"{what} and built again.", DamagedDatasetWarning, stacklevel=3
+        )
+    if damage and raw is None:
         raise DatasetDamagedError(
             f"{user}: the local build of {spec.hub_id} in the datasets cache was damaged ({detail}) "
             f"and has been moved aside to {aside}. Build it again: "
-            f"`{build_command(os.environ.get(SOURCE_ENV), spec.family)}`, or set {SOURCE_ENV} to the "
-            "raw data folder to rebuild it on first use."
+            f"`{build_command(settings.source, spec.family)}`, or set {SOURCE_ENV} to the raw data "
+            "folder to rebuild it on first use."
         )
     return True
 
 
-def load_split(spec: DatasetSpec, config: str | None, split: str, user: str) -> Any:
-    """One split of a plugin dataset through ``datasets.load_dataset``, as a task loads it.
+# --- 7. load -------------------------------------------------------------------------------------
 
-    For the readers outside a task (the post-processing fit corpus, ``diagnose``):
-    :func:`ready_dataset`, the load (the Hub asked only for a Hub download online), and after a
-    failed load :func:`rebuild_if_damaged` and one more load; ``user`` names the reader in the
-    messages. Any other failure is raised as it was.
-    """
 
-    def load() -> Any:
-        with nullcontext() if hub_allowed(dataset_location(spec)) else hub_switched_off():
-            return datasets.load_dataset(spec.hub_id, config, revision=spec.revision, split=split)
-
-    ready_dataset(spec, user)
+def load_ready(spec: DatasetSpec, user: str, settings: Settings, load: Callable[[], T]) -> T:
+    """The pipeline (docs/architecture.md, "Loading a dataset"): where ``spec`` lives, ready it
+    (:func:`ready_dataset`), ``load()`` (the Hub asked only for a Hub download online); after a failure
+    of :data:`LOAD_ERRORS` the copy is checked: a Hub download named, a damaged local build built
+    again and loaded once more; any other failure is raised as it was."""
+    root, hub = spec.cache_root, hub_cache_copy(spec.hub_id) is not None
+    ready_dataset(spec, root, user, settings)
     try:
-        return load()
-    except LOAD_ERRORS:
-        if not rebuild_if_damaged(spec, user):
+        with nullcontext() if hub and not settings.offline else hub_switched_off():
+            return load()
+    except LOAD_ERRORS:  # a damaged copy? every file checked
+        if not ready_dataset(spec, root, user, settings, why="damaged copy", files=True):
             raise
-    return load()
+    with hub_switched_off():  # built again from the raw data
+        return load()
 
 
-def rebuild_mirror_if_damaged(task: str) -> bool:
-    """After mteb's ``task`` failed to load: replace its STS mirror if it is ours and damaged.
-
-    Returns:
-        ``True`` if the mirror was damaged and installed again (load again); ``False`` if
-        ``task`` has no mirror of ours or none of its files is damaged (re-raise).
-
-    Raises:
-        DatasetDamagedError: the mirror was damaged (and moved aside) but the raw data to
-            build it again are not at hand; the message names the task, the dataset and the command.
-    """
-    if (mirror_found := damaged_mirror(task)) is None:
-        return False
-    mirror, root, _ = mirror_found
-
-    def rebuild(aside: Path) -> bool:
-        if (raw := raw_data(STS_MIRRORS)) is not None:
-            install_sts_mirrors(raw, displaced={task: aside})
-        return raw is not None
-
-    if (found := replace_damaged(root, lambda: build_damage(root, [mirror.hub_config]), rebuild)) is None:
-        return True  # another process installed it again while this one waited
-    problems, aside, rebuilt = found
-    detail, source = damage_summary(problems), os.environ.get(SOURCE_ENV)
-    warnings.warn(
-        f"{task}: the offline STS mirror of {mirror.hub_id} is damaged: {detail}; moved aside to {aside}.",
-        DamagedDatasetWarning,
-        stacklevel=3,
-    )
-    if rebuilt:
-        return True
-    raise DatasetDamagedError(
-        f"{task}: the offline mirror of {mirror.hub_id} in the datasets cache that "
-        f"`mteb-evalrank datasets build --sts-mirrors` installed was damaged ({detail}) and has "
-        f"been moved aside to {aside}. Install it again: `{build_command(source, STS_MIRRORS.family)}` "
-        f"(or, online, `{fetch_command(STS_MIRRORS.family)}`), or set {SOURCE_ENV} to the raw data folder "
-        "to do so on first use."
+def load_split(spec: DatasetSpec, config: str | None, split: str, user: str, settings: Settings) -> Any:
+    """One split of a plugin dataset as a task loads it (:func:`load_ready`), for the readers outside a
+    task (the post-processing fit corpus, ``diagnose``); ``user`` names the reader in the messages."""
+    return load_ready(
+        spec,
+        user,
+        settings,
+        lambda: datasets.load_dataset(spec.hub_id, config, revision=spec.revision, split=split),
     )

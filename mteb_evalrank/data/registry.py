@@ -1,10 +1,5 @@
-"""The plugin's datasets: Hub id, revision and the recipe folder that builds each one.
-
-Each dataset family lives in ``tasks/<family>/`` of the source tree: ``README.md`` (the
-Hugging Face dataset card, with the YAML ``configs`` the build must produce) and
-``recipe.py`` (``build(source) -> BuiltDataset``, a pure function of the raw files). A
-wheel carries the same folders as ``mteb_evalrank/_recipes/``.
-"""
+"""The plugin's datasets: Hub id, revision, the recipe folder that builds each one (docs/architecture.md,
+"Data") and where a build lives in the ``datasets`` cache."""
 
 from __future__ import annotations
 
@@ -22,9 +17,6 @@ if TYPE_CHECKING:  # mteb is heavy to import; the annotation alone needs it
 #: Hugging Face organisation that hosts the plugin's datasets.
 HUB_ORG = "mteb-evalrank"
 
-#: environment variable naming the raw data folder (``evalrank/``, ``wmt17-da/``)
-SOURCE_ENV = "MTEB_EVALRANK_SOURCE"
-
 
 def build_command(source: str | Path | None = None, family: str | None = None) -> str:
     """The command that builds ``family`` (default every one) from a local copy of the raw data."""
@@ -40,6 +32,31 @@ def fetch_command(family: str | None = None) -> str:
 
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+def cache_root(hub_id: str, cache_dir: Path | None = None) -> Path:
+    """``$HF_DATASETS_CACHE/<org>___<name>`` as ``datasets`` names it: where a dataset lives."""
+    import datasets
+    from datasets.naming import camelcase_to_snakecase
+
+    namespace, name = hub_id.split("/")
+    return (
+        Path(cache_dir or datasets.config.HF_DATASETS_CACHE) / f"{namespace}___{camelcase_to_snakecase(name)}"
+    )
+
+
+def read_card_configs(card_path: Path) -> dict[str, dict[str, str]]:
+    """``{config_name: {split: path}}`` from the YAML header of a dataset card."""
+    import yaml
+
+    text = card_path.read_text(encoding="utf-8")
+    if not text.startswith("---\n"):
+        raise ValueError(f"{card_path}: a dataset card starts with a '---' YAML header.")
+    header = yaml.safe_load(text.split("---\n", 2)[1]) or {}
+    return {
+        entry["config_name"]: {item["split"]: item["path"] for item in entry.get("data_files", [])}
+        for entry in header.get("configs", [])
+    }
 
 
 def recipes_root() -> Path:
@@ -75,6 +92,16 @@ class DatasetSpec:
     @property
     def card_path(self) -> Path:
         return self.folder / "README.md"
+
+    @property
+    def card_configs(self) -> dict[str, dict[str, str]]:
+        """``{config_name: {split: path}}`` that the card declares (:func:`read_card_configs`)."""
+        return read_card_configs(self.card_path)
+
+    @property
+    def cache_root(self) -> Path:
+        """Where a build of the dataset lives: :func:`cache_root` of its Hub id."""
+        return cache_root(self.hub_id)
 
     def mteb_dataset(self, name: str | None = None) -> MetadataDatasetDict:
         """The ``dataset`` field of an mteb ``TaskMetadata``: Hub id, revision and, if given, the
@@ -176,13 +203,8 @@ def spec_for_hub_id(hub_id: str) -> DatasetSpec | None:
 
 @dataclass(frozen=True)
 class MirrorSpec:
-    """One config of a plugin build that can be installed under a dataset id of mteb's own task.
-
-    mteb's unmodified task loads ``load_dataset(hub_id, revision=revision)`` (config
-    ``default``); :func:`mteb_evalrank.data.mirrors.install_sts_mirrors` writes the family build's
-    config named ``task`` there in the offline ``datasets`` cache, so the task runs without the
-    Hub. Nothing is pushed to ``hub_id``.
-    """
+    """One config of a plugin build installed (locally, never pushed) under the dataset id of mteb's own
+    task, which loads it unmodified (:func:`mteb_evalrank.data.mirrors.install_sts_mirrors`)."""
 
     task: str
     """mteb task name (``mteb.get_task(task)``)."""
@@ -195,9 +217,7 @@ class MirrorSpec:
 
 
 STS_MIRRORS = DatasetSpec("sts-mirrors", revision="v1.0.0", license="other")
-"""mteb's English STS test sets rebuilt from the EvalRank raw files (``tasks/sts-mirrors``).
-
-Not in ``DATASETS``: it is only installed locally, on request, under mteb's ids; never pushed."""
+"""mteb's English STS test sets rebuilt from the EvalRank raw files; not in ``DATASETS`` (never pushed)."""
 
 FAMILIES: tuple[str, ...] = (*DATASETS, STS_MIRRORS.family)
 """Every family a command can name (``--only``): the datasets, then the STS mirrors."""

@@ -3,20 +3,19 @@ comes from, and what to run for what is missing (the bundled models are added by
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from .fetch import file_states, raw_dir
-from .hub import dataset_location
+from ..settings import Settings
+from .fetch import RAW_SOURCES, file_states, recipe_files, release_of
 from .mirrors import mirror_states
-from .registry import DATASETS, SOURCE_ENV, build_command, fetch_command
-from .releases import RAW_SOURCES, recipe_files, release_of
+from .ready import dataset_location
+from .registry import DATASETS, build_command, fetch_command
 
 
-def raw_cache_report() -> list[str]:
-    """The raw cache: per release, how many files are verified, damaged or missing, and their origin."""
-    lines = [f"Raw data fetched on first use (raw cache {raw_dir()}):"]
-    states = file_states(recipe_files())
+def raw_cache_report(root: Path) -> list[str]:
+    """The raw cache ``root``: per release, how many files are verified, damaged or missing, and whence."""
+    lines = [f"Raw data fetched on first use (raw cache {root}):"]
+    states = file_states(recipe_files(), root)
     for raw in RAW_SOURCES.values():
         mine = [state for state in states if release_of(state.path) is raw]
         counts = {kind: [s for s in mine if s.state == kind] for kind in ("verified", "damaged", "missing")}
@@ -33,13 +32,13 @@ def raw_cache_report() -> list[str]:
     return lines
 
 
-def status_report(source: str | Path | None = None) -> str:
+def status_report(settings: Settings, source: str | Path | None = None) -> str:
     """A plain-text table of every dataset, raw file and mirror, with what to run for the missing.
 
     ``mteb-evalrank datasets status`` adds the bundled models itself (from ``models.offline``,
     which ``data`` never imports).
     """
-    source = source or os.environ.get(SOURCE_ENV)
+    source = source or settings.source
     lines = ["Datasets (the plugin's tasks):"]
     missing = False
     for spec in DATASETS.values():
@@ -50,7 +49,7 @@ def status_report(source: str | Path | None = None) -> str:
         lines.append(f"  -> run: {fetch_command()}  (or, from a local copy: {build_command(source)})")
         for raw in RAW_SOURCES.values():
             lines.append(f"     raw data {raw.folder}/: {raw.what}, {raw.url} ({raw.license})")
-    lines.extend(raw_cache_report())
+    lines.extend(raw_cache_report(settings.home / "raw"))
     lines.append("mteb's STS sets (optional offline mirrors):")
     mirrors = mirror_states()
     for state in mirrors:

@@ -1,13 +1,6 @@
-"""Tagged corpora (one token per line, sentences separated by blank lines) for the sequence-labelling recipes.
-
-The three sequence-labelling families (``ud-english-ewt``, ``conll2000``, ``conll2003``) read
-column files of the same shape: one token per line, its fields separated by a tab (CoNLL-U) or a
-space (CoNLL), a blank line after each sentence. :func:`read_blocks` splits a file (or a zip
-member) into those sentences, keeping each line's number for the error messages;
-:func:`tagged_build` gives what every family builds: config ``default``, one split per raw file,
-one row per sentence, columns ``tokens`` and ``tags`` (lists of strings of the same length,
-tokens as written in the file).
-"""
+"""Tagged corpora for the sequence-labelling recipes: one token per line, its fields separated by a tab
+(CoNLL-U) or a space (CoNLL), a blank line after each sentence; each family builds config ``default``,
+one split per raw file, one row per sentence (``tokens``, ``tags``: lists of the same length)."""
 
 from __future__ import annotations
 

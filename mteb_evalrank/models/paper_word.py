@@ -15,8 +15,7 @@ sets no such source pins (crawl-300d-2M-subword, the three Dict2vec sets, PSL) a
 ``pin=None`` and the reason: never downloaded unpinned.
 
 **Fetch** (:func:`fetch_set`): into ``<home>/word-vectors/<file>`` through the raw data's
-downloader (:mod:`mteb_evalrank.data.fetch`: network policy, timeouts, one ``FetchError`` naming the
-URL and what to do); a cached file counts only if its hash is the pin.
+downloader (:func:`mteb_evalrank.data.fetch.fetch_file`); a cached file counts only if its hash is the pin.
 
 **Read** with the zoo's streaming readers (:func:`.static.read_text_vectors`,
 :func:`.word_vector_files.read_word2vec_binary`). gensim's ``load_word2vec_format`` is not used:
@@ -26,11 +25,7 @@ words that contain spaces.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
 import urllib.parse
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache, partial
@@ -39,9 +34,8 @@ from typing import Any
 
 from mteb.models import ModelMeta
 
-from mteb_evalrank._files import folder_lock, remove_leftovers, replacing
-from mteb_evalrank._home import home
-from mteb_evalrank._network import offline_flag
+from mteb_evalrank.data.fetch import FetchError, Pin, fetch_file, http_only, is_verified
+from mteb_evalrank.settings import HOME_ENV, VECTORS_URL_ENV, Settings
 
 from . import postprocess
 from .static import StaticWordEmbeddings, read_text_vectors
@@ -49,8 +43,6 @@ from .word_vector_files import read_word2vec_binary
 
 POPULATION = "evalrank-paper-word"
 PREFIX = "evalrank/paper-"
-VECTORS_URL_ENV = "MTEB_EVALRANK_VECTORS_URL"
-"""A mirror base replacing ``scheme://`` of every set's URL (``<base>/<host>/<path>``)."""
 GENSIM_DATA = "https://github.com/RaRe-Technologies/gensim-data/releases/download"
 STANFORD = "https://nlp.stanford.edu/data"
 FASTTEXT = "https://dl.fbaipublicfiles.com/fasttext/vectors-english"
@@ -151,125 +143,59 @@ BY_NAME: dict[str, PaperWordSet] = {spec.name: spec for spec in PAPER_WORD_SETS}
 
 
 # ------------------------------------------------------------------ fetching
-def location(spec: PaperWordSet) -> str:
-    """``spec.url``, or ``<base>/<host>/<path>`` with ``base`` = ``$MTEB_EVALRANK_VECTORS_URL``."""
-    base = os.environ.get(VECTORS_URL_ENV, "").rstrip("/")
-    parts = urllib.parse.urlsplit(spec.url)
-    return f"{base}/{parts.netloc}{parts.path}" if base else spec.url
-
-
-@cache
-def _digest(path: Path, algorithm: str, size: int, mtime_ns: int) -> str:
-    """``algorithm`` hash of ``path``, once per process per ``(path, size, mtime)``."""
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, algorithm).hexdigest()
-
-
-def is_verified(path: Path, pin: str) -> bool:
-    """``path`` is a file whose hash is ``pin`` (``<algorithm>:<hex>``)."""
-    algorithm, _, expected = pin.partition(":")
-    if not path.is_file():
-        return False
-    stat = path.stat()
-    return _digest(path, algorithm, stat.st_size, stat.st_mtime_ns) == expected
-
-
-def fetch_set(spec: PaperWordSet) -> Path:
-    """The verified file of ``spec`` in ``<home>/word-vectors``, fetched if missing or damaged (under a
-    lock per file; the temporary files a killed download left are removed first).
+def fetch_set(spec: PaperWordSet, settings: Settings) -> Path:
+    """The verified file of ``spec`` in ``<home>/word-vectors``, fetched if missing or damaged through the
+    raw data's downloader (:func:`mteb_evalrank.data.fetch.fetch_file`); the URL is ``spec.url``, or
+    ``<base>/<host>/<path>`` with ``settings.vectors_url`` as ``base``.
 
     Raises:
-        FetchError: the set has no pinned source, downloads are switched off, or the download
-            failed or is not the pinned file (nothing kept); the message names the set, the URL
-            and what to do.
+        FetchError: the set has no pinned source, downloads are switched off, or the download failed
+            or is not the pinned file (nothing kept); the message names the set, the URL and what to do.
     """
-    from mteb_evalrank.data import fetch
-
-    root = home() / "word-vectors"
+    root = settings.home / "word-vectors"
     target = root / spec.file
     if spec.pin is None:
-        raise fetch.FetchError(
+        raise FetchError(
             f"{spec.name} has no pinned source ({spec.source}), so it is never downloaded: it is published "
             f"at {spec.url}."
         )
-    if is_verified(target, spec.pin):
+    algorithm, _, digest = spec.pin.partition(":")
+    pin = Pin(digest, algorithm=algorithm)
+    if is_verified(target, pin):
         return target
-    if flag := offline_flag():
-        raise fetch.FetchError(
+    if flag := settings.offline:
+        raise FetchError(
             f"{spec.name}: {target} is missing or not the pinned file and {flag} is set, so nothing is "
             f"downloaded: unset it on a connected machine, or copy the file ({spec.pin}) there."
         )
-    url = location(spec)
+    parts = urllib.parse.urlsplit(spec.url)
+    url = f"{settings.vectors_url}/{parts.netloc}{parts.path}" if settings.vectors_url else spec.url
     advice = (
-        f"Retry; if it fails again, set {VECTORS_URL_ENV} to a mirror holding the same file "
-        f"(<base>/<host>/<path>, now {url}), or copy the file with {spec.pin} to {target}."
+        f"Set {VECTORS_URL_ENV} to a mirror holding the same file (<base>/<host>/<path>, now {url}), "
+        f"or copy the file with {spec.pin} to {target}."
     )
-    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
-        raise fetch.FetchError(f"{url} is not an http(s) URL, so nothing was requested. {advice}")
-    try:
-        with folder_lock(target):
-            if is_verified(target, spec.pin):
-                return target  # another process fetched it while this one waited
-            remove_leftovers(target)  # from a process killed mid-download
-            fetch.say(f"fetching {spec.name} [{spec.licence}] from {url} into {root}")
-            _download(spec, target, url, advice, fetch.fetch_timeout())
-    except OSError as error:
-        raise fetch.FetchError(
+    http_only(url, advice)
+
+    def disk(error: OSError) -> str:
+        return (
             f"{spec.name}: could not write under {root}: {error.strerror or error} ({error.filename or root}). "
             "Nothing partial was kept. Make sure it is writable and has room (docs/zoo.md gives each set's "
-            "size), or set MTEB_EVALRANK_HOME to another folder."
-        ) from None
+            f"size), or set {HOME_ENV} to another folder."
+        )
+
+    fetch_file(
+        target, url, pin, settings.fetch_timeout, advice=advice, disk=disk, label=f"{spec.name}: ",
+        member=spec.member, announce=f"fetching {spec.name} [{spec.licence}] from {url} into {root}",
+    )  # fmt: skip
     return target
-
-
-def _download(spec: PaperWordSet, target: Path, url: str, advice: str, timeout: float) -> None:
-    """Stream ``url`` to a temporary file beside ``target`` while hashed (a zip: then its member to
-    another), compare the hash of the file kept with the pin, publish it as ``target``
-    (:func:`~mteb_evalrank._files.replacing`); nothing else is left."""
-    from mteb_evalrank.data import fetch
-
-    algorithm, _, expected = str(spec.pin).partition(":")
-    with replacing(target) as staged:
-        if spec.member is None:
-            with staged.open("wb") as out:
-                found, _ = fetch.stream(
-                    url, out, spec.download_bytes, timeout, spec.file, algorithm=algorithm, advice=advice
-                )
-        else:  # the zip beside the target (removed with it by remove_leftovers if killed), then its member
-            with tempfile.NamedTemporaryFile(
-                dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-            ) as zipped:
-                fetch.stream(
-                    url, zipped, spec.download_bytes, timeout, spec.file, algorithm=algorithm, advice=advice
-                )
-                zipped.flush()
-                digest = hashlib.new(algorithm)
-                try:
-                    with (
-                        zipfile.ZipFile(zipped.name) as archive,
-                        archive.open(spec.member) as source,
-                        staged.open("wb") as out,
-                    ):
-                        while block := source.read(1 << 20):
-                            out.write(block)
-                            digest.update(block)
-                except (zipfile.BadZipFile, KeyError) as error:
-                    what = f"{url} is not a zip holding {spec.member} ({error})"
-                    raise fetch.FetchError(f"{spec.name}: {what}. Nothing was kept. {advice}") from None
-            found = digest.hexdigest()
-        if found != expected:
-            raise fetch.FetchError(
-                f"{spec.name}: {spec.file} fetched from {url} is not the pinned file: {algorithm.upper()} "
-                f"{found}, expected {expected} ({spec.source}). It was refused and nothing was kept. {advice}"
-            )
 
 
 # ------------------------------------------------------------------ models
 @cache
-def load_set(name: str) -> StaticWordEmbeddings:
+def load_set(name: str, settings: Settings) -> StaticWordEmbeddings:
     """The bag-of-words encoder of the set ``name`` (fetched first if needed; one per process)."""
     spec = BY_NAME[name]
-    path = fetch_set(spec)
+    path = fetch_set(spec, settings)
     words, vectors = (read_word2vec_binary if spec.binary else read_text_vectors)(path)
     if (spec.words is not None and len(words) != spec.words) or vectors.shape[1] != spec.dim:
         raise ValueError(
@@ -280,16 +206,18 @@ def load_set(name: str) -> StaticWordEmbeddings:
 
 
 @cache
-def set_abtt(name: str) -> postprocess.ABTT:
+def set_abtt(name: str, settings: Settings) -> postprocess.ABTT:
     """ABTT fitted on every row of the set ``name`` (:func:`.postprocess.table_abtt`)."""
-    return postprocess.table_abtt(load_set(name).vectors)
+    return postprocess.table_abtt(load_set(name, settings).vectors)
 
 
 def load_model(name: str, abtt: bool, model_name: str, revision: str | None = None, **kwargs: Any) -> Any:
     """Loader of the metas: the set's encoder, post-processed by its ABTT for ``-abtt``."""
     from .wrappers import PostProcessedEncoder
 
-    return PostProcessedEncoder(load_set(name), set_abtt(name)) if abtt else load_set(name)
+    settings = Settings.from_environment()  # mteb calls the loader: the settings are read here
+    encoder = load_set(name, settings)
+    return PostProcessedEncoder(encoder, set_abtt(name, settings)) if abtt else encoder
 
 
 @dataclass(frozen=True)
@@ -334,10 +262,11 @@ def model_family(name: str) -> str | None:
 
 
 def fetch_all() -> None:
-    """Fetch every pinned set (the population's check before a study)."""
+    """Fetch every pinned set (the population's check before a study, which calls it)."""
+    settings = Settings.from_environment()
     for spec in PAPER_WORD_SETS:
         if spec.pin is not None:
-            fetch_set(spec)
+            fetch_set(spec, settings)
 
 
 def entries() -> Iterator[tuple[str, str, str, PaperWordModel | None, str | None]]:

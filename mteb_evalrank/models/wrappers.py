@@ -63,8 +63,10 @@ def wmt17_reference_sentences(limit: int | None = None) -> list[str]:
     loaded as the tasks load their data (:func:`mteb_evalrank.data.ready.load_split`)."""
     from mteb_evalrank.data.ready import load_split
     from mteb_evalrank.data.registry import WMT17_DA
+    from mteb_evalrank.settings import Settings
 
-    data = load_split(WMT17_DA, "all", "test", f"the fit corpus {WMT17_DA.hub_id} (config 'all')")
+    user = f"the fit corpus {WMT17_DA.hub_id} (config 'all')"
+    data = load_split(WMT17_DA, "all", "test", user, Settings.from_environment())
     sentences = list(dict.fromkeys(data["sentence1"]))
     return sentences[:limit]
 

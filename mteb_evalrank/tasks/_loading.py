@@ -1,23 +1,10 @@
 """Loading a plugin dataset: ready on first use, or one clear paragraph; quietly.
 
-Every plugin task class puts :class:`PluginDatasetLoading` before its mteb base class. Its
-``load_data``
-
-1. gets the task's dataset family ready (:func:`mteb_evalrank.data.ready.ready_dataset`:
-   fetched, built and published on first use; offline and missing, one
-   :class:`~mteb_evalrank.data.ready.DatasetNotAvailableError` naming what to run);
-2. runs mteb's own ``load_data`` with the ``datasets`` logger lowered to errors for the call,
-   unless the user set it more verbose (offline, ``datasets`` warns "Using the latest cached
-   version of the dataset" once per config: 70 lines for the main job), with the Hugging Face
-   Hub switched off unless the copy is a Hub download and the process is online
-   (:func:`mteb_evalrank._network.hub_allowed`);
-3. after a failed load, has the copy checked (:func:`mteb_evalrank.data.ready.rebuild_if_damaged`):
-   a damaged local build is replaced and loaded again, or named; anything else is raised as it was.
-
-:func:`guard_sts_mirrors` gives mteb's own STS task classes, whose datasets the plugin may
-mirror (``datasets build --sts-mirrors``), the same check of a damaged mirror
-(:func:`mteb_evalrank.data.ready.rebuild_mirror_if_damaged`): only when their loading fails, and
-only for a mirror the plugin wrote; their loading is otherwise unchanged (offline, without the Hub).
+Every plugin task class puts :class:`PluginDatasetLoading` before its mteb base class; its
+``load_data`` is the entry of the data pipeline (:func:`mteb_evalrank.data.ready.load_ready`,
+drawn in docs/architecture.md, "Loading a dataset"). :func:`guard_sts_mirrors` gives mteb's own
+STS task classes, whose datasets the plugin may mirror, the same check of a damaged mirror, only
+when their loading fails and only for a mirror the plugin wrote.
 """
 
 from __future__ import annotations
@@ -30,11 +17,11 @@ from typing import Any
 import datasets
 
 from mteb_evalrank._mteb_adapter import hub_switched_off
-from mteb_evalrank._network import hub_allowed, offline_flag
 from mteb_evalrank.data.hub import datasets_progress_bars
-from mteb_evalrank.data.ready import ready_dataset, rebuild_if_damaged, rebuild_mirror_if_damaged
+from mteb_evalrank.data.mirrors import rebuild_mirror_if_damaged
+from mteb_evalrank.data.ready import LOAD_ERRORS, load_ready
 from mteb_evalrank.data.registry import spec_for_hub_id
-from mteb_evalrank.data.repair import LOAD_ERRORS
+from mteb_evalrank.settings import Settings
 
 
 @contextmanager
@@ -61,20 +48,15 @@ class PluginDatasetLoading:
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         if self.data_loaded:
             return
-        spec = spec_for_hub_id(self.metadata.dataset["path"])
-        if spec is None:  # a task over the user's own files
+
+        def load() -> None:
             with quiet_datasets():
                 self._load_plugin_data(num_proc=num_proc, **kwargs)
-            return
-        location = ready_dataset(spec, self.metadata.name)
-        try:
-            with quiet_datasets(), nullcontext() if hub_allowed(location) else hub_switched_off():
-                self._load_plugin_data(num_proc=num_proc, **kwargs)
-        except LOAD_ERRORS:
-            if not rebuild_if_damaged(spec, self.metadata.name):
-                raise
-            with quiet_datasets(), hub_switched_off():  # built again from the raw data
-                self._load_plugin_data(num_proc=num_proc, **kwargs)
+
+        spec = spec_for_hub_id(self.metadata.dataset["path"])
+        if spec is None:  # a task over the user's own files
+            return load()
+        load_ready(spec, self.metadata.name, Settings.from_environment(), load)
 
     def _load_plugin_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         """The loading itself: mteb's ``load_data`` unless a task class overrides this."""
@@ -83,12 +65,9 @@ class PluginDatasetLoading:
 
 
 def guard_sts_mirrors(task_classes: dict[str, Any]) -> None:
-    """Wrap ``load_data`` of mteb's STS task classes that the plugin can mirror (idempotent).
-
-    On a loading error, a damaged mirror of the plugin's is repaired and the data loaded again,
-    or one :class:`~mteb_evalrank.data.repair.DatasetDamagedError` names it
-    (:func:`~mteb_evalrank.data.ready.rebuild_mirror_if_damaged`); any other error is raised as it was.
-    """
+    """Wrap ``load_data`` of mteb's STS task classes that the plugin can mirror (idempotent): on a
+    loading error, a damaged mirror of the plugin's is repaired and the data loaded again
+    (:func:`mteb_evalrank.data.mirrors.rebuild_mirror_if_damaged`); any other error is raised as it was."""
     from mteb_evalrank.data.registry import STS_MIRROR_SPECS
 
     for mirror in STS_MIRROR_SPECS:
@@ -101,11 +80,12 @@ def guard_sts_mirrors(task_classes: dict[str, Any]) -> None:
 def _guarded(load_data: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(load_data)
     def load(self: Any, *args: Any, **kwargs: Any) -> None:
-        with nullcontext() if offline_flag() is None else hub_switched_off():
+        settings = Settings.from_environment()
+        with nullcontext() if settings.offline is None else hub_switched_off():
             try:
                 load_data(self, *args, **kwargs)
             except LOAD_ERRORS:
-                if not rebuild_mirror_if_damaged(self.metadata.name):
+                if not rebuild_mirror_if_damaged(self.metadata.name, settings):
                     raise
                 load_data(self, *args, **kwargs)
 
