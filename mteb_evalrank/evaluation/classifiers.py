@@ -1,72 +1,34 @@
-"""SentEval-protocol classifiers: features, hyper-parameter selection and scores.
+"""SentEval-protocol classifiers; the protocol, its selection per dataset and its deviations:
+docs/downstream.md.
 
-The ``senteval`` protocol of the downstream tasks (Conneau & Kiela, 2018, with the
-recommendations of Eger et al., 2019) trains on the **whole** training split and reports
+Features (pair tasks: SentEval's ``[u, v, |u - v|, u * v]``) are checked in float64 and rounded to
+``FIT_DTYPE`` (float32). For each L2 strength of ``L2_GRID`` (SentEval's weight decay ``lambda``) and
+raw or z-normalised features (mean and standard deviation of the rows fitted on), both reported:
 
-* logistic regression (the main score) and a one-hidden-layer MLP, because the ranking
-  of embeddings can change with the classifier (Eger et al.);
-* z-normalisation of the embeddings (per dimension, mean and standard deviation of the
-  training split) as a binary hyper-parameter, selected like the L2 strength, and both of
-  its settings reported.
-
-L2 strength. SentEval's grid is the weight decay ``lambda in {1e-5, 1e-4, 1e-3, 1e-2}``.
-
-* Logistic regression (full batch, L-BFGS, float64) minimises per fit, over its ``n`` rows,
-  ``(1/n) sum_i loss_i + (lambda/2) ||W||^2`` (intercepts unpenalised; a sigmoid for two classes,
-  a softmax over all classes otherwise), SentEval's objective; scikit-learn's
-  ``C sum_i loss_i + (1/2) ||W||^2`` with ``C = 1 / (n lambda)`` is the same up to the factor
-  ``C n`` (``n`` is an inner-fold training set during cross-validated selection, the whole
-  training split otherwise). Every fit of one selection is evaluated in one matrix product per
-  round (:func:`_lbfgs`); a fit stops when no gradient entry exceeds ``LR_GTOL * lambda``.
-* MLP (Adam, minibatches of ``MLP_BATCH`` = 64 rows, SentEval's batch size) steps along the
-  gradient of ``(1/b) sum_{i in batch} loss_i + (alpha / (2b)) ||W||^2`` on each batch of
-  ``b`` rows with ``alpha = MLP_BATCH * lambda`` (scikit-learn's ``MLPClassifier`` objective,
-  whose algorithm this is), while SentEval's MLP (PyTorch Adam with ``weight_decay = lambda``,
-  batch-mean cross-entropy) steps along that of ``(1/b) sum_{i in batch} loss_i + (lambda/2)
-  ||W||^2``: the same on every full batch; on a short last batch of ``b = m mod 64`` rows the
-  penalty here is ``(64 / b) lambda``. Biases are not penalised (PyTorch's weight decay does
-  penalise them).
-
-One MLP step, ``G`` networks reading one input ``X`` (``b x d``) side by side, targets ``Y``
-(0/1 for two classes, one-hot otherwise)::
+* logistic regression (float64, full-batch L-BFGS, :func:`_lbfgs`) minimises
+  ``(1/n) sum_i loss_i + (lambda/2) ||W||^2`` (intercepts unpenalised; a sigmoid for two classes, a
+  softmax otherwise), i.e. scikit-learn's ``C sum_i loss_i + (1/2) ||W||^2`` with ``C = 1 / (n lambda)``;
+  a fit stops when no gradient entry exceeds ``LR_GTOL * lambda``;
+* the MLP (float32, ``MLP_HIDDEN`` sigmoid units, Adam on batches of ``MLP_BATCH`` = 64 rows) steps on a
+  batch of ``b`` rows along ``(1/b) sum_i loss_i + (alpha / (2b)) ||W||^2``, ``alpha = MLP_BATCH lambda``
+  (scikit-learn's ``MLPClassifier``; SentEval's ``weight_decay = lambda`` on every full batch; biases
+  unpenalised). One step of ``G`` networks reading one input ``X`` (``b x d``), targets ``Y``::
 
     A = sigmoid(X [W1_1 ... W1_G] + b1)       one product for the G networks
     P = out(A_g W2_g + b2_g)                  out = sigmoid (two classes) or softmax
     D2 = P - Y,  D1 = (D2 W2^T) * A * (1 - A)
     grad W_l = (A_{l-1}^T D_l + alpha W_l) / b,   grad b_l = sum_rows(D_l) / b
 
-then Adam as scikit-learn's (``t`` counts the steps; rate 1e-3, betas 0.9 and 0.999, epsilon
-1e-8): ``theta -= rate sqrt(1 - beta_2^t) / (1 - beta_1^t) * m / (sqrt(v) + epsilon)``. After
-each epoch a network's accuracy ``s`` on its early-stopping rows is compared with its best
-``s*``: ``s < s* + 1e-4`` counts an epoch without improvement (reset otherwise), ``s > s*``
-keeps its weights; it stops after more than ``MLP_PATIENCE`` such epochs in a row (or
-``MLP_MAX_EPOCHS``) with its best weights. The initial weights (Glorot uniform), the
-early-stopping split and the shuffles are scikit-learn's draws from ``RandomState(seed)``, on
-the CPU whatever the device.
+  then scikit-learn's Adam (rate 1e-3, betas 0.9, 0.999, epsilon 1e-8):
+  ``theta -= rate sqrt(1 - beta_2^t) / (1 - beta_1^t) * m / (sqrt(v) + epsilon)``. Early stopping on
+  ``MLP_HOLDOUT`` of the rows: an epoch's accuracy ``s < s* + 1e-4`` counts as no improvement, ``s > s*``
+  keeps the weights; after more than ``MLP_PATIENCE`` such epochs in a row (or ``MLP_MAX_EPOCHS``) the
+  best weights remain. Initial weights (Glorot uniform), split and shuffles are scikit-learn's draws
+  from ``RandomState(seed)``.
 
-Selection, as SentEval per dataset (``senteval/tools/validation.py``):
-
-* a dataset with a validation split (SST2, SST5, SciCite, SICK-E; SentEval's
-  ``SplitClassifier``): each grid point is fitted on the whole training split and scored on
-  the validation split; the best one is that fit, scored once on the test split;
-* a dataset without one: cross-validation on the training split (SentEval's
-  ``KFoldClassifier`` for TREC and MRPC; MR, CR, SUBJ and MPQA run it inside each outer
-  fold, SentEval's ``InnerKFoldClassifier``), then the selected point is refitted on the
-  whole training split and scored once on the test split. Logistic regression: stratified
-  ``INNER_FOLDS``-fold cross-validation, mean accuracy. MLP: one stratified hold-out of
-  ``MLP_HOLDOUT`` of the training split instead (a deviation: an MLP fit costs ~10-50 LR
-  fits and a single split keeps the protocol affordable on a CPU).
-
-The grid is scanned in increasing ``lambda`` and a tie keeps the earlier point; between raw
-and z-normalised embeddings a tie keeps raw. The MLP stops early on ``MLP_HOLDOUT`` of the
-rows it is fitted on (SentEval stops on the validation split, or on 5% of the rows).
-
-Pair tasks use SentEval's features ``[u, v, |u - v|, u * v]`` of the two sentence
-embeddings ``u``, ``v``.
-
-Precision and device (docs/downstream.md). The features are validated in float64 and rounded to
-float32 (``FIT_DTYPE``, as SentEval's PyTorch classifiers use them); the logistic regression
-runs in float64 on them, the MLP in float32, with torch on the device ``senteval_scores`` is given.
+Selection: with a validation split, the best grid fit on it is the model; otherwise LR by stratified
+``INNER_FOLDS``-fold cross-validation, the MLP by one stratified ``MLP_HOLDOUT`` hold-out, then a
+refit on the whole training split. Increasing ``lambda``; a tie keeps the earlier point, and raw.
 """
 
 from __future__ import annotations

@@ -1,62 +1,22 @@
-"""Exact EvalRank ranking maths (Wang et al., ACL 2022), as small pure functions.
+"""Exact EvalRank ranking maths (Wang et al., ACL 2022); the protocol: docs/evalrank.md.
 
-Protocol
---------
-Let ``B`` be the background (``n`` items) and ``E`` their embeddings, one row each.
+Background ``B`` (``n`` items), embeddings ``E`` centred: ``E <- E - mean(E over B)``. ``cosine``:
+rows L2-normalised (a zero row stays zero), ``s(a, b) = a . b``; ``euclidean``:
+``s(a, b) = 1 / (1 + d(a, b))``, ``d(a, b) = ||a - b||``. A pair ``(q, p)`` with ``q == p`` ranks 1;
+otherwise each competitor ``u in B \\ {q, p}`` is better, tied or worse, ``tol = 1e-6``:
 
-1. Centre: ``E <- E - mean(E over B)``.
-2. Similarity on the centred rows:
+* ``cosine`` (absolute tolerance): better ``s(q, u) > s(q, p) + tol``, tied ``|s(q, u) - s(q, p)| <= tol``;
+* ``euclidean`` (relative, so that scaling the embeddings by ``c > 0`` changes no count): better
+  ``d(q, p) - d(q, u) > tol d(q, p)``, tied ``|d(q, u) - d(q, p)| <= tol d(q, p)`` (at
+  ``d(q, p) = 0`` only exact duplicates tie and nothing is better).
 
-   * ``cosine``: rows are L2-normalised (a zero row stays zero) and
-     ``s(a, b) = a . b``;
-   * ``euclidean``: ``s(a, b) = 1 / (1 + ||a - b||)``.
-
-3. For a positive pair ``(q, p)`` (indices into ``B``): if ``q == p`` the rank is 1.
-   Otherwise, over the competitors ``u in B \\ {q, p}`` (``q`` and ``p`` themselves are
-   never counted, whatever the thresholds), each ``u`` is *better* than, *tied* with or
-   *worse* than ``p``; ``tol = 1e-6``:
-
-   * ``cosine`` (an absolute tolerance on the cosine, which lies in ``[-1, 1]``)::
-
-         better:  s(q, u) > s(q, p) + tol
-         tied:    |s(q, u) - s(q, p)| <= tol
-
-   * ``euclidean`` (a relative tolerance on the distance; ``d(a, b) = ||a - b||``, so
-     ``s = 1 / (1 + d)`` ranks as ``-d``)::
-
-         better:  d(q, p) - d(q, u) > tol * d(q, p)
-         tied:    |d(q, u) - d(q, p)| <= tol * d(q, p)
-
-     i.e. ``u`` is better when ``d(q, u) < d(q, p) (1 - tol)`` and tied when
-     ``d(q, p) (1 - tol) <= d(q, u) <= d(q, p) (1 + tol)``; when ``d(q, p) = 0`` only the
-     exact duplicates (``d(q, u) = 0``) tie and nothing is better.
-
-   ``g = #better``, ``t = #tied``, so the positive occupies one of the positions
-   ``1 + g .. 1 + g + t``. Other positives of ``q`` are competitors, as in the paper.
-   Ranks are against the *whole* background, never a top-k cut.
-
-   Why these tolerances: a score must not change when a model's embeddings are multiplied
-   by a constant ``c > 0``. Cosines do not change, so an absolute tolerance on them is
-   scale-invariant; distances are multiplied by ``c``, so the tolerance on them must be
-   relative. (An absolute tolerance on ``1 / (1 + d)`` is not: it ties almost nothing for
-   small embeddings and nearly everything for large ones.) Centring commutes with scaling,
-   so the counts are the same for every ``c`` except for a competitor within a few float64
-   roundings of a tie boundary; scaling by a power of two changes nothing at all (barring
-   overflow or underflow).
-
-4. Tie policy:
-
-   * ``expected`` (default; uniformly random tie-breaking, computed exactly):
-     ``RR = mean_{r = 1+g}^{1+g+t} 1/r = (H(1+g+t) - H(g)) / (t + 1)`` with ``H`` the
-     harmonic numbers, ``Hits@k = clip(k - g, 0, t + 1) / (t + 1)``,
-     ``mean rank = 1 + g + t/2``;
-   * ``optimistic``: rank ``1 + g``; ``pessimistic``: rank ``1 + g + t``.
-
-``MRR``, ``Hits@k`` and mean rank are the means over all pairs.
-
-Why hand-written: mteb's stock retrieval evaluator (and pytrec_eval) only sees a top-k
-cut and breaks ties by document id; neither gives whole-background ranks with an exact
-tie policy, so the counting is done here, in memory-bounded chunks.
+``g = #better``, ``t = #tied``: the positive holds one of the ranks ``1 + g .. 1 + g + t`` against the
+whole background (other positives of ``q`` are competitors). Tie policies: ``expected`` (default,
+exact random tie-breaking) ``RR = (H(1+g+t) - H(g)) / (t + 1)`` (``H`` the harmonic numbers),
+``Hits@k = clip(k - g, 0, t + 1) / (t + 1)``, mean rank ``1 + g + t/2``; ``optimistic`` rank ``1 + g``;
+``pessimistic`` rank ``1 + g + t``. MRR, Hits@k and mean rank are means over the pairs. mteb's
+retrieval evaluator sees only a top-k cut, hence this module; how it counts (a float32 pass with
+proven margins, float64 refinement): docs/architecture.md, "The ranking core".
 """
 
 from __future__ import annotations
@@ -149,19 +109,13 @@ def _hash_multipliers(size: int) -> NDArray[np.uint64]:
 
 
 def unique_rows(x: NDArray[Any]) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]:
-    """Group identical rows: ``(first, inverse, counts)`` with ``x[first][inverse] == x``.
+    """Group identical rows of a 2-D float32 or float64 ``x``: ``(first, inverse, counts)`` with
+    ``x[first][inverse] == x``, groups of several rows first.
 
-    ``x`` is a 2-D float32 or float64 matrix. ``first[j]`` is one row of group ``j``,
-    ``inverse[i]`` the group of row ``i`` and ``counts[j]`` the size of group ``j``. Groups
-    with ``counts > 1`` come first. Rows are grouped by a 64-bit multilinear hash of their
-    32-bit words (``sum_i w_i m_i mod 2^64``, ``m_i`` fixed random odd numbers), then every
-    row is checked against its group's representative with ``==``; on a hash collision
-    (never seen in practice) the exact, slow ``np.unique`` of the rows' bytes is used
-    instead. ``0.0`` and ``-0.0`` hash apart; such rows may stay in separate groups, which
-    changes nothing downstream (every group is ranked with its multiplicity). Cost: one
-    pass over ``x`` plus a sort of ``n`` integers, against ``O(n d log n)`` comparisons for
-    ``np.unique(x, axis=0)``.
-    """
+    Rows are grouped by a 64-bit multilinear hash of their 32-bit words (``sum_i w_i m_i mod 2^64``,
+    ``m_i`` fixed random odd numbers), then checked against their group's first row with ``==``; on a
+    hash collision the exact ``np.unique`` of the rows' bytes is used. ``0.0`` and ``-0.0`` may stay
+    in separate groups, which changes nothing downstream (every group counts with its multiplicity)."""
     n = x.shape[0]
     x = np.ascontiguousarray(x)
     words = x.view(np.uint32).reshape(n, -1)  # dim (float32) or 2 dim (float64) words per row
@@ -196,18 +150,13 @@ def rank_counts_all(
 ) -> dict[Similarity, RankCounts]:
     """Rank counts of every pair under each similarity, exact to float64 arithmetic.
 
-    ``embeddings`` are the raw background embeddings (centred here, step 1 of the protocol;
-    ``centre=False`` for embeddings the caller has centred already, so that a row that is
-    exactly zero after centring stays exactly zero; float32 and float64 input is used in
-    place, never copied whole). Pairs whose two sides are the same background item get
-    ``g = t = 0`` (rank 1); under the cosine, a query whose row is zero after centring gets
-    ``g = 0, t = n - 2`` without a pass (its rule's cosine is 0 with every item, the
-    positive's included). ``tol`` must lie in ``[0, 1)`` (see the module docstring).
-
-    The steps, the threads (``threadpoolctl`` limits BLAS to one thread per worker during the
-    call, for the whole process) and the memory (at most ``chunk_bytes`` beyond the float32
-    distinct rows and vectors of length ``n``): docs/architecture.md, "The ranking core".
-    """
+    ``embeddings`` are the raw background rows, centred here (``centre=False``: already centred by the
+    caller, so that a row exactly zero after centring stays zero); float32 and float64 input is used
+    in place. Pairs ``q == p`` get ``g = t = 0``; under the cosine a query whose centred row is zero
+    gets ``g = 0, t = n - 2`` without a pass (its cosine is 0 with every item). ``tol`` lies in
+    ``[0, 1)``. Steps, threads (BLAS limited to one thread per worker, process-wide, during the
+    call) and memory (``chunk_bytes`` beyond the float32 distinct rows): docs/architecture.md,
+    "The ranking core"."""
     _check_options(tol, similarities)
     raw = _embedding_rows(embeddings)
     q, p = _pair_indices(queries, positives, raw.shape[0])

@@ -1,19 +1,9 @@
-"""Slicing an STS-style dataset by sentence length, vocabulary coverage and gold score.
+"""Slicing an STS-style dataset by sentence length, vocabulary coverage and gold score: the three
+factors of Abe et al.'s (2022, section 4) evaluation gap (docs/diagnostics.md). Pure functions.
 
-The three factors of the "evaluation gap" of Abe et al. (2022, *Why is sentence similarity
-benchmark not predictive of application-oriented task performance?*, section 4). Every
-function is pure and deterministic; the ``wmt17-da`` and ``stsb-granularity`` recipes call
-them, and users call them on their own data (``slice_dataset``).
-
-Conventions (the paper does not fix them; these reproduce its Tables 4, 6 and 7):
-
-* Tokens: whitespace tokens (``str.split()``). STS-B (EvalRank copy) and the WMT17 DA
-  references and translations are already tokenised, so a token is a word or punctuation.
-* Pair length: ``len(s) = (|tok(s1)| + |tok(s2)|) / 2``, the mean token count of the pair.
-* Vocabulary coverage (Eq. 1): ``Recall(s, s') = |(s ∪ s') ∩ V| / |s ∪ s'|`` over the *sets*
-  of lower-cased tokens of the pair, ``V`` the lower-cased token set of a reference dataset.
-* Bands: right-closed intervals ``(e_i, e_{i+1}]``, the first one closed ``[e_0, e_1]`` (the
-  paper's ``[0, 1], (1, 2], ...`` and its quartile subsets ``[-2, -0.47], (-0.47, -0.03], ...``).
+Conventions (reproducing the paper's Tables 4, 6 and 7): tokens are whitespace tokens; pair length
+``(|tok(s1)| + |tok(s2)|) / 2``; coverage (Eq. 1) ``Recall(s, s') = |(s ∪ s') ∩ V| / |s ∪ s'|`` over
+lower-cased token sets, ``V`` a reference dataset's; bands ``(e_i, e_{i+1}]``, the first ``[e_0, e_1]``.
 """
 
 from __future__ import annotations
@@ -154,25 +144,18 @@ def sample_length_window(
     bin_width: float = LENGTH_BIN_WIDTH,
     seed: int = LENGTH_SEED,
 ) -> IndexArray:
-    """Largest subset of rows with length in ``[lo, hi)`` whose histogram follows the reference.
-
-    Section 4.1.2 of Abe et al.: "the subset [x, y) was drawn from a range of sentence
-    lengths [x, y) according to the STS distribution". Made exact here:
+    """Largest subset of rows with length in ``[lo, hi)`` whose histogram follows the reference
+    (Abe et al., 4.1.2: "drawn ... according to the STS distribution"), made exact:
 
     1. bins ``[lo + j*w, lo + (j+1)*w)`` of width ``w = bin_width`` cover the window;
-    2. ``p_j`` = share of the *reference* pairs of the window (lengths in ``[lo, hi)``) in bin j;
-    3. ``n_j`` = rows of the dataset in bin j; the subset size is the largest ``N`` with
-       ``N * p_j <= n_j`` for every bin, ``N = min_{j: p_j > 0} n_j / p_j``;
-    4. ``floor(N * p_j)`` rows are drawn from bin j without replacement by
-       ``numpy.random.default_rng(seed)``, bins in increasing order.
+    2. ``p_j`` = share of the *reference* pairs of the window in bin j; ``n_j`` = rows of bin j;
+    3. the size is ``N = min_{j: p_j > 0} n_j / p_j``, and ``floor(N * p_j)`` rows are drawn from bin j
+       without replacement by ``numpy.random.default_rng(seed)``, bins in increasing order.
 
-    With ``w = 5`` this reproduces the paper's Table 4 sizes (docs/diagnostics.md). Returns row
-    indices sorted by row.
+    ``w = 5`` reproduces the paper's Table 4 sizes. Returns row indices sorted by row.
 
     Raises:
-        ValueError: for an empty window, a non-positive bin width, or no reference pair in
-            the window.
-    """
+        ValueError: for an empty window, a non-positive bin width, or no reference pair in it."""
     lo, hi = float(window[0]), float(window[1])
     if not hi > lo or not bin_width > 0:
         raise ValueError(f"need lo < hi and bin_width > 0, got window {window}, bin_width {bin_width}")

@@ -1,40 +1,18 @@
-"""Sequence labelling over frozen word vectors: Chiu et al.'s (2016) window tagger and its scores.
+"""Chiu et al.'s (2016) window tagger over frozen word vectors, and its scores; the protocol and
+why: docs/sequence_labelling.md.
 
-The tagger is the window approach of Collobert et al. (2011) as Chiu, Korhonen and Pyysalo
-(2016, section 2.4) state it, with the word vectors **frozen**:
+Vectors :func:`centred` (known rows minus their mean; zero rows stay zero). Input of token ``t``:
+for the words ``t-2 .. t+2`` of its sentence (:data:`WINDOW`), the vector and the one-hot
+:func:`capitalisation` pattern, concatenated (``5 d + 5 * 5`` numbers; outside the sentence: the
+zero vector and ``PAD``), gathered per mini-batch from index arrays (:func:`windows`).
+``h = hardtanh(W1 x + b1)`` (300 units), ``p = softmax(W2 h + b2)``; mean cross-entropy over
+mini-batches of 50 tokens reshuffled each epoch, 10 epochs of Adam (defaults, torch's fused update),
+torch's default initialisation; greedy decoding (per-token argmax). A seed sets the initialisation
+and the shuffles (the caller's random state untouched); threads: :data:`WIDE_INPUT`.
 
-* the word vectors are **centred** first (:func:`centred`: the mean of the known words' vectors
-  subtracted from each; an unknown word's zero vector stays zero). A first layer with a bias can
-  represent the same functions either way (the shift moves into the bias, and padding is marked
-  by its own pattern); centring only removes the one direction every word shares, which says
-  nothing about any word. It makes a constant encoder exactly the all-zero one, so that no
-  degenerate encoder scores above the capitalisation-only tagger (on GloVe 50d it changes the
-  F1 by less than the spread between seeds: docs/sequence_labelling.md);
-* input of token ``t``: the words ``t-2 .. t+2`` of its sentence (:data:`WINDOW` = 5); for each,
-  its vector and a one-hot capitalisation pattern (:func:`capitalisation`: padding, lower case,
-  initial capital, all capitals, mixed), concatenated: ``5 d + 5 * 5`` numbers. Positions
-  outside the sentence are padding: the zero vector and the pattern ``pad``. The word vectors
-  are rows of one frozen matrix whose row 0 is the padding; the window is an index array into
-  it (:func:`windows`), gathered per mini-batch, never a per-token Python loop;
-* ``h = hardtanh(W1 x + b1)`` with 300 units, ``p = softmax(W2 h + b2)`` over the tags;
-* trained on the word-level log-likelihood (mean cross-entropy over a mini-batch of 50 tokens
-  drawn without replacement, reshuffled each epoch) for 10 epochs with Adam at its default
-  parameters (lr 1e-3, betas 0.9 / 0.999, eps 1e-8; torch's fused implementation of the same
-  update); initialisation is torch's default for ``nn.Linear``;
-* greedy decoding: each test token gets its most probable tag (the window model has no
-  transition scores, so greedy decoding is the per-token argmax).
-
-Deterministic for a seed: the seed sets torch's generator for the initialisation (in a forked
-RNG state, so the caller's global state is untouched) and the shuffling; torch runs on a fixed
-number of threads (:attr:`TaggerConfig.threads`: one for narrow input, every core from
-:data:`WIDE_INPUT` on; restored afterwards), on :attr:`TaggerConfig.device` (the CPU unless the
-task is told otherwise or the model runs on a GPU). torch is imported when a
-tagger is trained, not with this module.
-
-Scores: token accuracy (:func:`token_accuracy`) and chunk/entity precision, recall and F1 as
-the conlleval script computes them (:func:`chunk_scores`, by ``seqeval`` in its default,
-conlleval-compatible mode: a chunk starts at ``B-X``, at ``I-X`` after ``O`` or after another
-type, and ends at the sentence's end; micro-averaged over chunks; per-type F1 as well).
+Scores: token accuracy and conlleval's chunk precision, recall and F1 (:func:`chunk_scores`,
+``seqeval``'s default mode: a chunk starts at ``B-X``, at ``I-X`` after ``O`` or another type, and
+ends at the sentence's end; micro-averaged; per-type F1 too).
 """
 
 from __future__ import annotations

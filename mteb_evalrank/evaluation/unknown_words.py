@@ -1,34 +1,13 @@
-"""Unknown-word conventions of the word-level tasks (the ``WordSim*`` sets, EvalRankWord and its ablation).
+"""Unknown-word conventions of the word-level tasks (the ``WordSim*`` sets, EvalRankWord and its
+ablation); what each means per task: docs/tasks.md, "Unknown words".
 
-A model *knows* a word when it embeds it as a non-zero vector; an encoder that knows nothing
-about a word (a static model with the word outside its vocabulary) embeds it as the zero vector.
-Four conventions score a model that does not know every word of a task; one run of a task
-reports every convention it can compute, each under its own score keys (``PREFIXES``), and the
-task option ``unknown_words`` picks the one that is the main score:
-
-* ``zero`` (default, the scores without a prefix): an unknown word keeps the zero vector. A
-  ``WordSim*`` set keeps an uncovered pair with cosine 0; EvalRank centres the background
-  first, so unknown words share the vector ``-mean(E)`` and tie with each other.
-* ``covered`` (prefix ``covered_``): only what the model knows. A ``WordSim*`` set scores the
-  pairs whose two words are known; EvalRank ranks the pairs whose two words are known against
-  the known background only (centred on it). Different models are then scored on different
-  pairs.
-* ``vocabulary`` (prefix ``vocabulary_``): a vocabulary given to the task (a common vocabulary of
-  the models compared, so that all are scored on the same pairs): the pairs whose two words are
-  in it, and for EvalRank the background words in it, scored by the ``zero`` convention (on a
-  vocabulary every compared model knows, the conventions coincide). Given by the task attribute
-  ``vocabulary`` or the file named by ``$MTEB_EVALRANK_VOCABULARY`` (one word per line, UTF-8);
-  without one, no ``vocabulary_`` scores.
-* ``mean_vector`` (prefix ``mean_vector_``): the reference toolkit's (EvalRank's
-  ``Word_embedding_model.compute_embedding``): an unknown word gets the mean vector of the known
-  words. The toolkit averages its whole vocabulary; an MTEB encoder exposes no vocabulary, so
-  here the mean is over the task's known words (the set's words, EvalRank's background). A
-  ``WordSim*`` set then takes the cosine (two unknown words: 1). EvalRank centres the background,
-  whose mean is then the known rows' mean, so an unknown word is the zero vector after centring:
-  cosine 0 with every item, all items tied for an unknown query.
-
-For a model that knows every word of a task (every sentence encoder) the ``zero``, ``covered``
-and ``mean_vector`` scores are the same numbers.
+A model *knows* a word when it embeds it as a non-zero vector. One run reports every convention
+it can compute under its prefix (``PREFIXES``); the task option ``unknown_words`` picks the main
+score: ``zero`` (default, no prefix: an unknown word keeps the zero vector), ``covered`` (only the
+pairs, and for EvalRank the background, the model knows), ``vocabulary`` (the pairs and background
+words in a given vocabulary, ``zero`` convention; ``$MTEB_EVALRANK_VOCABULARY`` or the task's
+``vocabulary``) and ``mean_vector`` (the EvalRank toolkit's: an unknown word is the mean of the
+task's known words' vectors).
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""The plugin's mteb task classes, one task per file, declared once in :data:`TASKS`.
-
-Families, in the order of the README's task table: EvalRank (word and sentence ranking),
-the similarity baselines (13 word-similarity sets, STR 2021), the SentEval downstream tasks
-under the ``mteb`` and ``senteval`` protocols, the evaluation-gap diagnostics (WMT17 DA,
-its slices, the STS-B gold bands), AccSent triplets and Chiu et al.'s sequence-labelling
-tasks over frozen word vectors.
+"""The plugin's mteb task classes, one task per file, declared once in :data:`TASKS` (in the
+order of the README's task table; docs/tasks.md).
 """
 
 from mteb.abstasks.abstask import AbsTask

@@ -1,23 +1,13 @@
-"""How the plugin's tasks encode: each distinct text once per model in a run, for any model.
+"""How the plugin's tasks encode: each distinct text once per model in a run, for any model
+(docs/usage.md, "Each text encoded once per run").
 
-One mechanism, :class:`CachedEncoder`: an mteb encoder (a subclass of mteb's
-``CachedEmbeddingWrapper``) whose ``encode`` serves each text from an
-:class:`~mteb_evalrank.embedding_cache.EmbeddingCache` and passes only the texts it lacks to
-the wrapped model, longest first. Its scope decides the reuse:
-
-* **the run** (default): :class:`EncodeOnce`, a mixin of every plugin task class (and of the
-  variants of mteb's STS tasks in the plugin's benchmarks, :func:`encode_once`), wraps the
-  model mteb passes to ``evaluate`` in a :class:`CachedEncoder` over the process cache
-  (:func:`~mteb_evalrank.embedding_cache.process_cache`, bounded by ``MTEB_EVALRANK_CACHE_MIB``):
-  a text's embedding is computed once across all those tasks. The rows of a model are its
-  object's (kept while it lives, and forgotten when its torch weights change in place, see
-  :func:`weights_version`), or, when ``MTEB_EVALRANK_EMBEDDING_CACHE`` names a folder and the
-  model has a name and a revision, that model's on disk, across runs.
-* **the task** (``MTEB_EVALRANK_REUSE_EMBEDDINGS=0``): no task shares rows with another; the
-  plugin's ranking, triplet and downstream tasks still encode each distinct text once per task
-  (:class:`TaskEmbeddings`, a task-local cache) and every other task encodes as mteb does.
-
-The key of a row: :meth:`CachedEncoder.key`.
+:class:`CachedEncoder`, an mteb ``CachedEmbeddingWrapper`` serving each text from an
+:class:`~mteb_evalrank.embedding_cache.EmbeddingCache` (key: :meth:`CachedEncoder.key`), is the
+one mechanism. :class:`EncodeOnce` (a mixin of every plugin task, and :func:`encode_once` for
+mteb's STS tasks in the benchmarks) wraps the model over the process cache, so a text is encoded
+once across tasks (per model object, or on disk under ``MTEB_EVALRANK_EMBEDDING_CACHE`` for a
+named, revised model); ``MTEB_EVALRANK_REUSE_EMBEDDINGS=0`` keeps the reuse within each task
+(:class:`TaskEmbeddings`).
 """
 
 from __future__ import annotations
@@ -357,3 +347,15 @@ class EncodeTexts(EncodeOnce):
     def unload_data(self) -> None:
         self._embeddings.clear()
         super().unload_data()  # type: ignore[misc]
+
+    def _embed(
+        self, model: Any, texts: Sequence[str], *, encode_kwargs: Any, hf_split: str, hf_subset: str,
+        timer: TimingStack, num_proc: int | None = None, encode_first: Sequence[str] = (), **_: Any,
+    ) -> NDArray[np.float64]:  # fmt: skip
+        """:meth:`TaskEmbeddings.embed` of ``texts`` for this task, given mteb's ``_evaluate_subset``
+        keywords (the others, e.g. ``prediction_folder``, are not needed)."""
+        return self._embeddings.embed(
+            model, texts, encode_first=encode_first, task_metadata=self.metadata,  # type: ignore[attr-defined]
+            encode_kwargs=dict(encode_kwargs), hf_split=hf_split, hf_subset=hf_subset, timer=timer,
+            num_proc=num_proc,
+        )  # fmt: skip

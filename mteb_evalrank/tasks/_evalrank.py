@@ -1,13 +1,10 @@
 """``AbsTaskEvalRank``: EvalRank as an mteb retrieval task scored on the whole background.
 
-The data use mteb's retrieval layout (corpus = background, queries, qrels = positive
-pairs), so the stock loader and any MTEB encoder work. Scoring does not use mteb's
-top-k retrieval evaluator: every background item is encoded once per model and the
-embeddings (and the rank counts of pairs already ranked) are shared by all hf_subsets over
-the same background — mteb evaluates one subset per ``evaluate`` call, so the cache lives
-until ``unload_data()`` (which ``mteb.evaluate`` calls after the last subset) or until a
-different model is evaluated. Each pair is ranked exactly against the whole background by
-:mod:`mteb_evalrank.evaluation.ranking` (see its docstring for the protocol and formulas).
+mteb's retrieval layout (corpus = background, queries, qrels = positive pairs), so the stock
+loader and any encoder work; each pair is ranked exactly against the whole background by
+:mod:`mteb_evalrank.evaluation.ranking` instead of mteb's top-k evaluator. The background's
+embeddings and the pairs' rank counts are kept across the hf_subsets over one background (mteb
+evaluates one subset per call) until ``unload_data()`` or another model.
 """
 
 from __future__ import annotations
@@ -40,12 +37,10 @@ from ._loading import PluginDatasetLoading
 from ._vocabulary import environment_vocabulary
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
     from mteb.models import MTEBModels
     from mteb.timing import TimingStack
-    from mteb.types import EncodeKwargs, ScoresDict
+    from mteb.types import ScoresDict
     from numpy.typing import NDArray
 
 logger = logging.getLogger(__name__)
@@ -66,14 +61,11 @@ EVALRANK_METADATA: dict[str, Any] = {
 class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
     """Retrieval-style intrinsic evaluation: rank of each positive among all background items.
 
-    Scores per hf_subset: ``{cosine,euclidean}_{mrr, hits_at_1, hits_at_3, hits_at_10,
-    mean_rank}`` (values in [0, 1] except the mean rank), ``n_pairs`` and ``n_background``.
-
-    Word-level tasks (``word_level = True``) also score every unknown-word convention of
-    :mod:`mteb_evalrank.evaluation.unknown_words` (:meth:`_convention_scores`): the same keys
-    with the prefixes ``covered_``, ``mean_vector_`` and (given a vocabulary) ``vocabulary_``,
-    with ``coverage`` (share of pairs whose two words the model knows), ``background_coverage``
-    (share of the background it knows) and ``{covered,vocabulary}_n_{pairs,background}``.
+    Scores per hf_subset: ``{cosine,euclidean}_{mrr, hits_at_1, hits_at_3, hits_at_10, mean_rank}``,
+    ``n_pairs``, ``n_background``. Word-level tasks (``word_level``) add every unknown-word convention
+    (:meth:`_convention_scores`): the same keys prefixed ``covered_``, ``mean_vector_`` and (given a
+    vocabulary) ``vocabulary_``, ``coverage`` (pairs whose two words are known), ``background_coverage``
+    and ``{covered,vocabulary}_n_{pairs,background}``.
 
     Class attributes (override in a subclass or set on an instance):
         tie_policy: ``expected`` (default), ``optimistic`` or ``pessimistic``.
@@ -81,10 +73,8 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
             (``zero``, default; ``covered``, ``vocabulary``, ``mean_vector``).
         vocabulary: word-level tasks: the words of the ``vocabulary`` convention; ``None``
             (default): the file named by ``$MTEB_EVALRANK_VOCABULARY``, else none.
-        tol: tie tolerance (``1e-6``): absolute on the cosine, relative on the euclidean
-            distance (``|d(q,u) - d(q,p)| <= tol d(q,p)``); see ``evaluation.ranking``.
-        chunk_bytes: memory budget of one chunk of the similarity matrix.
-    """
+        tol: tie tolerance (absolute on the cosine, relative on the euclidean distance).
+        chunk_bytes: memory budget of one chunk of the similarity matrix."""
 
     tie_policy: TiePolicy = "expected"
     tol: float = DEFAULT_TOL
@@ -182,19 +172,10 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
         }
 
     # ------------------------------------------------------------- evaluation
-    def _evaluate_subset(
-        self,
-        model: MTEBModels,
-        data_split: RetrievalSplitData,
-        *,
-        encode_kwargs: EncodeKwargs,
-        hf_split: str,
-        hf_subset: str,
-        prediction_folder: Path | None = None,
-        num_proc: int | None = None,
-        timer: TimingStack,
-        **kwargs: Any,
-    ) -> ScoresDict:
+    def _evaluate_subset(  # mteb's keywords besides these: encode_kwargs, num_proc, ...
+        self, model: MTEBModels, data_split: RetrievalSplitData, *, hf_split: str, hf_subset: str,
+        timer: TimingStack, **kwargs: Any,
+    ) -> ScoresDict:  # fmt: skip
         queries, positives = self._pairs(data_split, hf_subset)
         texts = as_list(data_split["corpus"]["text"])
         if self._cache_model is not unwrapped(model):  # rank counts are per model, across subsets
@@ -204,16 +185,7 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
             raise TypeError(f"{self.metadata.name}: expected an encoder model (mteb's EncoderProtocol)")
         # one row per background item; the subsets over one background find them in the task's
         # TaskEmbeddings (each text is encoded once per model)
-        embeddings = self._embeddings.embed(
-            model,
-            texts,
-            task_metadata=self.metadata,
-            encode_kwargs=dict(encode_kwargs),
-            hf_split=hf_split,
-            hf_subset=hf_subset,
-            timer=timer,
-            num_proc=num_proc,
-        )
+        embeddings = self._embed(model, texts, hf_split=hf_split, hf_subset=hf_subset, timer=timer, **kwargs)
         scores: Scores = {}
         with timer("Scoring", split=hf_split, subset=hf_subset, log_message="EvalRank - ranking pairs..."):
             counts = self._counts_for(self._background_key(texts), embeddings, queries, positives)
@@ -235,16 +207,11 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
     ) -> Scores:
         """The scores of the ``covered``, ``mean_vector`` and ``vocabulary`` conventions.
 
-        ``covered``: the background rows the model knows (non-zero) and the pairs whose two
-        words are among them, ranked by the protocol (centred on that background).
-        ``mean_vector``: every unknown row is the mean of the known rows, so the background's
-        mean is the known rows' mean and an unknown row is exactly zero after centring (the
-        centred rows are computed here, ``rank_counts_all(centre=False)``: a mean subtracted
-        in floating point would leave a tiny non-zero vector whose direction is noise).
-        ``vocabulary``: the background rows whose word is in the vocabulary and the pairs
-        whose two words are. A model that knows every background word gets the ``zero``
-        scores under ``covered`` and ``mean_vector`` without ranking again.
-        """
+        ``covered``: the known (non-zero) background rows and the pairs of two known words, centred on
+        them. ``mean_vector``: an unknown row is the known rows' mean, i.e. exactly zero after centring
+        (centred here, ``centre=False``: a float subtraction would leave a noise vector). ``vocabulary``:
+        the rows and pairs whose words are in it. A model knowing every word gets the ``zero`` scores
+        under ``covered`` and ``mean_vector`` without ranking again."""
         known = conventions.known(embeddings)
         pair_known = known[queries] & known[positives]
         out: Scores = {"coverage": float(pair_known.mean()), "background_coverage": float(known.mean())}

@@ -1,32 +1,11 @@
-"""EvalRank on your own data: a positive-pair file and a background file as an mteb task.
+"""EvalRank on your own data (docs/evalrank.md, "EvalRank on your own data"): a pair file and a
+background file as an :class:`~mteb_evalrank.tasks.AbsTaskEvalRank` task, fed from memory.
 
-:func:`evalrank_task_from_files` turns two plain-text files into a task of the same class
-family as ``EvalRankSent`` / ``EvalRankWord`` (:class:`~mteb_evalrank.tasks.AbsTaskEvalRank`):
-the same retrieval layout (:func:`mteb_evalrank.data.layout.evalrank_configs`), the same
-exact ranking (:mod:`mteb_evalrank.evaluation.ranking`) and the same scores; only the data
-come from memory instead of the ``datasets`` cache.
-
-Files (UTF-8; blank lines are skipped, surrounding whitespace is stripped):
-
-* **pairs**: ``left<TAB>right`` per line. Each line is one positive ``(q, p)``: ``p`` is
-  ranked for ``q``. Directions count as given: the reverse pair is *not* added, so list
-  both directions to score both (as the EvalRank release's ``pos_pair.txt`` does).
-* **background**: one item per line. Duplicate lines are dropped, the first occurrence kept
-  (as the release's build does, :func:`~mteb_evalrank.data.sources.unique_in_order`).
-
-The task's background ``B`` is the pair items in first-appearance order, then the background
-file's items, deduplicated (exactly how ``EvalRankSent`` is built from the release). A pair
-item missing from the background file is thereby added to ``B`` (one warning says how many);
-with ``strict=True`` it is refused instead, naming ``file:line`` of its pair.
-
-Scores (per pair rank ``r_i``, ties broken by the task's ``tie_policy``, see
-:mod:`mteb_evalrank.evaluation.ranking`): ``MRR = (1/N) sum_i 1/r_i`` (``cosine_mrr``, the main
-score), ``Hits@k = (1/N) sum_i [r_i <= k]`` for k = 1, 3, 10, the mean rank, the same five for
-the euclidean distance, ``n_pairs`` and ``n_background``.
-
-From the command line, ``$MTEB_EVALRANK_TASKS_FROM_FILES`` registers such tasks with mteb
-(``NAME=PAIRS,BACKGROUND[,strict][,allow_identical]``, several separated by ``;``), so that
-``mteb run -t NAME ...`` runs them (:func:`tasks_from_environment`).
+Files (UTF-8, blank lines skipped, whitespace stripped): pairs ``left<TAB>right`` (``right`` ranked
+for ``left``; no reverse pair added); background one item per line (duplicates dropped). The
+task's background is the pair items in first-appearance order, then the background file's items,
+deduplicated (as ``EvalRankSent`` is built). ``$MTEB_EVALRANK_TASKS_FROM_FILES``
+(``NAME=PAIRS,BACKGROUND[,strict][,allow_identical]``, ``;``-separated) registers such tasks.
 """
 
 from __future__ import annotations
@@ -127,17 +106,15 @@ def _missing_items(
 
 
 def read_evalrank_files(files: EvalRankFiles) -> EvalRankData:
-    """Read and check a pair file and a background file (formats in the module docstring).
-
-    Returns the task's background (as the module docstring builds it) and the pairs in file order.
+    """Read and check a pair file and a background file (the module docstring); returns the task's
+    background and the pairs in file order.
 
     Raises:
         FileNotFoundError: a file does not exist.
         mteb_evalrank.data.sources.SourceFormatError: (a ``ValueError``) naming ``file:line``
             for a line that is not ``left<TAB>right`` with two non-empty fields, a pair whose
             sides are the same item (unless ``allow_identical``), a repeated pair, a pair item
-            missing from the background file (with ``strict``); naming the file for an empty file.
-    """
+            missing from the background file (with ``strict``); naming the file for an empty file."""
     for path, what in ((files.pairs, "pair"), (files.background, "background")):
         if not path.is_file():
             raise FileNotFoundError(f"{what} file {path} not found")
@@ -240,25 +217,17 @@ def evalrank_task_from_files(
     """An EvalRank task (usable with ``mteb.evaluate``) over your own positive pairs and background.
 
     Args:
-        pairs: ``left<TAB>right`` per line; each line is one positive, ranked in the direction
-            given. Reverse directions are NOT added: list both (``a<TAB>b`` and ``b<TAB>a``) to
-            count both, as the EvalRank release's ``pos_pair.txt`` does.
+        pairs: ``left<TAB>right`` per line, ranked in the direction given (list both directions to
+            score both).
         background: one item per line; duplicates are dropped (first occurrence kept).
-        name: the task's name (``metadata.name``; results are saved under it).
-        strict: refuse a pair item that is not in the background file (error naming the pair's
-            ``file:line``) instead of adding it to the background (the default, with one warning
-            saying how many were added).
-        allow_identical: keep pairs whose two sides are the same item (rank 1 by definition;
-            the EvalRank release has 13) instead of refusing them.
-        **metadata: fields of mteb's ``TaskMetadata`` replacing the defaults, e.g.
-            ``eval_langs={"default": ["deu-Latn"]}``, ``domains=["Legal"]``,
-            ``date=("2020-01-01", "2024-12-31")``, ``description=...``, ``license=...``.
+        name: the task's name (``metadata.name``).
+        strict: refuse a pair item missing from the background file (naming the pair's ``file:line``)
+            instead of adding it to the background with one warning.
+        allow_identical: keep pairs whose two sides are the same item (rank 1) instead of refusing them.
+        **metadata: ``TaskMetadata`` fields replacing the defaults, e.g. ``eval_langs``, ``domains``.
 
-    The files are read and checked here, so malformed input fails at once, naming the file and
-    line (see :func:`read_evalrank_files`). The task's ``dataset.revision`` is the first 16 hex
-    digits of the SHA-256 of both files, so results of edited files are not mistaken for old
-    ones. Scores: the module docstring.
-    """
+    The files are read and checked here (:func:`read_evalrank_files`); ``dataset.revision`` is the
+    first 16 hex digits of the SHA-256 of both files."""
     files = EvalRankFiles(Path(pairs).resolve(), Path(background).resolve(), strict, allow_identical)
     task = _task_class(files, name, metadata)()
     task.load_data()

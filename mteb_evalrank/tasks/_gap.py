@@ -1,19 +1,9 @@
-"""Shared pieces of the evaluation-gap tasks (Abe et al., 2022): WMT17 DA and the slices.
+"""Shared pieces of the evaluation-gap tasks (Abe et al., 2022; docs/diagnostics.md).
 
-Conventions of ``WMT17DA``, ``WMT17DALength``, ``WMT17DAVocabCoverage``,
-``WMT17DAGranularity`` and ``STSBenchmarkGranularity``:
-
-* type STS, one hf_subset per config of the family's Hub dataset (``tasks/wmt17-da/``,
-  ``tasks/stsb-granularity/``), split ``test``, columns ``sentence1`` / ``sentence2`` /
-  ``score``;
-* main score ``cosine_pearson``: Pearson correlation of the cosine similarity with the gold
-  score, the metrics-task convention and the paper's choice for STS-B too; Spearman (mteb's)
-  and Kendall's tau-b (``cosine_kendall``, added here: mteb's STS task has no Kendall) are
-  reported as well;
-* ``min_score`` / ``max_score`` only feed mteb's affine normalisation
-  ``(x - min) / (max - min)`` of the gold scores, which leaves Pearson, Spearman and Kendall
-  unchanged as long as ``max > min``. For DA z-scores (about -1.8 to 1.5, negative values
-  included) we set -3 / 3, a range that covers every score.
+Type STS, one hf_subset per config, split ``test``, columns ``sentence1`` / ``sentence2`` /
+``score``; main score ``cosine_pearson`` (the metrics-task convention), with mteb's Spearman and
+Kendall's tau-b (``cosine_kendall``). ``min_score`` / ``max_score`` feed only mteb's affine
+normalisation, which changes no correlation: -3 / 3 covers every DA z-score.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""``PluginTaskMetadata``: mteb's ``TaskMetadata`` with the descriptive statistics in this package.
-
-mteb requires descriptive statistics for every non-aggregate task (``metadata.descriptive_stats``,
-``metadata.n_samples``), computed by ``AbsTask.calculate_descriptive_statistics`` and stored with
-the task so they are available without loading the data. mteb's ``TaskMetadata`` keeps them in
-mteb's own package folder; every plugin task declares its metadata with
-:class:`PluginTaskMetadata` instead, whose ``descriptive_stat_path`` is
-
-    mteb_evalrank/descriptive_stats/<TaskType>/<TaskName>.json
-
-inside this package (shipped in the wheel). :func:`mteb_evalrank.tasks._describe.regenerate_descriptive_stats`
-(the command ``mteb-evalrank datasets describe``) recomputes them, with mteb's own code, from the
-built datasets.
+"""``PluginTaskMetadata``: mteb's ``TaskMetadata`` whose descriptive statistics (which mteb requires
+of every non-aggregate task) live in this package, ``mteb_evalrank/descriptive_stats/<TaskType>/
+<TaskName>.json``, recomputed by ``mteb-evalrank datasets describe`` (:mod:`._describe`).
 """
 
 from __future__ import annotations

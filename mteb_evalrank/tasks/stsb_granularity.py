@@ -1,10 +1,3 @@
-"""STSBenchmarkGranularity: the STS-B test pairs in gold bands (Abe et al., 2022, 4.3.2).
-
-Data: ``mteb-evalrank/stsb-granularity`` (``tasks/stsb-granularity/``), hf_subsets
-``gold-0-1`` = [0, 1], ``gold-1-2`` = (1, 2], ... ``gold-4-5`` = (4, 5]. Main score
-``cosine_pearson`` (the paper's STS metric); see ``_gap`` for the other scores.
-"""
-
 import itertools
 
 from mteb_evalrank.data.registry import STSB_GRANULARITY

@@ -1,34 +1,13 @@
-"""Base classes of the downstream (SentEval transfer) tasks and their two protocols.
+"""Base classes of the downstream (SentEval transfer) tasks under their two protocols
+(docs/downstream.md).
 
-Every dataset has two mteb tasks defined in its file:
-
-* ``<Name>Classification`` — protocol ``mteb`` (the default): mteb's own
-  ``AbsTaskClassification`` evaluation, unchanged: ``n_experiments`` (10) logistic
-  regressions (``max_iter=100``), each trained on ``samples_per_label`` (8) rows per label
-  drawn from the training split, scored on the test split; main score ``accuracy``.
-* ``SentEval<Name>`` — protocol ``senteval``: the whole training split, logistic regression
-  and an MLP with the L2 strength selected as SentEval does for that dataset (on the
-  validation split where there is one, otherwise by cross-validation on the training
-  split), z-normalisation as a binary hyper-parameter
-  (``mteb_evalrank.evaluation.classifiers.senteval_scores``); main score ``lr_accuracy``.
-
-Different task names keep the two protocols' results apart in a ``ResultCache``.
-
-Splits. Datasets with official splits use them (subset ``default``). Protocol ``senteval``
-selects the hyper-parameters on the ``validation`` split where the dataset has one (SST2,
-SST5, SciCite, SICK-E: SentEval's ``SplitClassifier``) and by cross-validation on ``train``
-where it has none (TREC, MRPC: SentEval's ``KFoldClassifier``; the fold subsets below:
-``InnerKFoldClassifier``); protocol ``mteb`` never uses it. MR, CR, SUBJ and MPQA have none: their rows carry a fixed stratified fold (0-9, see
-``mteb_evalrank.data.folds``) and each fold is an hf_subset ``fold-k`` whose ``test`` split
-is fold ``k`` and whose ``train`` split is the nine other folds; mteb's task score is the
-mean over the ten subsets, i.e. 10-fold cross-validation accuracy. Every text is encoded
-once per model (``TaskEmbeddings``), whatever the number of folds.
-
-Pair tasks (MRPC, SICK-E) are Classification tasks on SentEval's pair features
-``[u, v, |u - v|, u * v]`` rather than mteb PairClassification: SICK-E has three classes
-(PairClassification is binary), and both SentEval and the papers evaluate them with a
-trained classifier on those features, like the single-sentence tasks. Under the ``mteb``
-protocol the features go through mteb's own undersampling and evaluator unchanged.
+Each dataset file defines ``<Name>Classification`` (protocol ``mteb``: mteb's own
+``AbsTaskClassification`` evaluation, main score ``accuracy``) and ``SentEval<Name>`` (protocol
+``senteval``: :func:`mteb_evalrank.evaluation.classifiers.senteval_scores` on the whole training
+split, main score ``lr_accuracy``). Hyper-parameters are selected on the ``validation`` split where
+a subset has one, else by cross-validation on ``train``. MR, CR, SUBJ and MPQA carry a fixed fold
+(0-9) per row: hf_subset ``fold-k`` tests fold ``k`` and trains on the nine others. Pair tasks
+(MRPC, SICK-E) classify SentEval's pair features ``[u, v, |u - v|, u * v]``.
 """
 
 from __future__ import annotations
@@ -55,7 +34,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from mteb.timing import TimingStack
-    from mteb.types import EncodeKwargs
     from numpy.typing import NDArray
 
 Protocol = Literal["mteb", "senteval"]
@@ -137,53 +115,23 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
     # ------------------------------------------------------------ evaluation
     def _features(self, model: Any, split: Any, **encode: Any) -> NDArray[np.float64]:
         """One feature row per example: its embedding (pair tasks: SentEval's pair features)."""
+        texts = self._task_texts()
         columns = [
-            self._embeddings.embed(
-                model,
-                as_list(split[column]),
-                encode_first=self._task_texts(),
-                task_metadata=self.metadata,
-                **encode,
-            )
+            self._embed(model, as_list(split[column]), encode_first=texts, **encode)
             for column in self.text_columns
         ]
         return columns[0] if len(columns) == 1 else pair_features(*columns)
 
     # protocol "senteval" returns its own metrics (lr_accuracy, ...), not mteb's TypedDict
     def _evaluate_subset(  # type: ignore[override]
-        self,
-        model: Any,
-        data_split: DatasetDict,
-        *,
-        encode_kwargs: EncodeKwargs,
-        hf_split: str,
-        hf_subset: str,
-        prediction_folder: Any = None,
-        num_proc: int | None = None,
-        timer: TimingStack,
+        self, model: Any, data_split: DatasetDict, *, hf_split: str, hf_subset: str, timer: TimingStack,
         **kwargs: Any,
-    ) -> Mapping[str, Any]:
+    ) -> Mapping[str, Any]:  # fmt: skip
+        encode = {"hf_split": hf_split, "hf_subset": hf_subset, "timer": timer, **kwargs}
         if self.protocol == "mteb" and self.text_columns == ("text",):
             # mteb's own evaluation, untouched (it encodes only the rows it samples)
-            return super()._evaluate_subset(
-                model,
-                data_split,
-                encode_kwargs=encode_kwargs,
-                hf_split=hf_split,
-                hf_subset=hf_subset,
-                prediction_folder=prediction_folder,
-                num_proc=num_proc,
-                timer=timer,
-                **kwargs,
-            )
+            return super()._evaluate_subset(model, data_split, **encode)
         train, test = data_split[self.train_split], data_split[hf_split]
-        encode = {
-            "encode_kwargs": encode_kwargs,
-            "hf_split": hf_split,
-            "hf_subset": hf_subset,
-            "timer": timer,
-            "num_proc": num_proc,
-        }
         x_train, x_test = self._features(model, train, **encode), self._features(model, test, **encode)
         y_train = np.asarray(as_list(train[self.label_column_name]))
         y_test = np.asarray(as_list(test[self.label_column_name]))

@@ -1,28 +1,12 @@
 """Shared pieces of the word-similarity task files (one mteb STS task per set).
 
-Conventions of every ``WordSim*`` task:
-
-* data: config ``<set>`` of the Hub dataset ``mteb-evalrank/word-similarity`` (recipe and
-  card in ``tasks/word-similarity/``), split ``test``, columns ``sentence1`` / ``sentence2``
-  (one lower-cased word each) and ``score`` (the human rating on the set's own scale);
-* ``min_score`` / ``max_score``: that scale (only used by mteb to normalise the ratings,
-  which changes neither Pearson nor Spearman);
-* main score ``cosine_spearman``: Spearman correlation between the cosine similarity of
-  the two words' embeddings and the ratings, as in the EvalRank paper (section 5);
-* ``date``: the publication year of the set (annotation dates are not reported);
-* **unknown words**: a pair is *covered* when both words have a non-zero embedding. An
-  encoder that knows nothing about a word embeds it as the zero vector (a static encoder with
-  the word outside its vocabulary; post-processing keeps such rows zero, see
-  ``models.wrappers``). One run reports every unknown-word convention of
-  :mod:`mteb_evalrank.evaluation.unknown_words`, each under its prefix: ``cosine_spearman``
-  (``zero``, the default main score: a zero vector has cosine **0** with every vector, another
-  zero vector included, so uncovered pairs stay in the set with similarity 0 and every model
-  is scored on the same pairs), ``covered_cosine_spearman`` (the covered pairs only; NaN when
-  fewer than two), ``mean_vector_cosine_spearman`` (an unknown word is the mean of the set's
-  known words' vectors) and, given a vocabulary, ``vocabulary_cosine_spearman`` (the pairs
-  whose words are both in it, ``zero`` convention; NaN below two pairs) with
-  ``vocabulary_n_pairs``. ``coverage`` is the share of covered pairs. The task option
-  ``unknown_words`` picks the main score.
+Every ``WordSim*`` task: config ``<set>`` of ``mteb-evalrank/word-similarity``, split ``test``,
+columns ``sentence1`` / ``sentence2`` (one lower-cased word each) and ``score`` (the set's scale,
+``min_score`` / ``max_score``); ``date`` the set's publication year; main score
+``cosine_spearman``, Spearman of the two words' cosine with the ratings (EvalRank, section 5).
+Unknown words (zero vectors; docs/tasks.md): ``cosine_*`` is the ``zero`` convention (an uncovered
+pair has cosine 0); ``covered_``, ``mean_vector_`` and ``vocabulary_cosine_spearman`` (NaN below two
+pairs), ``vocabulary_n_pairs`` and ``coverage`` (share of pairs of two known words) are added.
 """
 
 from __future__ import annotations
