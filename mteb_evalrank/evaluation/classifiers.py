@@ -609,27 +609,19 @@ def senteval_scores(
     y_valid: ArrayLike | None = None,
     device: str = "cpu",
 ) -> Scores:
-    """Scores of the ``senteval`` protocol for one train/test split.
+    """Scores of the ``senteval`` protocol for one train/test split (selection on ``x_valid`` /
+    ``y_valid`` when given, else by cross-validation on the training rows: the module doc).
 
-    With ``x_valid``/``y_valid`` (a dataset's validation split) the hyper-parameters are
-    selected on it, otherwise by cross-validation on the training rows (module doc).
-
-    For each classifier ``k`` in ``kinds`` (``lr``, ``mlp``) and each normalisation
-    ``z in {raw, znorm}``: ``{k}_accuracy_{z}``, ``{k}_f1_{z}`` (macro F1) and
-    ``{k}_l2_{z}`` (the selected L2 strength). ``{k}_accuracy`` / ``{k}_f1`` are those of
-    the normalisation with the better selection score (``{k}_znorm`` = 1.0 if that is
-    z-normalisation; raw wins ties), i.e. normalisation treated as a hyper-parameter.
-    Accuracies are fractions in [0, 1]. Also ``n_train``, ``n_test`` and, with a validation
-    split, ``n_validation``; and ``{k}_seconds``, the wall time of ``k``'s selection and test
-    (not a score: the study's cost report reads it).
-
-    The classifiers run with torch on ``device`` (``"cpu"``, ``"cuda"``, ...); on the CPU on one
-    thread below :data:`WIDE_FEATURES` columns, on torch's pool (every core) from there.
+    Per classifier ``k`` in ``kinds`` and ``z in {raw, znorm}``: ``{k}_accuracy_{z}``, ``{k}_f1_{z}``
+    (macro F1), ``{k}_l2_{z}`` (the selected L2); ``{k}_accuracy`` / ``{k}_f1`` of the normalisation
+    with the better selection score (raw wins ties; ``{k}_znorm`` 1.0 if z-normalised);
+    ``{k}_seconds`` (wall time, for the study's cost report); ``n_train``, ``n_test`` and
+    ``n_validation``. Accuracies are fractions. Torch runs on ``device``; on the CPU on one thread
+    below :data:`WIDE_FEATURES` columns, on every core from there.
 
     Raises:
         NonFiniteEmbeddingsError: when an embedding holds NaN or infinity.
-        ValueError: when the training rows have fewer than two classes.
-    """
+        ValueError: when the training rows have fewer than two classes."""
     x_train = _fit_dtype(x_train, "training features")
     x_test = _fit_dtype(x_test, "test features")
     y_train = np.asarray(y_train)

@@ -23,20 +23,15 @@ def regenerate_descriptive_stats(
     out_dir: Path | str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Path]:
-    """Recompute and write the descriptive statistics of plugin tasks; returns name -> file.
-
-    Each task's data are loaded (built first from ``$MTEB_EVALRANK_SOURCE`` if not installed),
-    described by mteb's ``calculate_descriptive_statistics(overwrite_results=True)`` and unloaded.
-    Tasks that describe the same data (:func:`same_data_groups`: the SentEval-protocol tasks
-    beside their mteb-protocol parents) are computed once; the other members get a copy of the
-    first one's file. For all tasks (``tasks`` is ``None``), files of tasks that no longer exist
-    (renamed, split, or of another type) are removed (:func:`remove_stale_stats`).
+    """Recompute and write the descriptive statistics of plugin tasks (mteb's
+    ``calculate_descriptive_statistics(overwrite_results=True)``, data built first if needed); returns
+    name -> file. Tasks of one :func:`same_data_groups` group are computed once and the others get a
+    copy. For all tasks (``tasks`` None), files of tasks that no longer exist are removed.
 
     Args:
-        tasks: task classes (default: every registered plugin task, ``mteb_evalrank.tasks.TASKS``).
+        tasks: task classes (default: ``mteb_evalrank.tasks.TASKS``).
         out_dir: statistics folder (default: :data:`DESCRIPTIVE_STATS_DIR`, the package's own).
-        progress: called with one line per task written.
-    """
+        progress: called with one line per task written."""
     from mteb_evalrank.tasks import TASKS
 
     written: dict[str, Path] = {}

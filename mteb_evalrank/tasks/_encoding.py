@@ -94,19 +94,16 @@ def _loader_texts(inputs: Any) -> list[str] | None:
 
 
 class CachedEncoder(CachedEmbeddingWrapper):
-    """An mteb encoder whose ``encode`` serves each text from an :class:`EmbeddingCache`.
-
-    ``mteb_model_meta``, ``similarity`` and any other attribute are the wrapped model's.
+    """An mteb encoder whose ``encode`` serves each text from an :class:`EmbeddingCache`; any other
+    attribute (``mteb_model_meta``, ``similarity``, ...) is the wrapped model's.
 
     Args:
         model: the encoder (mteb's ``encode`` signature).
-        cache: the cache (default: whatever :func:`process_cache` is at each call; with
-            ``by_instance``, the process cache at construction).
-        by_instance: key the stores by the model *object* (memory only, dropped with it, and
-            a new store when its torch weights change) besides its name: for models whose
-            name may not identify their weights, or whose embeddings are cheap to recompute.
-        name, revision: the key's model name and revision (default: the model's meta).
-    """
+        cache: the cache (default: :func:`process_cache` at each call; with ``by_instance``, at
+            construction).
+        by_instance: key the stores by the model *object* too (memory only, dropped with it, renewed
+            when its torch weights change): for models whose name may not identify their weights.
+        name, revision: the key's model name and revision (default: the model's meta)."""
 
     def __init__(
         self,

@@ -68,8 +68,7 @@ class GapSTSMetrics(STSMetrics):
 class AbsTaskGapSTS(EncodeOnce, PluginDatasetLoading, AbsTaskSTS):
     """mteb's STS task plus Kendall's tau-b of the cosine similarity (``cosine_kendall``)."""
 
-    min_score = -3
-    max_score = 3
+    min_score, max_score = -3, 3
 
     def _calculate_scores(self, scores: STSEvaluatorScores, normalized_scores: list[float]) -> GapSTSMetrics:
         """mteb's metrics and ``cosine_kendall`` = scipy's tau-b(gold, cosine)."""

@@ -129,12 +129,7 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
 
     # token statistics (sentences, tokens, forms, tags), not one of mteb's TypedDicts
     def _calculate_descriptive_statistics_from_split(  # type: ignore[override]
-        self,
-        split: str,
-        *,
-        hf_subset: str | None = None,
-        compute_overall: bool = False,
-        num_proc: int | None = None,
+        self, split: str, *, hf_subset: str | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         """``num_samples`` (sentences), ``number_of_tokens``, ``unique_lowercased_forms``,
         ``max_sentence_length``, ``tags`` (count per tag) of one split."""

@@ -97,12 +97,7 @@ class AbsTaskTriplet(EncodeTexts, PluginDatasetLoading, AbsTask):
 
     # triplet statistics (texts per column, distinct texts), not one of mteb's TypedDicts
     def _calculate_descriptive_statistics_from_split(  # type: ignore[override]
-        self,
-        split: str,
-        *,
-        hf_subset: str | None = None,
-        compute_overall: bool = False,
-        num_proc: int | None = None,
+        self, split: str, *, hf_subset: str | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         dataset: Any = self.dataset  # loaded by mteb before it asks
         data = dataset[split] if split in dataset else dataset[hf_subset or "default"][split]

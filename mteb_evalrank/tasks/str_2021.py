@@ -13,6 +13,7 @@ from ._encoding import EncodeOnce
 
 
 class STR2021(EncodeOnce, PluginDatasetLoading, AbsTaskSTS):
+    min_score, max_score = 0, 1
     metadata = PluginTaskMetadata(
         name="STR2021",
         description=(
@@ -49,6 +50,3 @@ class STR2021(EncodeOnce, PluginDatasetLoading, AbsTaskSTS):
             EVALRANK_CITATION,
         ),
     )
-
-    min_score = 0
-    max_score = 1

@@ -9,6 +9,7 @@ from ._gap import PAPER, AbsTaskGapSTS, subsets
 
 
 class STSBenchmarkGranularity(AbsTaskGapSTS):
+    min_score, max_score = 0, 5
     metadata = PluginTaskMetadata(
         name="STSBenchmarkGranularity",
         description=(
@@ -31,6 +32,3 @@ class STSBenchmarkGranularity(AbsTaskGapSTS):
         sample_creation="found",
         bibtex_citation=cite(STSB_CITATION, ABE2022_CITATION),
     )
-
-    min_score = 0
-    max_score = 5

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 import numpy as np
 from datasets import DatasetDict, load_dataset
 from mteb.abstasks.classification import AbsTaskClassification
-from mteb.abstasks.task_metadata import TaskMetadata
 from threadpoolctl import threadpool_limits
 
 from mteb_evalrank.data.registry import SENTEVAL
@@ -28,7 +27,7 @@ from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 from .._citations import cite
 from .._encoding import EncodeTexts, as_list, torch_device, unwrapped
 
-_Metadata = TypeVar("_Metadata", bound=TaskMetadata)
+_Task = TypeVar("_Task", bound="AbsTaskSentEval")
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -216,12 +215,7 @@ class AbsTaskSentEvalPair(AbsTaskSentEval):
 
     # mteb's ClassificationDescriptiveStatistics describe one input column; these are pair statistics
     def _calculate_descriptive_statistics_from_split(  # type: ignore[override]
-        self,
-        split: str,
-        *,
-        hf_subset: str | None = None,
-        compute_overall: bool = False,
-        num_proc: int | None = None,
+        self, split: str, *, hf_subset: str | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         """mteb's classification statistics for a pair dataset (mteb's own assume one input column).
 
@@ -250,18 +244,21 @@ class AbsTaskSentEvalPair(AbsTaskSentEval):
         }
 
 
-def senteval_protocol_metadata(metadata: _Metadata, name: str) -> _Metadata:
-    """The metadata of a dataset's ``senteval``-protocol task, derived from its ``mteb`` one."""
-    return metadata.model_copy(
+def senteval_protocol(task: type[_Task]) -> type[_Task]:
+    """``task``'s dataset under protocol ``senteval``: the subclass ``SentEval<Name>`` of
+    ``<Name>Classification``, its metadata ``task``'s with that name, a note and ``lr_accuracy``."""
+    name = "SentEval" + task.__name__.removesuffix("Classification")
+    metadata = task.metadata.model_copy(
         update={
             "name": name,
-            "description": metadata.description
+            "description": task.metadata.description
             + " Protocol 'senteval': whole training split, logistic regression (main score) and MLP "
             "with L2 strength chosen as SentEval does (on the validation split where there is one, "
             "otherwise by cross-validation on the training split), z-normalisation as a hyper-parameter.",
             "main_score": "lr_accuracy",
         }
     )
+    return type(name, (task,), {"protocol": "senteval", "metadata": metadata, "__module__": task.__module__})
 
 
 def senteval_metadata(
