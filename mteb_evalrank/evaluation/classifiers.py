@@ -127,13 +127,10 @@ def _logits(params: torch.Tensor, mu: torch.Tensor, sd: torch.Tensor, x: torch.T
 
 @dataclass
 class _LinearFits:
-    """``F`` L2-penalised logistic regressions on the rows of one matrix ``x`` (``n x d``), each on
-    its own rows and optionally z-normalised by the statistics of those rows (module doc).
-
-    Fit ``f`` has weights ``W_f`` (``d x k``, z-space) and intercepts ``b_f``; its logits are
-    ``((x - mu_f) / sd_f) W_f + b_f`` (``mu = 0``, ``sd = 1`` for raw features), computed for all
-    fits at once as ``x (W / sd) + (b - mu (W / sd))``, one matrix product.
-    """
+    """``F`` L2-penalised logistic regressions on the rows of one matrix ``x`` (``n x d``), each on its
+    own rows, optionally z-normalised by their statistics: fit ``f``'s logits are
+    ``((x - mu_f) / sd_f) W_f + b_f`` (``mu = 0``, ``sd = 1`` raw), for all fits at once
+    ``x (W / sd) + (b - mu (W / sd))``, one matrix product."""
 
     x: torch.Tensor  # n x d, float64
     targets: torch.Tensor  # n x k: 0/1 (k = 1 for two classes, the sigmoid's), one-hot otherwise
@@ -189,13 +186,11 @@ def _two_loop(g: torch.Tensor, state: tuple[torch.Tensor, ...], rows: torch.Tens
 def _lbfgs(
     fits: _LinearFits, shape: tuple[int, int, int], memory: int = 10
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Minimise every fit's objective by L-BFGS, all fits evaluated together (one product per round).
-
-    Each fit has its own trajectory (memory of ``memory`` pairs, backtracking Armijo line search
-    from the unit step, ``c1 = 1e-4``); it stops when its gradient's largest entry is at most
-    ``LR_GTOL``, when a step no longer lowers its objective, or after ``LR_MAX_ITER`` iterations.
-    Returns the parameters (``F x (d + 1) x k``) and each fit's iteration count.
-    """
+    """Minimise every fit's objective by L-BFGS, all fits evaluated together (one product per round);
+    each fit has its own memory of ``memory`` pairs and backtracking Armijo line search from the unit
+    step (``c1 = 1e-4``), and stops when no gradient entry exceeds ``LR_GTOL`` times its ``lambda``, when
+    a step no longer lowers its objective, or after ``LR_MAX_ITER`` iterations. Returns the parameters
+    (``F x (d + 1) x k``) and each fit's iteration count."""
     import torch
 
     n_fits = shape[0]
@@ -311,12 +306,9 @@ def _lr_selections(
     x_train: torch.Tensor, y_train: NDArray[Any], x_test: torch.Tensor, y_test: NDArray[Any],
     *, seed: int, grid: Sequence[float], validation: tuple[torch.Tensor, NDArray[Any]] | None,
 ) -> dict[str, Selection]:  # fmt: skip
-    """``{"raw": ..., "znorm": ...}``: the logistic regression's selection and test (module doc).
-
-    With a validation split the ``2 x len(grid)`` fits on the training split are one batch and the
-    best of each normalisation is the final model; without, the ``2 x len(grid) x INNER_FOLDS``
-    inner-fold fits are one batch and the two selected refits another.
-    """
+    """``{"raw": ..., "znorm": ...}``: the logistic regression's selection and test. One batch of fits:
+    the ``2 x len(grid)`` fits on the training split (validation), else the ``2 x len(grid) x
+    INNER_FOLDS`` inner-fold fits, then a batch of the two selected refits."""
     classes = np.unique(y_train)
     everything = np.arange(len(y_train))
     if validation is not None:

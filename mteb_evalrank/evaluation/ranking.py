@@ -192,16 +192,12 @@ def _check_options(tol: float, similarities: Sequence[Similarity]) -> None:
 
 
 def _embedding_rows(embeddings: ArrayLike, where: str = "") -> NDArray[np.floating[Any]]:
-    """The embeddings as a C-contiguous float32 or float64 matrix, checked.
-
-    float32 and float64 arrays are used as they are (no copy); other dtypes are converted
-    to float64 (exactly, for float16 and integers up to ``2^53``). The finiteness check runs
-    block by block, so no float64 copy of the whole matrix is ever made.
+    """The embeddings as a C-contiguous float32 or float64 matrix (used as they are; other dtypes
+    converted to float64), checked block by block (no float64 copy of the whole matrix).
 
     Raises:
         ValueError: if the array is not 2-D or has no rows (the message starts with ``where``).
-        NonFiniteEmbeddingsError: if any row holds NaN or inf (the message counts them).
-    """
+        NonFiniteEmbeddingsError: if any row holds NaN or inf (the message counts them)."""
     matrix = np.asarray(embeddings)
     if matrix.dtype not in (np.float32, np.float64):
         matrix = matrix.astype(np.float64)
@@ -317,14 +313,10 @@ def _scaled_rows(
 
 
 def _prepare_background(raw: NDArray[np.floating[Any]], run: _Map, centre: bool = True) -> _Background:
-    """Group the rows, centre (unless ``centre=False``) and scale them, and write the float32 rows
-    of the pass.
-
-    Scale: ``e1 = -(frexp(max |E|) + 1)`` makes every centred entry smaller than 1 in
-    magnitude (``|E_ij - mean_j| <= 2 max |E|``), so ``sq`` cannot overflow; ``e2`` then
-    brings the largest norm into ``[1/2, 1)``. The rows are computed block by block (by
-    ``run``, in the worker threads), never as one float64 matrix.
-    """
+    """Group the rows, centre (unless ``centre=False``) and scale them, and write the pass's float32 rows
+    (block by block in the worker threads, never one float64 matrix). ``e1 = -(frexp(max |E|) + 1)``
+    makes every centred entry smaller than 1 (``|E_ij - mean_j| <= 2 max |E|``: ``sq`` cannot overflow);
+    ``e2`` brings the largest norm into ``[1/2, 1)``."""
     n, dim = raw.shape
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
         mean = raw.mean(axis=0, dtype=np.float64, keepdims=True)  # bit for bit E.astype(float64).mean
@@ -615,12 +607,8 @@ def _sum_counts(a: _Counts, b: _Counts) -> _Counts:
 
 
 def _screen_background(bg: _Background, chunk: _Chunk, shape: _TileShape, run: _Map, workers: int) -> _Counts:
-    """The numpy pass of one chunk over all distinct rows; their partial counts summed.
-
-    The rows are split into ranges of whole tiles, ``_PIECES_PER_WORKER`` per worker thread,
-    which the pool hands out as the threads come free (a thread slowed by another process
-    on its core does less of the work, instead of the others waiting for it).
-    """
+    """The numpy pass of one chunk over all distinct rows, its partial counts summed: ranges of whole
+    tiles, ``_PIECES_PER_WORKER`` per worker thread, handed out as the threads come free."""
     pieces = workers * _PIECES_PER_WORKER if workers > 1 else 1
     tiles = -(-bg.m // shape.rows)
     step = -(-tiles // min(pieces, tiles)) * shape.rows
@@ -631,14 +619,11 @@ def _screen_background(bg: _Background, chunk: _Chunk, shape: _TileShape, run: _
 
 
 def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _TileShape) -> _Counts:
-    """Counts of the chunk's pairs against the distinct rows ``[start, stop)``.
-
-    Per tile of ``shape.rows`` rows: ``D = left.T @ x32[tile].T`` (one float32 GEMM, pairs
-    ``i`` by rows ``u``); the cells of ``q``'s and ``p``'s own rows are set to NaN (NaN
-    compares false: neither counted nor in the band; they are refined apart). Then the fused
-    scan :func:`._ranking_kernel.screen_tile` counts and gathers; the band entries are refined
-    in float64 (:func:`_refine_all`) once ``shape.flush_at`` of them have gathered.
-    """
+    """Counts of the chunk's pairs against the distinct rows ``[start, stop)``: per tile of ``shape.rows``
+    rows one float32 GEMM ``D = left.T @ x32[tile].T`` (pairs by rows), ``q``'s and ``p``'s own cells set
+    to NaN (neither counted nor in the band: refined apart), then the fused scan
+    :func:`._ranking_kernel.screen_tile`; the band entries are refined in float64 (:func:`_refine_all`)
+    once ``shape.flush_at`` have gathered."""
     from ._ranking_kernel import screen_tile  # numba: imported (and compiled) on first use
 
     rows, width = shape.rows, chunk.width
@@ -685,13 +670,10 @@ def _band_entries(
 
 # ---------------------------------------------------------------- float64 refinement
 def _fixed_entries(bg: _Background, chunk: _Chunk) -> dict[Similarity, _Entries]:
-    """The entries every chunk refines whatever the pass found.
-
-    The other items of ``q``'s group (``q`` excluded once, ``p`` too if it shares the group)
-    and of ``p``'s group (``p`` excluded), which the pass never sees (NaN); for the cosine
-    also the ``tiny`` rows (skipped by its pass) against every pair whose ``q`` and ``p``
-    are not in them. Other items with the same embedding as ``q`` or ``p`` are competitors.
-    """
+    """The entries every chunk refines whatever the pass found: the other items of ``q``'s group (``q``
+    excluded once, ``p`` too if it shares the group) and of ``p``'s (``p`` excluded), which the pass
+    never sees (NaN), and for the cosine the ``tiny`` rows against every pair whose ``q`` and ``p`` are
+    not among them. Other items with the embedding of ``q`` or ``p`` are competitors."""
     local = np.arange(chunk.r)
     own = bg.weight[chunk.qc] - 1 - (chunk.qc == chunk.pc)
     partner = np.where(chunk.qc == chunk.pc, 0, bg.weight[chunk.pc] - 1)
@@ -717,14 +699,10 @@ def _norms(diff: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def _refine_all(bg: _Background, chunk: _Chunk, entries: dict[Similarity, _Entries]) -> _Counts:
-    """Classify band entries by the rule in float64: ``{similarity: (better, tied)}`` per pair.
-
-    Entry ``(i, j, w)`` is pair ``i`` of the chunk against distinct row ``j``, standing for
-    ``w`` competitors (its multiplicity, less ``q`` and ``p`` themselves in their own rows).
-    The comparisons are the module docstring's formulas verbatim, on the exact rows
-    (``cosine``: ``(x_q . x_u) inv_q inv_u`` against ``s(q,p)``; ``euclidean``:
-    ``||x_q - x_u||`` against ``d(q,p)``), in blocks whose gathered rows stay in cache.
-    """
+    """Classify band entries by the rule in float64: ``{similarity: (better, tied)}`` per pair. Entry
+    ``(i, j, w)`` is pair ``i`` against distinct row ``j``, standing for ``w`` competitors; the module
+    docstring's comparisons on the exact rows (``cosine``: ``(x_q . x_u) inv_q inv_u`` against ``s(q,p)``;
+    ``euclidean``: ``||x_q - x_u||`` against ``d(q,p)``), in blocks whose gathered rows stay in cache."""
     out: _Counts = {}
     for similarity, (rows, cols, weights) in entries.items():
         better = np.zeros(chunk.r, dtype=np.float64)

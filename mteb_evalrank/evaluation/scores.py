@@ -23,10 +23,7 @@ class TripletAccuracy(TypedDict):
 
 
 class ClassifierScores(TypedDict):
-    """One classifier's scores under the ``senteval`` protocol (``classifiers.senteval_scores``):
-    per normalisation (``raw``, ``znorm``) the test accuracy, macro F1 and selected L2 strength;
-    then those of the normalisation selected, whether it is z-normalisation (1.0) and the
-    seconds the selection and test took."""
+    """One classifier's ``senteval``-protocol scores (``classifiers.senteval_scores``)."""
 
     accuracy_raw: float
     f1_raw: float

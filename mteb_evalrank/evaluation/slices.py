@@ -57,11 +57,8 @@ def vocabulary(texts: Iterable[str]) -> frozenset[str]:
 
 
 def vocabulary_coverage(sentence1: str, sentence2: str, vocab: frozenset[str] | set[str]) -> float:
-    """Eq. 1 of Abe et al.: ``|(s ∪ s') ∩ V| / |s ∪ s'|`` over lower-cased token sets.
-
-    Raises:
-        ValueError: if both sentences are empty (the ratio is undefined).
-    """
+    """Eq. 1 of Abe et al.: ``|(s ∪ s') ∩ V| / |s ∪ s'|`` over lower-cased token sets (a ``ValueError``
+    for two empty sentences)."""
     tokens = {token.lower() for token in (*tokenize(sentence1), *tokenize(sentence2))}
     if not tokens:
         raise ValueError(f"vocabulary coverage is undefined for an empty pair ({sentence1!r}, {sentence2!r})")
@@ -79,12 +76,8 @@ def vocabulary_coverages(
 
 
 def band_labels(values: Sequence[float] | FloatArray, edges: Sequence[float]) -> IndexArray:
-    """Band index of each value: ``i`` with ``e_i < v <= e_{i+1}``, and ``v = e_0`` in band 0.
-
-    Raises:
-        ValueError: if the edges are not strictly increasing or a value lies outside
-            ``[e_0, e_last]`` (nothing is dropped silently).
-    """
+    """Band index of each value: ``i`` with ``e_i < v <= e_{i+1}``, and ``v = e_0`` in band 0; a
+    ``ValueError`` for edges not strictly increasing or a value outside ``[e_0, e_last]``."""
     bounds = np.asarray(edges, dtype=float)
     if bounds.ndim != 1 or len(bounds) < 2 or np.any(np.diff(bounds) <= 0):
         raise ValueError(f"band edges must be at least two strictly increasing numbers, got {list(edges)}")
@@ -122,12 +115,8 @@ def bands(
 
 
 def extremes(values: Sequence[float] | FloatArray, k: int = EXTREME_PAIRS) -> tuple[IndexArray, IndexArray]:
-    """Row indices of the ``k`` highest and the ``k`` lowest values (each sorted by row).
-
-    Ties at the cut are broken by row order (the earlier row wins), so the result is
-    deterministic. Raises ``ValueError`` if ``2k`` exceeds the number of rows (the two
-    subsets would overlap).
-    """
+    """Row indices of the ``k`` highest and the ``k`` lowest values (each sorted by row; ties at the cut
+    go to the earlier row); a ``ValueError`` if ``2k`` exceeds the rows."""
     data = np.asarray(values, dtype=float)
     if k < 1 or 2 * k > data.size:
         raise ValueError(f"cannot take the top and bottom {k} of {data.size} rows without overlap")
@@ -215,11 +204,8 @@ def coverage_slices(
     *,
     k: int = EXTREME_PAIRS,
 ) -> dict[str, IndexArray]:
-    """``coverage-high`` / ``coverage-low`` (top / bottom ``k`` pairs) and ``coverage-q1..q4``.
-
-    Quartiles are bands between ``quartile_edges`` of the coverages (``q1`` the lowest); tied
-    coverages stay in the same band, so quartile sizes can differ.
-    """
+    """``coverage-high`` / ``coverage-low`` (top / bottom ``k`` pairs) and ``coverage-q1..q4``: bands
+    between the coverages' ``quartile_edges`` (ties stay together, so sizes can differ)."""
     coverage = vocabulary_coverages(sentence1, sentence2, vocab)
     high, low = extremes(coverage, k)
     edges = quartile_edges(coverage)
@@ -251,13 +237,9 @@ def slice_dataset(
     k: int = EXTREME_PAIRS,
     seed: int = LENGTH_SEED,
 ) -> dict[str, Dataset]:
-    """Slice any STS-style ``datasets.Dataset`` (``sentence1``, ``sentence2``, ``score``).
-
-    ``by="length"``: ``length_slices`` against the pair lengths of ``reference``;
-    ``by="coverage"``: ``coverage_slices`` against the vocabulary of ``reference``;
-    ``by="gold"``: ``gold_slices(score, edges)`` (quartiles when ``edges`` is None).
-    Returns ``{subset name: dataset.select(rows)}``, rows in their original order.
-    """
+    """Slice an STS-style ``Dataset`` (``sentence1``, ``sentence2``, ``score``) into
+    ``{subset name: dataset.select(rows)}``: ``by="length"`` (:func:`length_slices`) or ``"coverage"``
+    (:func:`coverage_slices`) against ``reference``, ``"gold"`` (:func:`gold_slices` of ``edges``)."""
     for column in ("sentence1", "sentence2", *(("score",) if by == "gold" else ())):
         if column not in dataset.column_names:
             raise ValueError(

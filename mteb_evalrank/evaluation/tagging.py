@@ -37,13 +37,9 @@ N_CAPS = 5
 
 
 def capitalisation(token: str) -> int:
-    """The capitalisation pattern of ``token`` (Collobert et al., 2011).
-
-    ``LOWER``: no upper-case character (``the``, ``1990``, ``,``); ``UPPER``: at least two
-    cased characters, all upper case (``IBM``, ``U.S.``); ``INITIAL``: upper case first
-    character and no other upper-case character (``Paris``, ``A``, ``I``); ``MIXED``: any other
-    (``iPhone``, ``McDonald``).
-    """
+    """The capitalisation pattern of ``token`` (Collobert et al., 2011): ``LOWER`` no upper-case
+    character (``the``, ``1990``); ``UPPER`` at least two cased characters, all upper case (``IBM``,
+    ``U.S.``); ``INITIAL`` only the first upper case (``Paris``, ``I``); ``MIXED`` any other (``iPhone``)."""
     cased = [char for char in token if char.lower() != char.upper()]
     if not any(char.isupper() for char in cased):
         return LOWER
@@ -57,12 +53,9 @@ def capitalisation(token: str) -> int:
 def windows(
     values: NDArray[np.intp], lengths: Sequence[int], pad: int, width: int = WINDOW
 ) -> NDArray[np.intp]:
-    """``(n_tokens, width)``: row ``t`` holds ``values[t - h .. t + h]`` (``h = width // 2``) where
-    those tokens are in ``t``'s sentence, ``pad`` elsewhere.
-
-    ``values`` has one entry per token of the sentences laid end to end; ``lengths`` gives the
-    sentences' lengths (they sum to ``len(values)``).
-    """
+    """``(n_tokens, width)``: row ``t`` holds ``values[t - h .. t + h]`` (``h = width // 2``) where those
+    tokens are in ``t``'s sentence, ``pad`` elsewhere (``values``: one per token of the sentences end to
+    end; ``lengths``: the sentences' lengths)."""
     sizes = np.asarray(lengths, dtype=np.intp)
     if sizes.sum() != len(values):
         raise ValueError(f"the sentence lengths sum to {sizes.sum()}, not to the {len(values)} tokens")
@@ -74,11 +67,8 @@ def windows(
 
 
 def centred(vectors: NDArray[np.floating]) -> NDArray[np.float64]:
-    """``vectors`` with the mean of their non-zero rows subtracted from every non-zero row.
-
-    Zero rows (words the model does not know) stay zero. In float64: the mean of identical
-    float32 rows is exact, so a constant encoder's vectors become exactly zero.
-    """
+    """``vectors`` with the mean of their non-zero rows subtracted from every non-zero row (zero rows
+    stay zero), in float64: a constant encoder's vectors become exactly zero."""
     matrix = np.asarray(vectors, dtype=np.float64)
     known = np.any(matrix != 0, axis=1)
     if not known.any():
@@ -167,13 +157,9 @@ def train_and_predict(
     seed: int,
     config: TaggerConfig = TaggerConfig(),
 ) -> NDArray[np.intp]:
-    """Train the window tagger on ``train`` (gold ``labels``, ``0 .. n_labels - 1``) and return its
-    greedy predictions for every token of ``test``.
-
-    ``vectors`` (``V x d``) are the frozen word vectors: a window's index ``i > 0`` is row
-    ``i - 1``, index 0 the zero padding. Runs on ``config.device``; on the CPU with
-    ``config.threads`` threads (default: :data:`WIDE_INPUT`'s rule).
-    """
+    """Train the window tagger on ``train`` (gold ``labels`` in ``0 .. n_labels - 1``) and return its
+    greedy predictions for ``test``. ``vectors`` (``V x d``): a window's index ``i > 0`` is row ``i - 1``,
+    0 the zero padding. On ``config.device``; on the CPU with :func:`training_threads` threads."""
     import torch
 
     device = torch.device(config.device)
@@ -220,12 +206,9 @@ def token_accuracy(gold: Sequence[str], predicted: Sequence[str]) -> float:
 
 
 def chunk_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> dict[str, float]:
-    """conlleval's chunk scores of IOB-tagged sentences (seqeval, default mode; see the module doc).
-
-    Keys: ``precision``, ``recall``, ``f1`` (micro over every chunk: ``f1 = 2 P R / (P + R)``,
-    0 when nothing is found), ``accuracy`` (tokens), ``f1[type=X]`` for every chunk type ``X`` of
-    the gold or predicted tags.
-    """
+    """conlleval's chunk scores of IOB-tagged sentences (seqeval, default mode): ``precision``,
+    ``recall``, ``f1`` (micro over chunks, ``2 P R / (P + R)``, 0 when nothing is found), ``accuracy``
+    (tokens) and ``f1[type=X]`` per chunk type of the gold or predicted tags."""
     from seqeval.metrics import classification_report
 
     as_lists = [list(sentence) for sentence in gold], [list(sentence) for sentence in predicted]

@@ -94,11 +94,8 @@ def accuracy_scores(outcomes: TripletOutcomes, suffix: str = "") -> Scores:
 
 
 def grouped_accuracy_scores(outcomes: TripletOutcomes, groups: Mapping[str, Sequence[Any]]) -> Scores:
-    """:func:`accuracy_scores` overall and for every value of every grouping column.
-
-    ``groups`` maps a column name to one label per triplet; each distinct label ``v`` of
-    column ``c`` adds the scores of its triplets with the suffix ``[c=v]`` (labels sorted).
-    """
+    """:func:`accuracy_scores` overall and, with the suffix ``[c=v]``, for each label ``v`` (sorted) of
+    each column ``c`` of ``groups`` (one label per triplet)."""
     scores = accuracy_scores(outcomes)
     n = outcomes.anchor.size
     for column, labels in groups.items():

@@ -59,13 +59,9 @@ def regenerate_descriptive_stats(
 
 
 def same_data_groups(tasks: Iterable[type[AbsTask]]) -> list[list[type[AbsTask]]]:
-    """``tasks`` grouped by the data mteb describes, in first-seen order.
-
-    Two tasks share a group when they have the same type, dataset, evaluation splits and
-    subsets, and the later one is a subclass of the group's first that loads the data unchanged
-    (it defines neither ``load_data`` nor ``dataset_transform``): mteb's statistics of the two are
-    then one computation. Every other task is a group of its own.
-    """
+    """``tasks`` grouped by the data mteb describes, in first-seen order: a task joins a group with the
+    same type, dataset, splits and subsets when it subclasses the group's first without defining
+    ``load_data`` or ``dataset_transform`` (then mteb's statistics are one computation)."""
     groups: dict[str, list[list[type[AbsTask]]]] = {}
     order: list[list[type[AbsTask]]] = []
     for cls in tasks:

@@ -48,11 +48,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 
 
 def as_list(column: Any) -> Any:
-    """A ``datasets`` column as a list in one Arrow read; lists and arrays are returned as they are.
-
-    ``datasets`` 5 returns lazy ``Column`` objects whose per-row iteration formats every row
-    (about 10 us each): a 25k-row corpus column costs ~0.3 s iterated, milliseconds read whole.
-    """
+    """A ``datasets`` column as a list in one Arrow read (``datasets`` 5's lazy ``Column`` formats each
+    row iterated, ~10 us); lists and arrays are returned as they are."""
     return column if isinstance(column, list | np.ndarray) else column[:]
 
 
@@ -68,13 +65,9 @@ def reuse_across_tasks() -> bool:
 
 
 def weights_version(model: object) -> int:
-    """A number that changes when the torch weights of ``model`` change in place or are replaced.
-
-    It hashes, for every parameter of the ``torch.nn.Module`` objects among ``model`` and its
-    attributes (mteb's sentence-transformers wrapper holds its model as ``.model``), the
-    tensor's identity and its version counter (bumped by every in-place change: an optimizer
-    step, ``load_state_dict``). ``0`` for a model without torch weights.
-    """
+    """A number that changes when the torch weights of ``model`` change in place or are replaced: a
+    hash of each parameter's identity and version counter over the ``torch.nn.Module`` objects among
+    ``model`` and its attributes (mteb's wrapper holds it as ``.model``); ``0`` without torch weights."""
     torch = sys.modules.get("torch")
     if torch is None:
         return 0
@@ -255,12 +248,9 @@ def encode_once(task_class: type) -> Any:
 
 
 class TaskEmbeddings:
-    """A task's embeddings: each distinct text of the task encoded once per model.
-
-    Through the run's :class:`CachedEncoder` when the task was given one (:class:`EncodeOnce`,
-    or the study's), else through one of the task's own (in memory, dropped with the task's
-    data or when another model comes).
-    """
+    """A task's embeddings, each distinct text encoded once per model: through the run's
+    :class:`CachedEncoder` when the task was given one, else a task-local one (dropped with the data
+    or when another model comes)."""
 
     def __init__(self) -> None:
         self._model: object | None = None
@@ -285,15 +275,12 @@ class TaskEmbeddings:
         timer: TimingStack,
         num_proc: int | None = None,
     ) -> NDArray[np.float64]:
-        """Embeddings of ``texts`` (one row each, in order), validated, as float64.
-
-        ``encode_first`` (e.g. every text of the task, so that later subsets find theirs) is
-        asked for first, once while the same list object comes with the same model.
+        """Embeddings of ``texts`` (one row each, in order), validated, as float64; ``encode_first`` (e.g.
+        every text of the task) is encoded first, once per list object and model.
 
         Raises:
             NonFiniteEmbeddingsError: if the encoder returns NaN or infinity (names task and model).
-            ValueError: if it returns the wrong number of rows.
-        """
+            ValueError: if it returns the wrong number of rows."""
         if self._model is not unwrapped(model):
             self.clear()
             self._model = unwrapped(model)

@@ -142,12 +142,9 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
         return np.asarray(queries, dtype=np.intp), np.asarray(positives, dtype=np.intp)
 
     def _counts_for(
-        self,
-        key: str,
-        embeddings: NDArray[np.float64],
-        queries: NDArray[np.intp],
+        self, key: str, embeddings: NDArray[np.float64], queries: NDArray[np.intp],
         positives: NDArray[np.intp],
-    ) -> dict[Similarity, RankCounts]:
+    ) -> dict[Similarity, RankCounts]:  # fmt: skip
         """Rank counts of the pairs per similarity; pairs ranked for an earlier subset are reused."""
         known = self._counts.setdefault(key, {})
         pairs = list(zip(queries.tolist(), positives.tolist(), strict=True))
@@ -198,13 +195,9 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
 
     # -------------------------------------------------- unknown-word conventions
     def _convention_scores(
-        self,
-        scores: Scores,
-        embeddings: NDArray[np.float64],
-        queries: NDArray[np.intp],
-        positives: NDArray[np.intp],
-        words: list[str],
-    ) -> Scores:
+        self, scores: Scores, embeddings: NDArray[np.float64], queries: NDArray[np.intp],
+        positives: NDArray[np.intp], words: list[str],
+    ) -> Scores:  # fmt: skip
         """The scores of the ``covered``, ``mean_vector`` and ``vocabulary`` conventions.
 
         ``covered``: the known (non-zero) background rows and the pairs of two known words, centred on
@@ -233,27 +226,18 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
         return out
 
     def _ranked(
-        self,
-        embeddings: NDArray[np.float64],
-        queries: NDArray[np.intp],
-        positives: NDArray[np.intp],
-        prefix: str,
-        *,
-        centre: bool = True,
-    ) -> Scores:
+        self, embeddings: NDArray[np.float64], queries: NDArray[np.intp], positives: NDArray[np.intp],
+        prefix: str, *, centre: bool = True,
+    ) -> Scores:  # fmt: skip
         """Rank metrics of the pairs on ``embeddings`` under both similarities, keys ``prefix...``;
         NaN when there is no pair (or fewer than two background items)."""
-        out: Scores = {}
-        for similarity in SIMILARITIES:
-            names = rank_metrics(_ONE_PAIR, ks=self.ks, prefix=f"{prefix}{similarity}_")
-            out |= dict.fromkeys(names, float("nan"))
         if queries.size == 0 or embeddings.shape[0] < 2:
-            return out
+            return dict.fromkeys(self._metrics(dict.fromkeys(SIMILARITIES, _ONE_PAIR), prefix), float("nan"))
         counts = rank_counts_all(
             embeddings, queries, positives, similarities=SIMILARITIES, tol=self.tol,
             chunk_bytes=self.chunk_bytes, centre=centre,
         )  # fmt: skip
-        return out | self._metrics(counts, prefix)
+        return self._metrics(counts, prefix)
 
     def _metrics(self, counts: dict[Similarity, RankCounts], prefix: str = "") -> Scores:
         """``{prefix}{similarity}_{metric}`` of the rank counts under both similarities."""
@@ -265,13 +249,9 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
         return out
 
     def _restricted(
-        self,
-        embeddings: NDArray[np.float64],
-        keep: NDArray[np.bool_],
-        queries: NDArray[np.intp],
-        positives: NDArray[np.intp],
-        prefix: str,
-    ) -> Scores:
+        self, embeddings: NDArray[np.float64], keep: NDArray[np.bool_], queries: NDArray[np.intp],
+        positives: NDArray[np.intp], prefix: str,
+    ) -> Scores:  # fmt: skip
         """:meth:`_ranked` on the background rows ``keep`` and the pairs whose two items are kept,
         with ``{prefix}n_pairs`` and ``{prefix}n_background``."""
         row = np.full(keep.size, -1, dtype=np.intp)

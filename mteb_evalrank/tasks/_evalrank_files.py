@@ -156,13 +156,8 @@ def retrieval_split(data: EvalRankData) -> RetrievalSplitData:
 
 
 class FilesEvalRankTask(AbsTaskEvalRank):
-    """An EvalRank task over a local pair file and background file (see :func:`evalrank_task_from_files`).
-
-    Class attributes:
-        files: the two files and the options they were read with.
-        data: what they held when the class was made (read once: the task's ``dataset.revision``
-            is the digest of these contents, so an instance never sees other data).
-    """
+    """An EvalRank task over local files (:func:`evalrank_task_from_files`): ``files`` and the ``data``
+    they held when the class was made (its ``dataset.revision`` is their digest)."""
 
     files: ClassVar[EvalRankFiles]
     data: ClassVar[EvalRankData]

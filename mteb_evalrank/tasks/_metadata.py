@@ -35,12 +35,9 @@ class PluginTaskMetadata(TaskMetadata):
 def subset_task_metadata(
     parent: TaskMetadata, *, name: str, description: str, hf_subset: str
 ) -> PluginTaskMetadata:
-    """Metadata of a task that evaluates one hf_subset of ``parent``'s dataset (an ablation or a part).
-
-    Everything is ``parent``'s except ``name``, ``description`` and ``eval_langs``, which becomes
-    ``{hf_subset: <parent's languages>}``: mteb then loads only that subset, so the task's one
-    headline number is that subset's score. Validated like any ``TaskMetadata``.
-    """
+    """Metadata of a task that evaluates one hf_subset of ``parent``'s dataset (an ablation or a part):
+    ``parent``'s but ``name``, ``description`` and ``eval_langs = {hf_subset: <parent's languages>}``,
+    so that mteb loads only that subset."""
     langs = parent.eval_langs
     languages = (
         sorted({lang for group in langs.values() for lang in group}) if isinstance(langs, dict) else langs

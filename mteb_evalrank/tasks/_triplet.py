@@ -45,12 +45,8 @@ MISSING_LABEL = "(none)"
 
 
 class AbsTaskTriplet(EncodeTexts, PluginDatasetLoading, AbsTask):
-    """Accuracy of ``s(X, X') > s(X, Y)`` (anchor) and ``s(X, X') > s(X', Y)`` (paraphrase).
-
-    Class attributes:
-        breakdown_columns: label columns scored separately when present in the data.
-        tol: similarity margin a success must exceed; ties within it fail (1e-6).
-    """
+    """Accuracy of ``s(X, X') > s(X, Y)`` (anchor) and ``s(X, X') > s(X', Y)`` (paraphrase); ties within
+    ``tol`` fail; ``breakdown_columns`` are scored separately when present."""
 
     breakdown_columns: ClassVar[tuple[str, ...]] = JSONL_LABELS
     tol: ClassVar[float] = DEFAULT_TOL
@@ -115,14 +111,12 @@ class AbsTaskTriplet(EncodeTexts, PluginDatasetLoading, AbsTask):
 
 # --------------------------------------------------------------------- JSON lines
 def read_triplet_jsonl(path: Path | str) -> Dataset:
-    """Triplets of a JSON-lines file as a ``Dataset`` (columns ``anchor, positive, negative``
-    and the label columns of ``JSONL_LABELS`` that any row has).
+    """Triplets of a JSON-lines file as a ``Dataset`` (columns ``anchor, positive, negative`` and the
+    ``JSONL_LABELS`` any row has; ``MISSING_LABEL`` where a row lacks one).
 
-    Each non-blank line is an object with non-empty strings ``anchor``, ``positive`` and either
-    ``negative`` or ``negatives`` (a non-empty list: one triplet per item); optional string labels
-    ``keyword``, ``group``, ``length_bucket`` (``MISSING_LABEL`` where a row lacks one others have).
-    UTF-8 (:func:`~mteb_evalrank.data.sources.read_lines`: BOM, ``\r\n`` and blank lines accepted);
-    a repeated line is a repeated triplet.
+    Each non-blank line: an object with non-empty strings ``anchor``, ``positive`` and either
+    ``negative`` or ``negatives`` (a non-empty list: one triplet each), optional labels ``keyword``,
+    ``group``, ``length_bucket``. UTF-8 (BOM, CRLF, blank lines accepted); a repeated line counts again.
 
     Raises:
         FileNotFoundError: no such file.

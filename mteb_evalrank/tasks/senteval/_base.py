@@ -217,14 +217,9 @@ class AbsTaskSentEvalPair(AbsTaskSentEval):
     def _calculate_descriptive_statistics_from_split(  # type: ignore[override]
         self, split: str, *, hf_subset: str | None = None, **kwargs: Any
     ) -> dict[str, Any]:
-        """mteb's classification statistics for a pair dataset (mteb's own assume one input column).
-
-        Keys: ``num_samples``; ``samples_in_train``, the number of distinct test pairs
-        (sentence1, sentence2) that also occur in the training split (``None`` for the training
-        split itself, as in mteb); mteb's pair statistics (``text1_statistics``,
-        ``text2_statistics``, ``unique_pairs``, as for its STS / PairClassification tasks) and
-        ``label_statistics``.
-        """
+        """mteb's classification statistics for a pair dataset: ``num_samples``, ``samples_in_train``
+        (distinct test pairs also in the training split; ``None`` for that split), mteb's pair statistics
+        (``text1_statistics``, ``text2_statistics``, ``unique_pairs``) and ``label_statistics``."""
         from mteb_evalrank import _mteb_adapter as adapter
 
         dataset: Any = self.dataset  # loaded by mteb before it asks
@@ -264,10 +259,8 @@ def senteval_protocol(task: type[_Task]) -> type[_Task]:
 def senteval_metadata(
     *, config: str, year: int, description: str, citation: str, **fields: Any
 ) -> PluginTaskMetadata:
-    """A dataset's ``mteb``-protocol metadata: the fields the ten share, ``dataset`` =
-    ``SENTEVAL.mteb_dataset(config)``, ``date`` the publication ``year``, the dataset's ``citation``
-    with SentEval's and ``description`` followed by the SentEval note; English (one subset) and
-    human-annotated unless ``fields`` say otherwise."""
+    """A dataset's ``mteb``-protocol metadata: the fields the ten share, ``SENTEVAL.mteb_dataset(config)``,
+    the publication ``year``, ``citation`` with SentEval's and ``description`` with the SentEval note."""
     return PluginTaskMetadata(
         **{"eval_langs": ["eng-Latn"], "annotations_creators": "human-annotated", **fields},
         description=description + " SentEval transfer task (Conneau and Kiela, 2018), a downstream task "

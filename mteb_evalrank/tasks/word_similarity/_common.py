@@ -34,10 +34,8 @@ if TYPE_CHECKING:
 def word_similarity_metadata(
     *, config: str, year: int, description: str, **fields: Any
 ) -> PluginTaskMetadata:
-    """A ``WordSim*`` task's metadata: the fields the 13 tasks share, ``dataset`` =
-    ``WORD_SIMILARITY.mteb_dataset(config)`` (mteb loads a monolingual task with
-    ``datasets.load_dataset(**metadata.dataset)``, so the ``name`` key selects the set's config),
-    ``date`` the publication ``year`` and ``description`` followed by the EvalRank note."""
+    """A ``WordSim*`` task's metadata: the fields the 13 share, ``WORD_SIMILARITY.mteb_dataset(config)``
+    (its ``name`` selects the set's config), the publication ``year`` and the EvalRank note."""
     return PluginTaskMetadata(
         description=description
         + " One of the 13 word-similarity baselines of EvalRank (Wang et al., 2022); each word is "
@@ -62,12 +60,8 @@ def word_similarity_metadata(
 def covered_cosine(
     embeddings1: NDArray[np.floating], embeddings2: NDArray[np.floating]
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """Row-wise cosine in float64 and the coverage mask of ``WordSimilarityTask``.
-
-    ``cos_i = a_i . b_i / (|a_i| |b_i|)`` when both rows are non-zero (the pair is covered),
-    else ``0``. (mteb's STS cosine, ``1 - paired_cosine_distances``, gives 0.5 when one side
-    is zero and 1.0 when both are.)
-    """
+    """Row-wise cosine in float64 and the coverage mask: ``a_i . b_i / (|a_i| |b_i|)`` when both rows
+    are non-zero (covered), else 0 (mteb's STS cosine gives 0.5 for one zero side, 1.0 for two)."""
     a = np.asarray(embeddings1, dtype=np.float64)
     b = np.asarray(embeddings2, dtype=np.float64)
     na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
@@ -78,11 +72,8 @@ def covered_cosine(
 
 
 class _EmbeddingRecorder:
-    """Forwards everything to ``model`` and keeps the arrays its ``encode`` returns.
-
-    The members of mteb's ``EncoderProtocol`` are defined explicitly (a runtime protocol
-    check may look them up statically); anything else is forwarded by ``__getattr__``.
-    """
+    """Forwards everything to ``model`` and keeps the arrays its ``encode`` returns (mteb's
+    ``EncoderProtocol`` members explicit, for a runtime protocol check)."""
 
     def __init__(self, model: Any) -> None:
         self._model = model
@@ -130,11 +121,8 @@ def unknown_word_scores(
     gold: NDArray[np.float64],
     vocabulary: frozenset[str] | None,
 ) -> dict[str, float]:
-    """The scores of every unknown-word convention (see the module docstring), without ``cosine_*``.
-
-    ``mean_vector``: an unknown word gets the mean of the known words' vectors, each distinct
-    known word of the set counted once.
-    """
+    """The scores of every unknown-word convention but ``cosine_*`` (``mean_vector``: the mean of the
+    known words' vectors, each distinct word once)."""
     cos, covered = covered_cosine(embeddings1, embeddings2)
     words = np.asarray([*words1, *words2], dtype=object)
     rows = np.concatenate([np.asarray(embeddings1, np.float64), np.asarray(embeddings2, np.float64)])
@@ -156,18 +144,9 @@ def unknown_word_scores(
 
 
 class WordSimilarityTask(EncodeOnce, PluginDatasetLoading, AbsTaskSTS):
-    """mteb's STS task with the unknown-word conventions of this module (see its docstring).
-
-    ``cosine_pearson`` / ``cosine_spearman`` (the ``zero`` convention) are recomputed from the
-    two embedding matrices with ``covered_cosine``; the other STS metrics (model similarity,
-    Manhattan, Euclidean) are mteb's. Added: :func:`unknown_word_scores`.
-
-    Options (class attributes; set them on an instance):
-        unknown_words: the convention whose Spearman is the main score (``zero``, default:
-            ``cosine_spearman``; ``covered``, ``vocabulary``, ``mean_vector``: that prefix's).
-        vocabulary: the words of the ``vocabulary`` convention; ``None`` (default): the file
-            named by ``$MTEB_EVALRANK_VOCABULARY``, else no ``vocabulary_`` scores.
-    """
+    """mteb's STS task with ``cosine_pearson`` / ``cosine_spearman`` recomputed by :func:`covered_cosine`
+    (the ``zero`` convention) and :func:`unknown_word_scores` added; options as in
+    :class:`~mteb_evalrank.tasks.AbsTaskEvalRank` (``unknown_words``, ``vocabulary``)."""
 
     unknown_words: str = "zero"
     vocabulary: frozenset[str] | None = None
