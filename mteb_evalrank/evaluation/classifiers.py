@@ -103,14 +103,8 @@ class Selection:
 def _scored(
     kind: Kind, znorm: bool, l2: float, selection_score: float, predicted: NDArray[Any], y_test: NDArray[Any]
 ) -> Selection:
-    return Selection(
-        kind=kind,
-        znorm=znorm,
-        l2=l2,
-        validation_accuracy=selection_score,
-        test_accuracy=float(np.mean(predicted == y_test)),
-        test_f1=float(f1_score(y_test, predicted, average="macro")),
-    )
+    accuracy, f1 = float(np.mean(predicted == y_test)), float(f1_score(y_test, predicted, average="macro"))
+    return Selection(kind, znorm, l2, validation_accuracy=selection_score, test_accuracy=accuracy, test_f1=f1)
 
 
 # ------------------------------------------------------------------ logistic regression
@@ -648,11 +642,7 @@ def _fitted_scores(
         start = time.perf_counter()
         dtype = torch.float64 if kind == "lr" else torch.float32
         on_device = [torch.as_tensor(x, device=device).to(dtype) for x in (x_train, x_test)]
-        valid = (
-            None
-            if validation is None
-            else (torch.as_tensor(validation[0], device=device).to(dtype), validation[1])
-        )
+        valid = validation and (torch.as_tensor(validation[0], device=device).to(dtype), validation[1])
         select = _lr_selections if kind == "lr" else _mlp_selections
         results = select(on_device[0], y_train, on_device[1], y_test, seed=seed, grid=grid, validation=valid)
         scores |= flat(classifier_scores(results, time.perf_counter() - start), prefix=f"{kind}_")

@@ -76,9 +76,8 @@ _U32 = 2.0**-24
 _U64 = 2.0**-53
 #: pairs per chunk: the columns of every tile
 _PAIRS_PER_CHUNK = 1024
-#: products per tile on the CPU: one single-threaded float32 GEMM (512 background rows by
-#: 1,024 pairs) and the comparisons that follow it. Measured in thread CPU time (100,000 rows,
-#: 384-d): 2^18 to 2^20 alike, 2^17 about 5 % and 2^16 about 15 % slower (smaller GEMMs run slower)
+#: products per tile: one single-threaded float32 GEMM (512 rows by 1,024 pairs); 2^18 to 2^20
+#: measured alike, 2^16 about 15 % slower
 _TILE_ELEMENTS = 2**19
 #: ranges of the background per worker thread and chunk (handed out as the threads come free)
 _PIECES_PER_WORKER = 8

@@ -76,10 +76,8 @@ def centred(vectors: NDArray[np.floating]) -> NDArray[np.float64]:
     return np.where(known[:, None], matrix - matrix[known].mean(axis=0), 0.0)
 
 
-#: the input width (``5 d + 25``) from which the CPU tagger trains on every core: below it, one
-#: thread (the matrices are small, more threads only spin; the study's 25-300-d static vectors);
-#: from it (``d`` >= 128), torch's default pool, one thread per core (at 768-d the first layer is
-#: 3,865 x 300 per mini-batch)
+#: the input width (``5 d + 25``, ``d`` >= 128) from which the CPU tagger trains on every core;
+#: below it on one thread (small matrices: more threads only spin)
 WIDE_INPUT = WINDOW * (128 + N_CAPS)
 
 
@@ -91,14 +89,12 @@ class TaggerConfig:
     epochs: int = 10
     batch_size: int = 50
     threads: int | None = None
-    """torch's intra-op threads on the CPU while training; ``None``: one below :data:`WIDE_INPUT`,
-    else torch's default (every core)."""
+    """torch's CPU threads while training; ``None``: :func:`training_threads`' rule."""
     predict_batch: int = 8192
     """Test tokens scored at once (memory only; the predictions do not depend on it)."""
     device: str = "cpu"
-    """Where torch trains and predicts (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...). The
-    initialisation and the shuffling come from CPU generators on every device, so a GPU run
-    differs from the CPU's only by floating-point rounding (docs/sequence_labelling.md)."""
+    """Where torch trains and predicts; initialisation and shuffles come from CPU generators, so
+    another device differs by rounding only."""
 
 
 @dataclass(frozen=True)

@@ -108,11 +108,7 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
     # ---------------------------------------------------------------- helpers
     @staticmethod
     def _background_key(texts: list[str]) -> str:
-        digest = hashlib.sha256()
-        for text in texts:
-            digest.update(text.encode("utf-8"))
-            digest.update(b"\0")
-        return digest.hexdigest()
+        return hashlib.sha256("".join(f"{text}\0" for text in texts).encode("utf-8")).hexdigest()
 
     def _pairs(
         self, data_split: RetrievalSplitData, hf_subset: str

@@ -53,8 +53,7 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
     tagger: ClassVar[TaggerConfig] = TaggerConfig()
     train_split: ClassVar[str] = "train"
     device: str | None = None
-    """Where the tagger trains (``"cpu"``, ``"cuda"``, ...); ``None``: the device the model runs
-    on when it is a torch model (``mteb run --device cuda``), else the CPU."""
+    """Where the tagger trains; ``None``: the model's torch device, else the CPU."""
 
     def _split(self, hf_subset: str, split: str) -> Dataset:
         dataset: Any = self.dataset
@@ -95,12 +94,9 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
         return scores
 
     def _scores(
-        self,
-        vectors: NDArray[np.float32],
-        inputs: dict[str, TaggerInput],
-        gold: dict[str, list[list[str]]],
+        self, vectors: NDArray[np.float32], inputs: dict[str, TaggerInput], gold: dict[str, list[list[str]]],
         config: TaggerConfig,
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]:  # fmt: skip
         """Train and score one tagger per seed; each seed's scores and their means."""
         labels = sorted({tag for sentence in gold["train"] for tag in sentence})
         index = {tag: i for i, tag in enumerate(labels)}
