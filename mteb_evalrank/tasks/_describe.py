@@ -35,6 +35,7 @@ def regenerate_descriptive_stats(
     from mteb_evalrank.tasks import TASKS
 
     written: dict[str, Path] = {}
+    say = progress or (lambda line: None)
     with descriptive_stats_dir(out_dir or DESCRIPTIVE_STATS_DIR) as stats_dir:
         for first, *others in same_data_groups(TASKS if tasks is None else tasks):
             task = first()
@@ -48,13 +49,11 @@ def regenerate_descriptive_stats(
                 if path != source:
                     shutil.copyfile(source, path)
                 written[cls.metadata.name] = path
-                if progress is not None:
-                    note = "" if cls is first else f" (same data as {first.metadata.name})"
-                    progress(f"{cls.metadata.name}: {path}{note}")
+                note = "" if cls is first else f" (same data as {first.metadata.name})"
+                say(f"{cls.metadata.name}: {path}{note}")
         if tasks is None:
             for stale in remove_stale_stats(stats_dir, set(written.values())):
-                if progress is not None:
-                    progress(f"removed {stale} (no such plugin task)")
+                say(f"removed {stale} (no such plugin task)")
     return written
 
 

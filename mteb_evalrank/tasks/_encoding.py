@@ -39,8 +39,7 @@ REUSE_ENV = "MTEB_EVALRANK_REUSE_EMBEDDINGS"
 """``0`` turns the reuse across tasks off (see the module docstring)."""
 NO_REVISION = "no_revision_available"  # mteb's revision of a model that has none
 SETTINGS_IGNORED = frozenset({"batch_size", "show_progress_bar"})
-"""Encode settings that do not change what a text's embedding is (the batch size moves a
-float32 row by rounding only: ~2e-7 for all-MiniLM-L6-v2 on CPU)."""
+"""Encode settings that do not change a text's embedding (the batch size: rounding only, ~2e-7)."""
 MAX_CONTEXT = 120
 """Longest encoding context kept as it is (a folder name on disk); a longer one ends in its hash."""
 _NON_TEXT = {"image", "audio", "video"}
@@ -208,9 +207,8 @@ def unwrapped(model: Any) -> Any:
 
 
 def torch_device(model: Any) -> str:
-    """The torch device ``model`` computes on: its own ``device`` or that of the model it wraps
-    (mteb's sentence-transformers wrapper keeps the ``SentenceTransformer`` as ``model``); ``"cpu"``
-    for a model that is not a torch model (static vectors, ONNX engines)."""
+    """The torch device ``model`` (or the ``model`` it wraps) computes on; ``"cpu"`` for a model
+    that is not a torch model."""
     for candidate in (model, getattr(model, "model", None)):
         device = getattr(candidate, "device", None)
         if type(device).__module__ == "torch" and type(device).__name__ == "device":
@@ -240,9 +238,8 @@ class EncodeOnce:
 
 
 def encode_once(task_class: type) -> Any:
-    """An instance of mteb's task class ``task_class`` that encodes through :func:`reusing`: the
-    same task (metadata, data, evaluation) as a subclass with :class:`EncodeOnce` first. The
-    registered class stays mteb's own: only the plugin's benchmarks hold these instances."""
+    """An instance of mteb's ``task_class`` (subclassed with :class:`EncodeOnce` first) that encodes
+    through :func:`reusing`; the registered class stays mteb's own."""
     variant = type(task_class.__name__, (EncodeOnce, task_class), {"__doc__": task_class.__doc__})
     return variant()
 

@@ -105,7 +105,6 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
         self.clear_embedding_cache()
         super().unload_data()
 
-    # ---------------------------------------------------------------- helpers
     @staticmethod
     def _background_key(texts: list[str]) -> str:
         return hashlib.sha256("".join(f"{text}\0" for text in texts).encode("utf-8")).hexdigest()
@@ -164,7 +163,6 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
             for s in SIMILARITIES
         }
 
-    # ------------------------------------------------------------- evaluation
     def _evaluate_subset(  # mteb's keywords besides these: encode_kwargs, num_proc, ...
         self, model: MTEBModels, data_split: RetrievalSplitData, *, hf_split: str, hf_subset: str,
         timer: TimingStack, **kwargs: Any,
@@ -189,7 +187,6 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
                 scores.update(self._convention_scores(scores, embeddings, queries, positives, texts))
         return scores
 
-    # -------------------------------------------------- unknown-word conventions
     def _convention_scores(
         self, scores: Scores, embeddings: NDArray[np.float64], queries: NDArray[np.intp],
         positives: NDArray[np.intp], words: list[str],

@@ -171,28 +171,20 @@ class FilesEvalRankTask(AbsTaskEvalRank):
         self.data_loaded = True
 
 
-def _metadata(name: str, files: EvalRankFiles, data: EvalRankData, fields: dict[str, Any]) -> TaskMetadata:
+def _task_class(files: EvalRankFiles, name: str, metadata: dict[str, Any]) -> type[FilesEvalRankTask]:
+    """The task class over ``files`` (read and checked here), as registration adds it to mteb."""
+    data = read_evalrank_files(files)
     description = (
         f"EvalRank (Wang et al., 2022) on local files: each of {len(data.pairs)} positive pairs of "
         f"{files.pairs.name} is scored by the rank of its right item among all {len(data.background)} "
         f"background items ({files.background.name} plus the pair items) for its left item, on "
         "mean-centred embeddings with exact tie handling."
     )
-    values: dict[str, Any] = {
-        "name": name,
-        "description": description,
-        "dataset": {"path": str(files.pairs), "revision": files.digest()},
-        **EVALRANK_METADATA,
-        "eval_splits": [SPLIT],
-        "license": "not specified",
-    }
-    return TaskMetadata(**{**values, **fields})
-
-
-def _task_class(files: EvalRankFiles, name: str, metadata: dict[str, Any]) -> type[FilesEvalRankTask]:
-    """The task class over ``files`` (read and checked here), as registration adds it to mteb."""
-    data = read_evalrank_files(files)
-    meta = _metadata(name, files, data, metadata)
+    dataset = {"path": str(files.pairs), "revision": files.digest()}
+    meta = TaskMetadata(**{
+        "name": name, "description": description, "dataset": dataset, **EVALRANK_METADATA,
+        "eval_splits": [SPLIT], "license": "not specified", **metadata,
+    })  # fmt: skip
     return type(
         f"FilesEvalRank_{meta.dataset['revision']}",
         (FilesEvalRankTask,),

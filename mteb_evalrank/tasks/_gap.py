@@ -9,7 +9,7 @@ normalisation, which changes no correlation: -3 / 3 covers every DA z-score.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mteb.abstasks.sts import AbsTaskSTS, STSMetrics
 from scipy.stats import kendalltau
@@ -28,33 +28,37 @@ WMT17_LANGUAGE_PAIRS = ("cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "z
 PAPER = "https://aclanthology.org/2022.eval4nlp-1.8"
 
 
-def subsets(names: Iterable[str]) -> dict[str, list[str]]:
-    """``eval_langs`` of a multi-subset English task: every hf_subset is English."""
-    return {name: ["eng-Latn"] for name in names}
+def gap_metadata(*, hf_subsets: Iterable[str], **fields: Any) -> PluginTaskMetadata:
+    """An evaluation-gap task's metadata: the fields the six share, ``fields`` and its English
+    ``hf_subsets``."""
+    return PluginTaskMetadata(
+        **fields,
+        eval_langs={name: ["eng-Latn"] for name in hf_subsets},
+        reference=PAPER,
+        type="STS",
+        category="t2t",
+        main_score="cosine_pearson",
+        task_subtypes=[],
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="found",
+    )
 
 
 def wmt17_metadata(*, name: str, description: str, hf_subsets: Iterable[str]) -> PluginTaskMetadata:
-    """A WMT17 DA task's metadata: the fields the five share, the English ``hf_subsets`` of
-    ``mteb-evalrank/wmt17-da`` it evaluates, and ``description`` followed by the data's source."""
-    return PluginTaskMetadata(
+    """A WMT17 DA task's metadata: the ``hf_subsets`` of ``mteb-evalrank/wmt17-da`` it evaluates and
+    ``description`` followed by the data's source."""
+    return gap_metadata(
         name=name,
         description=description
         + " Pairs are (reference, machine translation) from the WMT17 metrics task, segment-level "
         "direct assessment, to-English; the gold score is the DA z-score. Main score: Pearson "
         "correlation of cosine similarity with the DA score (the metrics-task convention).",
-        eval_langs=subsets(hf_subsets),
-        reference=PAPER,
+        hf_subsets=hf_subsets,
         dataset=WMT17_DA.mteb_dataset(),
-        type="STS",
-        category="t2t",
-        main_score="cosine_pearson",
         date=("2017-01-01", "2017-12-31"),
         domains=["News", "Written"],
-        task_subtypes=[],
         license=WMT17_DA.license,
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="found",
         bibtex_citation=cite(WMT17_METRICS_CITATION, ABE2022_CITATION),
     )
 

@@ -15,11 +15,8 @@ from mteb.abstasks.task_metadata import TaskMetadata
 #: Where the shipped statistics live: ``<dir>/<TaskType>/<TaskName>.json``.
 DESCRIPTIVE_STATS_DIR = Path(__file__).resolve().parent.parent / "descriptive_stats"
 
-#: The statistics folder of the current context (a thread): :data:`DESCRIPTIVE_STATS_DIR` unless
-#: :func:`descriptive_stats_dir` set another for a block.
-_STATS_DIR: ContextVar[Path] = ContextVar(
-    "mteb_evalrank_descriptive_stats_dir", default=DESCRIPTIVE_STATS_DIR
-)
+#: The statistics folder of this thread (:func:`descriptive_stats_dir`).
+_STATS_DIR: ContextVar[Path] = ContextVar("mteb_evalrank_stats_dir", default=DESCRIPTIVE_STATS_DIR)
 
 
 class PluginTaskMetadata(TaskMetadata):
@@ -27,8 +24,7 @@ class PluginTaskMetadata(TaskMetadata):
 
     @property
     def descriptive_stat_path(self) -> Path:
-        """``<stats dir>/<type>/<name>.json`` (the stats dir is :data:`DESCRIPTIVE_STATS_DIR`, or
-        the folder :func:`descriptive_stats_dir` sets in this thread)."""
+        """``<stats dir>/<type>/<name>.json`` (:data:`DESCRIPTIVE_STATS_DIR` or this thread's)."""
         return _STATS_DIR.get() / str(self.type) / f"{self.name}.json"
 
 

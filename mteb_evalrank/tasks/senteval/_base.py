@@ -71,7 +71,6 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
         super().__init__(*args, **kwargs)
         self._all_texts: list[str] | None = None
 
-    # ------------------------------------------------------------------ data
     def _load_plugin_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         """mteb's loading; a cross-validated dataset's one split becomes ten fold subsets."""
         if not self.cross_validated:
@@ -109,7 +108,6 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
         self._all_texts = None
         super().unload_data()
 
-    # ------------------------------------------------------------ evaluation
     def _features(self, model: Any, split: Any, **encode: Any) -> NDArray[np.float64]:
         """One feature row per example: its embedding (pair tasks: SentEval's pair features)."""
         texts = self._task_texts()
@@ -166,11 +164,8 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
             scores.append(result)
         return dict(self._calculate_avg_scores(scores))
 
-    # mteb's classification code reads labels one at a time (``labels[i]``) and hands the
-    # label column to scikit-learn metrics, which convert it to an array several times. With
-    # ``datasets`` >= 4 a column is a lazy ``Column`` and each access is an Arrow query, which
-    # made the cheap mteb protocol take ~15 s per fold. The two overrides below feed mteb's
-    # own algorithms plain lists; their results are identical.
+    # mteb's own algorithms on plain lists (identical results): it reads labels one at a time, and
+    # each read of a lazy ``datasets`` >= 4 ``Column`` is an Arrow query (~15 s per fold)
     def _undersample_data(
         self, dataset: Any, experiment_num: int, idxs: list[int] | None = None
     ) -> tuple[Any, list[int], list[int]]:
@@ -200,8 +195,7 @@ class AbsTaskSentEvalPair(AbsTaskSentEval):
     """A sentence-pair transfer task (columns ``sentence1``, ``sentence2``, ``label``)."""
 
     text_columns: ClassVar[tuple[str, ...]] = ("sentence1", "sentence2")
-    # mteb types it as one text column or a sequence of modalities; the pair tasks read both
-    # columns themselves (text_columns) and keep it only for mteb's descriptions
+    # mteb types it as one column; the pair tasks read ``text_columns`` themselves
     input_column_name = ("sentence1", "sentence2")  # type: ignore[assignment]
 
     # mteb's ClassificationDescriptiveStatistics describe one input column; these are pair statistics
