@@ -505,7 +505,6 @@ def _standard_scale(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 def _normalisations(x_fit: torch.Tensor, *others: torch.Tensor) -> list[list[torch.Tensor]]:
     """``[[x_fit, *others] raw, [the same z-normalised]]``, mean and standard deviation of ``x_fit``
     (``StandardScaler``: ddof 0, a constant column divided by 1), rounded back to ``x_fit``'s dtype."""
-
     mean, std = _standard_scale(x_fit.double())
     return [[x_fit, *others], [((x.double() - mean) / std).to(x_fit.dtype) for x in (x_fit, *others)]]
 

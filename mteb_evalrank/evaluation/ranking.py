@@ -372,15 +372,11 @@ def _prepare_background(raw: NDArray[np.floating[Any]], run: _Map, centre: bool 
 # ---------------------------------------------------------------- a chunk of pairs
 @dataclass(frozen=True)
 class _Chunk:
-    """A chunk of ``r`` pairs: their distinct rows, targets and float32 band limits.
-
-    ``qc``, ``pc``: the distinct rows of ``q`` and ``p``; ``xq``: the queries' exact rows
-    (float64); ``left``: their float32 rows as the columns of a ``dim x width`` matrix
-    (``width >= r`` a multiple of 8, the extra columns zero); ``targets[s]``: ``s(q,p)``
-    (cosine) or ``d(q,p)`` (euclidean) in float64; ``limits``: the float32 rows ``lo32``, ``hi32``
-    of the euclidean, then of the cosine (``+inf`` for a similarity not wanted and on the extra
-    columns: nothing is above or inside).
-    """
+    """A chunk of ``r`` pairs: ``qc``, ``pc`` the distinct rows of ``q`` and ``p``; ``xq`` the queries'
+    exact rows (float64); ``left`` their float32 rows as the columns of a ``dim x width`` matrix
+    (``width >= r`` a multiple of 8, the extra columns zero); ``targets[s]``: ``s(q,p)`` (cosine) or
+    ``d(q,p)`` (euclidean) in float64; ``limits``: the float32 rows ``lo32``, ``hi32`` of the
+    euclidean, then of the cosine (``+inf`` for a similarity not wanted and on the extra columns)."""
 
     qc: NDArray[np.intp]
     pc: NDArray[np.intp]

@@ -1,8 +1,5 @@
-"""``mteb-evalrank datasets describe``: recompute the descriptive statistics files of the plugin's tasks.
-
-Kept apart from :mod:`._metadata` (which every task file imports) because it reads the list of all
-tasks, :data:`mteb_evalrank.tasks.TASKS`: the task modules never import back from here.
-"""
+"""``mteb-evalrank datasets describe``: recompute the descriptive statistics files of the plugin's
+tasks (apart from :mod:`._metadata`, which every task file imports, because it reads ``TASKS``)."""
 
 from __future__ import annotations
 

@@ -174,8 +174,6 @@ class AbsTaskEvalRank(EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
             self._cache_model = unwrapped(model)
         if not isinstance(model, EncoderProtocol):  # as mteb's own evaluators check
             raise TypeError(f"{self.metadata.name}: expected an encoder model (mteb's EncoderProtocol)")
-        # one row per background item; the subsets over one background find them in the task's
-        # TaskEmbeddings (each text is encoded once per model)
         embeddings = self._embed(model, texts, hf_split=hf_split, hf_subset=hf_subset, timer=timer, **kwargs)
         scores: Scores = {}
         with timer("Scoring", split=hf_split, subset=hf_subset, log_message="EvalRank - ranking pairs..."):

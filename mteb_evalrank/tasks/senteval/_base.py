@@ -65,7 +65,8 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
     """Protocol ``senteval``: the classifiers fitted (``("lr",)``: no ``mlp_*`` scores, ~80% less
     cost, the same ``lr_*`` scores)."""
     device: str | None = None
-    """Protocol ``senteval``: where torch fits the classifiers; ``None``: the model's torch device, else the CPU."""
+    """Protocol ``senteval``: where torch fits the classifiers; ``None``: the model's torch device,
+    else the CPU."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
