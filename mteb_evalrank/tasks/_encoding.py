@@ -32,7 +32,7 @@ from mteb_evalrank.evaluation.ranking import check_embeddings
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
     from mteb.timing import TimingStack
-    from mteb.types import BatchedInput, PromptType
+    from mteb.types import BatchedInput, EncodeKwargs, PromptType
     from torch.utils.data import DataLoader
 
 REUSE_ENV = "MTEB_EVALRANK_REUSE_EMBEDDINGS"
@@ -330,7 +330,7 @@ class EncodeTexts(EncodeOnce):
         super().unload_data()  # type: ignore[misc]
 
     def _embed(
-        self, model: Any, texts: Sequence[str], *, encode_kwargs: Any, hf_split: str, hf_subset: str,
+        self, model: Any, texts: Sequence[str], *, encode_kwargs: EncodeKwargs, hf_split: str, hf_subset: str,
         timer: TimingStack, num_proc: int | None = None, encode_first: Sequence[str] = (), **_: Any,
     ) -> NDArray[np.float64]:  # fmt: skip
         """:meth:`TaskEmbeddings.embed` of ``texts`` for this task, given mteb's ``_evaluate_subset``
