@@ -16,24 +16,9 @@ from numba import njit
 
 @njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
 def screen_tile(  # type: ignore[no-untyped-def]
-    dots,
-    n_weighted,
-    weight,
-    half_sq,
-    inv,
-    lo_e,
-    hi_e,
-    lo_c,
-    hi_c,
-    better_e,
-    better_c,
-    band_pair,
-    band_row,
-    band_kind,
-    n_band,
-    first_pair,
-    row_offset,
-):
+    dots, n_weighted, weight, half_sq, inv, lo_e, hi_e, lo_c, hi_c, better_e, better_c,
+    band_pair, band_row, band_kind, n_band, first_pair, row_offset,
+):  # fmt: skip
     """Count and gather the products of one tile, pairs ``first_pair`` onwards.
 
     ``dots``: float32 ``(pairs, k)``, ``dots[i, u] = x_q(i) . x_u`` for the tile's ``k``

@@ -1,72 +1,34 @@
-"""SentEval-protocol classifiers: features, hyper-parameter selection and scores.
+"""SentEval-protocol classifiers; the protocol, its selection per dataset and its deviations:
+docs/downstream.md.
 
-The ``senteval`` protocol of the downstream tasks (Conneau & Kiela, 2018, with the
-recommendations of Eger et al., 2019) trains on the **whole** training split and reports
+Features (pair tasks: SentEval's ``[u, v, |u - v|, u * v]``) are checked in float64 and rounded to
+``FIT_DTYPE`` (float32). For each L2 strength of ``L2_GRID`` (SentEval's weight decay ``lambda``) and
+raw or z-normalised features (mean and standard deviation of the rows fitted on), both reported:
 
-* logistic regression (the main score) and a one-hidden-layer MLP, because the ranking
-  of embeddings can change with the classifier (Eger et al.);
-* z-normalisation of the embeddings (per dimension, mean and standard deviation of the
-  training split) as a binary hyper-parameter, selected like the L2 strength, and both of
-  its settings reported.
-
-L2 strength. SentEval's grid is the weight decay ``lambda in {1e-5, 1e-4, 1e-3, 1e-2}``.
-
-* Logistic regression (full batch, L-BFGS, float64) minimises per fit, over its ``n`` rows,
-  ``(1/n) sum_i loss_i + (lambda/2) ||W||^2`` (intercepts unpenalised; a sigmoid for two classes,
-  a softmax over all classes otherwise), SentEval's objective; scikit-learn's
-  ``C sum_i loss_i + (1/2) ||W||^2`` with ``C = 1 / (n lambda)`` is the same up to the factor
-  ``C n`` (``n`` is an inner-fold training set during cross-validated selection, the whole
-  training split otherwise). Every fit of one selection is evaluated in one matrix product per
-  round (:func:`_lbfgs`); a fit stops when no gradient entry exceeds ``LR_GTOL * lambda``.
-* MLP (Adam, minibatches of ``MLP_BATCH`` = 64 rows, SentEval's batch size) steps along the
-  gradient of ``(1/b) sum_{i in batch} loss_i + (alpha / (2b)) ||W||^2`` on each batch of
-  ``b`` rows with ``alpha = MLP_BATCH * lambda`` (scikit-learn's ``MLPClassifier`` objective,
-  whose algorithm this is), while SentEval's MLP (PyTorch Adam with ``weight_decay = lambda``,
-  batch-mean cross-entropy) steps along that of ``(1/b) sum_{i in batch} loss_i + (lambda/2)
-  ||W||^2``: the same on every full batch; on a short last batch of ``b = m mod 64`` rows the
-  penalty here is ``(64 / b) lambda``. Biases are not penalised (PyTorch's weight decay does
-  penalise them).
-
-One MLP step, ``G`` networks reading one input ``X`` (``b x d``) side by side, targets ``Y``
-(0/1 for two classes, one-hot otherwise)::
+* logistic regression (float64, full-batch L-BFGS, :func:`_lbfgs`) minimises
+  ``(1/n) sum_i loss_i + (lambda/2) ||W||^2`` (intercepts unpenalised; a sigmoid for two classes, a
+  softmax otherwise), i.e. scikit-learn's ``C sum_i loss_i + (1/2) ||W||^2`` with ``C = 1 / (n lambda)``;
+  a fit stops when no gradient entry exceeds ``LR_GTOL * lambda``;
+* the MLP (float32, ``MLP_HIDDEN`` sigmoid units, Adam on batches of ``MLP_BATCH`` = 64 rows) steps on a
+  batch of ``b`` rows along ``(1/b) sum_i loss_i + (alpha / (2b)) ||W||^2``, ``alpha = MLP_BATCH lambda``
+  (scikit-learn's ``MLPClassifier``; SentEval's ``weight_decay = lambda`` on every full batch; biases
+  unpenalised). One step of ``G`` networks reading one input ``X`` (``b x d``), targets ``Y``::
 
     A = sigmoid(X [W1_1 ... W1_G] + b1)       one product for the G networks
     P = out(A_g W2_g + b2_g)                  out = sigmoid (two classes) or softmax
     D2 = P - Y,  D1 = (D2 W2^T) * A * (1 - A)
     grad W_l = (A_{l-1}^T D_l + alpha W_l) / b,   grad b_l = sum_rows(D_l) / b
 
-then Adam as scikit-learn's (``t`` counts the steps; rate 1e-3, betas 0.9 and 0.999, epsilon
-1e-8): ``theta -= rate sqrt(1 - beta_2^t) / (1 - beta_1^t) * m / (sqrt(v) + epsilon)``. After
-each epoch a network's accuracy ``s`` on its early-stopping rows is compared with its best
-``s*``: ``s < s* + 1e-4`` counts an epoch without improvement (reset otherwise), ``s > s*``
-keeps its weights; it stops after more than ``MLP_PATIENCE`` such epochs in a row (or
-``MLP_MAX_EPOCHS``) with its best weights. The initial weights (Glorot uniform), the
-early-stopping split and the shuffles are scikit-learn's draws from ``RandomState(seed)``, on
-the CPU whatever the device.
+  then scikit-learn's Adam (rate 1e-3, betas 0.9, 0.999, epsilon 1e-8):
+  ``theta -= rate sqrt(1 - beta_2^t) / (1 - beta_1^t) * m / (sqrt(v) + epsilon)``. Early stopping on
+  ``MLP_HOLDOUT`` of the rows: an epoch's accuracy ``s < s* + 1e-4`` counts as no improvement, ``s > s*``
+  keeps the weights; after more than ``MLP_PATIENCE`` such epochs in a row (or ``MLP_MAX_EPOCHS``) the
+  best weights remain. Initial weights (Glorot uniform), split and shuffles are scikit-learn's draws
+  from ``RandomState(seed)``.
 
-Selection, as SentEval per dataset (``senteval/tools/validation.py``):
-
-* a dataset with a validation split (SST2, SST5, SciCite, SICK-E; SentEval's
-  ``SplitClassifier``): each grid point is fitted on the whole training split and scored on
-  the validation split; the best one is that fit, scored once on the test split;
-* a dataset without one: cross-validation on the training split (SentEval's
-  ``KFoldClassifier`` for TREC and MRPC; MR, CR, SUBJ and MPQA run it inside each outer
-  fold, SentEval's ``InnerKFoldClassifier``), then the selected point is refitted on the
-  whole training split and scored once on the test split. Logistic regression: stratified
-  ``INNER_FOLDS``-fold cross-validation, mean accuracy. MLP: one stratified hold-out of
-  ``MLP_HOLDOUT`` of the training split instead (a deviation: an MLP fit costs ~10-50 LR
-  fits and a single split keeps the protocol affordable on a CPU).
-
-The grid is scanned in increasing ``lambda`` and a tie keeps the earlier point; between raw
-and z-normalised embeddings a tie keeps raw. The MLP stops early on ``MLP_HOLDOUT`` of the
-rows it is fitted on (SentEval stops on the validation split, or on 5% of the rows).
-
-Pair tasks use SentEval's features ``[u, v, |u - v|, u * v]`` of the two sentence
-embeddings ``u``, ``v``.
-
-Precision and device (docs/downstream.md). The features are validated in float64 and rounded to
-float32 (``FIT_DTYPE``, as SentEval's PyTorch classifiers use them); the logistic regression
-runs in float64 on them, the MLP in float32, with torch on the device ``senteval_scores`` is given.
+Selection: with a validation split, the best grid fit on it is the model; otherwise LR by stratified
+``INNER_FOLDS``-fold cross-validation, the MLP by one stratified ``MLP_HOLDOUT`` hold-out, then a
+refit on the whole training split. Increasing ``lambda``; a tie keeps the earlier point, and raw.
 """
 
 from __future__ import annotations
@@ -141,14 +103,8 @@ class Selection:
 def _scored(
     kind: Kind, znorm: bool, l2: float, selection_score: float, predicted: NDArray[Any], y_test: NDArray[Any]
 ) -> Selection:
-    return Selection(
-        kind=kind,
-        znorm=znorm,
-        l2=l2,
-        validation_accuracy=selection_score,
-        test_accuracy=float(np.mean(predicted == y_test)),
-        test_f1=float(f1_score(y_test, predicted, average="macro")),
-    )
+    accuracy, f1 = float(np.mean(predicted == y_test)), float(f1_score(y_test, predicted, average="macro"))
+    return Selection(kind, znorm, l2, validation_accuracy=selection_score, test_accuracy=accuracy, test_f1=f1)
 
 
 # ------------------------------------------------------------------ logistic regression
@@ -165,13 +121,10 @@ def _logits(params: torch.Tensor, mu: torch.Tensor, sd: torch.Tensor, x: torch.T
 
 @dataclass
 class _LinearFits:
-    """``F`` L2-penalised logistic regressions on the rows of one matrix ``x`` (``n x d``), each on
-    its own rows and optionally z-normalised by the statistics of those rows (module doc).
-
-    Fit ``f`` has weights ``W_f`` (``d x k``, z-space) and intercepts ``b_f``; its logits are
-    ``((x - mu_f) / sd_f) W_f + b_f`` (``mu = 0``, ``sd = 1`` for raw features), computed for all
-    fits at once as ``x (W / sd) + (b - mu (W / sd))``, one matrix product.
-    """
+    """``F`` L2-penalised logistic regressions on the rows of one matrix ``x`` (``n x d``), each on its
+    own rows, optionally z-normalised by their statistics: fit ``f``'s logits are
+    ``((x - mu_f) / sd_f) W_f + b_f`` (``mu = 0``, ``sd = 1`` raw), for all fits at once
+    ``x (W / sd) + (b - mu (W / sd))``, one matrix product."""
 
     x: torch.Tensor  # n x d, float64
     targets: torch.Tensor  # n x k: 0/1 (k = 1 for two classes, the sigmoid's), one-hot otherwise
@@ -227,13 +180,11 @@ def _two_loop(g: torch.Tensor, state: tuple[torch.Tensor, ...], rows: torch.Tens
 def _lbfgs(
     fits: _LinearFits, shape: tuple[int, int, int], memory: int = 10
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Minimise every fit's objective by L-BFGS, all fits evaluated together (one product per round).
-
-    Each fit has its own trajectory (memory of ``memory`` pairs, backtracking Armijo line search
-    from the unit step, ``c1 = 1e-4``); it stops when its gradient's largest entry is at most
-    ``LR_GTOL``, when a step no longer lowers its objective, or after ``LR_MAX_ITER`` iterations.
-    Returns the parameters (``F x (d + 1) x k``) and each fit's iteration count.
-    """
+    """Minimise every fit's objective by L-BFGS, all fits evaluated together (one product per round);
+    each fit has its own memory of ``memory`` pairs and backtracking Armijo line search from the unit
+    step (``c1 = 1e-4``), and stops when no gradient entry exceeds ``LR_GTOL`` times its ``lambda``, when
+    a step no longer lowers its objective, or after ``LR_MAX_ITER`` iterations. Returns the parameters
+    (``F x (d + 1) x k``) and each fit's iteration count."""
     import torch
 
     n_fits = shape[0]
@@ -349,12 +300,9 @@ def _lr_selections(
     x_train: torch.Tensor, y_train: NDArray[Any], x_test: torch.Tensor, y_test: NDArray[Any],
     *, seed: int, grid: Sequence[float], validation: tuple[torch.Tensor, NDArray[Any]] | None,
 ) -> dict[str, Selection]:  # fmt: skip
-    """``{"raw": ..., "znorm": ...}``: the logistic regression's selection and test (module doc).
-
-    With a validation split the ``2 x len(grid)`` fits on the training split are one batch and the
-    best of each normalisation is the final model; without, the ``2 x len(grid) x INNER_FOLDS``
-    inner-fold fits are one batch and the two selected refits another.
-    """
+    """``{"raw": ..., "znorm": ...}``: the logistic regression's selection and test. One batch of fits:
+    the ``2 x len(grid)`` fits on the training split (validation), else the ``2 x len(grid) x
+    INNER_FOLDS`` inner-fold fits, then a batch of the two selected refits."""
     classes = np.unique(y_train)
     everything = np.arange(len(y_train))
     if validation is not None:
@@ -557,7 +505,6 @@ def _standard_scale(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 def _normalisations(x_fit: torch.Tensor, *others: torch.Tensor) -> list[list[torch.Tensor]]:
     """``[[x_fit, *others] raw, [the same z-normalised]]``, mean and standard deviation of ``x_fit``
     (``StandardScaler``: ddof 0, a constant column divided by 1), rounded back to ``x_fit``'s dtype."""
-
     mean, std = _standard_scale(x_fit.double())
     return [[x_fit, *others], [((x.double() - mean) / std).to(x_fit.dtype) for x in (x_fit, *others)]]
 
@@ -647,27 +594,19 @@ def senteval_scores(
     y_valid: ArrayLike | None = None,
     device: str = "cpu",
 ) -> Scores:
-    """Scores of the ``senteval`` protocol for one train/test split.
+    """Scores of the ``senteval`` protocol for one train/test split (selection on ``x_valid`` /
+    ``y_valid`` when given, else by cross-validation on the training rows: the module doc).
 
-    With ``x_valid``/``y_valid`` (a dataset's validation split) the hyper-parameters are
-    selected on it, otherwise by cross-validation on the training rows (module doc).
-
-    For each classifier ``k`` in ``kinds`` (``lr``, ``mlp``) and each normalisation
-    ``z in {raw, znorm}``: ``{k}_accuracy_{z}``, ``{k}_f1_{z}`` (macro F1) and
-    ``{k}_l2_{z}`` (the selected L2 strength). ``{k}_accuracy`` / ``{k}_f1`` are those of
-    the normalisation with the better selection score (``{k}_znorm`` = 1.0 if that is
-    z-normalisation; raw wins ties), i.e. normalisation treated as a hyper-parameter.
-    Accuracies are fractions in [0, 1]. Also ``n_train``, ``n_test`` and, with a validation
-    split, ``n_validation``; and ``{k}_seconds``, the wall time of ``k``'s selection and test
-    (not a score: the study's cost report reads it).
-
-    The classifiers run with torch on ``device`` (``"cpu"``, ``"cuda"``, ...); on the CPU on one
-    thread below :data:`WIDE_FEATURES` columns, on torch's pool (every core) from there.
+    Per classifier ``k`` in ``kinds`` and ``z in {raw, znorm}``: ``{k}_accuracy_{z}``, ``{k}_f1_{z}``
+    (macro F1), ``{k}_l2_{z}`` (the selected L2); ``{k}_accuracy`` / ``{k}_f1`` of the normalisation
+    with the better selection score (raw wins ties; ``{k}_znorm`` 1.0 if z-normalised);
+    ``{k}_seconds`` (wall time, for the study's cost report); ``n_train``, ``n_test`` and
+    ``n_validation``. Accuracies are fractions. Torch runs on ``device``; on the CPU on one thread
+    below :data:`WIDE_FEATURES` columns, on every core from there.
 
     Raises:
         NonFiniteEmbeddingsError: when an embedding holds NaN or infinity.
-        ValueError: when the training rows have fewer than two classes.
-    """
+        ValueError: when the training rows have fewer than two classes."""
     x_train = _fit_dtype(x_train, "training features")
     x_test = _fit_dtype(x_test, "test features")
     y_train = np.asarray(y_train)
@@ -702,11 +641,7 @@ def _fitted_scores(
         start = time.perf_counter()
         dtype = torch.float64 if kind == "lr" else torch.float32
         on_device = [torch.as_tensor(x, device=device).to(dtype) for x in (x_train, x_test)]
-        valid = (
-            None
-            if validation is None
-            else (torch.as_tensor(validation[0], device=device).to(dtype), validation[1])
-        )
+        valid = validation and (torch.as_tensor(validation[0], device=device).to(dtype), validation[1])
         select = _lr_selections if kind == "lr" else _mlp_selections
         results = select(on_device[0], y_train, on_device[1], y_test, seed=seed, grid=grid, validation=valid)
         scores |= flat(classifier_scores(results, time.perf_counter() - start), prefix=f"{kind}_")

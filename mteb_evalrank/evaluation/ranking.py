@@ -1,62 +1,22 @@
-"""Exact EvalRank ranking maths (Wang et al., ACL 2022), as small pure functions.
+"""Exact EvalRank ranking maths (Wang et al., ACL 2022); the protocol: docs/evalrank.md.
 
-Protocol
---------
-Let ``B`` be the background (``n`` items) and ``E`` their embeddings, one row each.
+Background ``B`` (``n`` items), embeddings ``E`` centred: ``E <- E - mean(E over B)``. ``cosine``:
+rows L2-normalised (a zero row stays zero), ``s(a, b) = a . b``; ``euclidean``:
+``s(a, b) = 1 / (1 + d(a, b))``, ``d(a, b) = ||a - b||``. A pair ``(q, p)`` with ``q == p`` ranks 1;
+otherwise each competitor ``u in B \\ {q, p}`` is better, tied or worse, ``tol = 1e-6``:
 
-1. Centre: ``E <- E - mean(E over B)``.
-2. Similarity on the centred rows:
+* ``cosine`` (absolute tolerance): better ``s(q, u) > s(q, p) + tol``, tied ``|s(q, u) - s(q, p)| <= tol``;
+* ``euclidean`` (relative, so that scaling the embeddings by ``c > 0`` changes no count): better
+  ``d(q, p) - d(q, u) > tol d(q, p)``, tied ``|d(q, u) - d(q, p)| <= tol d(q, p)`` (at
+  ``d(q, p) = 0`` only exact duplicates tie and nothing is better).
 
-   * ``cosine``: rows are L2-normalised (a zero row stays zero) and
-     ``s(a, b) = a . b``;
-   * ``euclidean``: ``s(a, b) = 1 / (1 + ||a - b||)``.
-
-3. For a positive pair ``(q, p)`` (indices into ``B``): if ``q == p`` the rank is 1.
-   Otherwise, over the competitors ``u in B \\ {q, p}`` (``q`` and ``p`` themselves are
-   never counted, whatever the thresholds), each ``u`` is *better* than, *tied* with or
-   *worse* than ``p``; ``tol = 1e-6``:
-
-   * ``cosine`` (an absolute tolerance on the cosine, which lies in ``[-1, 1]``)::
-
-         better:  s(q, u) > s(q, p) + tol
-         tied:    |s(q, u) - s(q, p)| <= tol
-
-   * ``euclidean`` (a relative tolerance on the distance; ``d(a, b) = ||a - b||``, so
-     ``s = 1 / (1 + d)`` ranks as ``-d``)::
-
-         better:  d(q, p) - d(q, u) > tol * d(q, p)
-         tied:    |d(q, u) - d(q, p)| <= tol * d(q, p)
-
-     i.e. ``u`` is better when ``d(q, u) < d(q, p) (1 - tol)`` and tied when
-     ``d(q, p) (1 - tol) <= d(q, u) <= d(q, p) (1 + tol)``; when ``d(q, p) = 0`` only the
-     exact duplicates (``d(q, u) = 0``) tie and nothing is better.
-
-   ``g = #better``, ``t = #tied``, so the positive occupies one of the positions
-   ``1 + g .. 1 + g + t``. Other positives of ``q`` are competitors, as in the paper.
-   Ranks are against the *whole* background, never a top-k cut.
-
-   Why these tolerances: a score must not change when a model's embeddings are multiplied
-   by a constant ``c > 0``. Cosines do not change, so an absolute tolerance on them is
-   scale-invariant; distances are multiplied by ``c``, so the tolerance on them must be
-   relative. (An absolute tolerance on ``1 / (1 + d)`` is not: it ties almost nothing for
-   small embeddings and nearly everything for large ones.) Centring commutes with scaling,
-   so the counts are the same for every ``c`` except for a competitor within a few float64
-   roundings of a tie boundary; scaling by a power of two changes nothing at all (barring
-   overflow or underflow).
-
-4. Tie policy:
-
-   * ``expected`` (default; uniformly random tie-breaking, computed exactly):
-     ``RR = mean_{r = 1+g}^{1+g+t} 1/r = (H(1+g+t) - H(g)) / (t + 1)`` with ``H`` the
-     harmonic numbers, ``Hits@k = clip(k - g, 0, t + 1) / (t + 1)``,
-     ``mean rank = 1 + g + t/2``;
-   * ``optimistic``: rank ``1 + g``; ``pessimistic``: rank ``1 + g + t``.
-
-``MRR``, ``Hits@k`` and mean rank are the means over all pairs.
-
-Why hand-written: mteb's stock retrieval evaluator (and pytrec_eval) only sees a top-k
-cut and breaks ties by document id; neither gives whole-background ranks with an exact
-tie policy, so the counting is done here, in memory-bounded chunks.
+``g = #better``, ``t = #tied``: the positive holds one of the ranks ``1 + g .. 1 + g + t`` against the
+whole background (other positives of ``q`` are competitors). Tie policies: ``expected`` (default,
+exact random tie-breaking) ``RR = (H(1+g+t) - H(g)) / (t + 1)`` (``H`` the harmonic numbers),
+``Hits@k = clip(k - g, 0, t + 1) / (t + 1)``, mean rank ``1 + g + t/2``; ``optimistic`` rank ``1 + g``;
+``pessimistic`` rank ``1 + g + t``. MRR, Hits@k and mean rank are means over the pairs. mteb's
+retrieval evaluator sees only a top-k cut, hence this module; how it counts (a float32 pass with
+proven margins, float64 refinement): docs/architecture.md, "The ranking core".
 """
 
 from __future__ import annotations
@@ -116,9 +76,8 @@ _U32 = 2.0**-24
 _U64 = 2.0**-53
 #: pairs per chunk: the columns of every tile
 _PAIRS_PER_CHUNK = 1024
-#: products per tile on the CPU: one single-threaded float32 GEMM (512 background rows by
-#: 1,024 pairs) and the comparisons that follow it. Measured in thread CPU time (100,000 rows,
-#: 384-d): 2^18 to 2^20 alike, 2^17 about 5 % and 2^16 about 15 % slower (smaller GEMMs run slower)
+#: products per tile: one single-threaded float32 GEMM (512 rows by 1,024 pairs); 2^18 to 2^20
+#: measured alike, 2^16 about 15 % slower
 _TILE_ELEMENTS = 2**19
 #: ranges of the background per worker thread and chunk (handed out as the threads come free)
 _PIECES_PER_WORKER = 8
@@ -149,19 +108,13 @@ def _hash_multipliers(size: int) -> NDArray[np.uint64]:
 
 
 def unique_rows(x: NDArray[Any]) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.int64]]:
-    """Group identical rows: ``(first, inverse, counts)`` with ``x[first][inverse] == x``.
+    """Group identical rows of a 2-D float32 or float64 ``x``: ``(first, inverse, counts)`` with
+    ``x[first][inverse] == x``, groups of several rows first.
 
-    ``x`` is a 2-D float32 or float64 matrix. ``first[j]`` is one row of group ``j``,
-    ``inverse[i]`` the group of row ``i`` and ``counts[j]`` the size of group ``j``. Groups
-    with ``counts > 1`` come first. Rows are grouped by a 64-bit multilinear hash of their
-    32-bit words (``sum_i w_i m_i mod 2^64``, ``m_i`` fixed random odd numbers), then every
-    row is checked against its group's representative with ``==``; on a hash collision
-    (never seen in practice) the exact, slow ``np.unique`` of the rows' bytes is used
-    instead. ``0.0`` and ``-0.0`` hash apart; such rows may stay in separate groups, which
-    changes nothing downstream (every group is ranked with its multiplicity). Cost: one
-    pass over ``x`` plus a sort of ``n`` integers, against ``O(n d log n)`` comparisons for
-    ``np.unique(x, axis=0)``.
-    """
+    Rows are grouped by a 64-bit multilinear hash of their 32-bit words (``sum_i w_i m_i mod 2^64``,
+    ``m_i`` fixed random odd numbers), then checked against their group's first row with ``==``; on a
+    hash collision the exact ``np.unique`` of the rows' bytes is used. ``0.0`` and ``-0.0`` may stay
+    in separate groups, which changes nothing downstream (every group counts with its multiplicity)."""
     n = x.shape[0]
     x = np.ascontiguousarray(x)
     words = x.view(np.uint32).reshape(n, -1)  # dim (float32) or 2 dim (float64) words per row
@@ -196,18 +149,13 @@ def rank_counts_all(
 ) -> dict[Similarity, RankCounts]:
     """Rank counts of every pair under each similarity, exact to float64 arithmetic.
 
-    ``embeddings`` are the raw background embeddings (centred here, step 1 of the protocol;
-    ``centre=False`` for embeddings the caller has centred already, so that a row that is
-    exactly zero after centring stays exactly zero; float32 and float64 input is used in
-    place, never copied whole). Pairs whose two sides are the same background item get
-    ``g = t = 0`` (rank 1); under the cosine, a query whose row is zero after centring gets
-    ``g = 0, t = n - 2`` without a pass (its rule's cosine is 0 with every item, the
-    positive's included). ``tol`` must lie in ``[0, 1)`` (see the module docstring).
-
-    The steps, the threads (``threadpoolctl`` limits BLAS to one thread per worker during the
-    call, for the whole process) and the memory (at most ``chunk_bytes`` beyond the float32
-    distinct rows and vectors of length ``n``): docs/architecture.md, "The ranking core".
-    """
+    ``embeddings`` are the raw background rows, centred here (``centre=False``: already centred by the
+    caller, so that a row exactly zero after centring stays zero); float32 and float64 input is used
+    in place. Pairs ``q == p`` get ``g = t = 0``; under the cosine a query whose centred row is zero
+    gets ``g = 0, t = n - 2`` without a pass (its cosine is 0 with every item). ``tol`` lies in
+    ``[0, 1)``. Steps, threads (BLAS limited to one thread per worker, process-wide, during the
+    call) and memory (``chunk_bytes`` beyond the float32 distinct rows): docs/architecture.md,
+    "The ranking core"."""
     _check_options(tol, similarities)
     raw = _embedding_rows(embeddings)
     q, p = _pair_indices(queries, positives, raw.shape[0])
@@ -243,16 +191,12 @@ def _check_options(tol: float, similarities: Sequence[Similarity]) -> None:
 
 
 def _embedding_rows(embeddings: ArrayLike, where: str = "") -> NDArray[np.floating[Any]]:
-    """The embeddings as a C-contiguous float32 or float64 matrix, checked.
-
-    float32 and float64 arrays are used as they are (no copy); other dtypes are converted
-    to float64 (exactly, for float16 and integers up to ``2^53``). The finiteness check runs
-    block by block, so no float64 copy of the whole matrix is ever made.
+    """The embeddings as a C-contiguous float32 or float64 matrix (used as they are; other dtypes
+    converted to float64), checked block by block (no float64 copy of the whole matrix).
 
     Raises:
         ValueError: if the array is not 2-D or has no rows (the message starts with ``where``).
-        NonFiniteEmbeddingsError: if any row holds NaN or inf (the message counts them).
-    """
+        NonFiniteEmbeddingsError: if any row holds NaN or inf (the message counts them)."""
     matrix = np.asarray(embeddings)
     if matrix.dtype not in (np.float32, np.float64):
         matrix = matrix.astype(np.float64)
@@ -368,14 +312,10 @@ def _scaled_rows(
 
 
 def _prepare_background(raw: NDArray[np.floating[Any]], run: _Map, centre: bool = True) -> _Background:
-    """Group the rows, centre (unless ``centre=False``) and scale them, and write the float32 rows
-    of the pass.
-
-    Scale: ``e1 = -(frexp(max |E|) + 1)`` makes every centred entry smaller than 1 in
-    magnitude (``|E_ij - mean_j| <= 2 max |E|``), so ``sq`` cannot overflow; ``e2`` then
-    brings the largest norm into ``[1/2, 1)``. The rows are computed block by block (by
-    ``run``, in the worker threads), never as one float64 matrix.
-    """
+    """Group the rows, centre (unless ``centre=False``) and scale them, and write the pass's float32 rows
+    (block by block in the worker threads, never one float64 matrix). ``e1 = -(frexp(max |E|) + 1)``
+    makes every centred entry smaller than 1 (``|E_ij - mean_j| <= 2 max |E|``: ``sq`` cannot overflow);
+    ``e2`` brings the largest norm into ``[1/2, 1)``."""
     n, dim = raw.shape
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
         mean = raw.mean(axis=0, dtype=np.float64, keepdims=True)  # bit for bit E.astype(float64).mean
@@ -432,15 +372,11 @@ def _prepare_background(raw: NDArray[np.floating[Any]], run: _Map, centre: bool 
 # ---------------------------------------------------------------- a chunk of pairs
 @dataclass(frozen=True)
 class _Chunk:
-    """A chunk of ``r`` pairs: their distinct rows, targets and float32 band limits.
-
-    ``qc``, ``pc``: the distinct rows of ``q`` and ``p``; ``xq``: the queries' exact rows
-    (float64); ``left``: their float32 rows as the columns of a ``dim x width`` matrix
-    (``width >= r`` a multiple of 8, the extra columns zero); ``targets[s]``: ``s(q,p)``
-    (cosine) or ``d(q,p)`` (euclidean) in float64; ``limits``: the float32 rows ``lo32``, ``hi32``
-    of the euclidean, then of the cosine (``+inf`` for a similarity not wanted and on the extra
-    columns: nothing is above or inside).
-    """
+    """A chunk of ``r`` pairs: ``qc``, ``pc`` the distinct rows of ``q`` and ``p``; ``xq`` the queries'
+    exact rows (float64); ``left`` their float32 rows as the columns of a ``dim x width`` matrix
+    (``width >= r`` a multiple of 8, the extra columns zero); ``targets[s]``: ``s(q,p)`` (cosine) or
+    ``d(q,p)`` (euclidean) in float64; ``limits``: the float32 rows ``lo32``, ``hi32`` of the
+    euclidean, then of the cosine (``+inf`` for a similarity not wanted and on the extra columns)."""
 
     qc: NDArray[np.intp]
     pc: NDArray[np.intp]
@@ -666,12 +602,8 @@ def _sum_counts(a: _Counts, b: _Counts) -> _Counts:
 
 
 def _screen_background(bg: _Background, chunk: _Chunk, shape: _TileShape, run: _Map, workers: int) -> _Counts:
-    """The numpy pass of one chunk over all distinct rows; their partial counts summed.
-
-    The rows are split into ranges of whole tiles, ``_PIECES_PER_WORKER`` per worker thread,
-    which the pool hands out as the threads come free (a thread slowed by another process
-    on its core does less of the work, instead of the others waiting for it).
-    """
+    """The numpy pass of one chunk over all distinct rows, its partial counts summed: ranges of whole
+    tiles, ``_PIECES_PER_WORKER`` per worker thread, handed out as the threads come free."""
     pieces = workers * _PIECES_PER_WORKER if workers > 1 else 1
     tiles = -(-bg.m // shape.rows)
     step = -(-tiles // min(pieces, tiles)) * shape.rows
@@ -682,14 +614,11 @@ def _screen_background(bg: _Background, chunk: _Chunk, shape: _TileShape, run: _
 
 
 def _screen_rows(bg: _Background, chunk: _Chunk, start: int, stop: int, shape: _TileShape) -> _Counts:
-    """Counts of the chunk's pairs against the distinct rows ``[start, stop)``.
-
-    Per tile of ``shape.rows`` rows: ``D = left.T @ x32[tile].T`` (one float32 GEMM, pairs
-    ``i`` by rows ``u``); the cells of ``q``'s and ``p``'s own rows are set to NaN (NaN
-    compares false: neither counted nor in the band; they are refined apart). Then the fused
-    scan :func:`._ranking_kernel.screen_tile` counts and gathers; the band entries are refined
-    in float64 (:func:`_refine_all`) once ``shape.flush_at`` of them have gathered.
-    """
+    """Counts of the chunk's pairs against the distinct rows ``[start, stop)``: per tile of ``shape.rows``
+    rows one float32 GEMM ``D = left.T @ x32[tile].T`` (pairs by rows), ``q``'s and ``p``'s own cells set
+    to NaN (neither counted nor in the band: refined apart), then the fused scan
+    :func:`._ranking_kernel.screen_tile`; the band entries are refined in float64 (:func:`_refine_all`)
+    once ``shape.flush_at`` have gathered."""
     from ._ranking_kernel import screen_tile  # numba: imported (and compiled) on first use
 
     rows, width = shape.rows, chunk.width
@@ -736,13 +665,10 @@ def _band_entries(
 
 # ---------------------------------------------------------------- float64 refinement
 def _fixed_entries(bg: _Background, chunk: _Chunk) -> dict[Similarity, _Entries]:
-    """The entries every chunk refines whatever the pass found.
-
-    The other items of ``q``'s group (``q`` excluded once, ``p`` too if it shares the group)
-    and of ``p``'s group (``p`` excluded), which the pass never sees (NaN); for the cosine
-    also the ``tiny`` rows (skipped by its pass) against every pair whose ``q`` and ``p``
-    are not in them. Other items with the same embedding as ``q`` or ``p`` are competitors.
-    """
+    """The entries every chunk refines whatever the pass found: the other items of ``q``'s group (``q``
+    excluded once, ``p`` too if it shares the group) and of ``p``'s (``p`` excluded), which the pass
+    never sees (NaN), and for the cosine the ``tiny`` rows against every pair whose ``q`` and ``p`` are
+    not among them. Other items with the embedding of ``q`` or ``p`` are competitors."""
     local = np.arange(chunk.r)
     own = bg.weight[chunk.qc] - 1 - (chunk.qc == chunk.pc)
     partner = np.where(chunk.qc == chunk.pc, 0, bg.weight[chunk.pc] - 1)
@@ -768,14 +694,10 @@ def _norms(diff: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def _refine_all(bg: _Background, chunk: _Chunk, entries: dict[Similarity, _Entries]) -> _Counts:
-    """Classify band entries by the rule in float64: ``{similarity: (better, tied)}`` per pair.
-
-    Entry ``(i, j, w)`` is pair ``i`` of the chunk against distinct row ``j``, standing for
-    ``w`` competitors (its multiplicity, less ``q`` and ``p`` themselves in their own rows).
-    The comparisons are the module docstring's formulas verbatim, on the exact rows
-    (``cosine``: ``(x_q . x_u) inv_q inv_u`` against ``s(q,p)``; ``euclidean``:
-    ``||x_q - x_u||`` against ``d(q,p)``), in blocks whose gathered rows stay in cache.
-    """
+    """Classify band entries by the rule in float64: ``{similarity: (better, tied)}`` per pair. Entry
+    ``(i, j, w)`` is pair ``i`` against distinct row ``j``, standing for ``w`` competitors; the module
+    docstring's comparisons on the exact rows (``cosine``: ``(x_q . x_u) inv_q inv_u`` against ``s(q,p)``;
+    ``euclidean``: ``||x_q - x_u||`` against ``d(q,p)``), in blocks whose gathered rows stay in cache."""
     out: _Counts = {}
     for similarity, (rows, cols, weights) in entries.items():
         better = np.zeros(chunk.r, dtype=np.float64)

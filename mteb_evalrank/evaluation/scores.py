@@ -1,12 +1,6 @@
-"""The types of the scores the plugin's evaluators return.
-
-mteb types a task's scores as ``ScoresDict`` (``Mapping[str, Any]``). The plugin's evaluators
-build theirs from fixed-shape pieces, each a TypedDict here (:class:`TripletAccuracy` for a set of
-triplets, :class:`ClassifierScores` for one SentEval classifier), flattened into the task's scores
-under keys built at run time: the similarity (``cosine_``, ``euclidean_``), the cut-offs ``ks``
-(``hits_at_{k}``), the classifier (``lr_``, ``mlp_``) or a breakdown group (``[column=value]``).
-Such keys cannot be listed in a TypedDict (mypy has no ``extra_items``, PEP 728), so a task's
-scores are :data:`Scores`: numbers by name, never ``Any``.
+"""The types of the plugin's scores: fixed-shape pieces (TypedDicts) flattened into a task's
+:data:`Scores` under keys built at run time (``cosine_``, ``hits_at_{k}``, ``lr_``, ``[column=value]``),
+which a TypedDict cannot list (no PEP 728 in mypy).
 """
 
 from __future__ import annotations
@@ -29,10 +23,7 @@ class TripletAccuracy(TypedDict):
 
 
 class ClassifierScores(TypedDict):
-    """One classifier's scores under the ``senteval`` protocol (``classifiers.senteval_scores``):
-    per normalisation (``raw``, ``znorm``) the test accuracy, macro F1 and selected L2 strength;
-    then those of the normalisation selected, whether it is z-normalisation (1.0) and the
-    seconds the selection and test took."""
+    """One classifier's ``senteval``-protocol scores (``classifiers.senteval_scores``)."""
 
     accuracy_raw: float
     f1_raw: float

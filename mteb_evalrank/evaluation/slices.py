@@ -1,19 +1,9 @@
-"""Slicing an STS-style dataset by sentence length, vocabulary coverage and gold score.
+"""Slicing an STS-style dataset by sentence length, vocabulary coverage and gold score: the three
+factors of Abe et al.'s (2022, section 4) evaluation gap (docs/diagnostics.md). Pure functions.
 
-The three factors of the "evaluation gap" of Abe et al. (2022, *Why is sentence similarity
-benchmark not predictive of application-oriented task performance?*, section 4). Every
-function is pure and deterministic; the ``wmt17-da`` and ``stsb-granularity`` recipes call
-them, and users call them on their own data (``slice_dataset``).
-
-Conventions (the paper does not fix them; these reproduce its Tables 4, 6 and 7):
-
-* Tokens: whitespace tokens (``str.split()``). STS-B (EvalRank copy) and the WMT17 DA
-  references and translations are already tokenised, so a token is a word or punctuation.
-* Pair length: ``len(s) = (|tok(s1)| + |tok(s2)|) / 2``, the mean token count of the pair.
-* Vocabulary coverage (Eq. 1): ``Recall(s, s') = |(s ∪ s') ∩ V| / |s ∪ s'|`` over the *sets*
-  of lower-cased tokens of the pair, ``V`` the lower-cased token set of a reference dataset.
-* Bands: right-closed intervals ``(e_i, e_{i+1}]``, the first one closed ``[e_0, e_1]`` (the
-  paper's ``[0, 1], (1, 2], ...`` and its quartile subsets ``[-2, -0.47], (-0.47, -0.03], ...``).
+Conventions (reproducing the paper's Tables 4, 6 and 7): tokens are whitespace tokens; pair length
+``(|tok(s1)| + |tok(s2)|) / 2``; coverage (Eq. 1) ``Recall(s, s') = |(s ∪ s') ∩ V| / |s ∪ s'|`` over
+lower-cased token sets, ``V`` a reference dataset's; bands ``(e_i, e_{i+1}]``, the first ``[e_0, e_1]``.
 """
 
 from __future__ import annotations
@@ -67,11 +57,8 @@ def vocabulary(texts: Iterable[str]) -> frozenset[str]:
 
 
 def vocabulary_coverage(sentence1: str, sentence2: str, vocab: frozenset[str] | set[str]) -> float:
-    """Eq. 1 of Abe et al.: ``|(s ∪ s') ∩ V| / |s ∪ s'|`` over lower-cased token sets.
-
-    Raises:
-        ValueError: if both sentences are empty (the ratio is undefined).
-    """
+    """Eq. 1 of Abe et al.: ``|(s ∪ s') ∩ V| / |s ∪ s'|`` over lower-cased token sets (a ``ValueError``
+    for two empty sentences)."""
     tokens = {token.lower() for token in (*tokenize(sentence1), *tokenize(sentence2))}
     if not tokens:
         raise ValueError(f"vocabulary coverage is undefined for an empty pair ({sentence1!r}, {sentence2!r})")
@@ -89,12 +76,8 @@ def vocabulary_coverages(
 
 
 def band_labels(values: Sequence[float] | FloatArray, edges: Sequence[float]) -> IndexArray:
-    """Band index of each value: ``i`` with ``e_i < v <= e_{i+1}``, and ``v = e_0`` in band 0.
-
-    Raises:
-        ValueError: if the edges are not strictly increasing or a value lies outside
-            ``[e_0, e_last]`` (nothing is dropped silently).
-    """
+    """Band index of each value: ``i`` with ``e_i < v <= e_{i+1}``, and ``v = e_0`` in band 0; a
+    ``ValueError`` for edges not strictly increasing or a value outside ``[e_0, e_last]``."""
     bounds = np.asarray(edges, dtype=float)
     if bounds.ndim != 1 or len(bounds) < 2 or np.any(np.diff(bounds) <= 0):
         raise ValueError(f"band edges must be at least two strictly increasing numbers, got {list(edges)}")
@@ -132,12 +115,8 @@ def bands(
 
 
 def extremes(values: Sequence[float] | FloatArray, k: int = EXTREME_PAIRS) -> tuple[IndexArray, IndexArray]:
-    """Row indices of the ``k`` highest and the ``k`` lowest values (each sorted by row).
-
-    Ties at the cut are broken by row order (the earlier row wins), so the result is
-    deterministic. Raises ``ValueError`` if ``2k`` exceeds the number of rows (the two
-    subsets would overlap).
-    """
+    """Row indices of the ``k`` highest and the ``k`` lowest values (each sorted by row; ties at the cut
+    go to the earlier row); a ``ValueError`` if ``2k`` exceeds the rows."""
     data = np.asarray(values, dtype=float)
     if k < 1 or 2 * k > data.size:
         raise ValueError(f"cannot take the top and bottom {k} of {data.size} rows without overlap")
@@ -154,25 +133,18 @@ def sample_length_window(
     bin_width: float = LENGTH_BIN_WIDTH,
     seed: int = LENGTH_SEED,
 ) -> IndexArray:
-    """Largest subset of rows with length in ``[lo, hi)`` whose histogram follows the reference.
-
-    Section 4.1.2 of Abe et al.: "the subset [x, y) was drawn from a range of sentence
-    lengths [x, y) according to the STS distribution". Made exact here:
+    """Largest subset of rows with length in ``[lo, hi)`` whose histogram follows the reference
+    (Abe et al., 4.1.2: "drawn ... according to the STS distribution"), made exact:
 
     1. bins ``[lo + j*w, lo + (j+1)*w)`` of width ``w = bin_width`` cover the window;
-    2. ``p_j`` = share of the *reference* pairs of the window (lengths in ``[lo, hi)``) in bin j;
-    3. ``n_j`` = rows of the dataset in bin j; the subset size is the largest ``N`` with
-       ``N * p_j <= n_j`` for every bin, ``N = min_{j: p_j > 0} n_j / p_j``;
-    4. ``floor(N * p_j)`` rows are drawn from bin j without replacement by
-       ``numpy.random.default_rng(seed)``, bins in increasing order.
+    2. ``p_j`` = share of the *reference* pairs of the window in bin j; ``n_j`` = rows of bin j;
+    3. the size is ``N = min_{j: p_j > 0} n_j / p_j``, and ``floor(N * p_j)`` rows are drawn from bin j
+       without replacement by ``numpy.random.default_rng(seed)``, bins in increasing order.
 
-    With ``w = 5`` this reproduces the paper's Table 4 sizes (docs/diagnostics.md). Returns row
-    indices sorted by row.
+    ``w = 5`` reproduces the paper's Table 4 sizes. Returns row indices sorted by row.
 
     Raises:
-        ValueError: for an empty window, a non-positive bin width, or no reference pair in
-            the window.
-    """
+        ValueError: for an empty window, a non-positive bin width, or no reference pair in it."""
     lo, hi = float(window[0]), float(window[1])
     if not hi > lo or not bin_width > 0:
         raise ValueError(f"need lo < hi and bin_width > 0, got window {window}, bin_width {bin_width}")
@@ -232,11 +204,8 @@ def coverage_slices(
     *,
     k: int = EXTREME_PAIRS,
 ) -> dict[str, IndexArray]:
-    """``coverage-high`` / ``coverage-low`` (top / bottom ``k`` pairs) and ``coverage-q1..q4``.
-
-    Quartiles are bands between ``quartile_edges`` of the coverages (``q1`` the lowest); tied
-    coverages stay in the same band, so quartile sizes can differ.
-    """
+    """``coverage-high`` / ``coverage-low`` (top / bottom ``k`` pairs) and ``coverage-q1..q4``: bands
+    between the coverages' ``quartile_edges`` (ties stay together, so sizes can differ)."""
     coverage = vocabulary_coverages(sentence1, sentence2, vocab)
     high, low = extremes(coverage, k)
     edges = quartile_edges(coverage)
@@ -268,13 +237,9 @@ def slice_dataset(
     k: int = EXTREME_PAIRS,
     seed: int = LENGTH_SEED,
 ) -> dict[str, Dataset]:
-    """Slice any STS-style ``datasets.Dataset`` (``sentence1``, ``sentence2``, ``score``).
-
-    ``by="length"``: ``length_slices`` against the pair lengths of ``reference``;
-    ``by="coverage"``: ``coverage_slices`` against the vocabulary of ``reference``;
-    ``by="gold"``: ``gold_slices(score, edges)`` (quartiles when ``edges`` is None).
-    Returns ``{subset name: dataset.select(rows)}``, rows in their original order.
-    """
+    """Slice an STS-style ``Dataset`` (``sentence1``, ``sentence2``, ``score``) into
+    ``{subset name: dataset.select(rows)}``: ``by="length"`` (:func:`length_slices`) or ``"coverage"``
+    (:func:`coverage_slices`) against ``reference``, ``"gold"`` (:func:`gold_slices` of ``edges``)."""
     for column in ("sentence1", "sentence2", *(("score",) if by == "gold" else ())):
         if column not in dataset.column_names:
             raise ValueError(

@@ -1,40 +1,18 @@
-"""Sequence labelling over frozen word vectors: Chiu et al.'s (2016) window tagger and its scores.
+"""Chiu et al.'s (2016) window tagger over frozen word vectors, and its scores; the protocol and
+why: docs/sequence_labelling.md.
 
-The tagger is the window approach of Collobert et al. (2011) as Chiu, Korhonen and Pyysalo
-(2016, section 2.4) state it, with the word vectors **frozen**:
+Vectors :func:`centred` (known rows minus their mean; zero rows stay zero). Input of token ``t``:
+for the words ``t-2 .. t+2`` of its sentence (:data:`WINDOW`), the vector and the one-hot
+:func:`capitalisation` pattern, concatenated (``5 d + 5 * 5`` numbers; outside the sentence: the
+zero vector and ``PAD``), gathered per mini-batch from index arrays (:func:`windows`).
+``h = hardtanh(W1 x + b1)`` (300 units), ``p = softmax(W2 h + b2)``; mean cross-entropy over
+mini-batches of 50 tokens reshuffled each epoch, 10 epochs of Adam (defaults, torch's fused update),
+torch's default initialisation; greedy decoding (per-token argmax). A seed sets the initialisation
+and the shuffles (the caller's random state untouched); threads: :data:`WIDE_INPUT`.
 
-* the word vectors are **centred** first (:func:`centred`: the mean of the known words' vectors
-  subtracted from each; an unknown word's zero vector stays zero). A first layer with a bias can
-  represent the same functions either way (the shift moves into the bias, and padding is marked
-  by its own pattern); centring only removes the one direction every word shares, which says
-  nothing about any word. It makes a constant encoder exactly the all-zero one, so that no
-  degenerate encoder scores above the capitalisation-only tagger (on GloVe 50d it changes the
-  F1 by less than the spread between seeds: docs/sequence_labelling.md);
-* input of token ``t``: the words ``t-2 .. t+2`` of its sentence (:data:`WINDOW` = 5); for each,
-  its vector and a one-hot capitalisation pattern (:func:`capitalisation`: padding, lower case,
-  initial capital, all capitals, mixed), concatenated: ``5 d + 5 * 5`` numbers. Positions
-  outside the sentence are padding: the zero vector and the pattern ``pad``. The word vectors
-  are rows of one frozen matrix whose row 0 is the padding; the window is an index array into
-  it (:func:`windows`), gathered per mini-batch, never a per-token Python loop;
-* ``h = hardtanh(W1 x + b1)`` with 300 units, ``p = softmax(W2 h + b2)`` over the tags;
-* trained on the word-level log-likelihood (mean cross-entropy over a mini-batch of 50 tokens
-  drawn without replacement, reshuffled each epoch) for 10 epochs with Adam at its default
-  parameters (lr 1e-3, betas 0.9 / 0.999, eps 1e-8; torch's fused implementation of the same
-  update); initialisation is torch's default for ``nn.Linear``;
-* greedy decoding: each test token gets its most probable tag (the window model has no
-  transition scores, so greedy decoding is the per-token argmax).
-
-Deterministic for a seed: the seed sets torch's generator for the initialisation (in a forked
-RNG state, so the caller's global state is untouched) and the shuffling; torch runs on a fixed
-number of threads (:attr:`TaggerConfig.threads`: one for narrow input, every core from
-:data:`WIDE_INPUT` on; restored afterwards), on :attr:`TaggerConfig.device` (the CPU unless the
-task is told otherwise or the model runs on a GPU). torch is imported when a
-tagger is trained, not with this module.
-
-Scores: token accuracy (:func:`token_accuracy`) and chunk/entity precision, recall and F1 as
-the conlleval script computes them (:func:`chunk_scores`, by ``seqeval`` in its default,
-conlleval-compatible mode: a chunk starts at ``B-X``, at ``I-X`` after ``O`` or after another
-type, and ends at the sentence's end; micro-averaged over chunks; per-type F1 as well).
+Scores: token accuracy and conlleval's chunk precision, recall and F1 (:func:`chunk_scores`,
+``seqeval``'s default mode: a chunk starts at ``B-X``, at ``I-X`` after ``O`` or another type, and
+ends at the sentence's end; micro-averaged; per-type F1 too).
 """
 
 from __future__ import annotations
@@ -59,13 +37,9 @@ N_CAPS = 5
 
 
 def capitalisation(token: str) -> int:
-    """The capitalisation pattern of ``token`` (Collobert et al., 2011).
-
-    ``LOWER``: no upper-case character (``the``, ``1990``, ``,``); ``UPPER``: at least two
-    cased characters, all upper case (``IBM``, ``U.S.``); ``INITIAL``: upper case first
-    character and no other upper-case character (``Paris``, ``A``, ``I``); ``MIXED``: any other
-    (``iPhone``, ``McDonald``).
-    """
+    """The capitalisation pattern of ``token`` (Collobert et al., 2011): ``LOWER`` no upper-case
+    character (``the``, ``1990``); ``UPPER`` at least two cased characters, all upper case (``IBM``,
+    ``U.S.``); ``INITIAL`` only the first upper case (``Paris``, ``I``); ``MIXED`` any other (``iPhone``)."""
     cased = [char for char in token if char.lower() != char.upper()]
     if not any(char.isupper() for char in cased):
         return LOWER
@@ -79,12 +53,9 @@ def capitalisation(token: str) -> int:
 def windows(
     values: NDArray[np.intp], lengths: Sequence[int], pad: int, width: int = WINDOW
 ) -> NDArray[np.intp]:
-    """``(n_tokens, width)``: row ``t`` holds ``values[t - h .. t + h]`` (``h = width // 2``) where
-    those tokens are in ``t``'s sentence, ``pad`` elsewhere.
-
-    ``values`` has one entry per token of the sentences laid end to end; ``lengths`` gives the
-    sentences' lengths (they sum to ``len(values)``).
-    """
+    """``(n_tokens, width)``: row ``t`` holds ``values[t - h .. t + h]`` (``h = width // 2``) where those
+    tokens are in ``t``'s sentence, ``pad`` elsewhere (``values``: one per token of the sentences end to
+    end; ``lengths``: the sentences' lengths)."""
     sizes = np.asarray(lengths, dtype=np.intp)
     if sizes.sum() != len(values):
         raise ValueError(f"the sentence lengths sum to {sizes.sum()}, not to the {len(values)} tokens")
@@ -96,11 +67,8 @@ def windows(
 
 
 def centred(vectors: NDArray[np.floating]) -> NDArray[np.float64]:
-    """``vectors`` with the mean of their non-zero rows subtracted from every non-zero row.
-
-    Zero rows (words the model does not know) stay zero. In float64: the mean of identical
-    float32 rows is exact, so a constant encoder's vectors become exactly zero.
-    """
+    """``vectors`` with the mean of their non-zero rows subtracted from every non-zero row (zero rows
+    stay zero), in float64: a constant encoder's vectors become exactly zero."""
     matrix = np.asarray(vectors, dtype=np.float64)
     known = np.any(matrix != 0, axis=1)
     if not known.any():
@@ -108,10 +76,8 @@ def centred(vectors: NDArray[np.floating]) -> NDArray[np.float64]:
     return np.where(known[:, None], matrix - matrix[known].mean(axis=0), 0.0)
 
 
-#: the input width (``5 d + 25``) from which the CPU tagger trains on every core: below it, one
-#: thread (the matrices are small, more threads only spin; the study's 25-300-d static vectors);
-#: from it (``d`` >= 128), torch's default pool, one thread per core (at 768-d the first layer is
-#: 3,865 x 300 per mini-batch)
+#: the input width (``5 d + 25``, ``d`` >= 128) from which the CPU tagger trains on every core;
+#: below it on one thread (small matrices: more threads only spin)
 WIDE_INPUT = WINDOW * (128 + N_CAPS)
 
 
@@ -123,14 +89,12 @@ class TaggerConfig:
     epochs: int = 10
     batch_size: int = 50
     threads: int | None = None
-    """torch's intra-op threads on the CPU while training; ``None``: one below :data:`WIDE_INPUT`,
-    else torch's default (every core)."""
+    """torch's CPU threads while training; ``None``: :func:`training_threads`' rule."""
     predict_batch: int = 8192
     """Test tokens scored at once (memory only; the predictions do not depend on it)."""
     device: str = "cpu"
-    """Where torch trains and predicts (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...). The
-    initialisation and the shuffling come from CPU generators on every device, so a GPU run
-    differs from the CPU's only by floating-point rounding (docs/sequence_labelling.md)."""
+    """Where torch trains and predicts; initialisation and shuffles come from CPU generators, so
+    another device differs by rounding only."""
 
 
 @dataclass(frozen=True)
@@ -189,13 +153,9 @@ def train_and_predict(
     seed: int,
     config: TaggerConfig = TaggerConfig(),
 ) -> NDArray[np.intp]:
-    """Train the window tagger on ``train`` (gold ``labels``, ``0 .. n_labels - 1``) and return its
-    greedy predictions for every token of ``test``.
-
-    ``vectors`` (``V x d``) are the frozen word vectors: a window's index ``i > 0`` is row
-    ``i - 1``, index 0 the zero padding. Runs on ``config.device``; on the CPU with
-    ``config.threads`` threads (default: :data:`WIDE_INPUT`'s rule).
-    """
+    """Train the window tagger on ``train`` (gold ``labels`` in ``0 .. n_labels - 1``) and return its
+    greedy predictions for ``test``. ``vectors`` (``V x d``): a window's index ``i > 0`` is row ``i - 1``,
+    0 the zero padding. On ``config.device``; on the CPU with :func:`training_threads` threads."""
     import torch
 
     device = torch.device(config.device)
@@ -242,12 +202,9 @@ def token_accuracy(gold: Sequence[str], predicted: Sequence[str]) -> float:
 
 
 def chunk_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> dict[str, float]:
-    """conlleval's chunk scores of IOB-tagged sentences (seqeval, default mode; see the module doc).
-
-    Keys: ``precision``, ``recall``, ``f1`` (micro over every chunk: ``f1 = 2 P R / (P + R)``,
-    0 when nothing is found), ``accuracy`` (tokens), ``f1[type=X]`` for every chunk type ``X`` of
-    the gold or predicted tags.
-    """
+    """conlleval's chunk scores of IOB-tagged sentences (seqeval, default mode): ``precision``,
+    ``recall``, ``f1`` (micro over chunks, ``2 P R / (P + R)``, 0 when nothing is found), ``accuracy``
+    (tokens) and ``f1[type=X]`` per chunk type of the gold or predicted tags."""
     from seqeval.metrics import classification_report
 
     as_lists = [list(sentence) for sentence in gold], [list(sentence) for sentence in predicted]

@@ -1,15 +1,11 @@
-"""Triplet accuracies (AccSent): does the paraphrase beat a one-word swap?
-
-For triplets ``(X, X', Y)`` (anchor, positive = paraphrase of the anchor, negative =
-surface-near sentence with a different meaning) and a similarity ``s``:
+"""Triplet accuracies (AccSent, docs/accsent.md) of triplets ``(X, X', Y)`` (anchor, paraphrase,
+one-word swap) under a similarity ``s``:
 
 * anchor accuracy     ``A_x  = mean_i [ s(X_i, X'_i) - s(X_i,  Y_i) > tol ]``
 * paraphrase accuracy ``A_x' = mean_i [ s(X_i, X'_i) - s(X'_i, Y_i) > tol ]``
 
-A tie (difference within ``tol``) and a NaN similarity are failures, so a constant, zero
-or NaN encoder scores 0 (AccSent's ``>`` is strict). ``tol`` defaults to
-:data:`mteb_evalrank.evaluation.ranking.DEFAULT_TOL` (1e-6), so float noise on equal vectors
-does not count as a success.
+A tie (within ``tol``, default ``ranking.DEFAULT_TOL``) and a NaN similarity fail, so a constant,
+zero or NaN encoder scores 0.
 """
 
 from __future__ import annotations
@@ -27,16 +23,13 @@ from .scores import Scores, TripletAccuracy, flat
 
 @dataclass(frozen=True)
 class TripletOutcomes:
-    """Per-triplet successes of the two comparisons and which of them were ties."""
+    """Per-triplet successes ``s(X, X') - s(X, Y) > tol`` (``anchor``), ``s(X, X') - s(X', Y) > tol``
+    (``paraphrase``), and ties (difference within ``tol``, or a NaN) of each."""
 
     anchor: NDArray[np.bool_]
-    """``s(X, X') - s(X, Y) > tol``."""
     paraphrase: NDArray[np.bool_]
-    """``s(X, X') - s(X', Y) > tol``."""
     anchor_ties: NDArray[np.bool_]
-    """``|s(X, X') - s(X, Y)| <= tol`` or a NaN."""
     paraphrase_ties: NDArray[np.bool_]
-    """``|s(X, X') - s(X', Y)| <= tol`` or a NaN."""
 
 
 def _as_vector(values: ArrayLike) -> NDArray[np.float64]:
@@ -94,11 +87,8 @@ def accuracy_scores(outcomes: TripletOutcomes, suffix: str = "") -> Scores:
 
 
 def grouped_accuracy_scores(outcomes: TripletOutcomes, groups: Mapping[str, Sequence[Any]]) -> Scores:
-    """:func:`accuracy_scores` overall and for every value of every grouping column.
-
-    ``groups`` maps a column name to one label per triplet; each distinct label ``v`` of
-    column ``c`` adds the scores of its triplets with the suffix ``[c=v]`` (labels sorted).
-    """
+    """:func:`accuracy_scores` overall and, with the suffix ``[c=v]``, for each label ``v`` (sorted) of
+    each column ``c`` of ``groups`` (one label per triplet)."""
     scores = accuracy_scores(outcomes)
     n = outcomes.anchor.size
     for column, labels in groups.items():

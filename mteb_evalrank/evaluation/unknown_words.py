@@ -1,16 +1,13 @@
-"""Unknown-word conventions of the word-level tasks (the ``WordSim*`` sets, EvalRankWord and its ablation).
+"""Unknown-word conventions of the word-level tasks (the ``WordSim*`` sets, EvalRankWord and its
+ablation); what each means per task: docs/tasks.md, "Unknown words".
 
-A model *knows* a word when it embeds it as a non-zero vector. One run of a task reports every
-convention it can compute, each under its prefix (:data:`PREFIXES`); the task option
-``unknown_words`` picks the main score. Per convention (docs/tasks.md, "Unknown words in the
-word-level tasks"):
-
-* ``zero``: an unknown word keeps the zero vector (cosine 0; EvalRank centres first, so unknown
-  words share ``-mean(E)``);
-* ``covered``: only the pairs (and EvalRank background) the model knows;
-* ``vocabulary``: the pairs (and background) inside a given vocabulary, scored as ``zero``;
-* ``mean_vector`` (the EvalRank toolkit's): an unknown word is the mean of the task's known
-  words (:func:`mean_vector_rows`).
+A model *knows* a word when it embeds it as a non-zero vector. One run reports every convention
+it can compute under its prefix (``PREFIXES``); the task option ``unknown_words`` picks the main
+score: ``zero`` (default, no prefix: an unknown word keeps the zero vector), ``covered`` (only the
+pairs, and for EvalRank the background, the model knows), ``vocabulary`` (the pairs and background
+words in a given vocabulary, ``zero`` convention; ``$MTEB_EVALRANK_VOCABULARY`` or the task's
+``vocabulary``) and ``mean_vector`` (the EvalRank toolkit's: an unknown word is the mean of the
+task's known words' vectors).
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""The plugin's mteb task classes, one task per file, declared once in :data:`TASKS`.
-
-Families, in the order of the README's task table: EvalRank (word and sentence ranking),
-the similarity baselines (13 word-similarity sets, STR 2021), the SentEval downstream tasks
-under the ``mteb`` and ``senteval`` protocols, the evaluation-gap diagnostics (WMT17 DA,
-its slices, the STS-B gold bands), AccSent triplets and Chiu et al.'s sequence-labelling
-tasks over frozen word vectors.
+"""The plugin's mteb task classes, one task per file, declared once in :data:`TASKS` (in the
+order of the README's task table; docs/tasks.md).
 """
 
 from mteb.abstasks.abstask import AbsTask
@@ -34,13 +29,9 @@ from .word_similarity import WORD_SIMILARITY_TASKS
 
 #: evaluation-gap diagnostics (Abe et al., 2022), type STS
 GAP_TASKS: tuple[type[AbsTask], ...] = (
-    WMT17DA,
-    WMT17DAPooled,
-    WMT17DALength,
-    WMT17DAVocabCoverage,
-    WMT17DAGranularity,
+    WMT17DA, WMT17DAPooled, WMT17DALength, WMT17DAVocabCoverage, WMT17DAGranularity,
     STSBenchmarkGranularity,
-)
+)  # fmt: skip
 
 #: EvalRank's ablations and parts, each its own task so that every task has one headline number
 EVALRANK_PART_TASKS: tuple[type[AbsTask], ...] = (EvalRankWordNoWiki, EvalRankSentSTSB, EvalRankSentSTR)
@@ -63,37 +54,14 @@ TASKS: tuple[type[AbsTask], ...] = (
 )
 
 __all__ = [
-    "DOWNSTREAM_TASKS",
-    "EVALRANK_PART_TASKS",
-    "GAP_TASKS",
-    "SENTEVAL_PROTOCOL_TASKS",
-    "SEQUENCE_LABELLING_TASKS",
-    "STR2021",
-    "TASKS",
-    "WMT17DA",
-    "WORD_SIMILARITY_TASKS",
-    "AbsTaskEvalRank",
-    "AbsTaskTriplet",
-    "AccSent",
-    "CoNLL2000Chunking",
-    "CoNLL2003NER",
-    "EWTPOSTagging",
-    "EvalRankSent",
-    "EvalRankSentSTR",
-    "EvalRankSentSTSB",
-    "EvalRankWord",
-    "EvalRankWordNoWiki",
-    "STSBenchmarkGranularity",
-    "WMT17DAGranularity",
-    "WMT17DALength",
-    "WMT17DAPooled",
-    "WMT17DAVocabCoverage",
-    "evalrank_task_from_files",
-    "read_evalrank_files",
-    "read_triplet_jsonl",
-    "tasks_from_settings",
-    "triplet_task_from_jsonl",
-]
+    "DOWNSTREAM_TASKS", "EVALRANK_PART_TASKS", "GAP_TASKS", "SENTEVAL_PROTOCOL_TASKS",
+    "SEQUENCE_LABELLING_TASKS", "STR2021", "TASKS", "WMT17DA", "WORD_SIMILARITY_TASKS", "AbsTaskEvalRank",
+    "AbsTaskTriplet", "AccSent", "CoNLL2000Chunking", "CoNLL2003NER", "EWTPOSTagging", "EvalRankSent",
+    "EvalRankSentSTR", "EvalRankSentSTSB", "EvalRankWord", "EvalRankWordNoWiki",
+    "STSBenchmarkGranularity", "WMT17DAGranularity", "WMT17DALength", "WMT17DAPooled",
+    "WMT17DAVocabCoverage", "evalrank_task_from_files", "read_evalrank_files", "read_triplet_jsonl",
+    "tasks_from_settings", "triplet_task_from_jsonl",
+]  # fmt: skip
 
 # completes `import mteb_evalrank`'s registration if mteb was first imported by this module
 _postponed.finish_postponed(__name__)

@@ -2,9 +2,8 @@
 
 
 def cite(*entries: str) -> str:
-    """BibTeX entries as one citation, in the form mteb's citation check requires (the output of
-    its BibTeX formatter): each entry stripped, entries sorted by key ignoring case (as the formatter
-    does: ``chiu2016...`` before ``Sang2003...``), a blank line between."""
+    """BibTeX entries as one citation as mteb's formatter writes it: stripped, sorted by key ignoring
+    case, a blank line between."""
 
     def key(entry: str) -> str:
         return entry[entry.index("{") + 1 : entry.index(",")].strip().lower()

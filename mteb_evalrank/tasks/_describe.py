@@ -1,8 +1,5 @@
-"""``mteb-evalrank datasets describe``: recompute the descriptive statistics files of the plugin's tasks.
-
-Kept apart from :mod:`._metadata` (which every task file imports) because it reads the list of all
-tasks, :data:`mteb_evalrank.tasks.TASKS`: the task modules never import back from here.
-"""
+"""``mteb-evalrank datasets describe``: recompute the descriptive statistics files of the plugin's
+tasks (apart from :mod:`._metadata`, which every task file imports, because it reads ``TASKS``)."""
 
 from __future__ import annotations
 
@@ -23,23 +20,19 @@ def regenerate_descriptive_stats(
     out_dir: Path | str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Path]:
-    """Recompute and write the descriptive statistics of plugin tasks; returns name -> file.
-
-    Each task's data are loaded (built first from ``$MTEB_EVALRANK_SOURCE`` if not installed),
-    described by mteb's ``calculate_descriptive_statistics(overwrite_results=True)`` and unloaded.
-    Tasks that describe the same data (:func:`same_data_groups`: the SentEval-protocol tasks
-    beside their mteb-protocol parents) are computed once; the other members get a copy of the
-    first one's file. For all tasks (``tasks`` is ``None``), files of tasks that no longer exist
-    (renamed, split, or of another type) are removed (:func:`remove_stale_stats`).
+    """Recompute and write the descriptive statistics of plugin tasks (mteb's
+    ``calculate_descriptive_statistics(overwrite_results=True)``, data built first if needed); returns
+    name -> file. Tasks of one :func:`same_data_groups` group are computed once and the others get a
+    copy. For all tasks (``tasks`` None), files of tasks that no longer exist are removed.
 
     Args:
-        tasks: task classes (default: every registered plugin task, ``mteb_evalrank.tasks.TASKS``).
+        tasks: task classes (default: ``mteb_evalrank.tasks.TASKS``).
         out_dir: statistics folder (default: :data:`DESCRIPTIVE_STATS_DIR`, the package's own).
-        progress: called with one line per task written.
-    """
+        progress: called with one line per task written."""
     from mteb_evalrank.tasks import TASKS
 
     written: dict[str, Path] = {}
+    say = progress or (lambda line: None)
     with descriptive_stats_dir(out_dir or DESCRIPTIVE_STATS_DIR) as stats_dir:
         for first, *others in same_data_groups(TASKS if tasks is None else tasks):
             task = first()
@@ -53,24 +46,18 @@ def regenerate_descriptive_stats(
                 if path != source:
                     shutil.copyfile(source, path)
                 written[cls.metadata.name] = path
-                if progress is not None:
-                    note = "" if cls is first else f" (same data as {first.metadata.name})"
-                    progress(f"{cls.metadata.name}: {path}{note}")
+                note = "" if cls is first else f" (same data as {first.metadata.name})"
+                say(f"{cls.metadata.name}: {path}{note}")
         if tasks is None:
             for stale in remove_stale_stats(stats_dir, set(written.values())):
-                if progress is not None:
-                    progress(f"removed {stale} (no such plugin task)")
+                say(f"removed {stale} (no such plugin task)")
     return written
 
 
 def same_data_groups(tasks: Iterable[type[AbsTask]]) -> list[list[type[AbsTask]]]:
-    """``tasks`` grouped by the data mteb describes, in first-seen order.
-
-    Two tasks share a group when they have the same type, dataset, evaluation splits and
-    subsets, and the later one is a subclass of the group's first that loads the data unchanged
-    (it defines neither ``load_data`` nor ``dataset_transform``): mteb's statistics of the two are
-    then one computation. Every other task is a group of its own.
-    """
+    """``tasks`` grouped by the data mteb describes, in first-seen order: a task joins a group with the
+    same type, dataset, splits and subsets when it subclasses the group's first without defining
+    ``load_data`` or ``dataset_transform`` (then mteb's statistics are one computation)."""
     groups: dict[str, list[list[type[AbsTask]]]] = {}
     order: list[list[type[AbsTask]]] = []
     for cls in tasks:

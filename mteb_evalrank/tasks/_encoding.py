@@ -1,10 +1,13 @@
-"""How the plugin's tasks encode: each distinct text once per model in a run, for any model.
+"""How the plugin's tasks encode: each distinct text once per model in a run, for any model
+(docs/usage.md, "Each text encoded once per run").
 
-One mechanism, :class:`CachedEncoder`, an mteb encoder whose ``encode`` serves each text from an
-:class:`~mteb_evalrank.embedding_cache.EmbeddingCache` and passes only the texts it lacks to the
-wrapped model, longest first. Its scope, the run (:class:`EncodeOnce`, over the process cache) or
-the task (``Settings.reuse_embeddings`` off: :class:`TaskEmbeddings`), decides the reuse:
-docs/usage.md ("Switches"). The key of a row: :meth:`CachedEncoder.key`.
+:class:`CachedEncoder`, an mteb ``CachedEmbeddingWrapper`` serving each text from an
+:class:`~mteb_evalrank.embedding_cache.EmbeddingCache` (key: :meth:`CachedEncoder.key`), is the
+one mechanism. :class:`EncodeOnce` (a mixin of every plugin task, and :func:`encode_once` for
+mteb's STS tasks in the benchmarks) wraps the model over the process cache, so a text is encoded
+once across tasks (per model object, or on disk under ``MTEB_EVALRANK_EMBEDDING_CACHE`` for a
+named, revised model); ``MTEB_EVALRANK_REUSE_EMBEDDINGS=0`` keeps the reuse within each task
+(:class:`TaskEmbeddings`).
 """
 
 from __future__ import annotations
@@ -29,13 +32,12 @@ from mteb_evalrank.settings import Settings
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
     from mteb.timing import TimingStack
-    from mteb.types import BatchedInput, PromptType
+    from mteb.types import BatchedInput, EncodeKwargs, PromptType
     from torch.utils.data import DataLoader
 
 NO_REVISION = "no_revision_available"  # mteb's revision of a model that has none
 SETTINGS_IGNORED = frozenset({"batch_size", "show_progress_bar"})
-"""Encode settings that do not change what a text's embedding is (the batch size moves a
-float32 row by rounding only: ~2e-7 for all-MiniLM-L6-v2 on CPU)."""
+"""Encode settings that do not change a text's embedding (the batch size: rounding only, ~2e-7)."""
 MAX_CONTEXT = 120
 """Longest encoding context kept as it is (a folder name on disk); a longer one ends in its hash."""
 _NON_TEXT = {"image", "audio", "video"}
@@ -43,11 +45,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 
 
 def as_list(column: Any) -> Any:
-    """A ``datasets`` column as a list in one Arrow read; lists and arrays are returned as they are.
-
-    ``datasets`` 5 returns lazy ``Column`` objects whose per-row iteration formats every row
-    (about 10 us each): a 25k-row corpus column costs ~0.3 s iterated, milliseconds read whole.
-    """
+    """A ``datasets`` column as a list in one Arrow read (``datasets`` 5's lazy ``Column`` formats each
+    row iterated, ~10 us); lists and arrays are returned as they are."""
     return column if isinstance(column, list | np.ndarray) else column[:]
 
 
@@ -58,13 +57,9 @@ def model_name(model: object) -> str:
 
 
 def weights_version(model: object) -> int:
-    """A number that changes when the torch weights of ``model`` change in place or are replaced.
-
-    It hashes, for every parameter of the ``torch.nn.Module`` objects among ``model`` and its
-    attributes (mteb's sentence-transformers wrapper holds its model as ``.model``), the
-    tensor's identity and its version counter (bumped by every in-place change: an optimizer
-    step, ``load_state_dict``). ``0`` for a model without torch weights.
-    """
+    """A number that changes when the torch weights of ``model`` change in place or are replaced: a
+    hash of each parameter's identity and version counter over the ``torch.nn.Module`` objects among
+    ``model`` and its attributes (mteb's wrapper holds it as ``.model``); ``0`` without torch weights."""
     torch = sys.modules.get("torch")
     if torch is None:
         return 0
@@ -84,19 +79,16 @@ def _loader_texts(inputs: Any) -> list[str] | None:
 
 
 class CachedEncoder(CachedEmbeddingWrapper):
-    """An mteb encoder whose ``encode`` serves each text from an :class:`EmbeddingCache`.
-
-    ``mteb_model_meta``, ``similarity`` and any other attribute are the wrapped model's.
+    """An mteb encoder whose ``encode`` serves each text from an :class:`EmbeddingCache`; any other
+    attribute (``mteb_model_meta``, ``similarity``, ...) is the wrapped model's.
 
     Args:
         model: the encoder (mteb's ``encode`` signature).
-        cache: the cache (default: whatever :func:`process_cache` is at each call; with
-            ``by_instance``, the process cache at construction).
-        by_instance: key the stores by the model *object* (memory only, dropped with it, and
-            a new store when its torch weights change) besides its name: for models whose
-            name may not identify their weights, or whose embeddings are cheap to recompute.
-        name, revision: the key's model name and revision (default: the model's meta).
-    """
+        cache: the cache (default: :func:`process_cache` at each call; with ``by_instance``, at
+            construction).
+        by_instance: key the stores by the model *object* too (memory only, dropped with it, renewed
+            when its torch weights change): for models whose name may not identify their weights.
+        name, revision: the key's model name and revision (default: the model's meta)."""
 
     def __init__(
         self,
@@ -208,9 +200,8 @@ def unwrapped(model: Any) -> Any:
 
 
 def torch_device(model: Any) -> str:
-    """The torch device ``model`` computes on: its own ``device`` or that of the model it wraps
-    (mteb's sentence-transformers wrapper keeps the ``SentenceTransformer`` as ``model``); ``"cpu"``
-    for a model that is not a torch model (static vectors, ONNX engines)."""
+    """The torch device ``model`` (or the ``model`` it wraps) computes on; ``"cpu"`` for a model
+    that is not a torch model."""
     for candidate in (model, getattr(model, "model", None)):
         device = getattr(candidate, "device", None)
         if type(device).__module__ == "torch" and type(device).__name__ == "device":
@@ -249,20 +240,16 @@ class EncodeOnce:
 
 
 def encode_once(task_class: type) -> Any:
-    """An instance of mteb's task class ``task_class`` that encodes through :func:`reusing`: the
-    same task (metadata, data, evaluation) as a subclass with :class:`EncodeOnce` first. The
-    registered class stays mteb's own: only the plugin's benchmarks hold these instances."""
+    """An instance of mteb's ``task_class`` (subclassed with :class:`EncodeOnce` first) that encodes
+    through :func:`reusing`; the registered class stays mteb's own."""
     variant = type(task_class.__name__, (EncodeOnce, task_class), {"__doc__": task_class.__doc__})
     return variant()
 
 
 class TaskEmbeddings:
-    """A task's embeddings: each distinct text of the task encoded once per model.
-
-    Through the run's :class:`CachedEncoder` when the task was given one (:class:`EncodeOnce`,
-    or the study's), else through one of the task's own (in memory, dropped with the task's
-    data or when another model comes).
-    """
+    """A task's embeddings, each distinct text encoded once per model: through the run's
+    :class:`CachedEncoder` when the task was given one, else a task-local one (dropped with the data
+    or when another model comes)."""
 
     def __init__(self) -> None:
         self._model: object | None = None
@@ -287,15 +274,12 @@ class TaskEmbeddings:
         timer: TimingStack,
         num_proc: int | None = None,
     ) -> NDArray[np.float64]:
-        """Embeddings of ``texts`` (one row each, in order), validated, as float64.
-
-        ``encode_first`` (e.g. every text of the task, so that later subsets find theirs) is
-        asked for first, once while the same list object comes with the same model.
+        """Embeddings of ``texts`` (one row each, in order), validated, as float64; ``encode_first`` (e.g.
+        every text of the task) is encoded first, once per list object and model.
 
         Raises:
             NonFiniteEmbeddingsError: if the encoder returns NaN or infinity (names task and model).
-            ValueError: if it returns the wrong number of rows.
-        """
+            ValueError: if it returns the wrong number of rows."""
         if self._model is not unwrapped(model):
             self.clear()
             self._model = unwrapped(model)
@@ -346,3 +330,15 @@ class EncodeTexts(EncodeOnce):
     def unload_data(self) -> None:
         self._embeddings.clear()
         super().unload_data()  # type: ignore[misc]
+
+    def _embed(
+        self, model: Any, texts: Sequence[str], *, encode_kwargs: EncodeKwargs, hf_split: str, hf_subset: str,
+        timer: TimingStack, num_proc: int | None = None, encode_first: Sequence[str] = (), **_: Any,
+    ) -> NDArray[np.float64]:  # fmt: skip
+        """:meth:`TaskEmbeddings.embed` of ``texts`` for this task, given mteb's ``_evaluate_subset``
+        keywords (the others, e.g. ``prediction_folder``, are not needed)."""
+        return self._embeddings.embed(
+            model, texts, encode_first=encode_first, task_metadata=self.metadata,  # type: ignore[attr-defined]
+            encode_kwargs=dict(encode_kwargs), hf_split=hf_split, hf_subset=hf_subset, timer=timer,
+            num_proc=num_proc,
+        )  # fmt: skip

@@ -1,13 +1,10 @@
 """``AbsTaskEvalRank``: EvalRank as an mteb retrieval task scored on the whole background.
 
-The data use mteb's retrieval layout (corpus = background, queries, qrels = positive
-pairs), so the stock loader and any MTEB encoder work. Scoring does not use mteb's
-top-k retrieval evaluator: every background item is encoded once per model and the
-embeddings (and the rank counts of pairs already ranked) are shared by all hf_subsets over
-the same background — mteb evaluates one subset per ``evaluate`` call, so the cache lives
-until ``unload_data()`` (which ``mteb.evaluate`` calls after the last subset) or until a
-different model is evaluated. Each pair is ranked exactly against the whole background by
-:mod:`mteb_evalrank.evaluation.ranking` (see its docstring for the protocol and formulas).
+mteb's retrieval layout (corpus = background, queries, qrels = positive pairs), so the stock
+loader and any encoder work; each pair is ranked exactly against the whole background by
+:mod:`mteb_evalrank.evaluation.ranking` instead of mteb's top-k evaluator. The background's
+embeddings and the pairs' rank counts are kept across the hf_subsets over one background (mteb
+evaluates one subset per call) until ``unload_data()`` or another model.
 """
 
 from __future__ import annotations
@@ -40,12 +37,10 @@ from ._loading import PluginDatasetLoading
 from ._vocabulary import VocabularyOption
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
     from mteb.models import MTEBModels
     from mteb.timing import TimingStack
-    from mteb.types import EncodeKwargs, ScoresDict
+    from mteb.types import ScoresDict
     from numpy.typing import NDArray
 
     from mteb_evalrank.settings import Settings
@@ -68,23 +63,18 @@ EVALRANK_METADATA: dict[str, Any] = {
 class AbsTaskEvalRank(VocabularyOption, EncodeTexts, PluginDatasetLoading, AbsTaskRetrieval):
     """Retrieval-style intrinsic evaluation: rank of each positive among all background items.
 
-    Scores per hf_subset: ``{cosine,euclidean}_{mrr, hits_at_1, hits_at_3, hits_at_10,
-    mean_rank}`` (values in [0, 1] except the mean rank), ``n_pairs`` and ``n_background``.
-
-    Word-level tasks (``word_level = True``) also score every unknown-word convention of
-    :mod:`mteb_evalrank.evaluation.unknown_words` (:meth:`_convention_scores`): the same keys
-    with the prefixes ``covered_``, ``mean_vector_`` and (given a vocabulary) ``vocabulary_``, with
-    ``coverage`` (share of pairs whose two words the model knows), ``background_coverage`` (share
-    of the background it knows), ``{covered,vocabulary}_n_{pairs,background}`` and the
-    vocabulary's record (``VocabularyOption.vocabulary_record``).
+    Scores per hf_subset: ``{cosine,euclidean}_{mrr, hits_at_1, hits_at_3, hits_at_10, mean_rank}``,
+    ``n_pairs``, ``n_background``. Word-level tasks (``word_level``) add every unknown-word convention
+    (:meth:`_convention_scores`): the same keys prefixed ``covered_``, ``mean_vector_`` and (given a
+    vocabulary) ``vocabulary_``, ``coverage`` (pairs whose two words are known), ``background_coverage``
+    and ``{covered,vocabulary}_n_{pairs,background}``, and the vocabulary's record
+    (``VocabularyOption.vocabulary_record``).
 
     Class attributes (override in a subclass or set on an instance):
         tie_policy: ``expected`` (default), ``optimistic`` or ``pessimistic``.
         unknown_words, vocabulary: word-level tasks: :class:`~._vocabulary.VocabularyOption`.
-        tol: tie tolerance (``1e-6``): absolute on the cosine, relative on the euclidean
-            distance (``|d(q,u) - d(q,p)| <= tol d(q,p)``); see ``evaluation.ranking``.
-        chunk_bytes: memory budget of one chunk of the similarity matrix.
-    """
+        tol: tie tolerance (absolute on the cosine, relative on the euclidean distance).
+        chunk_bytes: memory budget of one chunk of the similarity matrix."""
 
     tie_policy: TiePolicy = "expected"
     tol: float = DEFAULT_TOL
@@ -117,14 +107,9 @@ class AbsTaskEvalRank(VocabularyOption, EncodeTexts, PluginDatasetLoading, AbsTa
         self.clear_embedding_cache()
         super().unload_data()
 
-    # ---------------------------------------------------------------- helpers
     @staticmethod
     def _background_key(texts: list[str]) -> str:
-        digest = hashlib.sha256()
-        for text in texts:
-            digest.update(text.encode("utf-8"))
-            digest.update(b"\0")
-        return digest.hexdigest()
+        return hashlib.sha256("".join(f"{text}\0" for text in texts).encode("utf-8")).hexdigest()
 
     def _pairs(
         self, data_split: RetrievalSplitData, hf_subset: str
@@ -154,12 +139,9 @@ class AbsTaskEvalRank(VocabularyOption, EncodeTexts, PluginDatasetLoading, AbsTa
         return np.asarray(queries, dtype=np.intp), np.asarray(positives, dtype=np.intp)
 
     def _counts_for(
-        self,
-        key: str,
-        embeddings: NDArray[np.float64],
-        queries: NDArray[np.intp],
+        self, key: str, embeddings: NDArray[np.float64], queries: NDArray[np.intp],
         positives: NDArray[np.intp],
-    ) -> dict[Similarity, RankCounts]:
+    ) -> dict[Similarity, RankCounts]:  # fmt: skip
         """Rank counts of the pairs per similarity; pairs ranked for an earlier subset are reused."""
         known = self._counts.setdefault(key, {})
         pairs = list(zip(queries.tolist(), positives.tolist(), strict=True))
@@ -183,20 +165,10 @@ class AbsTaskEvalRank(VocabularyOption, EncodeTexts, PluginDatasetLoading, AbsTa
             for s in SIMILARITIES
         }
 
-    # ------------------------------------------------------------- evaluation
-    def _evaluate_subset(
-        self,
-        model: MTEBModels,
-        data_split: RetrievalSplitData,
-        *,
-        encode_kwargs: EncodeKwargs,
-        hf_split: str,
-        hf_subset: str,
-        prediction_folder: Path | None = None,
-        num_proc: int | None = None,
-        timer: TimingStack,
-        **kwargs: Any,
-    ) -> ScoresDict:
+    def _evaluate_subset(  # mteb's keywords besides these: encode_kwargs, num_proc, ...
+        self, model: MTEBModels, data_split: RetrievalSplitData, *, hf_split: str, hf_subset: str,
+        timer: TimingStack, **kwargs: Any,
+    ) -> ScoresDict:  # fmt: skip
         queries, positives = self._pairs(data_split, hf_subset)
         texts = as_list(data_split["corpus"]["text"])
         if self._cache_model is not unwrapped(model):  # rank counts are per model, across subsets
@@ -204,18 +176,7 @@ class AbsTaskEvalRank(VocabularyOption, EncodeTexts, PluginDatasetLoading, AbsTa
             self._cache_model = unwrapped(model)
         if not isinstance(model, EncoderProtocol):  # as mteb's own evaluators check
             raise TypeError(f"{self.metadata.name}: expected an encoder model (mteb's EncoderProtocol)")
-        # one row per background item; the subsets over one background find them in the task's
-        # TaskEmbeddings (each text is encoded once per model)
-        embeddings = self._embeddings.embed(
-            model,
-            texts,
-            task_metadata=self.metadata,
-            encode_kwargs=dict(encode_kwargs),
-            hf_split=hf_split,
-            hf_subset=hf_subset,
-            timer=timer,
-            num_proc=num_proc,
-        )
+        embeddings = self._embed(model, texts, hf_split=hf_split, hf_subset=hf_subset, timer=timer, **kwargs)
         scores: Scores = {}
         with timer("Scoring", split=hf_split, subset=hf_subset, log_message="EvalRank - ranking pairs..."):
             counts = self._counts_for(self._background_key(texts), embeddings, queries, positives)
@@ -226,27 +187,17 @@ class AbsTaskEvalRank(VocabularyOption, EncodeTexts, PluginDatasetLoading, AbsTa
                 scores.update(self._convention_scores(scores, embeddings, queries, positives, texts))
         return {**scores, **self.vocabulary_record} if self.word_level else scores
 
-    # -------------------------------------------------- unknown-word conventions
     def _convention_scores(
-        self,
-        scores: Scores,
-        embeddings: NDArray[np.float64],
-        queries: NDArray[np.intp],
-        positives: NDArray[np.intp],
-        words: list[str],
-    ) -> Scores:
+        self, scores: Scores, embeddings: NDArray[np.float64], queries: NDArray[np.intp],
+        positives: NDArray[np.intp], words: list[str],
+    ) -> Scores:  # fmt: skip
         """The scores of the ``covered``, ``mean_vector`` and ``vocabulary`` conventions.
 
-        ``covered``: the background rows the model knows (non-zero) and the pairs whose two
-        words are among them, ranked by the protocol (centred on that background).
-        ``mean_vector``: every unknown row is the mean of the known rows, so the background's
-        mean is the known rows' mean and an unknown row is exactly zero after centring (the
-        centred rows are computed here, ``rank_counts_all(centre=False)``: a mean subtracted
-        in floating point would leave a tiny non-zero vector whose direction is noise).
-        ``vocabulary``: the background rows whose word is in the vocabulary and the pairs
-        whose two words are. A model that knows every background word gets the ``zero``
-        scores under ``covered`` and ``mean_vector`` without ranking again.
-        """
+        ``covered``: the known (non-zero) background rows and the pairs of two known words, centred on
+        them. ``mean_vector``: an unknown row is the known rows' mean, i.e. exactly zero after centring
+        (centred here, ``centre=False``: a float subtraction would leave a noise vector). ``vocabulary``:
+        the rows and pairs whose words are in it. A model knowing every word gets the ``zero`` scores
+        under ``covered`` and ``mean_vector`` without ranking again."""
         known = conventions.known(embeddings)
         pair_known = known[queries] & known[positives]
         out: Scores = {"coverage": float(pair_known.mean()), "background_coverage": float(known.mean())}
@@ -267,27 +218,18 @@ class AbsTaskEvalRank(VocabularyOption, EncodeTexts, PluginDatasetLoading, AbsTa
         return out
 
     def _ranked(
-        self,
-        embeddings: NDArray[np.float64],
-        queries: NDArray[np.intp],
-        positives: NDArray[np.intp],
-        prefix: str,
-        *,
-        centre: bool = True,
-    ) -> Scores:
+        self, embeddings: NDArray[np.float64], queries: NDArray[np.intp], positives: NDArray[np.intp],
+        prefix: str, *, centre: bool = True,
+    ) -> Scores:  # fmt: skip
         """Rank metrics of the pairs on ``embeddings`` under both similarities, keys ``prefix...``;
         NaN when there is no pair (or fewer than two background items)."""
-        out: Scores = {}
-        for similarity in SIMILARITIES:
-            names = rank_metrics(_ONE_PAIR, ks=self.ks, prefix=f"{prefix}{similarity}_")
-            out |= dict.fromkeys(names, float("nan"))
         if queries.size == 0 or embeddings.shape[0] < 2:
-            return out
+            return dict.fromkeys(self._metrics(dict.fromkeys(SIMILARITIES, _ONE_PAIR), prefix), float("nan"))
         counts = rank_counts_all(
             embeddings, queries, positives, similarities=SIMILARITIES, tol=self.tol,
             chunk_bytes=self.chunk_bytes, centre=centre,
         )  # fmt: skip
-        return out | self._metrics(counts, prefix)
+        return self._metrics(counts, prefix)
 
     def _metrics(self, counts: dict[Similarity, RankCounts], prefix: str = "") -> Scores:
         """``{prefix}{similarity}_{metric}`` of the rank counts under both similarities."""
@@ -299,13 +241,9 @@ class AbsTaskEvalRank(VocabularyOption, EncodeTexts, PluginDatasetLoading, AbsTa
         return out
 
     def _restricted(
-        self,
-        embeddings: NDArray[np.float64],
-        keep: NDArray[np.bool_],
-        queries: NDArray[np.intp],
-        positives: NDArray[np.intp],
-        prefix: str,
-    ) -> Scores:
+        self, embeddings: NDArray[np.float64], keep: NDArray[np.bool_], queries: NDArray[np.intp],
+        positives: NDArray[np.intp], prefix: str,
+    ) -> Scores:  # fmt: skip
         """:meth:`_ranked` on the background rows ``keep`` and the pairs whose two items are kept,
         with ``{prefix}n_pairs`` and ``{prefix}n_background``."""
         row = np.full(keep.size, -1, dtype=np.intp)

@@ -1,11 +1,12 @@
-"""EvalRank on your own data: a positive-pair file and a background file as an mteb task.
+"""EvalRank on your own data (docs/evalrank.md, "EvalRank on your own data"): a pair file and a
+background file as an :class:`~mteb_evalrank.tasks.AbsTaskEvalRank` task, fed from memory.
 
-:func:`evalrank_task_from_files` turns two UTF-8 files, ``left<TAB>right`` pairs (each one
-positive ``(q, p)``, directions as given) and one background item per line, into an
-:class:`~mteb_evalrank.tasks.AbsTaskEvalRank` with the same layout, exact ranking and scores as
-``EvalRankSent``. The background is the pair items in first-appearance order, then the file's
-items, deduplicated (how ``EvalRankSent`` is built). docs/evalrank.md ("EvalRank on your own
-data") gives the rest, and ``$MTEB_EVALRANK_TASKS_FROM_FILES`` (:func:`tasks_from_settings`).
+Files (UTF-8, blank lines skipped, whitespace stripped): pairs ``left<TAB>right`` (``right`` ranked
+for ``left``; no reverse pair added); background one item per line (duplicates dropped). The
+task's background is the pair items in first-appearance order, then the background file's items,
+deduplicated (as ``EvalRankSent`` is built). ``$MTEB_EVALRANK_TASKS_FROM_FILES``
+(``NAME=PAIRS,BACKGROUND[,strict][,allow_identical]``, ``;``-separated) registers such tasks
+(:func:`tasks_from_settings`).
 """
 
 from __future__ import annotations
@@ -106,17 +107,15 @@ def _missing_items(
 
 
 def read_evalrank_files(files: EvalRankFiles) -> EvalRankData:
-    """Read and check a pair file and a background file (formats: the module docstring).
-
-    Returns the task's background (as the module docstring builds it) and the pairs in file order.
+    """Read and check a pair file and a background file (the module docstring); returns the task's
+    background and the pairs in file order.
 
     Raises:
         FileNotFoundError: a file does not exist.
         mteb_evalrank.data.sources.SourceFormatError: (a ``ValueError``) naming ``file:line``
             for a line that is not ``left<TAB>right`` with two non-empty fields, a pair whose
             sides are the same item (unless ``allow_identical``), a repeated pair, a pair item
-            missing from the background file (with ``strict``); naming the file for an empty file.
-    """
+            missing from the background file (with ``strict``); naming the file for an empty file."""
     for path, what in ((files.pairs, "pair"), (files.background, "background")):
         if not path.is_file():
             raise FileNotFoundError(f"{what} file {path} not found")
@@ -158,13 +157,8 @@ def retrieval_split(data: EvalRankData) -> RetrievalSplitData:
 
 
 class FilesEvalRankTask(AbsTaskEvalRank):
-    """An EvalRank task over a local pair file and background file (see :func:`evalrank_task_from_files`).
-
-    Class attributes:
-        files: the two files and the options they were read with.
-        data: what they held when the class was made (read once: the task's ``dataset.revision``
-            is the digest of these contents, so an instance never sees other data).
-    """
+    """An EvalRank task over local files (:func:`evalrank_task_from_files`): ``files`` and the ``data``
+    they held when the class was made (its ``dataset.revision`` is their digest)."""
 
     files: ClassVar[EvalRankFiles]
     data: ClassVar[EvalRankData]
@@ -178,28 +172,20 @@ class FilesEvalRankTask(AbsTaskEvalRank):
         self.data_loaded = True
 
 
-def _metadata(name: str, files: EvalRankFiles, data: EvalRankData, fields: dict[str, Any]) -> TaskMetadata:
+def _task_class(files: EvalRankFiles, name: str, metadata: dict[str, Any]) -> type[FilesEvalRankTask]:
+    """The task class over ``files`` (read and checked here), as registration adds it to mteb."""
+    data = read_evalrank_files(files)
     description = (
         f"EvalRank (Wang et al., 2022) on local files: each of {len(data.pairs)} positive pairs of "
         f"{files.pairs.name} is scored by the rank of its right item among all {len(data.background)} "
         f"background items ({files.background.name} plus the pair items) for its left item, on "
         "mean-centred embeddings with exact tie handling."
     )
-    values: dict[str, Any] = {
-        "name": name,
-        "description": description,
-        "dataset": {"path": str(files.pairs), "revision": files.digest()},
-        **EVALRANK_METADATA,
-        "eval_splits": [SPLIT],
-        "license": "not specified",
-    }
-    return TaskMetadata(**{**values, **fields})
-
-
-def _task_class(files: EvalRankFiles, name: str, metadata: dict[str, Any]) -> type[FilesEvalRankTask]:
-    """The task class over ``files`` (read and checked here), as registration adds it to mteb."""
-    data = read_evalrank_files(files)
-    meta = _metadata(name, files, data, metadata)
+    dataset = {"path": str(files.pairs), "revision": files.digest()}
+    meta = TaskMetadata(**{
+        "name": name, "description": description, "dataset": dataset, **EVALRANK_METADATA,
+        "eval_splits": [SPLIT], "license": "not specified", **metadata,
+    })  # fmt: skip
     return type(
         f"FilesEvalRank_{meta.dataset['revision']}",
         (FilesEvalRankTask,),
@@ -219,25 +205,17 @@ def evalrank_task_from_files(
     """An EvalRank task (usable with ``mteb.evaluate``) over your own positive pairs and background.
 
     Args:
-        pairs: ``left<TAB>right`` per line; each line is one positive, ranked in the direction
-            given. Reverse directions are NOT added: list both (``a<TAB>b`` and ``b<TAB>a``) to
-            count both, as the EvalRank release's ``pos_pair.txt`` does.
+        pairs: ``left<TAB>right`` per line, ranked in the direction given (list both directions to
+            score both).
         background: one item per line; duplicates are dropped (first occurrence kept).
-        name: the task's name (``metadata.name``; results are saved under it).
-        strict: refuse a pair item that is not in the background file (error naming the pair's
-            ``file:line``) instead of adding it to the background (the default, with one warning
-            saying how many were added).
-        allow_identical: keep pairs whose two sides are the same item (rank 1 by definition;
-            the EvalRank release has 13) instead of refusing them.
-        **metadata: fields of mteb's ``TaskMetadata`` replacing the defaults, e.g.
-            ``eval_langs={"default": ["deu-Latn"]}``, ``domains=["Legal"]``,
-            ``date=("2020-01-01", "2024-12-31")``, ``description=...``, ``license=...``.
+        name: the task's name (``metadata.name``).
+        strict: refuse a pair item missing from the background file (naming the pair's ``file:line``)
+            instead of adding it to the background with one warning.
+        allow_identical: keep pairs whose two sides are the same item (rank 1) instead of refusing them.
+        **metadata: ``TaskMetadata`` fields replacing the defaults, e.g. ``eval_langs``, ``domains``.
 
-    The files are read and checked here, so malformed input fails at once, naming the file and
-    line (see :func:`read_evalrank_files`). The task's ``dataset.revision`` is the first 16 hex
-    digits of the SHA-256 of both files, so results of edited files are not mistaken for old
-    ones. Scores: :class:`~mteb_evalrank.tasks.AbsTaskEvalRank`.
-    """
+    The files are read and checked here (:func:`read_evalrank_files`); ``dataset.revision`` is the
+    first 16 hex digits of the SHA-256 of both files."""
     files = EvalRankFiles(Path(pairs).resolve(), Path(background).resolve(), strict, allow_identical)
     task = _task_class(files, name, metadata)()
     task.load_data()

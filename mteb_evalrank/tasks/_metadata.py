@@ -1,16 +1,6 @@
-"""``PluginTaskMetadata``: mteb's ``TaskMetadata`` with the descriptive statistics in this package.
-
-mteb requires descriptive statistics for every non-aggregate task (``metadata.descriptive_stats``,
-``metadata.n_samples``), computed by ``AbsTask.calculate_descriptive_statistics`` and stored with
-the task so they are available without loading the data. mteb's ``TaskMetadata`` keeps them in
-mteb's own package folder; every plugin task declares its metadata with
-:class:`PluginTaskMetadata` instead, whose ``descriptive_stat_path`` is
-
-    mteb_evalrank/descriptive_stats/<TaskType>/<TaskName>.json
-
-inside this package (shipped in the wheel). :func:`mteb_evalrank.tasks._describe.regenerate_descriptive_stats`
-(the command ``mteb-evalrank datasets describe``) recomputes them, with mteb's own code, from the
-built datasets.
+"""``PluginTaskMetadata``: mteb's ``TaskMetadata`` whose descriptive statistics (which mteb requires
+of every non-aggregate task) live in this package, ``mteb_evalrank/descriptive_stats/<TaskType>/
+<TaskName>.json``, recomputed by ``mteb-evalrank datasets describe`` (:mod:`._describe`).
 """
 
 from __future__ import annotations
@@ -25,11 +15,8 @@ from mteb.abstasks.task_metadata import TaskMetadata
 #: Where the shipped statistics live: ``<dir>/<TaskType>/<TaskName>.json``.
 DESCRIPTIVE_STATS_DIR = Path(__file__).resolve().parent.parent / "descriptive_stats"
 
-#: The statistics folder of the current context (a thread): :data:`DESCRIPTIVE_STATS_DIR` unless
-#: :func:`descriptive_stats_dir` set another for a block.
-_STATS_DIR: ContextVar[Path] = ContextVar(
-    "mteb_evalrank_descriptive_stats_dir", default=DESCRIPTIVE_STATS_DIR
-)
+#: The statistics folder of this thread (:func:`descriptive_stats_dir`).
+_STATS_DIR: ContextVar[Path] = ContextVar("mteb_evalrank_stats_dir", default=DESCRIPTIVE_STATS_DIR)
 
 
 class PluginTaskMetadata(TaskMetadata):
@@ -37,20 +24,16 @@ class PluginTaskMetadata(TaskMetadata):
 
     @property
     def descriptive_stat_path(self) -> Path:
-        """``<stats dir>/<type>/<name>.json`` (the stats dir is :data:`DESCRIPTIVE_STATS_DIR`, or
-        the folder :func:`descriptive_stats_dir` sets in this thread)."""
+        """``<stats dir>/<type>/<name>.json`` (:data:`DESCRIPTIVE_STATS_DIR` or this thread's)."""
         return _STATS_DIR.get() / str(self.type) / f"{self.name}.json"
 
 
 def subset_task_metadata(
     parent: TaskMetadata, *, name: str, description: str, hf_subset: str
 ) -> PluginTaskMetadata:
-    """Metadata of a task that evaluates one hf_subset of ``parent``'s dataset (an ablation or a part).
-
-    Everything is ``parent``'s except ``name``, ``description`` and ``eval_langs``, which becomes
-    ``{hf_subset: <parent's languages>}``: mteb then loads only that subset, so the task's one
-    headline number is that subset's score. Validated like any ``TaskMetadata``.
-    """
+    """Metadata of a task that evaluates one hf_subset of ``parent``'s dataset (an ablation or a part):
+    ``parent``'s but ``name``, ``description`` and ``eval_langs = {hf_subset: <parent's languages>}``,
+    so that mteb loads only that subset."""
     langs = parent.eval_langs
     languages = (
         sorted({lang for group in langs.values() for lang in group}) if isinstance(langs, dict) else langs

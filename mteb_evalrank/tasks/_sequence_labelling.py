@@ -1,43 +1,21 @@
-"""``AbsTaskSequenceLabelling``: Chiu et al.'s (2016) extrinsic tasks (POS, chunks, NER) as mteb tasks.
+"""``AbsTaskSequenceLabelling``: Chiu et al.'s (2016) POS, chunking and NER tasks as mteb tasks
+(the protocol, and why the type is ``Classification``: docs/sequence_labelling.md).
 
-Data: config ``default`` of a tagged family (``tasks/<family>/``), splits ``train`` and
-``test``, one row per sentence, columns ``tokens`` and ``tags``
-(:mod:`mteb_evalrank.data.tagged`).
+Data: config ``default`` of a tagged family, splits ``train`` / ``test``, columns ``tokens`` and
+``tags`` (:mod:`mteb_evalrank.data.tagged`). Each distinct lower-cased word form is encoded once as
+a text; zero vectors (unknown words) stay zero and frozen; the known vectors are centred; the
+window tagger of :mod:`mteb_evalrank.evaluation.tagging` trains once per seed of ``seeds``.
 
-Evaluation of a model:
-
-1. every distinct **lower-cased** word form of both splits is encoded once, as a text of its own
-   (as EvalRankWord and the word-similarity tasks feed single words), through the task's
-   :class:`~mteb_evalrank.tasks._encoding.TaskEmbeddings` (NaN or infinite embeddings stop the
-   task); the capitalisation lost by lower-casing is the tagger's separate feature;
-2. **unknown words**: a word the model embeds as the zero vector (a static model's
-   out-of-vocabulary word) keeps it, frozen, like the padding at the sentence edges; nothing is
-   dropped. ``coverage`` is the share of test tokens whose vector is not zero. The known words'
-   vectors are centred (:func:`~mteb_evalrank.evaluation.tagging.centred`);
-3. the window tagger of :mod:`mteb_evalrank.evaluation.tagging` is trained on ``train`` and
-   decodes ``test`` greedily, once per seed of :attr:`AbsTaskSequenceLabelling.seeds` (0, 1, 2);
-4. scores: each seed's, and their mean (the main score is the mean over the seeds).
-
-Scores (flat keys, one hf_subset): ``accuracy`` (token accuracy); for a chunk task (``chunks``
-true) also ``precision``, ``recall``, ``f1`` (conlleval's chunk scores) and ``f1[type=X]`` per
-chunk type, all means over the seeds; ``<score>[seed=k]`` for each seed's ``accuracy`` (and
-``precision``, ``recall``, ``f1``); ``n_train_tokens``, ``n_test_tokens``, ``n_test_sentences``,
-``n_word_forms`` (distinct lower-cased forms encoded), ``coverage``, ``train_coverage``.
-
-Metadata ``type``: mteb has no token-classification type. ``Classification`` is the closest:
-as in mteb's classification tasks, a classifier is trained on the training split's frozen
-embeddings and scored on the test split, here one example per token (its window) instead of
-one per text; instruction models that choose a prompt per task type then embed the words as
-they would texts to classify, symmetrically. The class derives from mteb's ``AbsTask``, not
-``AbsTaskClassification``, whose loop samples a few texts per label and fits a logistic
-regression on single embeddings.
+Scores (means over the seeds; ``<score>[seed=k]`` each seed's): ``accuracy``; chunk tasks also
+``precision``, ``recall``, ``f1`` and ``f1[type=X]``; plus ``n_train_tokens``, ``n_test_tokens``,
+``n_test_sentences``, ``n_word_forms``, ``coverage`` (test tokens with a non-zero vector) and
+``train_coverage``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -63,7 +41,7 @@ if TYPE_CHECKING:
     from datasets import Dataset
     from mteb.models import MTEBModels
     from mteb.timing import TimingStack
-    from mteb.types import EncodeKwargs, ScoresDict
+    from mteb.types import ScoresDict
 
 
 class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
@@ -75,42 +53,23 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
     tagger: ClassVar[TaggerConfig] = TaggerConfig()
     train_split: ClassVar[str] = "train"
     device: str | None = None
-    """Where the tagger trains (``"cpu"``, ``"cuda"``, ...); ``None``: the device the model runs
-    on when it is a torch model (``mteb run --device cuda``), else the CPU."""
+    """Where the tagger trains; ``None``: the model's torch device, else the CPU."""
 
     def _split(self, hf_subset: str, split: str) -> Dataset:
         dataset: Any = self.dataset
         return dataset[split] if hf_subset not in dataset else dataset[hf_subset][split]
 
-    def _evaluate_subset(
-        self,
-        model: MTEBModels,
-        data_split: Dataset,
-        *,
-        hf_split: str,
-        hf_subset: str,
-        encode_kwargs: EncodeKwargs,
-        prediction_folder: Path | None = None,
-        num_proc: int | None = None,
-        timer: TimingStack,
+    def _evaluate_subset(  # mteb's keywords besides these: encode_kwargs, num_proc, ...
+        self, model: MTEBModels, data_split: Dataset, *, hf_split: str, hf_subset: str, timer: TimingStack,
         **kwargs: Any,
-    ) -> ScoresDict:
+    ) -> ScoresDict:  # fmt: skip
         train, test = self._split(hf_subset, self.train_split), data_split
         sentences = {name: as_list(split["tokens"]) for name, split in (("train", train), ("test", test))}
         gold = {name: as_list(split["tags"]) for name, split in (("train", train), ("test", test))}
         forms = list(
             dict.fromkeys(token.lower() for split in sentences.values() for s in split for token in s)
         )
-        vectors = self._embeddings.embed(
-            model,
-            forms,
-            task_metadata=self.metadata,
-            encode_kwargs=dict(encode_kwargs),
-            hf_split=hf_split,
-            hf_subset=hf_subset,
-            timer=timer,
-            num_proc=num_proc,
-        )
+        vectors = self._embed(model, forms, hf_split=hf_split, hf_subset=hf_subset, timer=timer, **kwargs)
         row = {form: i for i, form in enumerate(forms)}
         known = np.linalg.norm(vectors, axis=1) > 0
         inputs, rows = {}, {}
@@ -135,12 +94,9 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
         return scores
 
     def _scores(
-        self,
-        vectors: NDArray[np.float32],
-        inputs: dict[str, TaggerInput],
-        gold: dict[str, list[list[str]]],
+        self, vectors: NDArray[np.float32], inputs: dict[str, TaggerInput], gold: dict[str, list[list[str]]],
         config: TaggerConfig,
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]:  # fmt: skip
         """Train and score one tagger per seed; each seed's scores and their means."""
         labels = sorted({tag for sentence in gold["train"] for tag in sentence})
         index = {tag: i for i, tag in enumerate(labels)}
@@ -169,12 +125,7 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
 
     # token statistics (sentences, tokens, forms, tags), not one of mteb's TypedDicts
     def _calculate_descriptive_statistics_from_split(  # type: ignore[override]
-        self,
-        split: str,
-        *,
-        hf_subset: str | None = None,
-        compute_overall: bool = False,
-        num_proc: int | None = None,
+        self, split: str, *, hf_subset: str | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         """``num_samples`` (sentences), ``number_of_tokens``, ``unique_lowercased_forms``,
         ``max_sentence_length``, ``tags`` (count per tag) of one split."""

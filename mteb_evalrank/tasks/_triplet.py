@@ -1,20 +1,12 @@
-"""``AbsTaskTriplet``: AccSent-style triplet accuracy as an mteb task, and triplets from JSON lines.
+"""``AbsTaskTriplet``: AccSent-style triplet accuracy as an mteb task (docs/accsent.md), and
+triplets from JSON lines.
 
-mteb has no task type that scores triplets, so this is a custom ``AbsTask``. Its data:
-one ``datasets.Dataset`` per split with string columns ``anchor`` (X), ``positive`` (X',
-a paraphrase of X) and ``negative`` (Y, surface-near but different in meaning), plus
-optional label columns (``breakdown_columns``). Every distinct sentence of the split is
-encoded once (``TaskEmbeddings``; NaN or infinite embeddings stop the task with a
-count, as in every task of the plugin); similarities are the model's own
-(``model.similarity_pairwise``), and the accuracies are those of
-:mod:`mteb_evalrank.evaluation.triplets` (ties and NaN similarities fail).
-
-Scores per hf_subset: ``anchor_accuracy`` (main score), ``paraphrase_accuracy``,
-``n_triplets``, ``n_anchor_ties``, ``n_paraphrase_ties``, and the same five with the
-suffix ``[column=value]`` for every value of every breakdown column present, e.g.
-``anchor_accuracy[length_bucket=short]``. Flat keys keep one hf_subset (so mteb's
-per-task aggregation, which averages hf_subsets, sees the overall accuracy) and stay
-readable with ``TaskResult.get_score`` or plain JSON.
+Data: one ``datasets.Dataset`` per split, string columns ``anchor`` (X), ``positive`` (X') and
+``negative`` (Y), optional label columns (``breakdown_columns``). Each distinct sentence is
+encoded once; similarities are the model's (``similarity_pairwise``), accuracies those of
+:mod:`mteb_evalrank.evaluation.triplets`. Scores: ``anchor_accuracy`` (main), ``paraphrase_accuracy``,
+``n_triplets``, ``n_anchor_ties``, ``n_paraphrase_ties``, ``n_unique_texts``, and the first five
+again with the suffix ``[column=value]`` per breakdown value (flat keys, one hf_subset).
 """
 
 from __future__ import annotations
@@ -41,7 +33,7 @@ from ._encoding import EncodeTexts
 if TYPE_CHECKING:
     from mteb.models import MTEBModels
     from mteb.timing import TimingStack
-    from mteb.types import EncodeKwargs, ScoresDict
+    from mteb.types import ScoresDict
 
 logger = logging.getLogger(__name__)
 
@@ -53,12 +45,8 @@ MISSING_LABEL = "(none)"
 
 
 class AbsTaskTriplet(EncodeTexts, PluginDatasetLoading, AbsTask):
-    """Accuracy of ``s(X, X') > s(X, Y)`` (anchor) and ``s(X, X') > s(X', Y)`` (paraphrase).
-
-    Class attributes:
-        breakdown_columns: label columns scored separately when present in the data.
-        tol: similarity margin a success must exceed; ties within it fail (1e-6).
-    """
+    """Accuracy of ``s(X, X') > s(X, Y)`` (anchor) and ``s(X, X') > s(X', Y)`` (paraphrase); ties within
+    ``tol`` fail; ``breakdown_columns`` are scored separately when present."""
 
     breakdown_columns: ClassVar[tuple[str, ...]] = JSONL_LABELS
     tol: ClassVar[float] = DEFAULT_TOL
@@ -76,33 +64,15 @@ class AbsTaskTriplet(EncodeTexts, PluginDatasetLoading, AbsTask):
         if len(data_split) == 0:
             raise ValueError(f"{self.metadata.name} ({hf_subset}): no triplets.")
 
-    def _evaluate_subset(
-        self,
-        model: MTEBModels,
-        data_split: Dataset,
-        *,
-        hf_split: str,
-        hf_subset: str,
-        encode_kwargs: EncodeKwargs,
-        prediction_folder: Path | None = None,
-        num_proc: int | None = None,
-        timer: TimingStack,
+    def _evaluate_subset(  # mteb's keywords besides these: encode_kwargs, num_proc, ...
+        self, model: MTEBModels, data_split: Dataset, *, hf_split: str, hf_subset: str, timer: TimingStack,
         **kwargs: Any,
-    ) -> ScoresDict:
+    ) -> ScoresDict:  # fmt: skip
         self._check_columns(data_split, hf_subset)
         columns = {name: list(data_split[name]) for name in TEXT_COLUMNS}
         texts = unique_in_order(*columns.values())
         row = {text: i for i, text in enumerate(texts)}
-        embeddings = self._embeddings.embed(
-            model,
-            texts,
-            task_metadata=self.metadata,
-            encode_kwargs=dict(encode_kwargs),
-            hf_split=hf_split,
-            hf_subset=hf_subset,
-            timer=timer,
-            num_proc=num_proc,
-        )
+        embeddings = self._embed(model, texts, hf_split=hf_split, hf_subset=hf_subset, timer=timer, **kwargs)
         index = {
             name: np.asarray([row[t] for t in column], dtype=np.intp) for name, column in columns.items()
         }
@@ -123,12 +93,7 @@ class AbsTaskTriplet(EncodeTexts, PluginDatasetLoading, AbsTask):
 
     # triplet statistics (texts per column, distinct texts), not one of mteb's TypedDicts
     def _calculate_descriptive_statistics_from_split(  # type: ignore[override]
-        self,
-        split: str,
-        *,
-        hf_subset: str | None = None,
-        compute_overall: bool = False,
-        num_proc: int | None = None,
+        self, split: str, *, hf_subset: str | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         dataset: Any = self.dataset  # loaded by mteb before it asks
         data = dataset[split] if split in dataset else dataset[hf_subset or "default"][split]
@@ -146,26 +111,19 @@ class AbsTaskTriplet(EncodeTexts, PluginDatasetLoading, AbsTask):
 
 # --------------------------------------------------------------------- JSON lines
 def read_triplet_jsonl(path: Path | str) -> Dataset:
-    """Triplets of a JSON-lines file as a ``Dataset`` (columns ``anchor, positive, negative``
-    and the label columns of ``JSONL_LABELS`` that any row has).
+    """Triplets of a JSON-lines file as a ``Dataset`` (columns ``anchor, positive, negative`` and the
+    ``JSONL_LABELS`` any row has; ``MISSING_LABEL`` where a row lacks one).
 
-    Each non-blank line is an object with non-empty strings ``anchor``, ``positive`` and
-    either ``negative`` (one triplet) or ``negatives`` (a non-empty list: one triplet per
-    item); optional string labels ``keyword``, ``group``, ``length_bucket``. A row that
-    lacks a label other rows have gets ``MISSING_LABEL``.
-
-    The file is UTF-8 (read by :func:`~mteb_evalrank.data.sources.read_lines`): a byte-order
-    mark, ``\r\n`` line ends and blank lines are accepted. A repeated line is a repeated
-    triplet and is scored as often as it occurs (no line is dropped).
+    Each non-blank line: an object with non-empty strings ``anchor``, ``positive`` and either
+    ``negative`` or ``negatives`` (a non-empty list: one triplet each), optional labels ``keyword``,
+    ``group``, ``length_bucket``. UTF-8 (BOM, CRLF, blank lines accepted); a repeated line counts again.
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: naming ``file:line`` for invalid JSON, a missing or empty field, an
-            unknown key, or both/neither of ``negative`` and ``negatives``; naming
-            ``file:line``, column and byte offset for a byte that is not UTF-8
-            (a :class:`~mteb_evalrank.data.sources.SourceFormatError`); naming the file
-            when it holds no triplet.
-    """
+        ValueError: naming ``file:line`` for invalid JSON, a missing or empty field, an unknown
+            key, both/neither of ``negative`` and ``negatives``, or a byte that is not UTF-8
+            (:class:`~mteb_evalrank.data.sources.SourceFormatError`); naming the file when it holds
+            no triplet."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"triplet file {path} not found")
@@ -232,15 +190,9 @@ class JsonlTripletTask(AbsTaskTriplet):
 
 
 def triplet_task_from_jsonl(path: Path | str, name: str, *, description: str | None = None) -> AbsTaskTriplet:
-    """A task instance (usable with ``mteb.evaluate``) scoring the triplets of a JSON-lines file.
-
-    The file format is that of :func:`read_triplet_jsonl`; the file is read (and checked)
-    here, so a malformed row fails at once with its file and line. The task's
-    ``dataset.revision`` is the first 16 hex digits of the file's SHA-256, so results of
-    an edited file are not mistaken for the old ones. Split ``test``, subset ``default``,
-    language English by default metadata (set ``eval_langs`` on a copy of the metadata for
-    other languages).
-    """
+    """A task instance (usable with ``mteb.evaluate``) scoring the triplets of a JSON-lines file
+    (:func:`read_triplet_jsonl`, read and checked here). ``dataset.revision``: the first 16 hex digits
+    of the file's SHA-256. Split ``test``, subset ``default``, English."""
     path = Path(path).resolve()
     data = read_triplet_jsonl(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]

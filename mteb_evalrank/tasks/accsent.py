@@ -1,18 +1,5 @@
-"""AccSent: does an embedding prefer a human paraphrase over a one-keyword swap?
-
-Data: config ``default`` of ``mteb-evalrank/accsent`` (recipe, lexicon and card in
-``tasks/accsent/``), split ``test``: 8,019 triplets ``(X, X', Y)`` from MRPC paraphrase
-pairs and news STS-B pairs (gold >= 4.5), ``Y`` = ``X`` with one keyword shared by ``X``
-and ``X'`` replaced (AccSent's 20 Table 2 swaps and 658 more). Scores: see
-:class:`~mteb_evalrank.tasks._triplet.AbsTaskTriplet`, broken down by ``keyword``,
-``length_bucket``, ``source`` and ``category``.
-
-Metadata ``type``: mteb has no triplet type; ``PairClassification`` is the closest — the
-task decides which of two sentence pairs is the paraphrase pair (as MRPC, the source of
-most triplets, does in mteb), and models that pick prompts per task type then embed all
-sentences symmetrically, as the comparison needs. ``Reranking`` would also fit one
-comparison (anchor as query) but makes instruction models use asymmetric query/passage
-prompts, which would break the ``X'`` vs ``Y`` comparison.
+"""AccSent: does an embedding prefer a human paraphrase over a one-keyword swap? (docs/accsent.md:
+the data, and why the type is ``PairClassification``: symmetric prompts for the three sentences.)
 """
 
 from typing import ClassVar

@@ -1,11 +1,5 @@
-"""STR2021: the Semantic Textual Relatedness dataset (Abdalla et al., 2021) as an mteb STS task.
-
-Data: config ``default`` of ``mteb-evalrank/str-2021`` (recipe and card in
-``tasks/str-2021/``), split ``test``: 5,500 English sentence pairs, ``sentence1`` /
-``sentence2`` verbatim, ``score`` the relatedness in [0, 1]. Main score ``cosine_spearman``.
-
-The name carries the release year: mteb's ``SemRel24STS`` is a different collection (the
-SemEval-2024 Task 1 test splits in 14 languages), and a bare ``STR`` would be ambiguous.
+"""STR2021 (Abdalla et al., 2021) as an mteb STS task; the name carries the year because mteb's
+``SemRel24STS`` is another collection (SemEval-2024 Task 1, 14 languages).
 """
 
 from mteb.abstasks.sts import AbsTaskSTS
@@ -19,6 +13,7 @@ from ._encoding import EncodeOnce
 
 
 class STR2021(EncodeOnce, PluginDatasetLoading, AbsTaskSTS):
+    min_score, max_score = 0, 1
     metadata = PluginTaskMetadata(
         name="STR2021",
         description=(
@@ -55,6 +50,3 @@ class STR2021(EncodeOnce, PluginDatasetLoading, AbsTaskSTS):
             EVALRANK_CITATION,
         ),
     )
-
-    min_score = 0
-    max_score = 1

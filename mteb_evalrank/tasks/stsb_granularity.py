@@ -1,43 +1,25 @@
-"""STSBenchmarkGranularity: the STS-B test pairs in gold bands (Abe et al., 2022, 4.3.2).
-
-Data: ``mteb-evalrank/stsb-granularity`` (``tasks/stsb-granularity/``), hf_subsets
-``gold-0-1`` = [0, 1], ``gold-1-2`` = (1, 2], ... ``gold-4-5`` = (4, 5]. Main score
-``cosine_pearson`` (the paper's STS metric); see ``_gap`` for the other scores.
-"""
-
 import itertools
 
 from mteb_evalrank.data.registry import STSB_GRANULARITY
 from mteb_evalrank.evaluation.slices import STS_BAND_EDGES, band_name
-from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
 from ._citations import ABE2022_CITATION, STSB_CITATION, cite
-from ._gap import PAPER, AbsTaskGapSTS, subsets
+from ._gap import AbsTaskGapSTS, gap_metadata
 
 
 class STSBenchmarkGranularity(AbsTaskGapSTS):
-    metadata = PluginTaskMetadata(
+    min_score, max_score = 0, 5
+    metadata = gap_metadata(
         name="STSBenchmarkGranularity",
         description=(
             "STS Benchmark test pairs split by gold similarity into [0, 1], (1, 2], (2, 3], (3, 4] "
             "and (4, 5] (Abe et al., 2022, factor 3). Main score: Pearson correlation of cosine "
             "similarity with the gold score within each band."
         ),
-        reference=PAPER,
         dataset=STSB_GRANULARITY.mteb_dataset(),
-        type="STS",
-        category="t2t",
-        eval_langs=subsets([band_name(lo, hi) for lo, hi in itertools.pairwise(STS_BAND_EDGES)]),
-        main_score="cosine_pearson",
+        hf_subsets=[band_name(lo, hi) for lo, hi in itertools.pairwise(STS_BAND_EDGES)],
         date=("2012-01-01", "2017-12-31"),
         domains=["News", "Social", "Web", "Written"],
-        task_subtypes=[],
         license="multiple",  # STS-B sentences keep the licences of their sources
-        annotations_creators="human-annotated",
-        dialect=[],
-        sample_creation="found",
         bibtex_citation=cite(STSB_CITATION, ABE2022_CITATION),
     )
-
-    min_score = 0
-    max_score = 5

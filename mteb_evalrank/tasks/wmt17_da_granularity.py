@@ -1,9 +1,3 @@
-"""WMT17DAGranularity: WMT17 DA pairs in quartile bands of the DA score (Abe et al., 2022, 4.3).
-
-hf_subsets ``gold-low`` [min, Q1], ``gold-midlow`` (Q1, Q2], ``gold-midhigh`` (Q2, Q3],
-``gold-high`` (Q3, max]: the paper's Sim-Low, Sim-MidLow, Sim-MidHigh, Sim-High.
-"""
-
 from mteb_evalrank.evaluation.slices import QUARTILE_NAMES
 
 from ._gap import AbsTaskGapSTS, wmt17_metadata

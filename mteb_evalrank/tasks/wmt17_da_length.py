@@ -1,10 +1,3 @@
-"""WMT17DALength: WMT17 DA pairs in sliding windows of sentence length (Abe et al., 2022, 4.1.2).
-
-hf_subsets ``length-0-40`` ... ``length-30-70``: pairs whose mean token length lies in
-``[lo, hi)``, sampled so that each window follows the STS-B length distribution (bins of 5
-tokens, seed 0; ``mteb_evalrank.evaluation.slices.sample_length_window``).
-"""
-
 from mteb_evalrank.evaluation.slices import PAPER_LENGTH_WINDOWS, window_name
 
 from ._gap import AbsTaskGapSTS, wmt17_metadata

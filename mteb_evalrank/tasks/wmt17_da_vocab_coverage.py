@@ -1,10 +1,3 @@
-"""WMT17DAVocabCoverage: WMT17 DA pairs by vocabulary coverage by STS-B (Abe et al., 2022, 4.2).
-
-``Recall(s, s') = |(s ∪ s') ∩ V_sts| / |s ∪ s'|`` over lower-cased tokens. hf_subsets
-``coverage-high`` / ``coverage-low`` (top / bottom 100 pairs, as in the paper) and
-``coverage-q1`` (lowest) ... ``coverage-q4`` (quartile bands).
-"""
-
 from ._gap import AbsTaskGapSTS, wmt17_metadata
 
 

@@ -18,29 +18,14 @@ from .trec import SentEvalTREC, TRECClassification
 
 #: protocol ``mteb`` (the default), one task per dataset
 DOWNSTREAM_TASKS: tuple[type[AbsTaskSentEval], ...] = (
-    MRClassification,
-    CRClassification,
-    SUBJClassification,
-    MPQAClassification,
-    SST2Classification,
-    SST5Classification,
-    TRECClassification,
-    SciCiteClassification,
-    MRPCClassification,
+    MRClassification, CRClassification, SUBJClassification, MPQAClassification, SST2Classification,
+    SST5Classification, TRECClassification, SciCiteClassification, MRPCClassification,
     SICKEClassification,
-)
+)  # fmt: skip
 #: protocol ``senteval``
 SENTEVAL_PROTOCOL_TASKS: tuple[type[AbsTaskSentEval], ...] = (
-    SentEvalMR,
-    SentEvalCR,
-    SentEvalSUBJ,
-    SentEvalMPQA,
-    SentEvalSST2,
-    SentEvalSST5,
-    SentEvalTREC,
-    SentEvalSciCite,
-    SentEvalMRPC,
-    SentEvalSICKE,
-)
+    SentEvalMR, SentEvalCR, SentEvalSUBJ, SentEvalMPQA, SentEvalSST2, SentEvalSST5, SentEvalTREC,
+    SentEvalSciCite, SentEvalMRPC, SentEvalSICKE,
+)  # fmt: skip
 
 __all__ = ["DOWNSTREAM_TASKS", "SENTEVAL_PROTOCOL_TASKS", "AbsTaskSentEval", "AbsTaskSentEvalPair"]

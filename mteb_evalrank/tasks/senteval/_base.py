@@ -1,34 +1,13 @@
-"""Base classes of the downstream (SentEval transfer) tasks and their two protocols.
+"""Base classes of the downstream (SentEval transfer) tasks under their two protocols
+(docs/downstream.md).
 
-Every dataset has two mteb tasks defined in its file:
-
-* ``<Name>Classification`` — protocol ``mteb`` (the default): mteb's own
-  ``AbsTaskClassification`` evaluation, unchanged: ``n_experiments`` (10) logistic
-  regressions (``max_iter=100``), each trained on ``samples_per_label`` (8) rows per label
-  drawn from the training split, scored on the test split; main score ``accuracy``.
-* ``SentEval<Name>`` — protocol ``senteval``: the whole training split, logistic regression
-  and an MLP with the L2 strength selected as SentEval does for that dataset (on the
-  validation split where there is one, otherwise by cross-validation on the training
-  split), z-normalisation as a binary hyper-parameter
-  (``mteb_evalrank.evaluation.classifiers.senteval_scores``); main score ``lr_accuracy``.
-
-Different task names keep the two protocols' results apart in a ``ResultCache``.
-
-Splits. Datasets with official splits use them (subset ``default``). Protocol ``senteval``
-selects the hyper-parameters on the ``validation`` split where the dataset has one (SST2,
-SST5, SciCite, SICK-E: SentEval's ``SplitClassifier``) and by cross-validation on ``train``
-where it has none (TREC, MRPC: SentEval's ``KFoldClassifier``; the fold subsets below:
-``InnerKFoldClassifier``); protocol ``mteb`` never uses it. MR, CR, SUBJ and MPQA have none: their rows carry a fixed stratified fold (0-9, see
-``mteb_evalrank.data.folds``) and each fold is an hf_subset ``fold-k`` whose ``test`` split
-is fold ``k`` and whose ``train`` split is the nine other folds; mteb's task score is the
-mean over the ten subsets, i.e. 10-fold cross-validation accuracy. Every text is encoded
-once per model (``TaskEmbeddings``), whatever the number of folds.
-
-Pair tasks (MRPC, SICK-E) are Classification tasks on SentEval's pair features
-``[u, v, |u - v|, u * v]`` rather than mteb PairClassification: SICK-E has three classes
-(PairClassification is binary), and both SentEval and the papers evaluate them with a
-trained classifier on those features, like the single-sentence tasks. Under the ``mteb``
-protocol the features go through mteb's own undersampling and evaluator unchanged.
+Each dataset file defines ``<Name>Classification`` (protocol ``mteb``: mteb's own
+``AbsTaskClassification`` evaluation, main score ``accuracy``) and ``SentEval<Name>`` (protocol
+``senteval``: :func:`mteb_evalrank.evaluation.classifiers.senteval_scores` on the whole training
+split, main score ``lr_accuracy``). Hyper-parameters are selected on the ``validation`` split where
+a subset has one, else by cross-validation on ``train``. MR, CR, SUBJ and MPQA carry a fixed fold
+(0-9) per row: hf_subset ``fold-k`` tests fold ``k`` and trains on the nine others. Pair tasks
+(MRPC, SICK-E) classify SentEval's pair features ``[u, v, |u - v|, u * v]``.
 """
 
 from __future__ import annotations
@@ -38,7 +17,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 import numpy as np
 from datasets import DatasetDict, load_dataset
 from mteb.abstasks.classification import AbsTaskClassification
-from mteb.abstasks.task_metadata import TaskMetadata
 from threadpoolctl import threadpool_limits
 
 from mteb_evalrank.data.registry import SENTEVAL
@@ -49,13 +27,12 @@ from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 from .._citations import cite
 from .._encoding import EncodeTexts, as_list, torch_device, unwrapped
 
-_Metadata = TypeVar("_Metadata", bound=TaskMetadata)
+_Task = TypeVar("_Task", bound="AbsTaskSentEval")
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from mteb.timing import TimingStack
-    from mteb.types import EncodeKwargs
     from numpy.typing import NDArray
 
 Protocol = Literal["mteb", "senteval"]
@@ -85,18 +62,16 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
     validation_split: ClassVar[str] = "validation"
     """Protocol ``senteval``: the split the hyper-parameters are selected on, where a subset has it."""
     classifiers: tuple[Kind, ...] = ("lr", "mlp")
-    """Protocol ``senteval``: the classifiers fitted. ``("lr",)`` (the EvalRank paper's
-    logistic regression only) drops the ``mlp_*`` scores and ~80% of the cost; the ``lr_*``
-    scores are the same either way (each classifier is fitted on its own, seeded)."""
+    """Protocol ``senteval``: the classifiers fitted (``("lr",)``: no ``mlp_*`` scores, ~80% less
+    cost, the same ``lr_*`` scores)."""
     device: str | None = None
-    """Protocol ``senteval``: where torch fits the classifiers (``"cpu"``, ``"cuda"``, ...); ``None``:
-    the device the model runs on when it is a torch model (``mteb run --device cuda``), else the CPU."""
+    """Protocol ``senteval``: where torch fits the classifiers; ``None``: the model's torch device,
+    else the CPU."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._all_texts: list[str] | None = None
 
-    # ------------------------------------------------------------------ data
     def _load_plugin_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         """mteb's loading; a cross-validated dataset's one split becomes ten fold subsets."""
         if not self.cross_validated:
@@ -134,56 +109,25 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
         self._all_texts = None
         super().unload_data()
 
-    # ------------------------------------------------------------ evaluation
     def _features(self, model: Any, split: Any, **encode: Any) -> NDArray[np.float64]:
         """One feature row per example: its embedding (pair tasks: SentEval's pair features)."""
+        texts = self._task_texts()
         columns = [
-            self._embeddings.embed(
-                model,
-                as_list(split[column]),
-                encode_first=self._task_texts(),
-                task_metadata=self.metadata,
-                **encode,
-            )
+            self._embed(model, as_list(split[column]), encode_first=texts, **encode)
             for column in self.text_columns
         ]
         return columns[0] if len(columns) == 1 else pair_features(*columns)
 
     # protocol "senteval" returns its own metrics (lr_accuracy, ...), not mteb's TypedDict
     def _evaluate_subset(  # type: ignore[override]
-        self,
-        model: Any,
-        data_split: DatasetDict,
-        *,
-        encode_kwargs: EncodeKwargs,
-        hf_split: str,
-        hf_subset: str,
-        prediction_folder: Any = None,
-        num_proc: int | None = None,
-        timer: TimingStack,
+        self, model: Any, data_split: DatasetDict, *, hf_split: str, hf_subset: str, timer: TimingStack,
         **kwargs: Any,
-    ) -> Mapping[str, Any]:
+    ) -> Mapping[str, Any]:  # fmt: skip
+        encode = {"hf_split": hf_split, "hf_subset": hf_subset, "timer": timer, **kwargs}
         if self.protocol == "mteb" and self.text_columns == ("text",):
             # mteb's own evaluation, untouched (it encodes only the rows it samples)
-            return super()._evaluate_subset(
-                model,
-                data_split,
-                encode_kwargs=encode_kwargs,
-                hf_split=hf_split,
-                hf_subset=hf_subset,
-                prediction_folder=prediction_folder,
-                num_proc=num_proc,
-                timer=timer,
-                **kwargs,
-            )
+            return super()._evaluate_subset(model, data_split, **encode)
         train, test = data_split[self.train_split], data_split[hf_split]
-        encode = {
-            "encode_kwargs": encode_kwargs,
-            "hf_split": hf_split,
-            "hf_subset": hf_subset,
-            "timer": timer,
-            "num_proc": num_proc,
-        }
         x_train, x_test = self._features(model, train, **encode), self._features(model, test, **encode)
         y_train = np.asarray(as_list(train[self.label_column_name]))
         y_test = np.asarray(as_list(test[self.label_column_name]))
@@ -199,16 +143,9 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
             y_valid = np.asarray(as_list(valid[self.label_column_name]))
         with timer("Scoring", split=hf_split, subset=hf_subset):  # torch: its own thread rule
             return senteval_scores(
-                x_train,
-                y_train,
-                x_test,
-                y_test,
-                x_valid=x_valid,
-                y_valid=y_valid,
-                seed=self.seed,
-                kinds=self.classifiers,
-                device=self.device or torch_device(unwrapped(model)),
-            )
+                x_train, y_train, x_test, y_test, x_valid=x_valid, y_valid=y_valid, seed=self.seed,
+                kinds=self.classifiers, device=self.device or torch_device(unwrapped(model)),
+            )  # fmt: skip
 
     def _mteb_experiments(
         self,
@@ -228,11 +165,8 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
             scores.append(result)
         return dict(self._calculate_avg_scores(scores))
 
-    # mteb's classification code reads labels one at a time (``labels[i]``) and hands the
-    # label column to scikit-learn metrics, which convert it to an array several times. With
-    # ``datasets`` >= 4 a column is a lazy ``Column`` and each access is an Arrow query, which
-    # made the cheap mteb protocol take ~15 s per fold. The two overrides below feed mteb's
-    # own algorithms plain lists; their results are identical.
+    # mteb's own algorithms on plain lists (identical results): it reads labels one at a time, and
+    # each read of a lazy ``datasets`` >= 4 ``Column`` is an Arrow query (~15 s per fold)
     def _undersample_data(
         self, dataset: Any, experiment_num: int, idxs: list[int] | None = None
     ) -> tuple[Any, list[int], list[int]]:
@@ -262,27 +196,16 @@ class AbsTaskSentEvalPair(AbsTaskSentEval):
     """A sentence-pair transfer task (columns ``sentence1``, ``sentence2``, ``label``)."""
 
     text_columns: ClassVar[tuple[str, ...]] = ("sentence1", "sentence2")
-    # mteb types it as one text column or a sequence of modalities; the pair tasks read both
-    # columns themselves (text_columns) and keep it only for mteb's descriptions
+    # mteb types it as one column; the pair tasks read ``text_columns`` themselves
     input_column_name = ("sentence1", "sentence2")  # type: ignore[assignment]
 
     # mteb's ClassificationDescriptiveStatistics describe one input column; these are pair statistics
     def _calculate_descriptive_statistics_from_split(  # type: ignore[override]
-        self,
-        split: str,
-        *,
-        hf_subset: str | None = None,
-        compute_overall: bool = False,
-        num_proc: int | None = None,
+        self, split: str, *, hf_subset: str | None = None, **kwargs: Any
     ) -> dict[str, Any]:
-        """mteb's classification statistics for a pair dataset (mteb's own assume one input column).
-
-        Keys: ``num_samples``; ``samples_in_train``, the number of distinct test pairs
-        (sentence1, sentence2) that also occur in the training split (``None`` for the training
-        split itself, as in mteb); mteb's pair statistics (``text1_statistics``,
-        ``text2_statistics``, ``unique_pairs``, as for its STS / PairClassification tasks) and
-        ``label_statistics``.
-        """
+        """mteb's classification statistics for a pair dataset: ``num_samples``, ``samples_in_train``
+        (distinct test pairs also in the training split; ``None`` for that split), mteb's pair statistics
+        (``text1_statistics``, ``text2_statistics``, ``unique_pairs``) and ``label_statistics``."""
         from mteb_evalrank import _mteb_adapter as adapter
 
         dataset: Any = self.dataset  # loaded by mteb before it asks
@@ -302,27 +225,28 @@ class AbsTaskSentEvalPair(AbsTaskSentEval):
         }
 
 
-def senteval_protocol_metadata(metadata: _Metadata, name: str) -> _Metadata:
-    """The metadata of a dataset's ``senteval``-protocol task, derived from its ``mteb`` one."""
-    return metadata.model_copy(
+def senteval_protocol(task: type[_Task]) -> type[_Task]:
+    """``task``'s dataset under protocol ``senteval``: the subclass ``SentEval<Name>`` of
+    ``<Name>Classification``, its metadata ``task``'s with that name, a note and ``lr_accuracy``."""
+    name = "SentEval" + task.__name__.removesuffix("Classification")
+    metadata = task.metadata.model_copy(
         update={
             "name": name,
-            "description": metadata.description
+            "description": task.metadata.description
             + " Protocol 'senteval': whole training split, logistic regression (main score) and MLP "
             "with L2 strength chosen as SentEval does (on the validation split where there is one, "
             "otherwise by cross-validation on the training split), z-normalisation as a hyper-parameter.",
             "main_score": "lr_accuracy",
         }
     )
+    return type(name, (task,), {"protocol": "senteval", "metadata": metadata, "__module__": task.__module__})
 
 
 def senteval_metadata(
     *, config: str, year: int, description: str, citation: str, **fields: Any
 ) -> PluginTaskMetadata:
-    """A dataset's ``mteb``-protocol metadata: the fields the ten share, ``dataset`` =
-    ``SENTEVAL.mteb_dataset(config)``, ``date`` the publication ``year``, the dataset's ``citation``
-    with SentEval's and ``description`` followed by the SentEval note; English (one subset) and
-    human-annotated unless ``fields`` say otherwise."""
+    """A dataset's ``mteb``-protocol metadata: the fields the ten share, ``SENTEVAL.mteb_dataset(config)``,
+    the publication ``year``, ``citation`` with SentEval's and ``description`` with the SentEval note."""
     return PluginTaskMetadata(
         **{"eval_langs": ["eng-Latn"], "annotations_creators": "human-annotated", **fields},
         description=description + " SentEval transfer task (Conneau and Kiela, 2018), a downstream task "

@@ -1,4 +1,4 @@
-from ._base import EVAL_LANGS_FOLDS, AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
+from ._base import EVAL_LANGS_FOLDS, AbsTaskSentEval, senteval_metadata, senteval_protocol
 
 
 class CRClassification(AbsTaskSentEval):
@@ -26,6 +26,4 @@ class CRClassification(AbsTaskSentEval):
     )
 
 
-class SentEvalCR(CRClassification):
-    protocol = "senteval"
-    metadata = senteval_protocol_metadata(CRClassification.metadata, "SentEvalCR")
+SentEvalCR = senteval_protocol(CRClassification)

@@ -1,4 +1,4 @@
-from ._base import EVAL_LANGS_FOLDS, AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
+from ._base import EVAL_LANGS_FOLDS, AbsTaskSentEval, senteval_metadata, senteval_protocol
 
 
 class MPQAClassification(AbsTaskSentEval):
@@ -28,6 +28,4 @@ class MPQAClassification(AbsTaskSentEval):
     )
 
 
-class SentEvalMPQA(MPQAClassification):
-    protocol = "senteval"
-    metadata = senteval_protocol_metadata(MPQAClassification.metadata, "SentEvalMPQA")
+SentEvalMPQA = senteval_protocol(MPQAClassification)

@@ -1,4 +1,4 @@
-from ._base import EVAL_LANGS_FOLDS, AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
+from ._base import EVAL_LANGS_FOLDS, AbsTaskSentEval, senteval_metadata, senteval_protocol
 
 
 class MRClassification(AbsTaskSentEval):
@@ -27,6 +27,4 @@ class MRClassification(AbsTaskSentEval):
     )
 
 
-class SentEvalMR(MRClassification):
-    protocol = "senteval"
-    metadata = senteval_protocol_metadata(MRClassification.metadata, "SentEvalMR")
+SentEvalMR = senteval_protocol(MRClassification)

@@ -1,4 +1,4 @@
-from ._base import AbsTaskSentEvalPair, senteval_metadata, senteval_protocol_metadata
+from ._base import AbsTaskSentEvalPair, senteval_metadata, senteval_protocol
 
 
 class MRPCClassification(AbsTaskSentEvalPair):
@@ -24,6 +24,4 @@ class MRPCClassification(AbsTaskSentEvalPair):
     )
 
 
-class SentEvalMRPC(MRPCClassification):
-    protocol = "senteval"
-    metadata = senteval_protocol_metadata(MRPCClassification.metadata, "SentEvalMRPC")
+SentEvalMRPC = senteval_protocol(MRPCClassification)

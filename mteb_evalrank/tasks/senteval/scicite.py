@@ -1,4 +1,4 @@
-from ._base import AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
+from ._base import AbsTaskSentEval, senteval_metadata, senteval_protocol
 
 
 class SciCiteClassification(AbsTaskSentEval):
@@ -24,6 +24,4 @@ class SciCiteClassification(AbsTaskSentEval):
     )
 
 
-class SentEvalSciCite(SciCiteClassification):
-    protocol = "senteval"
-    metadata = senteval_protocol_metadata(SciCiteClassification.metadata, "SentEvalSciCite")
+SentEvalSciCite = senteval_protocol(SciCiteClassification)

@@ -1,5 +1,5 @@
 from .._citations import SICK_CITATION
-from ._base import AbsTaskSentEvalPair, senteval_metadata, senteval_protocol_metadata
+from ._base import AbsTaskSentEvalPair, senteval_metadata, senteval_protocol
 
 
 class SICKEClassification(AbsTaskSentEvalPair):
@@ -18,6 +18,4 @@ class SICKEClassification(AbsTaskSentEvalPair):
     )
 
 
-class SentEvalSICKE(SICKEClassification):
-    protocol = "senteval"
-    metadata = senteval_protocol_metadata(SICKEClassification.metadata, "SentEvalSICKE")
+SentEvalSICKE = senteval_protocol(SICKEClassification)

@@ -1,5 +1,5 @@
 from .._citations import SST_CITATION
-from ._base import AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
+from ._base import AbsTaskSentEval, senteval_metadata, senteval_protocol
 
 
 class SST2Classification(AbsTaskSentEval):
@@ -18,6 +18,4 @@ class SST2Classification(AbsTaskSentEval):
     )
 
 
-class SentEvalSST2(SST2Classification):
-    protocol = "senteval"
-    metadata = senteval_protocol_metadata(SST2Classification.metadata, "SentEvalSST2")
+SentEvalSST2 = senteval_protocol(SST2Classification)

@@ -1,5 +1,5 @@
 from .._citations import SST_CITATION
-from ._base import AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
+from ._base import AbsTaskSentEval, senteval_metadata, senteval_protocol
 
 
 class SST5Classification(AbsTaskSentEval):
@@ -18,6 +18,4 @@ class SST5Classification(AbsTaskSentEval):
     )
 
 
-class SentEvalSST5(SST5Classification):
-    protocol = "senteval"
-    metadata = senteval_protocol_metadata(SST5Classification.metadata, "SentEvalSST5")
+SentEvalSST5 = senteval_protocol(SST5Classification)

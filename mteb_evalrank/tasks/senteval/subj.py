@@ -1,4 +1,4 @@
-from ._base import EVAL_LANGS_FOLDS, AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
+from ._base import EVAL_LANGS_FOLDS, AbsTaskSentEval, senteval_metadata, senteval_protocol
 
 
 class SUBJClassification(AbsTaskSentEval):
@@ -28,6 +28,4 @@ class SUBJClassification(AbsTaskSentEval):
     )
 
 
-class SentEvalSUBJ(SUBJClassification):
-    protocol = "senteval"
-    metadata = senteval_protocol_metadata(SUBJClassification.metadata, "SentEvalSUBJ")
+SentEvalSUBJ = senteval_protocol(SUBJClassification)

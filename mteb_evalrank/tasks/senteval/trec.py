@@ -1,4 +1,4 @@
-from ._base import AbsTaskSentEval, senteval_metadata, senteval_protocol_metadata
+from ._base import AbsTaskSentEval, senteval_metadata, senteval_protocol
 
 
 class TRECClassification(AbsTaskSentEval):
@@ -23,6 +23,4 @@ class TRECClassification(AbsTaskSentEval):
     )
 
 
-class SentEvalTREC(TRECClassification):
-    protocol = "senteval"
-    metadata = senteval_protocol_metadata(TRECClassification.metadata, "SentEvalTREC")
+SentEvalTREC = senteval_protocol(TRECClassification)

@@ -18,19 +18,9 @@ from .yp130 import WordSimYP130
 
 #: In the order of the EvalRank release (and of the ``word-similarity`` configs).
 WORD_SIMILARITY_TASKS: tuple[type[AbsTask], ...] = (
-    WordSimWS353All,
-    WordSimWS353Rel,
-    WordSimWS353Sim,
-    WordSimMC30,
-    WordSimRG65,
-    WordSimRWStanford,
-    WordSimMEN,
-    WordSimMTurk287,
-    WordSimMTurk771,
-    WordSimYP130,
-    WordSimSimLex999,
-    WordSimVerb143,
+    WordSimWS353All, WordSimWS353Rel, WordSimWS353Sim, WordSimMC30, WordSimRG65, WordSimRWStanford,
+    WordSimMEN, WordSimMTurk287, WordSimMTurk771, WordSimYP130, WordSimSimLex999, WordSimVerb143,
     WordSimSimVerb3500,
-)
+)  # fmt: skip
 
 __all__ = ["WORD_SIMILARITY_TASKS"]

@@ -1,28 +1,12 @@
 """Shared pieces of the word-similarity task files (one mteb STS task per set).
 
-Conventions of every ``WordSim*`` task:
-
-* data: config ``<set>`` of the Hub dataset ``mteb-evalrank/word-similarity`` (recipe and
-  card in ``tasks/word-similarity/``), split ``test``, columns ``sentence1`` / ``sentence2``
-  (one lower-cased word each) and ``score`` (the human rating on the set's own scale);
-* ``min_score`` / ``max_score``: that scale (only used by mteb to normalise the ratings,
-  which changes neither Pearson nor Spearman);
-* main score ``cosine_spearman``: Spearman correlation between the cosine similarity of
-  the two words' embeddings and the ratings, as in the EvalRank paper (section 5);
-* ``date``: the publication year of the set (annotation dates are not reported);
-* **unknown words**: a pair is *covered* when both words have a non-zero embedding. An
-  encoder that knows nothing about a word embeds it as the zero vector (a static encoder with
-  the word outside its vocabulary; post-processing keeps such rows zero, see
-  ``models.wrappers``). One run reports every unknown-word convention of
-  :mod:`mteb_evalrank.evaluation.unknown_words`, each under its prefix: ``cosine_spearman``
-  (``zero``, the default main score: a zero vector has cosine **0** with every vector, another
-  zero vector included, so uncovered pairs stay in the set with similarity 0 and every model
-  is scored on the same pairs), ``covered_cosine_spearman`` (the covered pairs only; NaN when
-  fewer than two), ``mean_vector_cosine_spearman`` (an unknown word is the mean of the set's
-  known words' vectors) and, given a vocabulary, ``vocabulary_cosine_spearman`` (the pairs
-  whose words are both in it, ``zero`` convention; NaN below two pairs) with
-  ``vocabulary_n_pairs``. ``coverage`` is the share of covered pairs. The task option
-  ``unknown_words`` picks the main score.
+Every ``WordSim*`` task: config ``<set>`` of ``mteb-evalrank/word-similarity``, split ``test``,
+columns ``sentence1`` / ``sentence2`` (one lower-cased word each) and ``score`` (the set's scale,
+``min_score`` / ``max_score``); ``date`` the set's publication year; main score
+``cosine_spearman``, Spearman of the two words' cosine with the ratings (EvalRank, section 5).
+Unknown words (zero vectors; docs/tasks.md): ``cosine_*`` is the ``zero`` convention (an uncovered
+pair has cosine 0); ``covered_``, ``mean_vector_`` and ``vocabulary_cosine_spearman`` (NaN below two
+pairs), ``vocabulary_n_pairs`` and ``coverage`` (share of pairs of two known words) are added.
 """
 
 from __future__ import annotations
@@ -49,10 +33,8 @@ if TYPE_CHECKING:
 def word_similarity_metadata(
     *, config: str, year: int, description: str, **fields: Any
 ) -> PluginTaskMetadata:
-    """A ``WordSim*`` task's metadata: the fields the 13 tasks share, ``dataset`` =
-    ``WORD_SIMILARITY.mteb_dataset(config)`` (mteb loads a monolingual task with
-    ``datasets.load_dataset(**metadata.dataset)``, so the ``name`` key selects the set's config),
-    ``date`` the publication ``year`` and ``description`` followed by the EvalRank note."""
+    """A ``WordSim*`` task's metadata: the fields the 13 share, ``WORD_SIMILARITY.mteb_dataset(config)``
+    (its ``name`` selects the set's config), the publication ``year`` and the EvalRank note."""
     return PluginTaskMetadata(
         description=description
         + " One of the 13 word-similarity baselines of EvalRank (Wang et al., 2022); each word is "
@@ -77,12 +59,8 @@ def word_similarity_metadata(
 def covered_cosine(
     embeddings1: NDArray[np.floating], embeddings2: NDArray[np.floating]
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """Row-wise cosine in float64 and the coverage mask of ``WordSimilarityTask``.
-
-    ``cos_i = a_i . b_i / (|a_i| |b_i|)`` when both rows are non-zero (the pair is covered),
-    else ``0``. (mteb's STS cosine, ``1 - paired_cosine_distances``, gives 0.5 when one side
-    is zero and 1.0 when both are.)
-    """
+    """Row-wise cosine in float64 and the coverage mask: ``a_i . b_i / (|a_i| |b_i|)`` when both rows
+    are non-zero (covered), else 0 (mteb's STS cosine gives 0.5 for one zero side, 1.0 for two)."""
     a = np.asarray(embeddings1, dtype=np.float64)
     b = np.asarray(embeddings2, dtype=np.float64)
     na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
@@ -93,11 +71,8 @@ def covered_cosine(
 
 
 class _EmbeddingRecorder:
-    """Forwards everything to ``model`` and keeps the arrays its ``encode`` returns.
-
-    The members of mteb's ``EncoderProtocol`` are defined explicitly (a runtime protocol
-    check may look them up statically); anything else is forwarded by ``__getattr__``.
-    """
+    """Forwards everything to ``model`` and keeps the arrays its ``encode`` returns (mteb's
+    ``EncoderProtocol`` members explicit, for a runtime protocol check)."""
 
     def __init__(self, model: Any) -> None:
         self._model = model
@@ -148,11 +123,8 @@ def unknown_word_scores(
     gold: NDArray[np.float64],
     vocabulary: frozenset[str] | None,
 ) -> dict[str, float]:
-    """The scores of every unknown-word convention (see the module docstring), without ``cosine_*``.
-
-    ``mean_vector``: an unknown word gets the mean of the known words' vectors, each distinct
-    known word of the set counted once.
-    """
+    """The scores of every unknown-word convention but ``cosine_*`` (``mean_vector``: the mean of the
+    known words' vectors, each distinct word once)."""
     cos, covered = covered_cosine(embeddings1, embeddings2)
     words = np.asarray([*words1, *words2], dtype=object)
     rows = np.concatenate([np.asarray(embeddings1, np.float64), np.asarray(embeddings2, np.float64)])
@@ -174,13 +146,9 @@ def unknown_word_scores(
 
 
 class WordSimilarityTask(VocabularyOption, PluginDatasetLoading, AbsTaskSTS):
-    """mteb's STS task with the unknown-word conventions of this module (see its docstring).
-
-    ``cosine_pearson`` / ``cosine_spearman`` (the ``zero`` convention) are recomputed from the
-    two embedding matrices with ``covered_cosine``; the other STS metrics (model similarity,
-    Manhattan, Euclidean) are mteb's. Added: :func:`unknown_word_scores` and the vocabulary's
-    record. Options: :class:`~mteb_evalrank.tasks._vocabulary.VocabularyOption`.
-    """
+    """mteb's STS task with ``cosine_pearson`` / ``cosine_spearman`` recomputed by :func:`covered_cosine`
+    (the ``zero`` convention) and :func:`unknown_word_scores` and the vocabulary's record added;
+    options: :class:`~mteb_evalrank.tasks._vocabulary.VocabularyOption`."""
 
     required_scores: tuple[str, ...] = ("mean_vector_cosine_spearman",)
     """Scores every current result has (an older result without them is redone by a study)."""

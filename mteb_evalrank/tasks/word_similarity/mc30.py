@@ -2,6 +2,7 @@ from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimMC30(WordSimilarityTask):
+    min_score, max_score = 0, 4
     metadata = word_similarity_metadata(
         name="WordSimMC30",
         description=(
@@ -20,6 +21,3 @@ class WordSimMC30(WordSimilarityTask):
   year = {1991},
 }""",
     )
-
-    min_score = 0
-    max_score = 4

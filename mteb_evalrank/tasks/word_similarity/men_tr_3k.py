@@ -2,6 +2,7 @@ from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimMEN(WordSimilarityTask):
+    min_score, max_score = 0, 50
     metadata = word_similarity_metadata(
         name="WordSimMEN",
         description=(
@@ -19,6 +20,3 @@ class WordSimMEN(WordSimilarityTask):
   year = {2014},
 }""",
     )
-
-    min_score = 0
-    max_score = 50

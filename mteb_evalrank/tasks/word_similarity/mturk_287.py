@@ -2,6 +2,7 @@ from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimMTurk287(WordSimilarityTask):
+    min_score, max_score = 1, 5
     metadata = word_similarity_metadata(
         name="WordSimMTurk287",
         description=(
@@ -18,6 +19,3 @@ class WordSimMTurk287(WordSimilarityTask):
   year = {2011},
 }""",
     )
-
-    min_score = 1
-    max_score = 5

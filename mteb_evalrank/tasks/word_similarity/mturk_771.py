@@ -2,6 +2,7 @@ from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimMTurk771(WordSimilarityTask):
+    min_score, max_score = 1, 5
     metadata = word_similarity_metadata(
         name="WordSimMTurk771",
         description=(
@@ -19,6 +20,3 @@ Data Mining},
   year = {2012},
 }""",
     )
-
-    min_score = 1
-    max_score = 5

@@ -2,6 +2,7 @@ from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimRG65(WordSimilarityTask):
+    min_score, max_score = 0, 4
     metadata = word_similarity_metadata(
         name="WordSimRG65",
         description=(
@@ -20,6 +21,3 @@ class WordSimRG65(WordSimilarityTask):
   year = {1965},
 }""",
     )
-
-    min_score = 0
-    max_score = 4

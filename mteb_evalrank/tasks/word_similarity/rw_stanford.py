@@ -2,6 +2,7 @@ from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimRWStanford(WordSimilarityTask):
+    min_score, max_score = 0, 10
     metadata = word_similarity_metadata(
         name="WordSimRWStanford",
         description=(
@@ -19,6 +20,3 @@ class WordSimRWStanford(WordSimilarityTask):
   year = {2013},
 }""",
     )
-
-    min_score = 0
-    max_score = 10

@@ -2,6 +2,7 @@ from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimSimLex999(WordSimilarityTask):
+    min_score, max_score = 0, 10
     metadata = word_similarity_metadata(
         name="WordSimSimLex999",
         description=(
@@ -21,6 +22,3 @@ class WordSimSimLex999(WordSimilarityTask):
   year = {2015},
 }""",
     )
-
-    min_score = 0
-    max_score = 10

@@ -2,6 +2,7 @@ from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimSimVerb3500(WordSimilarityTask):
+    min_score, max_score = 0, 10
     metadata = word_similarity_metadata(
         name="WordSimSimVerb3500",
         description=(
@@ -18,6 +19,3 @@ class WordSimSimVerb3500(WordSimilarityTask):
   year = {2016},
 }""",
     )
-
-    min_score = 0
-    max_score = 10

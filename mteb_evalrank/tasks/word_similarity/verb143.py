@@ -2,6 +2,7 @@ from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimVerb143(WordSimilarityTask):
+    min_score, max_score = 0, 1
     metadata = word_similarity_metadata(
         name="WordSimVerb143",
         description=(
@@ -20,6 +21,3 @@ class WordSimVerb143(WordSimilarityTask):
   year = {2014},
 }""",
     )
-
-    min_score = 0
-    max_score = 1

@@ -2,6 +2,7 @@ from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimWS353All(WordSimilarityTask):
+    min_score, max_score = 0, 10
     metadata = word_similarity_metadata(
         name="WordSimWS353All",
         description=(
@@ -19,6 +20,3 @@ and Wolfman, Gadi and Ruppin, Eytan},
   year = {2001},
 }""",
     )
-
-    min_score = 0
-    max_score = 10

@@ -3,6 +3,7 @@ from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimWS353Sim(WordSimilarityTask):
+    min_score, max_score = 0, 10
     metadata = word_similarity_metadata(
         name="WordSimWS353Sim",
         description=(
@@ -14,6 +15,3 @@ class WordSimWS353Sim(WordSimilarityTask):
         year=2009,
         bibtex_citation=AGIRRE2009_CITATION,
     )
-
-    min_score = 0
-    max_score = 10

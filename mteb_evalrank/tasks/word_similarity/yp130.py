@@ -2,6 +2,7 @@ from ._common import WordSimilarityTask, word_similarity_metadata
 
 
 class WordSimYP130(WordSimilarityTask):
+    min_score, max_score = 0, 4
     metadata = word_similarity_metadata(
         name="WordSimYP130",
         description=(
@@ -19,6 +20,3 @@ class WordSimYP130(WordSimilarityTask):
   year = {2006},
 }""",
     )
-
-    min_score = 0
-    max_score = 4
