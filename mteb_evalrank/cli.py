@@ -173,7 +173,8 @@ def _print_zoo(args: argparse.Namespace) -> None:
 
 
 def _print_common_vocabulary(args: argparse.Namespace) -> None:
-    from .study.vocabulary import common_vocabulary, task_words
+    from .study.vocabulary import common_vocabulary
+    from .tasks._vocabulary import task_words
 
     print("\n".join(common_vocabulary(args.models, task_words())))
 

@@ -24,7 +24,7 @@ from mteb.models.abs_encoder import AbsEncoder
 
 import mteb_evalrank  # noqa: F401
 from mteb_evalrank.embedding_cache import EmbeddingCache, using_process_cache
-from mteb_evalrank.models.encoders import FAMILIES, INSTALL_HINT, EncoderFamily, FamilyEncoder
+from mteb_evalrank.models.encoders import FAMILIES, INSTALL_HINT, WORD_TABLES, EncoderFamily, FamilyEncoder
 from mteb_evalrank.models.encoders import install as enc_install
 from mteb_evalrank.models.encoders._common import MARKER, require
 from mteb_evalrank.models.encoders.e5_small import E5Small
@@ -76,7 +76,9 @@ def test_zoo_has_48_models_from_8_independent_families() -> None:
     independent = families - {"glove-toy"}  # the toy GloVe is a subset of glove.6B.50d's vectors
     assert len(ZOO) >= 48 and len(independent) >= 8, (len(ZOO), sorted(families))
     word_vector_families = {spec.family for spec in WORD_VECTOR_SETS}  # issue 27: tests/test_word_vectors.py
-    assert {spec.family for spec in FAMILIES} | ISSUE_7_FAMILIES | word_vector_families == families
+    word_table_families = {spec.family for spec in WORD_TABLES}  # tests/test_word_tables.py
+    encoder_families = {spec.family for spec in FAMILIES} | word_table_families
+    assert encoder_families | ISSUE_7_FAMILIES | word_vector_families == families
     assert model_family("evalrank/sre-embedding-model") == "all-MiniLM-L6-v2"  # a fine-tune: same family
     for spec in FAMILIES:
         members = [name for name in ZOO if ZOO_MODELS[name].base == spec.name]

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from mteb_evalrank.settings import SOURCE_ENV, Settings
 
 from . import postprocess
-from .encoders import FAMILIES, EncoderFamily
+from .encoders import FAMILIES, WORD_TABLES, EncoderFamily
 from .encoders.word_vectors import WORD_VECTOR_BY_NAME, WORD_VECTOR_SETS, WordVectorSet, load_word_vectors
 from .static import StaticWordEmbeddings
 from .wrappers import FitCorpus, PostProcessedEncoder, vocabulary_head, wmt17_references
@@ -158,12 +158,14 @@ ZOO_TABLE: tuple[ZooGroup, ...] = (
     ),
     *(_single_base(spec, spec.cut, spec.kinds) for spec in FAMILIES),
     *(_single_base(spec, (), ("abtt",)) for spec in WORD_VECTOR_SETS),
+    *(_single_base(spec, (), spec.kinds) for spec in WORD_TABLES),
 )
 """The zoo, declared once, in its order: GloVe, toy GloVe, MiniLM, the PyPI encoders
-(``encoders.FAMILIES``), then the PyPI word-vector sets (``encoders.word_vectors.WORD_VECTOR_SETS``).
+(``encoders.FAMILIES``), then the PyPI word-vector sets (``encoders.word_vectors.WORD_VECTOR_SETS``)
+and the encoders' word tables (``encoders.word_tables.WORD_TABLES``).
 :data:`ZOO_MODELS`, :data:`ZOO`, :data:`ZOO_METAS` and :data:`MODEL_METAS` are derived from it."""
 
-ENCODER_FAMILIES: dict[str, EncoderFamily] = {spec.name: spec for spec in FAMILIES}
+ENCODER_FAMILIES: dict[str, EncoderFamily] = {spec.name: spec for spec in (*FAMILIES, *WORD_TABLES)}
 """The PyPI-packaged encoders by base model name (``ZooModel.base`` of their models)."""
 
 ZOO_MODELS: dict[str, ZooModel] = {model.name: model for group in ZOO_TABLE for model in group.models()}
@@ -203,7 +205,7 @@ def family_training(family: str) -> str:
     if family in (GLOVE_FAMILY, TOY_FAMILY):
         return "GloVe 6B (Pennington et al., 2014)"
     trainings = {spec.family: spec.training for spec in WORD_VECTOR_SETS}
-    derived = {spec.family: spec.derived_from for spec in FAMILIES if spec.derived_from}
+    derived = {spec.family: spec.derived_from for spec in ENCODER_FAMILIES.values() if spec.derived_from}
     if family in derived:
         return family_training(derived[family])
     return trainings.get(family, family)
@@ -230,7 +232,7 @@ def fit_corpus(model: ZooModel) -> FitCorpus:
     """The documented fit corpus of a post-processed zoo model."""
     if model.family == GLOVE_FAMILY:
         return vocabulary_head(GLOVE_FIT_WORDS)
-    if model.family == TOY_FAMILY:
+    if model.family == TOY_FAMILY or ENCODER_FAMILIES.get(model.base) in WORD_TABLES:
         return vocabulary_head(None)
     return wmt17_references()
 

@@ -9,20 +9,6 @@ from collections.abc import Sequence
 from mteb_evalrank.evaluation import unknown_words
 
 
-def task_words(task_name: str = "EvalRankWord") -> list[str]:
-    """The distinct words of an EvalRank task's background (its corpus), in corpus order."""
-    import mteb
-
-    from mteb_evalrank.tasks._encoding import as_list
-
-    task = mteb.get_task(task_name)
-    task.load_data()
-    if task.dataset is None:
-        raise ValueError(f"{task_name}: no data after load_data()")
-    corpus = task.dataset["default"]["test"]["corpus"]
-    return list(dict.fromkeys(as_list(corpus["text"])))
-
-
 def known_words(model_name: str, words: Sequence[str]) -> set[str]:
     """The ``words`` the model ``model_name`` (an mteb model name) embeds as non-zero vectors."""
     import mteb

@@ -1,5 +1,6 @@
 """The word-level tasks' options ``unknown_words`` and ``vocabulary`` (the conventions:
-:mod:`mteb_evalrank.evaluation.unknown_words`), taken once per evaluation."""
+:mod:`mteb_evalrank.evaluation.unknown_words`), taken once per evaluation, and the background
+words of a word-level task (:func:`task_words`)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,17 @@ class VocabularyOption(EncodeOnce):
             self.vocabulary_record["vocabulary_words"] = len(words)
         conventions.check_convention(self.metadata.name, self.unknown_words, words)
         self.vocabulary_in_use = words
+
+
+def task_words(task_name: str = "EvalRankWord") -> list[str]:
+    """The distinct words of an EvalRank task's background (its corpus), in corpus order."""
+    import mteb
+
+    from mteb_evalrank.tasks._encoding import as_list
+
+    task = mteb.get_task(task_name)
+    task.load_data()
+    if task.dataset is None:
+        raise ValueError(f"{task_name}: no data after load_data()")
+    corpus = task.dataset["default"]["test"]["corpus"]
+    return list(dict.fromkeys(as_list(corpus["text"])))

@@ -19,6 +19,7 @@ from .paraphrase_minilm import FAMILY as PARAPHRASE_MINILM
 from .sre import FAMILY as SRE
 from .static_models import TOKENLEARN_FAMILY as TOKENLEARN
 from .use_m3 import FAMILY as USE_M3
+from .word_tables import WORD_TABLES
 
 FAMILIES: tuple[EncoderFamily, ...] = (
     MPNET,
@@ -32,4 +33,4 @@ FAMILIES: tuple[EncoderFamily, ...] = (
 )
 """The PyPI-packaged encoders, in the zoo's order (``SRE`` belongs to the all-MiniLM-L6-v2 family)."""
 
-__all__ = ["FAMILIES", "INSTALL_HINT", "EncoderFamily", "FamilyEncoder", "WeightFile"]
+__all__ = ["FAMILIES", "INSTALL_HINT", "WORD_TABLES", "EncoderFamily", "FamilyEncoder", "WeightFile"]
