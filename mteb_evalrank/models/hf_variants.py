@@ -1,37 +1,12 @@
-"""The EvalRank paper's neural variants over any ``transformers`` checkpoint.
+"""The EvalRank paper's neural variants over any ``transformers`` checkpoint, and the named populations.
 
-A *checkpoint* (:class:`Checkpoint`: a Hub id at a revision, or a local folder) is run with
-``transformers.AutoModel`` (``output_hidden_states=True``) and its own ``AutoTokenizer``: special
-tokens added, truncation at the checkpoint's ``max_tokens``, padding to the longest text of a batch
-(the paper's ``max_length=512``, ``padding='longest'``). With ``h_0`` the embedding-layer output,
-``h_1 .. h_L`` the transformer layers' outputs (``hidden_states[0 .. L]``) and ``m_t`` the attention
-mask (1 for real tokens, special tokens included; 0 for padding), the poolings are:
-
-* ``cls``: ``h_L[0]``, the first token ([CLS] / ``<s>``) of the last layer;
-* ``last-avg``: ``sum_t m_t h_L[t] / sum_t m_t``, the masked mean of the last layer;
-* ``first-last-avg``: ``(sum_t m_t h_1[t] + sum_t m_t h_L[t]) / (2 sum_t m_t)``, with ``h_1`` the
-  **first transformer layer** (``hidden_states[1]``, not ``h_0``): what the paper's code computes
-  (``all_hidden_states[1]`` and ``[-1]`` in ``_bert_whitening.py`` of
-  BinWang28/EvalRank-Embedding-Evaluation), as BERT-whitening and SimCSE's corrected version do.
-  It equals the zoo's MiniLM ``first-last-avg``, since masked means are linear;
-* ``pooler``: ``pooler_output = tanh(W h_L[0] + b)``, the checkpoint's own pooler (the paper's code
-  uses it for both SimCSE models).
-
-**Whitening** (``-whiten``, the paper's BERT-whitening, Su et al., 2021) is the zoo's
-:class:`~mteb_evalrank.models.postprocess.Whitening`, fitted by
-:class:`~mteb_evalrank.models.wrappers.PostProcessedEncoder` on the zoo's fit corpus (the WMT17 DA
-references), not on the evaluated sentences as the paper does: a model's vectors must not depend on
-the task nor fit EvalRank's background itself.
-
-**One forward pass for every variant.** Per text, the masked means of ``h_1`` and ``h_L``, ``h_L[0]``
-and the pooler output (``4 x dim`` float32) are one row of the process's embedding cache (key
-:meth:`Checkpoint.features_key`); a checkpoint's six variants are views of it
-(:func:`variant_family` puts them in one chain of a study).
-
-Variants are registered with mteb only on request (:func:`enable_population`, ``mteb-evalrank study
---population NAME``): :data:`EVALRANK_PAPER` (Table 9 rows 39-67: 24 variants of Hub checkpoints,
-and five models that need code outside ``transformers``) and :data:`LOCAL_POPULATION` (the same
-variants of the checkpoints this machine has).
+``h_0`` the embedding output, ``h_1 .. h_L`` the transformer layers, ``m_t`` the attention mask
+(special tokens included): ``cls = h_L[0]``, ``last-avg = sum_t m_t h_L[t] / sum_t m_t``,
+``first-last-avg = (sum_t m_t h_1[t] + sum_t m_t h_L[t]) / (2 sum_t m_t)`` (``h_1`` the first
+*transformer* layer, as the paper's code), ``pooler = tanh(W h_L[0] + b)``; ``-whiten`` is
+``postprocess.Whitening`` fitted on the WMT17 DA references. One cached row per text serves a
+checkpoint's variants. Registered with mteb only on request (:func:`enable_population`).
+See docs/zoo.md, "The paper's neural population".
 """
 
 from __future__ import annotations
@@ -50,10 +25,10 @@ from numpy.typing import NDArray
 
 from mteb_evalrank._files import read_json_object
 from mteb_evalrank._network import offline_flag
-from mteb_evalrank.embedding_cache import StoreKey, process_cache
+from mteb_evalrank.embedding_cache import StoreKey
 
 from . import postprocess
-from .base import TextEmbedder, in_batches
+from .base import TextEmbedder, cached_rows
 from .encoders._common import MARKER
 from .minilm import hidden_features, model_path
 from .wrappers import FitCorpus, PostProcessedEncoder, wmt17_references
@@ -255,20 +230,12 @@ class HFPooling(TextEmbedder):
         type(self).forward_calls += 1
         return hidden_features(self.tokenizer, self.model, texts, self.checkpoint.max_tokens, (1, -1))
 
-    def _forward_all(self, texts: list[str]) -> NDArray[np.float32]:
-        width = len(FEATURE_ROWS) * self.checkpoint.dim
-        return in_batches(
-            self._forward, texts, batch_size=self.batch_size, width=width, where=self.checkpoint.source
-        )
-
     def features(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, 4, dim)`` per-text features: cached, or one forward pass per batch of misses."""
-        dim = self.checkpoint.dim
-        if not texts:
-            return np.zeros((0, len(FEATURE_ROWS), dim), dtype=np.float32)
-        key = self.checkpoint.features_key()
-        rows = process_cache().embed(key, list(texts), self._forward_all, where=f"{key.model} features")
-        return np.asarray(rows, dtype=np.float32).reshape(len(texts), len(FEATURE_ROWS), dim)
+        dim, key = self.checkpoint.dim, self.checkpoint.features_key()
+        width, where = len(FEATURE_ROWS) * dim, self.checkpoint.source
+        rows = cached_rows(key, texts, self._forward, batch_size=self.batch_size, width=width, where=where)
+        return rows.reshape(len(texts), len(FEATURE_ROWS), dim)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, dim)`` embeddings of ``texts`` under this pooling (a view of :data:`FEATURE_ROWS`)."""

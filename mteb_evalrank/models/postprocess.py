@@ -1,22 +1,10 @@
-"""Post-processing of embeddings as the papers define it: scikit-learn transformers.
+"""Post-processing of embeddings as the papers define it: scikit-learn transformers (docs/zoo.md).
 
-Each class is a ``TransformerMixin, BaseEstimator`` (clonable, picklable, usable in a
-``Pipeline``): :class:`ABTT` (Mu and Viswanath, 2018), :class:`Whitening` (Su et al., 2021),
-:class:`PCRemoval` (Arora et al., 2017), :class:`ZNorm` and :class:`Truncation` (Eger et al.,
-2019); each class docstring gives its formula, with ``X`` the ``(n, d)`` fit rows and ``mu`` their
-mean. Inputs are validated by scikit-learn (``validate_data``: 2-D, finite, at least two fit rows;
-``check_is_fitted`` before ``transform``); fitted attributes end with ``_``. The maths is float64
-and ``transform`` returns float64 (the zoo's ``PostProcessedEncoder`` hands float32 to mteb).
-
-Degenerate input (e.g. a constant encoder): a direction whose spread is below the float32
-resolution of the data (``sigma <= 1e-7 * max|X|``) is mapped to 0 instead of being divided
-by ~0, and the residual of a projection that is only rounding noise
-(``||y|| <= 1e-6 ||x - mu||``) is set to the zero vector. A constant encoder therefore
-gives all-zero, finite output (no NaN, no noise that could rank well).
-
-Why not scikit-learn's ``PCA``: it always centres (Arora et al.'s removal must not), has no
-whitening with the ``n - 1`` covariance of Su et al. and no zero-variance guard; the exact
-SVD of numpy is a few lines and deterministic.
+``X`` is the ``(n, d)`` fit rows, ``mu`` their mean; the maths is float64. A direction with spread
+``sigma <= 1e-7 max|X|`` maps to 0 (not ``1 / 0``) and a projection residual
+``||y|| <= 1e-6 ||x - mu||`` to the zero vector, so a constant encoder gives all-zero output.
+Not scikit-learn's ``PCA``: it always centres (Arora et al.'s removal must not) and has no
+``n - 1`` whitening nor zero-variance guard.
 """
 
 from __future__ import annotations
@@ -114,9 +102,8 @@ class ABTT(TransformerMixin, BaseEstimator):
 
     Args:
         n_components: ``D``, the number of directions removed; ``None``: ``ceil(d / 100)``.
-        svd_solver: ``"full"``, the exact SVD of ``X - mu``; ``"covariance_eigh"``, the
-            eigenvectors of ``(X - mu)^T (X - mu)`` (same directions, a ``d x d`` problem:
-            fast for tall ``X``, e.g. a 100k-row word-vector table).
+        svd_solver: ``"full"`` (exact SVD of ``X - mu``) or ``"covariance_eigh"`` (eigenvectors of
+            ``(X - mu)^T (X - mu)``: the same directions, fast for tall ``X``).
 
     Fitted attributes: ``mean_`` ``(d,)``, ``components_`` ``(D, d)`` (orthonormal rows),
     ``projection_`` ``(d, d)`` = ``I - U U^T``, ``n_features_in_``.
@@ -267,21 +254,13 @@ KINDS = tuple(ESTIMATORS)
 
 
 def make_postprocessor(kind: str) -> TransformerMixin:
-    """The zoo's (unfitted) post-processing ``kind`` (one of :data:`KINDS`): ``ABTT()``
-    (``D = ceil(d / 100)``), ``Whitening()`` (all dimensions), ``PCRemoval(1)`` (Arora et al.'s
-    one component), ``ZNorm()``."""
+    """The zoo's (unfitted) post-processing ``kind`` (one of :data:`KINDS`) with default arguments."""
     if kind not in ESTIMATORS:
         raise ValueError(f"unknown post-processing {kind!r}; expected one of {', '.join(KINDS)}.")
     return ESTIMATORS[kind]()
 
 
 def table_abtt(table: ArrayLike) -> ABTT:
-    """ABTT (Mu and Viswanath, 2018) fitted on every row of a word-vector table ``X`` (n x d).
-
-    ``ABTT(D, svd_solver="covariance_eigh")``, ``D = ceil(d / 100)``: ``mu`` the mean row,
-    ``u_1..u_D`` the top eigenvectors of ``C = (X - mu)^T (X - mu)`` (= the top right singular
-    vectors of ``X - mu``), ``y = (x - mu) - U U^T (x - mu)``. The ``d x d`` eigenproblem replaces
-    the SVD of the ``n x d`` table (seconds instead of tens of seconds for 100k rows). The fit
-    holds two float64 copies of the table (``16 n d`` bytes).
-    """
+    """``ABTT(ceil(d / 100), svd_solver="covariance_eigh")`` fitted on every row of a word-vector table
+    (the ``d x d`` eigenproblem instead of the table's SVD; two float64 copies, ``16 n d`` bytes)."""
     return ABTT(abtt_components(np.shape(table)[1]), svd_solver="covariance_eigh").fit(table)

@@ -1,11 +1,7 @@
 """Static word vectors as an mteb encoder (bag of words).
 
-``encode(text) = mean of the vectors of the known tokens`` of ``text.lower().split()``
-(whitespace tokens, lower-cased); the zero vector when no token is known. Unknown tokens
-are skipped (and counted: ``n_unknown_tokens`` of ``n_tokens`` seen), never guessed;
-``StaticWordEmbeddings.coverage(words)`` is the share of given words that have a vector.
-A token's row is looked up by word (``StaticWordEmbeddings``) or by a hash of the word
-(``HashedWordEmbeddings``: spaCy's tables).
+``encode(text)`` = the mean of the known tokens' vectors of ``text.lower().split()``, the zero vector
+when none is known; unknown tokens are skipped and counted (``n_unknown_tokens`` of ``n_tokens``).
 """
 
 from __future__ import annotations
@@ -183,15 +179,10 @@ def count_dim_header(line: bytes) -> tuple[int, int] | None:
 
 
 def read_text_vectors(path: Path) -> tuple[list[str], NDArray[np.float32]]:
-    """``(words, (rows, dims) float32)`` of a text file (``.gz``: through gzip), one ``word v1 ... vd``
-    line per word, streamed into one preallocated matrix (never the whole file in memory).
-
-    A first line of two integers (word2vec's ``count dim`` header) gives the size; without one,
-    a first pass counts the lines and ``d`` is the first line's number of values. A line is split
-    at its last ``d`` spaces, so a word may contain spaces (glove.840B.300d.txt has such words);
-    trailing whitespace, ``\r\n`` and empty lines are accepted. Each value is parsed as float64,
-    then stored as float32. A line with fewer values, a value that is not a number, a word that is
-    not UTF-8 or more rows than the header says raise ``ValueError`` naming the file and line.
+    """``(words, (rows, dims) float32)`` of a text file (``.gz``: gzip), one ``word v1 ... vd`` line per
+    word, streamed into one preallocated matrix. An optional ``count dim`` first line gives the size;
+    a line is split at its last ``d`` spaces (a word may contain spaces); empty lines are skipped.
+    A bad line raises ``ValueError`` naming the file and line.
     """
     with open_vectors(path) as handle:
         first = handle.readline()

@@ -1,23 +1,8 @@
-"""``PostProcessedEncoder``: any mteb encoder followed by a fitted post-processing.
+"""``PostProcessedEncoder``: any mteb encoder followed by a post-processing fitted at the first
+``encode`` on a fixed **fit corpus** (``FitCorpus``, never a task's texts; docs/zoo.md, "Fit corpora").
 
-The statistics are fitted lazily, on the first ``encode``, on a documented **fit corpus**
-encoded by the wrapped model, and kept for the life of the object. They never see a task's
-texts or answers. Fit corpora of the zoo (``FitCorpus``):
-
-* static word vectors: the ``N`` most frequent vocabulary words (GloVe files are ordered by
-  frequency; each word encoded on its own = its vector), as Mu and Viswanath fit on word
-  vectors: ``N = 10,000`` for glove.6B.50d, all 5,000 words of the toy GloVe;
-* sentence encoders: the English reference sentences of WMT17 DA (``mteb-evalrank/wmt17-da``
-  config ``all``, column ``sentence1``), de-duplicated, in file order (2,787 sentences).
-  They carry no label of any task; WMT17DA itself scores (reference, MT output) pairs, so
-  for that task the fit is transductive on its reference side (texts only, no scores).
-
-A zero row of the wrapped encoder stays zero: it is how an encoder says it knows nothing
-about a text (a static encoder with no known token), and an affine post-processing would
-otherwise turn it into ``-mean @ matrix``, one shared non-zero vector for every unknown
-text, which then scores cosine 1 against every other unknown text. With zero kept, the
-word-similarity convention (a zero vector has cosine 0 with everything, see
-``tasks.word_similarity._common``) and the coverage count hold after post-processing too.
+A zero row of the wrapped encoder (it knows nothing of the text) stays zero: an affine map would make
+every unknown text one shared non-zero vector (cosine 1 between unknown texts).
 """
 
 from __future__ import annotations

