@@ -12,7 +12,6 @@ from numpy.typing import NDArray
 from mteb_evalrank.embedding_cache import EmbeddingCache, StoreKey, process_cache
 
 if TYPE_CHECKING:
-    from mteb.abstasks.task_metadata import TaskMetadata
     from mteb.types import Array, BatchedInput, PromptType
     from torch.utils.data import DataLoader
 
@@ -29,16 +28,9 @@ class TextEmbedder(AbsEncoder):
         return self.embed(texts)
 
     def encode(
-        self,
-        inputs: DataLoader[BatchedInput],
-        *,
-        task_metadata: TaskMetadata,
-        hf_split: str,
-        hf_subset: str,
-        prompt_type: PromptType | None = None,
-        **kwargs: Any,
+        self, inputs: DataLoader[BatchedInput], *, prompt_type: PromptType | None = None, **kwargs: Any
     ) -> Array:
-        """Encode every ``batch["text"]`` of ``inputs`` (:meth:`embed_for`)."""
+        """Encode every ``batch["text"]`` of ``inputs`` (:meth:`embed_for`; the task is not used)."""
         return self.embed_for([text for batch in inputs for text in batch["text"]], prompt_type)
 
 

@@ -34,25 +34,19 @@ from .minilm import hidden_features, model_path
 from .wrappers import FitCorpus, PostProcessedEncoder, wmt17_references
 
 POOLINGS = ("cls", "last-avg", "first-last-avg", "pooler")
-"""Every pooling of :class:`HFPooling` (see the module docstring for the formulas)."""
 PAPER_POOLINGS = ("cls", "last-avg", "first-last-avg")
-"""The poolings of the paper's BERT/RoBERTa rows (Table 9: ``cls``, ``last-avg``, ``first-last-avg``)."""
+"""The poolings of the paper's BERT/RoBERTa rows (Table 9)."""
 FEATURE_ROWS = ("first-mean", "last-avg", "cls", "pooler")
 """Rows of a text's ``(4, dim)`` features: masked means of ``h_1`` and ``h_L``, ``h_L[0]``, the pooler."""
 PREFIX = "evalrank/"
-PAPER_MAX_LENGTH = 512
-"""The paper's truncation (``max_length=512`` in its BERT, SBERT and SimCSE encoders)."""
+PAPER_MAX_LENGTH = 512  # the paper's truncation
 
 
 # ------------------------------------------------------------------ checkpoints
 @dataclass(frozen=True)
 class Checkpoint:
-    """A ``transformers`` checkpoint and the facts its model metas need.
-
-    ``source`` is a Hub id (loaded at ``revision``) or a local folder (``revision`` then
-    names what the folder holds). ``n_parameters`` counts every parameter of
-    ``AutoModel`` (pooler included); ``n_embedding_parameters`` the input token embeddings.
-    """
+    """A ``transformers`` checkpoint (a Hub id at ``revision``, or a local folder) and its metas' facts;
+    ``n_parameters`` counts all of ``AutoModel`` (pooler included)."""
 
     source: str
     revision: str
@@ -138,11 +132,8 @@ def checkpoint_from_config(
 ) -> Checkpoint:
     """A :class:`Checkpoint` whose facts are read from ``source``'s config (and card, if local).
 
-    ``source``: a local folder or a Hub id (then its ``config.json`` is read from the Hub
-    cache or, unless an offline variable is set, downloaded). ``revision``: required unless a
-    local folder names it (the plugin's marker file or a Hub cache snapshot folder).
-    ``max_tokens`` (the truncation of every variant): default :func:`_max_tokens`.
-    ``license``: default the model card's.
+    ``revision`` is required unless a local folder names it (our marker, a Hub cache snapshot);
+    ``max_tokens`` defaults to :func:`_max_tokens`, ``license`` to the model card's.
     """
     from transformers import AutoConfig
 
@@ -175,8 +166,7 @@ def checkpoint_from_config(
 # ------------------------------------------------------------------ the encoder
 @cache
 def _load(source: str, revision: str | None) -> tuple[Any, Any]:
-    """Tokenizer and model of a checkpoint, loaded once per process (shared by its variants), on
-    the GPU when torch sees one (the paper's code does the same), else on the CPU."""
+    """Tokenizer and model of a checkpoint, once per process, on the GPU if torch sees one (as the paper)."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
@@ -206,10 +196,7 @@ def check_declared(checkpoint: Checkpoint, model: Any) -> None:
 
 
 class HFPooling(TextEmbedder):
-    """A checkpoint with one of :data:`POOLINGS`; features from the process's embedding cache.
-
-    ``forward_calls`` (class attribute) counts the forward passes in this process.
-    """
+    """A checkpoint with one of :data:`POOLINGS`; ``forward_calls`` counts the forward passes."""
 
     forward_calls = 0
 
@@ -286,12 +273,10 @@ def build_variant(variant: Variant, *, corpus: FitCorpus | None = None, batch_si
 def load_variant(
     variant: Variant, model_name: str, revision: str | None = None, *, batch_size: int = 32, **kwargs: Any
 ) -> AbsEncoder:
-    """Loader of a variant's ``ModelMeta`` (bound with :func:`functools.partial`): ``variant``'s
-    encoder with ``batch_size`` texts per forward pass.
+    """Loader of a variant's ``ModelMeta`` (bound with :func:`functools.partial`).
 
     Raises:
-        ValueError: ``model_name`` / ``revision`` are not the variant's, or an option this loader
-            does not have (mteb passes the ``loader_kwargs`` and ``get_model``'s keyword arguments).
+        ValueError: ``model_name`` / ``revision`` are not the variant's, or an unknown option.
     """
     if model_name != variant.name or revision not in (None, variant.checkpoint.revision):
         declared = f"{variant.name}@{variant.checkpoint.revision}"
@@ -452,10 +437,8 @@ LOCAL_POPULATION = "paper-variants-local"
 
 
 def local_population() -> Population:
-    """The paper's six variants (``cls``, ``last-avg``, ``first-last-avg``, each +- whitening) of the
-    checkpoints this machine has: the bundled all-MiniLM-L6-v2 and, when installed
-    (``scripts/install_encoders.sh``), all-mpnet-base-v2. Stems end in ``-hf`` so the names never
-    clash with the zoo's MiniLM poolings (which compute the same vectors)."""
+    """The paper's six variants of the bundled all-MiniLM-L6-v2 and, when installed, all-mpnet-base-v2
+    (stems end in ``-hf``, apart from the zoo's MiniLM poolings)."""
     from .encoders.install import mpnet_dir, mpnet_ready
     from .offline import MINILM, MINILM_REVISION
 
@@ -559,11 +542,8 @@ def check_population(name: str) -> None:
 
 
 def register_population_metas(metas: Iterable[ModelMeta]) -> list[str]:
-    """Add ``metas`` to mteb's model registry and return their names (idempotent).
-
-    Raises:
-        ValueError: a name that mteb already uses for another object (never replaced).
-    """
+    """Add ``metas`` to mteb's model registry and return their names (idempotent); ``ValueError`` for
+    a name that mteb already uses for another object (never replaced)."""
     from mteb_evalrank import _mteb_adapter
 
     registry = _mteb_adapter.model_registry()
@@ -577,8 +557,7 @@ def register_population_metas(metas: Iterable[ModelMeta]) -> list[str]:
 
 
 def enable_population(name: str, *, check: bool = True) -> list[str]:
-    """Check that population ``name`` loads here (unless ``check`` is false), register its metas
-    with mteb and return its model names.
+    """Check that population ``name`` loads here (unless not ``check``), register its metas, return the names.
 
     Raises:
         KeyError: unknown population.

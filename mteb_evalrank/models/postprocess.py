@@ -17,10 +17,8 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-#: Spread below this share of ``max|X|`` is float32 rounding, treated as zero variance.
-FLOAT32_RESOLUTION = 1e-7
-#: A projection residual below this share of ``||x - mean||`` is rounding noise -> zero.
-RESIDUAL_RTOL = 1e-6
+FLOAT32_RESOLUTION = 1e-7  # spread below this share of max|X|: zero variance
+RESIDUAL_RTOL = 1e-6  # a projection residual below this share of ||x - mean||: zero
 
 Float64Array = NDArray[np.float64]
 
@@ -95,9 +93,7 @@ def abtt_components(dim: int) -> int:
 
 # ------------------------------------------------------------------ estimators
 class ABTT(TransformerMixin, BaseEstimator):
-    """All-but-the-top (Mu and Viswanath, 2018): ``y = (x - mu) (I - U U^T)``.
-
-    ``mu`` is the mean of the fit rows ``X`` and the rows of ``U^T`` are the top-``D``
+    """All-but-the-top (Mu and Viswanath, 2018): ``y = (x - mu) (I - U U^T)``, ``U^T`` the top-``D``
     principal directions of ``X - mu``.
 
     Args:
@@ -131,10 +127,8 @@ class ABTT(TransformerMixin, BaseEstimator):
 
 
 class PCRemoval(TransformerMixin, BaseEstimator):
-    """Principal-component removal (Arora et al., 2017), no centring: ``y = x (I - U U^T)``.
-
-    The rows of ``U^T`` are the top-``D`` right singular vectors of the fit rows ``X``
-    themselves (not of ``X - mu``: the common component includes the mean).
+    """Principal-component removal (Arora et al., 2017), no centring: ``y = x (I - U U^T)``, ``U^T`` the
+    top-``D`` right singular vectors of ``X`` itself (the common component includes the mean).
 
     Args:
         n_components: ``D``, the number of directions removed (Arora et al.: 1).
@@ -158,11 +152,8 @@ class PCRemoval(TransformerMixin, BaseEstimator):
 
 
 class Whitening(TransformerMixin, BaseEstimator):
-    """Whitening (Su et al., 2021): ``y = (x - mu) (U diag(S^-1/2))[:, :k]``.
-
-    ``Sigma = cov(X) = U diag(S) U^T`` (``n - 1`` denominator, SVD), so the whitened fit rows
-    have identity covariance. Directions with ``sqrt(S) <= 1e-7 max|X|`` (zero variance) get
-    weight 0, not ``1 / 0``.
+    """Whitening (Su et al., 2021): ``y = (x - mu) (U diag(S^-1/2))[:, :k]``, ``cov(X) = U diag(S) U^T``
+    (``n - 1`` denominator): the whitened fit rows have identity covariance.
 
     Args:
         n_components: ``k``, the number of output dimensions (largest variance first);
@@ -193,10 +184,8 @@ class Whitening(TransformerMixin, BaseEstimator):
 
 
 class ZNorm(TransformerMixin, BaseEstimator):
-    """z-normalisation then unit length (Eger et al., 2019): ``z = (x - mu) / sigma``, ``y = z / ||z||``.
-
-    ``sigma`` is the population standard deviation of each dimension of the fit rows; a
-    dimension with ``sigma <= 1e-7 max|X|`` (constant) maps to 0; a zero ``z`` stays zero.
+    """z-normalisation then unit length (Eger et al., 2019): ``z = (x - mu) / sigma``, ``y = z / ||z||``
+    (``sigma``: the population standard deviation per dimension; a zero ``z`` stays zero).
 
     Fitted attributes: ``mean_`` ``(d,)``, ``scale_`` ``(d,)`` (``1 / sigma``, or 0),
     ``n_features_in_``.
@@ -216,12 +205,8 @@ class ZNorm(TransformerMixin, BaseEstimator):
 
 
 class Truncation(TransformerMixin, BaseEstimator):
-    """The first ``k`` dimensions: ``y = x[:k]`` (Eger et al., 2019). Stateless: ``fit`` only
-    records ``n_features_in_``, and ``transform`` works without it.
-
-    Args:
-        n_components: ``k``; ``None``: every dimension.
-    """
+    """The first ``k = n_components`` dimensions (``None``: all): ``y = x[:k]`` (Eger et al., 2019).
+    Stateless: ``transform`` works without ``fit``."""
 
     def __init__(self, n_components: int | None = None) -> None:
         self.n_components = n_components

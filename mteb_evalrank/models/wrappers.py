@@ -18,7 +18,7 @@ from sklearn.base import TransformerMixin
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
-    from mteb.types import Array, BatchedInput, PromptType
+    from mteb.types import Array, BatchedInput
     from torch.utils.data import DataLoader
 
 
@@ -74,18 +74,9 @@ def encode_texts(
 
 
 class PostProcessedEncoder(AbsEncoder):
-    """``estimator.transform(base.encode(...))``, the estimator fitted on ``corpus`` at first use.
-
-    Args:
-        base: the wrapped mteb encoder.
-        estimator: a scikit-learn transformer (``postprocess.ABTT()``, a ``Pipeline``, ...).
-            With ``corpus``, it is fitted on the fit corpus's embeddings at the first
-            ``encode``; without, it is used as given: already fitted, or stateless
-            (``postprocess.Truncation``).
-        corpus: the fit corpus, encoded by ``base``.
-
-    ``is_fitted`` says whether the estimator is ready (fitted on the corpus, or given ready).
-    """
+    """``estimator.transform(base.encode(...))``: a scikit-learn transformer fitted at the first
+    ``encode`` on ``corpus`` encoded by ``base``, or, without ``corpus``, used as given (fitted or
+    stateless); ``is_fitted`` says whether it is ready."""
 
     def __init__(
         self, base: AbsEncoder, estimator: TransformerMixin, *, corpus: FitCorpus | None = None
@@ -109,30 +100,12 @@ class PostProcessedEncoder(AbsEncoder):
         return self.estimator
 
     def encode(
-        self,
-        inputs: DataLoader[BatchedInput],
-        *,
-        task_metadata: TaskMetadata,
-        hf_split: str,
-        hf_subset: str,
-        prompt_type: PromptType | None = None,
-        **kwargs: Any,
+        self, inputs: DataLoader[BatchedInput], *, task_metadata: TaskMetadata, **kwargs: Any
     ) -> Array:
-        """The wrapped encoder's embeddings of ``inputs``, post-processed; zero rows stay zero.
-
-        The first call fits the estimator; the fit corpus is encoded with this call's
-        ``task_metadata`` (the zoo's encoders ignore it) and no prompt type.
-        """
+        """The wrapped encoder's embeddings of ``inputs``, post-processed; zero rows stay zero. The
+        first call fits the estimator (the fit corpus encoded with this ``task_metadata``, no prompt)."""
         estimator = self.fitted(task_metadata)
-        embeddings = self.base.encode(
-            inputs,
-            task_metadata=task_metadata,
-            hf_split=hf_split,
-            hf_subset=hf_subset,
-            prompt_type=prompt_type,
-            **kwargs,
-        )
-        base = np.asarray(embeddings)
+        base = np.asarray(self.base.encode(inputs, task_metadata=task_metadata, **kwargs))
         out = np.asarray(estimator.transform(base), dtype=np.float32)
         out[~base.any(axis=1)] = 0.0
         return out

@@ -28,8 +28,7 @@ GLOVE_TOY = "evalrank/glove-toy-50d"
 MINILM_PREFIX = "evalrank/all-MiniLM-L6-v2-"
 OFFICIAL_MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
-GLOVE_FIT_WORDS = 10_000
-"""Fit corpus of glove.6B.50d post-processing: its 10,000 most frequent words."""
+GLOVE_FIT_WORDS = 10_000  # fit corpus of glove.6B.50d's post-processing: its most frequent words
 
 TOY_GLOVE_FILE = Path("evalrank") / "word_emb" / "toy_emb.txt"
 SOURCE_ENV = "MTEB_EVALRANK_SOURCE"
@@ -42,22 +41,17 @@ MINILM_PER_LAYER = 1_774_464  # one transformer layer (hidden 384, intermediate 
 
 @dataclass(frozen=True)
 class ZooModel:
-    """One zoo entry: a base encoder, then optionally a truncation or a post-processing."""
+    """One zoo entry: a base encoder (``base``: ``glove.6B.50d``, ``glove-toy``, a MiniLM pooling, or a
+    PyPI encoder's or word-vector set's name), then optionally a truncation or a post-processing."""
 
     name: str
     family: str
     base: str
-    """``glove.6B.50d``, ``glove-toy``, a MiniLM pooling (``minilm.POOLINGS``), or the name of a
-    PyPI encoder (``ENCODER_FAMILIES``) or word-vector set (``WORD_VECTOR_BY_NAME``)."""
     base_dims: int
-    """The base encoder's dimension."""
     dims: int
-    """Output dimension."""
     what: str
-    postprocess: str | None = None
-    """One of ``postprocess.KINDS``, or ``None``."""
-    truncate: int | None = None
-    """Keep the first ``truncate`` dimensions."""
+    postprocess: str | None = None  # one of postprocess.KINDS
+    truncate: int | None = None  # keep the first dimensions
 
 
 GLOVE_FAMILY, TOY_FAMILY, MINILM_FAMILY = "glove.6B.50d", "glove-toy", "all-MiniLM-L6-v2"
@@ -78,9 +72,7 @@ class Variants:
 
     stem: str
     base: str
-    """The base model's ``ZooModel.base``."""
-    short: str
-    """How the variants' ``what`` names the base (``"mean-last, first 64 dims"``)."""
+    short: str  # how the variants' ``what`` names the base
     cut: tuple[int, ...] = ()
     kinds: tuple[str, ...] = ()
 
@@ -109,13 +101,12 @@ class ZooGroup:
         return models
 
 
-MINILM_POOLINGS = (
+MINILM_POOLINGS = (  # the MiniLM base models: (pooling, what)
     ("cls", "[CLS] token of the last layer"),
     ("mean-last", "mean pooling of the last layer (the official model without L2 normalisation)"),
     ("first-last-avg", "mean pooling of (h_1 + h_6) / 2, first and last transformer layers"),
     *((f"mean-layer-{layer}", f"mean pooling of hidden state {layer}") for layer in range(6)),
 )
-"""The MiniLM base models: ``(pooling, what)`` (``minilm.POOLINGS``)."""
 
 
 def _single_base(
@@ -153,17 +144,11 @@ ZOO_TABLE: tuple[ZooGroup, ...] = (
     *(_single_base(spec, spec.cut, spec.kinds) for spec in FAMILIES),
     *(_single_base(spec, (), ("abtt",)) for spec in WORD_VECTOR_SETS),
 )
-"""The zoo, declared once, in its order: GloVe, toy GloVe, MiniLM, the PyPI encoders
-(``encoders.FAMILIES``), then the PyPI word-vector sets (``encoders.word_vectors.WORD_VECTOR_SETS``).
-:data:`ZOO_MODELS`, :data:`ZOO`, :data:`ZOO_METAS` and :data:`MODEL_METAS` are derived from it."""
+"""The zoo, declared once, in its order: GloVe, toy GloVe, MiniLM, the PyPI encoders, the word-vector sets."""
 
 ENCODER_FAMILIES: dict[str, EncoderFamily] = {spec.name: spec for spec in FAMILIES}
-"""The PyPI-packaged encoders by base model name (``ZooModel.base`` of their models)."""
-
 ZOO_MODELS: dict[str, ZooModel] = {model.name: model for group in ZOO_TABLE for model in group.models()}
-"""Every zoo model by name, in :data:`ZOO_TABLE`'s order (derived)."""
 ZOO: tuple[str, ...] = tuple(ZOO_MODELS)
-"""Names of the zoo's models, in :data:`ZOO_TABLE`'s order (derived)."""
 
 
 def model_family(name: str) -> str:
@@ -317,8 +302,7 @@ def _encoder_facts(model: ZooModel, spec: EncoderFamily) -> dict[str, Any]:
     return facts
 
 
-LICENCES = {"MIT": "mit", "Apache-2.0": "apache-2.0", "not stated": "not specified"}
-"""mteb's licence names of the word-vector packages' licences."""
+LICENCES = {"MIT": "mit", "Apache-2.0": "apache-2.0", "not stated": "not specified"}  # mteb's names
 
 
 def _word_vector_facts(model: ZooModel, spec: WordVectorSet) -> dict[str, Any]:
@@ -399,7 +383,5 @@ def _meta(model: ZooModel) -> ModelMeta:
 
 
 ZOO_METAS: dict[str, ModelMeta] = {name: _meta(model) for name, model in ZOO_MODELS.items()}
-"""The ``ModelMeta`` of every zoo model, in :data:`ZOO` order (derived)."""
-
 MODEL_METAS: tuple[ModelMeta, ...] = tuple(ZOO_METAS.values())
-"""The metas ``mteb_evalrank.register()`` adds to mteb's registry: :data:`ZOO_METAS`'s values."""
+"""The metas ``mteb_evalrank.register()`` adds to mteb's registry."""

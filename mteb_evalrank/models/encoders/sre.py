@@ -63,6 +63,5 @@ FAMILY = EncoderFamily(
         "training_datasets": None,
         "adapted_from": "sentence-transformers/all-MiniLM-L6-v2",
         "citation": SBERT_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

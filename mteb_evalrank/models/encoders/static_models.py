@@ -92,8 +92,6 @@ TOKENLEARN_FAMILY = EncoderFamily(
         "reference": "https://pypi.org/project/tokenlearn-static-model/",
         "framework": ["NumPy", "safetensors"],
         "training_datasets": None,
-        "adapted_from": None,
         "citation": MODEL2VEC_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

