@@ -50,8 +50,7 @@ class Checkpoint:
 
     source: str
     revision: str
-    stem: str
-    """Name stem of the variants: ``evalrank/<stem>-<pooling>[-whiten]``."""
+    stem: str  # evalrank/<stem>-<pooling>[-whiten]
     dim: int
     n_layers: int
     n_parameters: int
@@ -362,16 +361,14 @@ class PopulationModel(Protocol):
 
 @dataclass(frozen=True)
 class PopulationEntry:
-    """One row of a population: the paper's row, and the variant that runs it or why none does."""
+    """One row of a population: the paper's row (Table 9 number(s), model, *Details* column), and the
+    variant that runs it or why none does (``not_runnable``)."""
 
     rows: str
-    """Table 9 model number(s), e.g. ``41`` or ``61``."""
     model: str
     details: str
-    """The paper's *Details* column (and post-processing)."""
     variant: PopulationModel | None = None
     not_runnable: str | None = None
-    """Why this model cannot run (``variant`` is then ``None``)."""
 
 
 @dataclass(frozen=True)
@@ -381,8 +378,7 @@ class Population:
     name: str
     description: str
     entries: tuple[PopulationEntry, ...]
-    prepare: Callable[[], None] | None = None
-    """Run by :func:`check_population` first (the word-vector sets: fetch every pinned set)."""
+    prepare: Callable[[], None] | None = None  # run by check_population first
 
     @property
     def variants(self) -> tuple[PopulationModel, ...]:

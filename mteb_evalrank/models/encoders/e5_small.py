@@ -60,10 +60,7 @@ class E5Small(FamilyEncoder):
         return self.embed(texts, self.keys[kind], partial(self.encode_batch, kind=kind))
 
 
-@cache
-def load() -> E5Small:
-    """The encoder (one per process)."""
-    return E5Small()
+load = cache(E5Small)  # the encoder, one per process
 
 
 FAMILY = EncoderFamily(

@@ -45,10 +45,7 @@ class UseMultilingual(FamilyEncoder):
         return np.asarray(self.model.encode(texts), dtype=np.float32).reshape(len(texts), DIM)
 
 
-@cache
-def load() -> UseMultilingual:
-    """The encoder (one per process)."""
-    return UseMultilingual()
+load = cache(UseMultilingual)  # the encoder, one per process
 
 
 FAMILY = EncoderFamily(

