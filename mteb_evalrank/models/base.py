@@ -43,12 +43,8 @@ def in_batches(
     where: str = "the encoder",
 ) -> NDArray[np.float32]:
     """``(len(texts), width)`` float32 rows of ``encode_batch`` over ``texts[i : i + batch_size]``, in order
-    (any shape with ``width`` values per text; reshaped). No text: a ``(0, width)`` array, no call.
-
-    Raises:
-        ValueError: if ``batch_size < 1``, or a batch's output does not hold ``width`` values
-            per text (the message names ``where``).
-    """
+    (reshaped); no text: ``(0, width)``, no call. ``ValueError`` (naming ``where``) for ``batch_size < 1``
+    or a batch without ``width`` values per text."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
     if not texts:

@@ -27,8 +27,7 @@ class FitCorpus:
     """A named recipe for the texts a post-processing is fitted on."""
 
     name: str
-    texts: Callable[[AbsEncoder], Sequence[str]]
-    """The fit texts, given the wrapped encoder (static models read their own vocabulary)."""
+    texts: Callable[[AbsEncoder], Sequence[str]]  # given the wrapped encoder
 
 
 def vocabulary_head(n: int | None) -> FitCorpus:
@@ -50,8 +49,7 @@ def wmt17_reference_sentences(limit: int | None = None) -> list[str]:
     from mteb_evalrank.data.registry import WMT17_DA
 
     data = load_split(WMT17_DA, "all", "test", f"the fit corpus {WMT17_DA.hub_id} (config 'all')")
-    sentences = list(dict.fromkeys(data["sentence1"]))
-    return sentences[:limit]
+    return list(dict.fromkeys(data["sentence1"]))[:limit]
 
 
 def wmt17_references(limit: int | None = None) -> FitCorpus:

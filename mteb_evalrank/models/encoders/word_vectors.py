@@ -411,8 +411,7 @@ def install_word_vectors(root: Path | None = None, *, download: bool = True) -> 
     not ``download``).
 
     Raises:
-        EncoderFolderError: an archive is missing (with ``download=False``), pip fails, or a
-            checksum differs.
+        EncoderFolderError: an archive is missing (with ``download=False``), pip fails, or a checksum differs.
     """
     todo = tuple(p for p in PACKAGES if not package_ready(p, root))
     if todo and download:
@@ -432,8 +431,7 @@ def set_files(spec: WordVectorSet, root: Path | None = None) -> list[Path]:
 
     Raises:
         ModuleNotFoundError: the package's folder is not installed (names the command).
-        EncoderFolderError: a file is damaged and the archive is not at hand (names the file
-            and the command that reinstalls it).
+        EncoderFolderError: a file is damaged and the archive is not at hand.
     """
     package = spec.package
     if not package_installed(package, root):
