@@ -525,16 +525,15 @@ def check_population(name: str) -> None:
     if population.prepare is not None:
         population.prepare()
     for checkpoint in population.checkpoints:
-        if (why := _config_missing(checkpoint)) is None:
-            continue
-        raise PopulationUnavailable(
-            f"the population {name!r} ({len(population.variants)} runnable variants of "
-            f"{len(population.checkpoints)} checkpoints) cannot run here: its checkpoint "
-            f"{checkpoint.source!r} (revision {checkpoint.revision}) is not in the Hugging Face cache "
-            f"and {why}. It needs a connected machine: run the same command there (the "
-            "checkpoints are downloaded on first use, about 5 GB), or copy its Hub cache "
-            '($HF_HOME/hub) here. See docs/zoo.md, "The paper\'s neural population".'
-        )
+        if (why := _config_missing(checkpoint)) is not None:
+            raise PopulationUnavailable(
+                f"the population {name!r} ({len(population.variants)} runnable variants of "
+                f"{len(population.checkpoints)} checkpoints) cannot run here: its checkpoint "
+                f"{checkpoint.source!r} (revision {checkpoint.revision}) is not in the Hugging Face cache "
+                f"and {why}. It needs a connected machine: run the same command there (the "
+                "checkpoints are downloaded on first use, about 5 GB), or copy its Hub cache "
+                '($HF_HOME/hub) here. See docs/zoo.md, "The paper\'s neural population".'
+            )
 
 
 def register_population_metas(metas: Iterable[ModelMeta]) -> list[str]:
