@@ -83,8 +83,7 @@ def _card_license(folder: Path) -> str | None:
 
 
 def _folder_revision(folder: Path) -> str | None:
-    """The revision a local folder holds: the plugin's marker (in it or its parent), or a Hub cache
-    snapshot name."""
+    """The revision a local folder holds: our marker (in it or its parent), or a Hub snapshot name."""
     for marker in (read_json_object(folder / MARKER), read_json_object(folder.parent / MARKER)):
         if marker is not None and isinstance(marker.get("revision"), str):
             return str(marker["revision"])
@@ -94,8 +93,7 @@ def _folder_revision(folder: Path) -> str | None:
 
 
 def _max_tokens(folder: Path | None, config: Any) -> int:
-    """sentence-transformers' ``max_seq_length``, else the tokenizer's ``model_max_length``
-    (when set), else the config's ``max_position_embeddings``."""
+    """sentence-transformers' ``max_seq_length``, else ``model_max_length``, else the config's."""
     if folder is not None:
         st_limit = (read_json_object(folder / "sentence_bert_config.json") or {}).get("max_seq_length")
         if isinstance(st_limit, int):
@@ -107,8 +105,7 @@ def _max_tokens(folder: Path | None, config: Any) -> int:
 
 
 def count_parameters(config: Any) -> tuple[int, int, bool]:
-    """``(n_parameters, n_embedding_parameters, has_pooler)`` of ``AutoModel.from_config(config)``,
-    built on torch's ``meta`` device (no memory, no weights read)."""
+    """``(n_parameters, n_embedding_parameters, has_pooler)``, the model built on the ``meta`` device."""
     import torch
     from transformers import AutoModel
 
@@ -179,8 +176,7 @@ def _load(source: str, revision: str | None) -> tuple[Any, Any]:
 
 
 def check_declared(checkpoint: Checkpoint, model: Any) -> None:
-    """``ValueError`` if the loaded model is not what ``checkpoint`` declares (size, layers,
-    parameters): a declared population's facts are checked once its weights are there."""
+    """``ValueError`` if the loaded model's size, layers or parameters are not ``checkpoint``'s."""
     found = (
         int(model.config.hidden_size),
         int(model.config.num_hidden_layers),
@@ -261,8 +257,7 @@ def paper_variants(
 
 
 def build_variant(variant: Variant, *, corpus: FitCorpus | None = None, batch_size: int = 32) -> AbsEncoder:
-    """The variant's mteb encoder: :class:`HFPooling`, whitened by the zoo's
-    :class:`PostProcessedEncoder` (fit corpus ``corpus``, default the WMT17 DA references)."""
+    """The variant's encoder: :class:`HFPooling`, whitened on ``corpus`` (default the WMT17 DA references)."""
     base = HFPooling(variant.checkpoint, variant.pooling, batch_size=batch_size)
     if not variant.whiten:
         return base
@@ -286,8 +281,7 @@ def load_variant(
 
 
 def variant_family(name: str) -> str | None:
-    """The family of a population variant, read from its name ``evalrank/<stem>-<pooling>[-whiten]``
-    (its checkpoint's stem), else ``None``."""
+    """The family (checkpoint stem) of a name ``evalrank/<stem>-<pooling>[-whiten]``, else ``None``."""
     match = re.fullmatch(rf"{re.escape(PREFIX)}(?P<stem>.+?)-(?:{'|'.join(POOLINGS)})(?:-whiten)?", name)
     return match["stem"] if match else None
 

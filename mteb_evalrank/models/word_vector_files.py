@@ -54,8 +54,7 @@ def spacy_hash(word: str) -> int:
 
 # ------------------------------------------------------------------ word2vec binary
 def read_word2vec_binary(path: Path) -> tuple[list[str], NDArray[np.float32]]:
-    """``(words, (rows, dims) float32)`` of a word2vec binary file (format: module docstring; ``.gz``:
-    through gzip), streamed into one preallocated matrix (never the whole file in memory)."""
+    """``(words, (rows, dims) float32)`` of a word2vec binary file, streamed (``.gz``: gzip)."""
     with open_vectors(path) as handle:
         header = count_dim_header(handle.readline())
         if header is None:

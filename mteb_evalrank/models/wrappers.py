@@ -43,8 +43,7 @@ def vocabulary_head(n: int | None) -> FitCorpus:
 
 
 def wmt17_reference_sentences(limit: int | None = None) -> list[str]:
-    """WMT17 DA reference sentences (config ``all``, ``sentence1``), de-duplicated, file order,
-    loaded as the tasks load their data (:func:`mteb_evalrank.data.ready.load_split`)."""
+    """WMT17 DA reference sentences (config ``all``, ``sentence1``), de-duplicated, in file order."""
     from mteb_evalrank.data.ready import load_split
     from mteb_evalrank.data.registry import WMT17_DA
 

@@ -226,8 +226,7 @@ def toy_glove_path() -> Path:
 
 @cache
 def word_vector_abtt(name: str) -> postprocess.ABTT:
-    """ABTT fitted on every row of the word-vector set ``name``'s table (:func:`.postprocess.table_abtt`;
-    the tables are not all frequency ordered, docs/zoo.md)."""
+    """ABTT fitted on every row of the word-vector set ``name``'s table (:func:`.postprocess.table_abtt`)."""
     return postprocess.table_abtt(load_word_vectors(name).vectors)
 
 

@@ -75,8 +75,7 @@ class FamilyEncoder(TextEmbedder):
         key: StoreKey | None = None,
         encode_batch: Callable[[list[str]], NDArray[np.float32]] | None = None,
     ) -> NDArray[np.float32]:
-        """``(n, dim)`` :func:`.base.cached_rows` under ``key`` (default :attr:`key`), encoded by
-        ``encode_batch`` (default :meth:`encode_batch`)."""
+        """``(n, dim)`` :func:`.base.cached_rows` under ``key`` by ``encode_batch`` (default: own)."""
         key = key or self.key
         run = encode_batch or self.encode_batch
         return cached_rows(key, texts, run, batch_size=self.batch_size, width=self.dim, where=key.model)

