@@ -60,7 +60,10 @@ class E5Small(FamilyEncoder):
         return self.embed(texts, self.keys[kind], partial(self.encode_batch, kind=kind))
 
 
-load = cache(E5Small)  # the encoder, one per process
+@cache
+def load() -> E5Small:
+    """The encoder (one per process)."""
+    return E5Small()
 
 
 FAMILY = EncoderFamily(

@@ -45,7 +45,10 @@ class UseMultilingual(FamilyEncoder):
         return np.asarray(self.model.encode(texts), dtype=np.float32).reshape(len(texts), DIM)
 
 
-load = cache(UseMultilingual)  # the encoder, one per process
+@cache
+def load() -> UseMultilingual:
+    """The encoder (one per process)."""
+    return UseMultilingual()
 
 
 FAMILY = EncoderFamily(
