@@ -1,37 +1,12 @@
-"""The EvalRank paper's neural variants over any ``transformers`` checkpoint.
+"""The EvalRank paper's neural variants over any ``transformers`` checkpoint, and the named populations.
 
-A *checkpoint* (:class:`Checkpoint`: a Hub id at a revision, or a local folder) is run with
-``transformers.AutoModel`` (``output_hidden_states=True``) and its own ``AutoTokenizer``: special
-tokens added, truncation at the checkpoint's ``max_tokens``, padding to the longest text of a batch
-(the paper's ``max_length=512``, ``padding='longest'``). With ``h_0`` the embedding-layer output,
-``h_1 .. h_L`` the transformer layers' outputs (``hidden_states[0 .. L]``) and ``m_t`` the attention
-mask (1 for real tokens, special tokens included; 0 for padding), the poolings are:
-
-* ``cls``: ``h_L[0]``, the first token ([CLS] / ``<s>``) of the last layer;
-* ``last-avg``: ``sum_t m_t h_L[t] / sum_t m_t``, the masked mean of the last layer;
-* ``first-last-avg``: ``(sum_t m_t h_1[t] + sum_t m_t h_L[t]) / (2 sum_t m_t)``, with ``h_1`` the
-  **first transformer layer** (``hidden_states[1]``, not ``h_0``): what the paper's code computes
-  (``all_hidden_states[1]`` and ``[-1]`` in ``_bert_whitening.py`` of
-  BinWang28/EvalRank-Embedding-Evaluation), as BERT-whitening and SimCSE's corrected version do.
-  It equals the zoo's MiniLM ``first-last-avg``, since masked means are linear;
-* ``pooler``: ``pooler_output = tanh(W h_L[0] + b)``, the checkpoint's own pooler (the paper's code
-  uses it for both SimCSE models).
-
-**Whitening** (``-whiten``, the paper's BERT-whitening, Su et al., 2021) is the zoo's
-:class:`~mteb_evalrank.models.postprocess.Whitening`, fitted by
-:class:`~mteb_evalrank.models.wrappers.PostProcessedEncoder` on the zoo's fit corpus (the WMT17 DA
-references), not on the evaluated sentences as the paper does: a model's vectors must not depend on
-the task nor fit EvalRank's background itself.
-
-**One forward pass for every variant.** Per text, the masked means of ``h_1`` and ``h_L``, ``h_L[0]``
-and the pooler output (``4 x dim`` float32) are one row of the process's embedding cache (key
-:meth:`Checkpoint.features_key`); a checkpoint's six variants are views of it
-(:func:`variant_family` puts them in one chain of a study).
-
-Variants are registered with mteb only on request (:func:`enable_population`, ``mteb-evalrank study
---population NAME``): :data:`EVALRANK_PAPER` (Table 9 rows 39-67: 24 variants of Hub checkpoints,
-and five models that need code outside ``transformers``) and :data:`LOCAL_POPULATION` (the same
-variants of the checkpoints this machine has).
+``h_0`` the embedding output, ``h_1 .. h_L`` the transformer layers, ``m_t`` the attention mask
+(special tokens included): ``cls = h_L[0]``, ``last-avg = sum_t m_t h_L[t] / sum_t m_t``,
+``first-last-avg = (sum_t m_t h_1[t] + sum_t m_t h_L[t]) / (2 sum_t m_t)`` (``h_1`` the first
+*transformer* layer, as the paper's code), ``pooler = tanh(W h_L[0] + b)``; ``-whiten`` is
+``postprocess.Whitening`` fitted on the WMT17 DA references. One cached row per text serves a
+checkpoint's variants. Registered with mteb only on request (:func:`enable_population`).
+See docs/zoo.md, "The paper's neural population".
 """
 
 from __future__ import annotations
@@ -50,39 +25,32 @@ from numpy.typing import NDArray
 
 from mteb_evalrank._files import read_json_object
 from mteb_evalrank._network import offline_flag
-from mteb_evalrank.embedding_cache import StoreKey, process_cache
+from mteb_evalrank.embedding_cache import StoreKey
 
 from . import postprocess
-from .base import TextEmbedder, in_batches
+from .base import TextEmbedder, cached_rows
 from .encoders._common import MARKER
 from .minilm import hidden_features, model_path
 from .wrappers import FitCorpus, PostProcessedEncoder, wmt17_references
 
 POOLINGS = ("cls", "last-avg", "first-last-avg", "pooler")
-"""Every pooling of :class:`HFPooling` (see the module docstring for the formulas)."""
 PAPER_POOLINGS = ("cls", "last-avg", "first-last-avg")
-"""The poolings of the paper's BERT/RoBERTa rows (Table 9: ``cls``, ``last-avg``, ``first-last-avg``)."""
+"""The poolings of the paper's BERT/RoBERTa rows (Table 9)."""
 FEATURE_ROWS = ("first-mean", "last-avg", "cls", "pooler")
 """Rows of a text's ``(4, dim)`` features: masked means of ``h_1`` and ``h_L``, ``h_L[0]``, the pooler."""
 PREFIX = "evalrank/"
-PAPER_MAX_LENGTH = 512
-"""The paper's truncation (``max_length=512`` in its BERT, SBERT and SimCSE encoders)."""
+PAPER_MAX_LENGTH = 512  # the paper's truncation
 
 
 # ------------------------------------------------------------------ checkpoints
 @dataclass(frozen=True)
 class Checkpoint:
-    """A ``transformers`` checkpoint and the facts its model metas need.
-
-    ``source`` is a Hub id (loaded at ``revision``) or a local folder (``revision`` then
-    names what the folder holds). ``n_parameters`` counts every parameter of
-    ``AutoModel`` (pooler included); ``n_embedding_parameters`` the input token embeddings.
-    """
+    """A ``transformers`` checkpoint (a Hub id at ``revision``, or a local folder) and its metas' facts;
+    ``n_parameters`` counts all of ``AutoModel`` (pooler included)."""
 
     source: str
     revision: str
-    stem: str
-    """Name stem of the variants: ``evalrank/<stem>-<pooling>[-whiten]``."""
+    stem: str  # evalrank/<stem>-<pooling>[-whiten]
     dim: int
     n_layers: int
     n_parameters: int
@@ -115,8 +83,7 @@ def _card_license(folder: Path) -> str | None:
 
 
 def _folder_revision(folder: Path) -> str | None:
-    """The revision a local folder holds: the plugin's marker (in it or its parent), or a Hub cache
-    snapshot name."""
+    """The revision a local folder holds: our marker (in it or its parent), or a Hub snapshot name."""
     for marker in (read_json_object(folder / MARKER), read_json_object(folder.parent / MARKER)):
         if marker is not None and isinstance(marker.get("revision"), str):
             return str(marker["revision"])
@@ -126,8 +93,7 @@ def _folder_revision(folder: Path) -> str | None:
 
 
 def _max_tokens(folder: Path | None, config: Any) -> int:
-    """sentence-transformers' ``max_seq_length``, else the tokenizer's ``model_max_length``
-    (when set), else the config's ``max_position_embeddings``."""
+    """sentence-transformers' ``max_seq_length``, else ``model_max_length``, else the config's."""
     if folder is not None:
         st_limit = (read_json_object(folder / "sentence_bert_config.json") or {}).get("max_seq_length")
         if isinstance(st_limit, int):
@@ -139,8 +105,7 @@ def _max_tokens(folder: Path | None, config: Any) -> int:
 
 
 def count_parameters(config: Any) -> tuple[int, int, bool]:
-    """``(n_parameters, n_embedding_parameters, has_pooler)`` of ``AutoModel.from_config(config)``,
-    built on torch's ``meta`` device (no memory, no weights read)."""
+    """``(n_parameters, n_embedding_parameters, has_pooler)``, the model built on the ``meta`` device."""
     import torch
     from transformers import AutoModel
 
@@ -163,11 +128,8 @@ def checkpoint_from_config(
 ) -> Checkpoint:
     """A :class:`Checkpoint` whose facts are read from ``source``'s config (and card, if local).
 
-    ``source``: a local folder or a Hub id (then its ``config.json`` is read from the Hub
-    cache or, unless an offline variable is set, downloaded). ``revision``: required unless a
-    local folder names it (the plugin's marker file or a Hub cache snapshot folder).
-    ``max_tokens`` (the truncation of every variant): default :func:`_max_tokens`.
-    ``license``: default the model card's.
+    ``revision`` is required unless a local folder names it (our marker, a Hub cache snapshot);
+    ``max_tokens`` defaults to :func:`_max_tokens`, ``license`` to the model card's.
     """
     from transformers import AutoConfig
 
@@ -200,8 +162,7 @@ def checkpoint_from_config(
 # ------------------------------------------------------------------ the encoder
 @cache
 def _load(source: str, revision: str | None) -> tuple[Any, Any]:
-    """Tokenizer and model of a checkpoint, loaded once per process (shared by its variants), on
-    the GPU when torch sees one (the paper's code does the same), else on the CPU."""
+    """Tokenizer and model of a checkpoint, once per process, on the GPU if torch sees one (as the paper)."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
@@ -215,8 +176,7 @@ def _load(source: str, revision: str | None) -> tuple[Any, Any]:
 
 
 def check_declared(checkpoint: Checkpoint, model: Any) -> None:
-    """``ValueError`` if the loaded model is not what ``checkpoint`` declares (size, layers,
-    parameters): a declared population's facts are checked once its weights are there."""
+    """``ValueError`` if the loaded model's size, layers or parameters are not ``checkpoint``'s."""
     found = (
         int(model.config.hidden_size),
         int(model.config.num_hidden_layers),
@@ -231,10 +191,7 @@ def check_declared(checkpoint: Checkpoint, model: Any) -> None:
 
 
 class HFPooling(TextEmbedder):
-    """A checkpoint with one of :data:`POOLINGS`; features from the process's embedding cache.
-
-    ``forward_calls`` (class attribute) counts the forward passes in this process.
-    """
+    """A checkpoint with one of :data:`POOLINGS`; ``forward_calls`` counts the forward passes."""
 
     forward_calls = 0
 
@@ -255,20 +212,12 @@ class HFPooling(TextEmbedder):
         type(self).forward_calls += 1
         return hidden_features(self.tokenizer, self.model, texts, self.checkpoint.max_tokens, (1, -1))
 
-    def _forward_all(self, texts: list[str]) -> NDArray[np.float32]:
-        width = len(FEATURE_ROWS) * self.checkpoint.dim
-        return in_batches(
-            self._forward, texts, batch_size=self.batch_size, width=width, where=self.checkpoint.source
-        )
-
     def features(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, 4, dim)`` per-text features: cached, or one forward pass per batch of misses."""
-        dim = self.checkpoint.dim
-        if not texts:
-            return np.zeros((0, len(FEATURE_ROWS), dim), dtype=np.float32)
-        key = self.checkpoint.features_key()
-        rows = process_cache().embed(key, list(texts), self._forward_all, where=f"{key.model} features")
-        return np.asarray(rows, dtype=np.float32).reshape(len(texts), len(FEATURE_ROWS), dim)
+        dim, key = self.checkpoint.dim, self.checkpoint.features_key()
+        width, where = len(FEATURE_ROWS) * dim, self.checkpoint.source
+        rows = cached_rows(key, texts, self._forward, batch_size=self.batch_size, width=width, where=where)
+        return rows.reshape(len(texts), len(FEATURE_ROWS), dim)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, dim)`` embeddings of ``texts`` under this pooling (a view of :data:`FEATURE_ROWS`)."""
@@ -308,8 +257,7 @@ def paper_variants(
 
 
 def build_variant(variant: Variant, *, corpus: FitCorpus | None = None, batch_size: int = 32) -> AbsEncoder:
-    """The variant's mteb encoder: :class:`HFPooling`, whitened by the zoo's
-    :class:`PostProcessedEncoder` (fit corpus ``corpus``, default the WMT17 DA references)."""
+    """The variant's encoder: :class:`HFPooling`, whitened on ``corpus`` (default the WMT17 DA references)."""
     base = HFPooling(variant.checkpoint, variant.pooling, batch_size=batch_size)
     if not variant.whiten:
         return base
@@ -319,12 +267,10 @@ def build_variant(variant: Variant, *, corpus: FitCorpus | None = None, batch_si
 def load_variant(
     variant: Variant, model_name: str, revision: str | None = None, *, batch_size: int = 32, **kwargs: Any
 ) -> AbsEncoder:
-    """Loader of a variant's ``ModelMeta`` (bound with :func:`functools.partial`): ``variant``'s
-    encoder with ``batch_size`` texts per forward pass.
+    """Loader of a variant's ``ModelMeta`` (bound with :func:`functools.partial`).
 
     Raises:
-        ValueError: ``model_name`` / ``revision`` are not the variant's, or an option this loader
-            does not have (mteb passes the ``loader_kwargs`` and ``get_model``'s keyword arguments).
+        ValueError: ``model_name`` / ``revision`` are not the variant's, or an unknown option.
     """
     if model_name != variant.name or revision not in (None, variant.checkpoint.revision):
         declared = f"{variant.name}@{variant.checkpoint.revision}"
@@ -335,8 +281,7 @@ def load_variant(
 
 
 def variant_family(name: str) -> str | None:
-    """The family of a population variant, read from its name ``evalrank/<stem>-<pooling>[-whiten]``
-    (its checkpoint's stem), else ``None``."""
+    """The family (checkpoint stem) of a name ``evalrank/<stem>-<pooling>[-whiten]``, else ``None``."""
     match = re.fullmatch(rf"{re.escape(PREFIX)}(?P<stem>.+?)-(?:{'|'.join(POOLINGS)})(?:-whiten)?", name)
     return match["stem"] if match else None
 
@@ -410,16 +355,14 @@ class PopulationModel(Protocol):
 
 @dataclass(frozen=True)
 class PopulationEntry:
-    """One row of a population: the paper's row, and the variant that runs it or why none does."""
+    """One row of a population: the paper's row (Table 9 number(s), model, *Details* column), and the
+    variant that runs it or why none does (``not_runnable``)."""
 
     rows: str
-    """Table 9 model number(s), e.g. ``41`` or ``61``."""
     model: str
     details: str
-    """The paper's *Details* column (and post-processing)."""
     variant: PopulationModel | None = None
     not_runnable: str | None = None
-    """Why this model cannot run (``variant`` is then ``None``)."""
 
 
 @dataclass(frozen=True)
@@ -429,8 +372,7 @@ class Population:
     name: str
     description: str
     entries: tuple[PopulationEntry, ...]
-    prepare: Callable[[], None] | None = None
-    """Run by :func:`check_population` first (the word-vector sets: fetch every pinned set)."""
+    prepare: Callable[[], None] | None = None  # run by check_population first
 
     @property
     def variants(self) -> tuple[PopulationModel, ...]:
@@ -485,10 +427,8 @@ LOCAL_POPULATION = "paper-variants-local"
 
 
 def local_population() -> Population:
-    """The paper's six variants (``cls``, ``last-avg``, ``first-last-avg``, each +- whitening) of the
-    checkpoints this machine has: the bundled all-MiniLM-L6-v2 and, when installed
-    (``scripts/install_encoders.sh``), all-mpnet-base-v2. Stems end in ``-hf`` so the names never
-    clash with the zoo's MiniLM poolings (which compute the same vectors)."""
+    """The paper's six variants of the bundled all-MiniLM-L6-v2 and, when installed, all-mpnet-base-v2
+    (stems end in ``-hf``, apart from the zoo's MiniLM poolings)."""
     from .encoders.install import mpnet_dir, mpnet_ready
     from .offline import MINILM, MINILM_REVISION
 
@@ -579,24 +519,20 @@ def check_population(name: str) -> None:
     if population.prepare is not None:
         population.prepare()
     for checkpoint in population.checkpoints:
-        if (why := _config_missing(checkpoint)) is None:
-            continue
-        raise PopulationUnavailable(
-            f"the population {name!r} ({len(population.variants)} runnable variants of "
-            f"{len(population.checkpoints)} checkpoints) cannot run here: its checkpoint "
-            f"{checkpoint.source!r} (revision {checkpoint.revision}) is not in the Hugging Face cache "
-            f"and {why}. It needs a connected machine: run the same command there (the "
-            "checkpoints are downloaded on first use, about 5 GB), or copy its Hub cache "
-            '($HF_HOME/hub) here. See docs/zoo.md, "The paper\'s neural population".'
-        )
+        if (why := _config_missing(checkpoint)) is not None:
+            raise PopulationUnavailable(
+                f"the population {name!r} ({len(population.variants)} runnable variants of "
+                f"{len(population.checkpoints)} checkpoints) cannot run here: its checkpoint "
+                f"{checkpoint.source!r} (revision {checkpoint.revision}) is not in the Hugging Face cache "
+                f"and {why}. It needs a connected machine: run the same command there (the "
+                "checkpoints are downloaded on first use, about 5 GB), or copy its Hub cache "
+                '($HF_HOME/hub) here. See docs/zoo.md, "The paper\'s neural population".'
+            )
 
 
 def register_population_metas(metas: Iterable[ModelMeta]) -> list[str]:
-    """Add ``metas`` to mteb's model registry and return their names (idempotent).
-
-    Raises:
-        ValueError: a name that mteb already uses for another object (never replaced).
-    """
+    """Add ``metas`` to mteb's model registry and return their names (idempotent); ``ValueError`` for
+    a name that mteb already uses for another object (never replaced)."""
     from mteb_evalrank import _mteb_adapter
 
     registry = _mteb_adapter.model_registry()
@@ -610,8 +546,7 @@ def register_population_metas(metas: Iterable[ModelMeta]) -> list[str]:
 
 
 def enable_population(name: str, *, check: bool = True) -> list[str]:
-    """Check that population ``name`` loads here (unless ``check`` is false), register its metas
-    with mteb and return its model names.
+    """Check that population ``name`` loads here (unless not ``check``), register its metas, return the names.
 
     Raises:
         KeyError: unknown population.

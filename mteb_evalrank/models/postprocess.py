@@ -1,22 +1,10 @@
-"""Post-processing of embeddings as the papers define it: scikit-learn transformers.
+"""Post-processing of embeddings as the papers define it: scikit-learn transformers (docs/zoo.md).
 
-Each class is a ``TransformerMixin, BaseEstimator`` (clonable, picklable, usable in a
-``Pipeline``): :class:`ABTT` (Mu and Viswanath, 2018), :class:`Whitening` (Su et al., 2021),
-:class:`PCRemoval` (Arora et al., 2017), :class:`ZNorm` and :class:`Truncation` (Eger et al.,
-2019); each class docstring gives its formula, with ``X`` the ``(n, d)`` fit rows and ``mu`` their
-mean. Inputs are validated by scikit-learn (``validate_data``: 2-D, finite, at least two fit rows;
-``check_is_fitted`` before ``transform``); fitted attributes end with ``_``. The maths is float64
-and ``transform`` returns float64 (the zoo's ``PostProcessedEncoder`` hands float32 to mteb).
-
-Degenerate input (e.g. a constant encoder): a direction whose spread is below the float32
-resolution of the data (``sigma <= 1e-7 * max|X|``) is mapped to 0 instead of being divided
-by ~0, and the residual of a projection that is only rounding noise
-(``||y|| <= 1e-6 ||x - mu||``) is set to the zero vector. A constant encoder therefore
-gives all-zero, finite output (no NaN, no noise that could rank well).
-
-Why not scikit-learn's ``PCA``: it always centres (Arora et al.'s removal must not), has no
-whitening with the ``n - 1`` covariance of Su et al. and no zero-variance guard; the exact
-SVD of numpy is a few lines and deterministic.
+``X`` is the ``(n, d)`` fit rows, ``mu`` their mean; the maths is float64. A direction with spread
+``sigma <= 1e-7 max|X|`` maps to 0 (not ``1 / 0``) and a projection residual
+``||y|| <= 1e-6 ||x - mu||`` to the zero vector, so a constant encoder gives all-zero output.
+Not scikit-learn's ``PCA``: it always centres (Arora et al.'s removal must not) and has no
+``n - 1`` whitening nor zero-variance guard.
 """
 
 from __future__ import annotations
@@ -29,10 +17,8 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-#: Spread below this share of ``max|X|`` is float32 rounding, treated as zero variance.
-FLOAT32_RESOLUTION = 1e-7
-#: A projection residual below this share of ``||x - mean||`` is rounding noise -> zero.
-RESIDUAL_RTOL = 1e-6
+FLOAT32_RESOLUTION = 1e-7  # spread below this share of max|X|: zero variance
+RESIDUAL_RTOL = 1e-6  # a projection residual below this share of ||x - mean||: zero
 
 Float64Array = NDArray[np.float64]
 
@@ -107,16 +93,13 @@ def abtt_components(dim: int) -> int:
 
 # ------------------------------------------------------------------ estimators
 class ABTT(TransformerMixin, BaseEstimator):
-    """All-but-the-top (Mu and Viswanath, 2018): ``y = (x - mu) (I - U U^T)``.
-
-    ``mu`` is the mean of the fit rows ``X`` and the rows of ``U^T`` are the top-``D``
+    """All-but-the-top (Mu and Viswanath, 2018): ``y = (x - mu) (I - U U^T)``, ``U^T`` the top-``D``
     principal directions of ``X - mu``.
 
     Args:
         n_components: ``D``, the number of directions removed; ``None``: ``ceil(d / 100)``.
-        svd_solver: ``"full"``, the exact SVD of ``X - mu``; ``"covariance_eigh"``, the
-            eigenvectors of ``(X - mu)^T (X - mu)`` (same directions, a ``d x d`` problem:
-            fast for tall ``X``, e.g. a 100k-row word-vector table).
+        svd_solver: ``"full"`` (exact SVD of ``X - mu``) or ``"covariance_eigh"`` (eigenvectors of
+            ``(X - mu)^T (X - mu)``: the same directions, fast for tall ``X``).
 
     Fitted attributes: ``mean_`` ``(d,)``, ``components_`` ``(D, d)`` (orthonormal rows),
     ``projection_`` ``(d, d)`` = ``I - U U^T``, ``n_features_in_``.
@@ -144,10 +127,8 @@ class ABTT(TransformerMixin, BaseEstimator):
 
 
 class PCRemoval(TransformerMixin, BaseEstimator):
-    """Principal-component removal (Arora et al., 2017), no centring: ``y = x (I - U U^T)``.
-
-    The rows of ``U^T`` are the top-``D`` right singular vectors of the fit rows ``X``
-    themselves (not of ``X - mu``: the common component includes the mean).
+    """Principal-component removal (Arora et al., 2017), no centring: ``y = x (I - U U^T)``, ``U^T`` the
+    top-``D`` right singular vectors of ``X`` itself (the common component includes the mean).
 
     Args:
         n_components: ``D``, the number of directions removed (Arora et al.: 1).
@@ -171,11 +152,8 @@ class PCRemoval(TransformerMixin, BaseEstimator):
 
 
 class Whitening(TransformerMixin, BaseEstimator):
-    """Whitening (Su et al., 2021): ``y = (x - mu) (U diag(S^-1/2))[:, :k]``.
-
-    ``Sigma = cov(X) = U diag(S) U^T`` (``n - 1`` denominator, SVD), so the whitened fit rows
-    have identity covariance. Directions with ``sqrt(S) <= 1e-7 max|X|`` (zero variance) get
-    weight 0, not ``1 / 0``.
+    """Whitening (Su et al., 2021): ``y = (x - mu) (U diag(S^-1/2))[:, :k]``, ``cov(X) = U diag(S) U^T``
+    (``n - 1`` denominator): the whitened fit rows have identity covariance.
 
     Args:
         n_components: ``k``, the number of output dimensions (largest variance first);
@@ -206,10 +184,8 @@ class Whitening(TransformerMixin, BaseEstimator):
 
 
 class ZNorm(TransformerMixin, BaseEstimator):
-    """z-normalisation then unit length (Eger et al., 2019): ``z = (x - mu) / sigma``, ``y = z / ||z||``.
-
-    ``sigma`` is the population standard deviation of each dimension of the fit rows; a
-    dimension with ``sigma <= 1e-7 max|X|`` (constant) maps to 0; a zero ``z`` stays zero.
+    """z-normalisation then unit length (Eger et al., 2019): ``z = (x - mu) / sigma``, ``y = z / ||z||``
+    (``sigma``: the population standard deviation per dimension; a zero ``z`` stays zero).
 
     Fitted attributes: ``mean_`` ``(d,)``, ``scale_`` ``(d,)`` (``1 / sigma``, or 0),
     ``n_features_in_``.
@@ -229,12 +205,8 @@ class ZNorm(TransformerMixin, BaseEstimator):
 
 
 class Truncation(TransformerMixin, BaseEstimator):
-    """The first ``k`` dimensions: ``y = x[:k]`` (Eger et al., 2019). Stateless: ``fit`` only
-    records ``n_features_in_``, and ``transform`` works without it.
-
-    Args:
-        n_components: ``k``; ``None``: every dimension.
-    """
+    """The first ``k = n_components`` dimensions (``None``: all): ``y = x[:k]`` (Eger et al., 2019).
+    Stateless: ``transform`` works without ``fit``."""
 
     def __init__(self, n_components: int | None = None) -> None:
         self.n_components = n_components
@@ -267,21 +239,13 @@ KINDS = tuple(ESTIMATORS)
 
 
 def make_postprocessor(kind: str) -> TransformerMixin:
-    """The zoo's (unfitted) post-processing ``kind`` (one of :data:`KINDS`): ``ABTT()``
-    (``D = ceil(d / 100)``), ``Whitening()`` (all dimensions), ``PCRemoval(1)`` (Arora et al.'s
-    one component), ``ZNorm()``."""
+    """The zoo's (unfitted) post-processing ``kind`` (one of :data:`KINDS`) with default arguments."""
     if kind not in ESTIMATORS:
         raise ValueError(f"unknown post-processing {kind!r}; expected one of {', '.join(KINDS)}.")
     return ESTIMATORS[kind]()
 
 
 def table_abtt(table: ArrayLike) -> ABTT:
-    """ABTT (Mu and Viswanath, 2018) fitted on every row of a word-vector table ``X`` (n x d).
-
-    ``ABTT(D, svd_solver="covariance_eigh")``, ``D = ceil(d / 100)``: ``mu`` the mean row,
-    ``u_1..u_D`` the top eigenvectors of ``C = (X - mu)^T (X - mu)`` (= the top right singular
-    vectors of ``X - mu``), ``y = (x - mu) - U U^T (x - mu)``. The ``d x d`` eigenproblem replaces
-    the SVD of the ``n x d`` table (seconds instead of tens of seconds for 100k rows). The fit
-    holds two float64 copies of the table (``16 n d`` bytes).
-    """
+    """``ABTT(ceil(d / 100), svd_solver="covariance_eigh")`` fitted on every row of a word-vector table
+    (the ``d x d`` eigenproblem instead of the table's SVD; two float64 copies, ``16 n d`` bytes)."""
     return ABTT(abtt_components(np.shape(table)[1]), svd_solver="covariance_eigh").fit(table)

@@ -1,11 +1,7 @@
 """Static word vectors as an mteb encoder (bag of words).
 
-``encode(text) = mean of the vectors of the known tokens`` of ``text.lower().split()``
-(whitespace tokens, lower-cased); the zero vector when no token is known. Unknown tokens
-are skipped (and counted: ``n_unknown_tokens`` of ``n_tokens`` seen), never guessed;
-``StaticWordEmbeddings.coverage(words)`` is the share of given words that have a vector.
-A token's row is looked up by word (``StaticWordEmbeddings``) or by a hash of the word
-(``HashedWordEmbeddings``: spaCy's tables).
+``encode(text)`` = the mean of the known tokens' vectors of ``text.lower().split()``, the zero vector
+when none is known; unknown tokens are skipped and counted (``n_unknown_tokens`` of ``n_tokens``).
 """
 
 from __future__ import annotations
@@ -23,16 +19,8 @@ from .base import TextEmbedder
 
 
 class StaticWordEmbeddings(TextEmbedder):
-    """Bag-of-words encoder over a fixed vocabulary of word vectors.
-
-    Args:
-        words: the vocabulary, one entry per row of ``vectors``. A word that appears
-            twice keeps its first row (GloVe/word2vec files list the most frequent first).
-        vectors: ``(len(words), dim)`` float array.
-        lowercase: lower-case input text before tokenising (default ``True``; the
-            vocabulary is used as given).
-        name: a label for error messages.
-    """
+    """Bag-of-words encoder over ``words`` (one per row of ``vectors``; a repeated word keeps its first
+    row); ``lowercase`` applies to the text, not the vocabulary; ``name`` labels error messages."""
 
     def __init__(
         self,
@@ -72,12 +60,8 @@ class StaticWordEmbeddings(TextEmbedder):
         return self.index.get(token)
 
     def coverage(self, words: Iterable[str]) -> float:
-        """Share of ``words`` (each tokenised as a text) whose tokens all have a vector.
-
-        ``coverage = #{w : every token of w known} / #{w}`` over the distinct non-empty
-        words given (0.0 for none); the per-task coverage of a word-level task is this over
-        the task's words. Counts nothing into ``n_tokens`` / ``n_unknown_tokens``.
-        """
+        """``#{w : every token of w known} / #{w}`` over the distinct non-empty ``words`` (0.0 for none);
+        counts nothing into ``n_tokens`` / ``n_unknown_tokens``."""
         distinct = {word for word in words if self.tokenize(word)}
         known = sum(all(self.row(token) is not None for token in self.tokenize(word)) for word in distinct)
         return known / len(distinct) if distinct else 0.0
@@ -87,12 +71,8 @@ class StaticWordEmbeddings(TextEmbedder):
     def from_file(
         cls, path: str | Path, vocabulary: str | Path | None = None, **kwargs: Any
     ) -> StaticWordEmbeddings:
-        """Load GloVe/word2vec text vectors, or a ``.npy`` matrix with its vocabulary.
-
-        * ``*.txt`` / ``*.vec``: one ``word v1 ... vd`` line per word (:func:`read_text_vectors`).
-        * ``*.npy``: ``vocabulary`` is required, a ``.parquet`` file with one string
-          column or a text file with one word per line, in row order.
-        """
+        """Text vectors (:func:`read_text_vectors`), or a ``.npy`` matrix with its ``vocabulary`` (a
+        one-column ``.parquet`` or one word per line, in row order)."""
         path = Path(path)
         kwargs.setdefault("name", path.name)
         if path.suffix == ".npy":
@@ -134,16 +114,8 @@ def _read_vocabulary(path: Path) -> list[str]:
 
 
 class HashedWordEmbeddings(StaticWordEmbeddings):
-    """Bag-of-words encoder over a table keyed by a hash of the word (spaCy's ``Vectors``).
-
-    ``row(token) = key2row.get(hash_word(token))``: a token has a vector when its hash is a
-    key of the table (``index`` is then empty: the table need not list its words).
-
-    Args:
-        key2row: ``{hash(word): row}``; several keys may share a row.
-        vectors: ``(rows, dim)`` float array.
-        hash_word: the table's hash of a word (e.g. spaCy's, ``word_vector_files.spacy_hash``).
-    """
+    """Bag-of-words encoder over a table keyed by a hash of the word (spaCy's ``Vectors``):
+    ``row(token) = key2row.get(hash_word(token))`` (several keys may share a row; ``index`` is empty)."""
 
     def __init__(
         self,
@@ -159,8 +131,7 @@ class HashedWordEmbeddings(StaticWordEmbeddings):
             raise ValueError(f"{name}: expected a non-empty (rows, dim) table, got {vectors.shape}.")
         self.key2row = key2row
         self.hash_word = hash_word
-        self.rows: dict[str, int | None] = {}
-        """Memo of ``row`` per token seen (hashing is pure Python)."""
+        self.rows: dict[str, int | None] = {}  # memo of row per token (hashing is pure Python)
         self.index = {}
         self._start(vectors, lowercase, name)
 
@@ -183,15 +154,10 @@ def count_dim_header(line: bytes) -> tuple[int, int] | None:
 
 
 def read_text_vectors(path: Path) -> tuple[list[str], NDArray[np.float32]]:
-    """``(words, (rows, dims) float32)`` of a text file (``.gz``: through gzip), one ``word v1 ... vd``
-    line per word, streamed into one preallocated matrix (never the whole file in memory).
-
-    A first line of two integers (word2vec's ``count dim`` header) gives the size; without one,
-    a first pass counts the lines and ``d`` is the first line's number of values. A line is split
-    at its last ``d`` spaces, so a word may contain spaces (glove.840B.300d.txt has such words);
-    trailing whitespace, ``\r\n`` and empty lines are accepted. Each value is parsed as float64,
-    then stored as float32. A line with fewer values, a value that is not a number, a word that is
-    not UTF-8 or more rows than the header says raise ``ValueError`` naming the file and line.
+    """``(words, (rows, dims) float32)`` of a text file (``.gz``: gzip), one ``word v1 ... vd`` line per
+    word, streamed into one preallocated matrix. An optional ``count dim`` first line gives the size;
+    a line is split at its last ``d`` spaces (a word may contain spaces); empty lines are skipped.
+    A bad line raises ``ValueError`` naming the file and line.
     """
     with open_vectors(path) as handle:
         first = handle.readline()

@@ -1,24 +1,11 @@
-"""Readers of static word-vector files, numpy and the standard library only (no gensim, no spaCy).
+"""Readers of static word-vector files, numpy and the standard library only (docs/zoo.md, "Readers").
 
-* **word2vec binary** (:func:`read_word2vec_binary`): an ASCII header ``"<rows> <dims>\\n"``,
-  then per row the word's UTF-8 bytes, one space, and ``dims`` little-endian float32
-  (``4 * dims`` bytes); the original tool writes a ``"\\n"`` after each vector, others do
-  not, so one leading newline of a word is dropped.
-* **gensim KeyedVectors pickle** (:func:`read_keyedvectors_pickle`): gensim 3's
-  ``Word2VecKeyedVectors`` saved by ``KeyedVectors.save`` (a pickle, protocol 2+) with the
-  state ``vectors`` (an ndarray) and ``vocab`` (``{word: Vocab(count, index)}``, the words
-  as numpy ``str_`` scalars); row ``index`` of ``vectors`` is the word's vector. Read with a
-  restricted unpickler (:class:`_KeyedVectorsUnpickler`) that runs none of the pickle's
-  own code: gensim's two classes are replaced by an inert stand-in that only stores its
-  state, numpy's array and scalar reconstruction are the only other callables allowed,
-  anything else is refused (``pickle.UnpicklingError``).
-* **spaCy vectors table** (:func:`read_spacy_table`): ``vectors``, a ``.npy`` float32
-  matrix ``(rows, dims)``, and ``key2row``, a msgpack map ``{key: row}`` whose key is
-  spaCy's 64-bit hash of a string (:func:`spacy_hash`); several keys may share a row.
-* **text** (:func:`read_text_vectors`, from :mod:`.static`): one ``word v1 ... vd`` line per word.
-
-The text and word2vec binary readers stream into one preallocated matrix (``.gz`` through ``gzip``):
-the paper's sets (:mod:`.paper_word`) are up to 5.6 GB.
+* word2vec binary: header ``"<rows> <dims>\\n"``, then per row the UTF-8 word, a space and ``dims``
+  little-endian float32 (one leading ``"\\n"`` of a word dropped); streamed (``.gz``: gzip).
+* gensim 3 KeyedVectors pickle: state ``vectors`` and ``vocab`` (``{word: Vocab(count, index)}``),
+  read by an unpickler that allows only numpy's reconstruction and inert stand-ins of gensim's classes.
+* spaCy table: ``vectors`` (``.npy``) and ``key2row`` (msgpack ``{spacy_hash(word): row}``).
+* text: :func:`read_text_vectors` (from :mod:`.static`).
 """
 
 from __future__ import annotations
@@ -45,11 +32,7 @@ def murmurhash64a(data: bytes, seed: int = SPACY_HASH_SEED) -> int:
     ``m = 0xc6a4a7935bd1e995``, ``r = 47``, ``h = seed ^ (len * m)``; per 8-byte
     little-endian block ``k``: ``k *= m; k ^= k >> r; k *= m; h ^= k; h *= m``; the 1-7
     remaining bytes, little-endian, are xored into ``h`` and ``h *= m``; finally
-    ``h ^= h >> r; h *= m; h ^= h >> r``; all arithmetic modulo 2**64.
-
-    Written here because no maintained PyPI package exposes this function to Python:
-    ``murmurhash`` (spaCy's own dependency) has it only as a Cython ``cdef`` (``hash64``),
-    ``mmh3`` and ``murmurhash2`` give MurmurHash3 / 32-bit MurmurHash2, other hashes.
+    ``h ^= h >> r; h *= m; h ^= h >> r``; all arithmetic modulo 2**64 (no PyPI package exposes it).
     """
     n = len(data)
     h = seed ^ ((n * _M) & _MASK)
@@ -71,8 +54,7 @@ def spacy_hash(word: str) -> int:
 
 # ------------------------------------------------------------------ word2vec binary
 def read_word2vec_binary(path: Path) -> tuple[list[str], NDArray[np.float32]]:
-    """``(words, (rows, dims) float32)`` of a word2vec binary file (format: module docstring; ``.gz``:
-    through gzip), streamed into one preallocated matrix (never the whole file in memory)."""
+    """``(words, (rows, dims) float32)`` of a word2vec binary file, streamed (``.gz``: gzip)."""
     with open_vectors(path) as handle:
         header = count_dim_header(handle.readline())
         if header is None:

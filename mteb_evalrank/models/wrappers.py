@@ -1,23 +1,8 @@
-"""``PostProcessedEncoder``: any mteb encoder followed by a fitted post-processing.
+"""``PostProcessedEncoder``: any mteb encoder followed by a post-processing fitted at the first
+``encode`` on a fixed **fit corpus** (``FitCorpus``, never a task's texts; docs/zoo.md, "Fit corpora").
 
-The statistics are fitted lazily, on the first ``encode``, on a documented **fit corpus**
-encoded by the wrapped model, and kept for the life of the object. They never see a task's
-texts or answers. Fit corpora of the zoo (``FitCorpus``):
-
-* static word vectors: the ``N`` most frequent vocabulary words (GloVe files are ordered by
-  frequency; each word encoded on its own = its vector), as Mu and Viswanath fit on word
-  vectors: ``N = 10,000`` for glove.6B.50d, all 5,000 words of the toy GloVe;
-* sentence encoders: the English reference sentences of WMT17 DA (``mteb-evalrank/wmt17-da``
-  config ``all``, column ``sentence1``), de-duplicated, in file order (2,787 sentences).
-  They carry no label of any task; WMT17DA itself scores (reference, MT output) pairs, so
-  for that task the fit is transductive on its reference side (texts only, no scores).
-
-A zero row of the wrapped encoder stays zero: it is how an encoder says it knows nothing
-about a text (a static encoder with no known token), and an affine post-processing would
-otherwise turn it into ``-mean @ matrix``, one shared non-zero vector for every unknown
-text, which then scores cosine 1 against every other unknown text. With zero kept, the
-word-similarity convention (a zero vector has cosine 0 with everything, see
-``tasks.word_similarity._common``) and the coverage count hold after post-processing too.
+A zero row of the wrapped encoder (it knows nothing of the text) stays zero: an affine map would make
+every unknown text one shared non-zero vector (cosine 1 between unknown texts).
 """
 
 from __future__ import annotations
@@ -33,7 +18,7 @@ from sklearn.base import TransformerMixin
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
-    from mteb.types import Array, BatchedInput, PromptType
+    from mteb.types import Array, BatchedInput
     from torch.utils.data import DataLoader
 
 
@@ -42,8 +27,7 @@ class FitCorpus:
     """A named recipe for the texts a post-processing is fitted on."""
 
     name: str
-    texts: Callable[[AbsEncoder], Sequence[str]]
-    """The fit texts, given the wrapped encoder (static models read their own vocabulary)."""
+    texts: Callable[[AbsEncoder], Sequence[str]]  # given the wrapped encoder
 
 
 def vocabulary_head(n: int | None) -> FitCorpus:
@@ -59,16 +43,14 @@ def vocabulary_head(n: int | None) -> FitCorpus:
 
 
 def wmt17_reference_sentences(limit: int | None = None) -> list[str]:
-    """WMT17 DA reference sentences (config ``all``, ``sentence1``), de-duplicated, file order,
-    loaded as the tasks load their data (:func:`mteb_evalrank.data.ready.load_split`)."""
+    """WMT17 DA reference sentences (config ``all``, ``sentence1``), de-duplicated, in file order."""
     from mteb_evalrank.data.ready import load_split
     from mteb_evalrank.data.registry import WMT17_DA
     from mteb_evalrank.settings import Settings
 
     user = f"the fit corpus {WMT17_DA.hub_id} (config 'all')"
     data = load_split(WMT17_DA, "all", "test", user, Settings.from_environment())
-    sentences = list(dict.fromkeys(data["sentence1"]))
-    return sentences[:limit]
+    return list(dict.fromkeys(data["sentence1"]))[:limit]
 
 
 def wmt17_references(limit: int | None = None) -> FitCorpus:
@@ -91,18 +73,9 @@ def encode_texts(
 
 
 class PostProcessedEncoder(AbsEncoder):
-    """``estimator.transform(base.encode(...))``, the estimator fitted on ``corpus`` at first use.
-
-    Args:
-        base: the wrapped mteb encoder.
-        estimator: a scikit-learn transformer (``postprocess.ABTT()``, a ``Pipeline``, ...).
-            With ``corpus``, it is fitted on the fit corpus's embeddings at the first
-            ``encode``; without, it is used as given: already fitted, or stateless
-            (``postprocess.Truncation``).
-        corpus: the fit corpus, encoded by ``base``.
-
-    ``is_fitted`` says whether the estimator is ready (fitted on the corpus, or given ready).
-    """
+    """``estimator.transform(base.encode(...))``: a scikit-learn transformer fitted at the first
+    ``encode`` on ``corpus`` encoded by ``base``, or, without ``corpus``, used as given (fitted or
+    stateless); ``is_fitted`` says whether it is ready."""
 
     def __init__(
         self, base: AbsEncoder, estimator: TransformerMixin, *, corpus: FitCorpus | None = None
@@ -126,30 +99,12 @@ class PostProcessedEncoder(AbsEncoder):
         return self.estimator
 
     def encode(
-        self,
-        inputs: DataLoader[BatchedInput],
-        *,
-        task_metadata: TaskMetadata,
-        hf_split: str,
-        hf_subset: str,
-        prompt_type: PromptType | None = None,
-        **kwargs: Any,
+        self, inputs: DataLoader[BatchedInput], *, task_metadata: TaskMetadata, **kwargs: Any
     ) -> Array:
-        """The wrapped encoder's embeddings of ``inputs``, post-processed; zero rows stay zero.
-
-        The first call fits the estimator; the fit corpus is encoded with this call's
-        ``task_metadata`` (the zoo's encoders ignore it) and no prompt type.
-        """
+        """The wrapped encoder's embeddings of ``inputs``, post-processed; zero rows stay zero. The
+        first call fits the estimator (the fit corpus encoded with this ``task_metadata``, no prompt)."""
         estimator = self.fitted(task_metadata)
-        embeddings = self.base.encode(
-            inputs,
-            task_metadata=task_metadata,
-            hf_split=hf_split,
-            hf_subset=hf_subset,
-            prompt_type=prompt_type,
-            **kwargs,
-        )
-        base = np.asarray(embeddings)
+        base = np.asarray(self.base.encode(inputs, task_metadata=task_metadata, **kwargs))
         out = np.asarray(estimator.transform(base), dtype=np.float32)
         out[~base.any(axis=1)] = 0.0
         return out

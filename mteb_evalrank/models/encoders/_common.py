@@ -1,17 +1,6 @@
-"""What every PyPI-packaged encoder shares: the install hint, the plugin's folder, batching, runtimes.
-
-* :func:`require` imports a package's module or raises ``ModuleNotFoundError`` naming the
-  pip command (:data:`INSTALL_HINT`).
-* :func:`encoders_dir`: ``<home>/encoders/`` (``Settings.home``), one folder marked by
-  :data:`MARKER` per derived model (see :mod:`.install`).
-* :class:`FamilyEncoder` is a family's *base* encoder: ``embed(texts)`` serves each text from
-  the process's embedding cache (:func:`mteb_evalrank.embedding_cache.process_cache`) under
-  the key ``(meta name, revision, context)``, and encodes the texts it lacks, longest first,
-  ``batch_size`` at a time. Every zoo variant of the family wraps the one object
-  :func:`functools.cache` keeps per process, so a text is encoded once per family (in a
-  study the cache is on disk, shared by the workers). :class:`SentenceTransformerFolder` and
-  :class:`OnnxEncoder` are the two runtimes several families share.
-* :class:`EncoderFamily`: what the zoo needs to know about one PyPI-packaged encoder.
+"""What every PyPI-packaged encoder shares: the install hint, ``<home>/encoders``, the cached base
+encoder (:class:`FamilyEncoder`: one object per family and process, each text encoded once through
+the process's embedding cache), the two shared runtimes and :class:`EncoderFamily` (docs/zoo.md).
 """
 
 from __future__ import annotations
@@ -28,30 +17,34 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mteb_evalrank._home import home
-from mteb_evalrank.embedding_cache import StoreKey, process_cache
+from mteb_evalrank.embedding_cache import StoreKey
 
-from ..base import TextEmbedder, in_batches
+from ..base import TextEmbedder, cached_rows
 
 INSTALL_COMMAND = "bash scripts/install_encoders.sh"
 INSTALL_HINT = f"{INSTALL_COMMAND} (in a checkout; or pip install 'mteb-evalrank[encoders]')"
-"""How to install every encoder package (the script also installs the ``--no-deps`` ones)."""
 MARKER = "mteb_evalrank_encoder.json"
 """File that marks a folder under ``<home>/encoders`` as written by this plugin."""
 
 
+def not_installed(module: str, package: str, model: str, *, no_deps: bool = False) -> ModuleNotFoundError:
+    """The ``ModuleNotFoundError`` naming ``package`` and the install command."""
+    how = f"pip install --no-deps {package}" if no_deps else f"pip install {package}"
+    return ModuleNotFoundError(
+        f"{model} needs the PyPI package '{package}' (module '{module}'), which is not installed: "
+        f"{INSTALL_HINT}, or just this one: {how}.",
+        name=module,
+    )
+
+
 def require(module: str, package: str, model: str, *, no_deps: bool = False) -> ModuleType:
-    """``import module``, or ``ModuleNotFoundError`` naming ``package`` and the install command."""
+    """``import module``, or :func:`not_installed`."""
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as error:
         if error.name is not None and error.name != module and not module.startswith(f"{error.name}."):
             raise  # the package is there but one of its own imports failed: show that
-        how = f"pip install --no-deps {package}" if no_deps else f"pip install {package}"
-        raise ModuleNotFoundError(
-            f"{model} needs the PyPI package '{package}' (module '{module}'), which is not installed: "
-            f"{INSTALL_HINT}, or just this one: {how}.",
-            name=module,
-        ) from None
+        raise not_installed(module, package, model, no_deps=no_deps) from None
 
 
 def encoders_dir() -> Path:
@@ -65,11 +58,8 @@ def n_threads() -> int:
 
 
 class FamilyEncoder(TextEmbedder):
-    """A family's base encoder: ``embed`` through the process cache under :attr:`key`.
-
-    Subclasses set :attr:`key` (model = the family's base meta name) and implement
-    :meth:`encode_batch` (one batch, any order).
-    """
+    """A family's base encoder: ``embed`` through the process cache under :attr:`key` (model = the base
+    meta name); subclasses implement :meth:`encode_batch`."""
 
     key: StoreKey
     batch_size: int = 32
@@ -85,26 +75,14 @@ class FamilyEncoder(TextEmbedder):
         key: StoreKey | None = None,
         encode_batch: Callable[[list[str]], NDArray[np.float32]] | None = None,
     ) -> NDArray[np.float32]:
-        """``(n, dim)`` embeddings of ``texts``: cached rows under ``key`` (default :attr:`key`), the
-        others encoded now by ``encode_batch`` (default :meth:`encode_batch`), ``batch_size`` at a
-        time (the cache passes them longest first)."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+        """``(n, dim)`` :func:`.base.cached_rows` under ``key`` by ``encode_batch`` (default: own)."""
         key = key or self.key
         run = encode_batch or self.encode_batch
-
-        def encode_all(missing: list[str]) -> NDArray[np.float32]:
-            return in_batches(run, missing, batch_size=self.batch_size, width=self.dim, where=key.model)
-
-        rows = process_cache().embed(key, list(texts), encode_all, where=key.model)
-        return np.asarray(rows, dtype=np.float32)
+        return cached_rows(key, texts, run, batch_size=self.batch_size, width=self.dim, where=key.model)
 
 
 class SentenceTransformerFolder(FamilyEncoder):
-    """``SentenceTransformer(path).encode`` on CPU: the model's own modules (pooling, normalisation).
-
-    sentence-transformers sorts a batch's texts by length and runs under ``torch.inference_mode``.
-    """
+    """``SentenceTransformer(path).encode`` on CPU: the model's own modules (pooling, normalisation)."""
 
     def __init__(self, path: str, key: StoreKey, *, dim: int) -> None:
         from sentence_transformers import SentenceTransformer
@@ -127,10 +105,8 @@ class SentenceTransformerFolder(FamilyEncoder):
 class OnnxEncoder(FamilyEncoder):
     """Tokenise (truncate at ``max_length`` tokens, pad to the batch's longest), run, pool.
 
-    ``pooling``: ``"output:NAME"`` takes the graph output ``NAME`` as the sentence embedding
-    (a graph that pools itself); ``"cls"`` takes ``last_hidden_state[:, 0]``. ``normalize``
-    divides by the L2 norm (as the official model's ``Normalize`` module). onnxruntime runs
-    with one intra-op thread per core.
+    ``pooling``: ``"output:NAME"`` (the graph output ``NAME``) or ``"cls"``
+    (``last_hidden_state[:, 0]``); ``normalize``: divide by the L2 norm.
     """
 
     def __init__(
@@ -180,36 +156,25 @@ class OnnxEncoder(FamilyEncoder):
 
 @dataclass(frozen=True)
 class WeightFile:
-    """A file of an installed package whose SHA-256 was recorded (docs/zoo.md, tests)."""
+    """A file of an installed package (``path`` inside the distribution) whose SHA-256 was recorded."""
 
     package: str
     path: str
-    """Inside the installed distribution (``importlib.metadata`` file path)."""
     sha256: str
 
 
 @dataclass(frozen=True)
 class EncoderFamily:
-    """One encoder family of the zoo: its base model and the variants built on it.
-
-    ``meta`` holds the base ``ModelMeta`` fields besides name, dimension, loader and the
-    fields every zoo meta shares; the variants copy them (``adapted_from`` = the base).
-    """
+    """One encoder family of the zoo: its base model (``meta``: its ``ModelMeta`` fields besides
+    name, dimension, loader and ``zoo.cosine_meta``'s defaults) and the variants built on it."""
 
     family: str
-    """``model_family`` of every model built on this base."""
     name: str
-    """The base model's mteb name (``evalrank/...``)."""
     dim: int
     what: str
-    load: Callable[[], TextEmbedder]
-    """The base encoder, one object per process (``functools.cache``)."""
+    load: Callable[[], TextEmbedder]  # one object per process (functools.cache)
     meta: dict[str, Any]
     weights: tuple[WeightFile, ...] = ()
-    cut: tuple[int, ...] = ()
-    """Truncation variants ``-dimK``."""
-    kinds: tuple[str, ...] = ("abtt", "whiten")
-    """Post-processing variants (``postprocess.KINDS``)."""
-    derived_from: str | None = None
-    """The family whose weights this family's come from (a distillation, a fine-tune): its
-    training unit (``zoo.family_training``)."""
+    cut: tuple[int, ...] = ()  # truncation variants -dimK
+    kinds: tuple[str, ...] = ("abtt", "whiten")  # post-processing variants
+    derived_from: str | None = None  # the family whose weights these come from: its training unit

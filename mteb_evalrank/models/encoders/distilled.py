@@ -1,19 +1,8 @@
-"""A static model distilled offline with model2vec from the bundled all-MiniLM-L6-v2.
+"""A static model distilled by ``model2vec.distill`` from the bundled all-MiniLM-L6-v2 (docs/zoo.md).
 
-``model2vec.distill.distill_from_model`` (Tulkens and van Dongen) passes every token of the
-model's vocabulary through the model on its own (``[CLS] token [SEP]``, mean pooling),
-reduces the vectors to :data:`PCA_DIMS` dimensions by PCA (eigendecomposition of the
-covariance, no randomness) and weights token ``r`` (its rank in the vocabulary) by SIF,
-``1e-4 / (1e-4 + p_r)`` with Zipf probabilities ``p_r`` (coefficient :data:`SIF`). Settings:
-float32 vectors, no vocabulary quantisation, ``[unusedN]`` tokens removed, CPU. The result
-is written once to ``<home>/encoders/<DISTILLED_FOLDER>`` (marked, atomic, see
-:mod:`.install`); a text's embedding is then the mean of its tokens' vectors
-(:class:`.static_models.StaticModel2Vec`). The run is deterministic on a machine (no
-sampling); across BLAS builds a PCA axis may flip sign, which changes no cosine.
-
-It is a *static* model: no attention, no context; a family of its own
-(``m2v-all-MiniLM-L6-v2``: it shares no forward pass with all-MiniLM-L6-v2), but its vectors come
-from all-MiniLM-L6-v2, so it counts as all-MiniLM-L6-v2's training (``derived_from``).
+Token ``r`` is weighted by SIF, ``1e-4 / (1e-4 + p_r)`` (Zipf ``p_r``), after PCA to :data:`PCA_DIMS`;
+written once to ``<home>/encoders/<DISTILLED_FOLDER>`` (:mod:`.install`). A family of its own, but
+all-MiniLM-L6-v2's training (``derived_from``).
 """
 
 from __future__ import annotations
@@ -116,6 +105,5 @@ FAMILY = EncoderFamily(
         "training_datasets": None,
         "adapted_from": MINILM,
         "citation": MODEL2VEC_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

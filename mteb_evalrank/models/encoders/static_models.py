@@ -1,20 +1,5 @@
-"""Model2Vec-style static models, run with sentence-transformers' ``StaticEmbedding``.
-
-``StaticEmbedding.from_model2vec(folder)`` folds a model2vec folder (``embeddings``,
-optionally a token ``mapping`` into a quantised vocabulary and per-token ``weights``) into
-one row per token id, ``E[t] = embeddings[mapping[t]] * weights[t]``; a text is the mean of
-``E`` over its first 512 tokens (``tokenizer.encode(text, add_special_tokens=False)``; the
-cap is the truncation model2vec sets on the tokenizer it loads), no normalisation (cosine
-is unaffected by one). model2vec's own ``StaticModel.encode`` differs in details (it
-L2-normalises, among others), so the sentence-transformers route is the reference here.
-
-* **tokenlearn-static-model** (0.1.1): ``static_model/model/`` holds a 276,326-entry
-  Unigram tokenizer and 10,000 int8 64-d vectors with a token mapping and weights (a
-  tokenlearn / model2vec vocabulary-quantised model). The package names no upstream model
-  and no licence (``license: not specified``).
-* **the distilled model** (:mod:`.distilled`) is written by ``model2vec.distill`` from the
-  bundled all-MiniLM-L6-v2.
-"""
+"""Model2Vec-style static models through sentence-transformers' ``StaticEmbedding.from_model2vec``:
+``E[t] = embeddings[mapping[t]] * weights[t]``, a text is the mean of ``E`` over its first 512 tokens."""
 
 from __future__ import annotations
 
@@ -104,8 +89,6 @@ TOKENLEARN_FAMILY = EncoderFamily(
         "reference": "https://pypi.org/project/tokenlearn-static-model/",
         "framework": ["NumPy", "safetensors"],
         "training_datasets": None,
-        "adapted_from": None,
         "citation": MODEL2VEC_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

