@@ -19,6 +19,7 @@ from mteb_evalrank.embedding_cache import process_cache
 from mteb_evalrank.models import MODEL_METAS, postprocess
 from mteb_evalrank.models.base import in_batches
 from mteb_evalrank.models.encoders import FAMILIES
+from mteb_evalrank.models.encoders.word_tables import WORD_TABLES
 from mteb_evalrank.models.encoders.word_vectors import WORD_VECTOR_SETS
 from mteb_evalrank.models.minilm import FEATURES_KEY, MiniLMLayerPooling, model_path
 from mteb_evalrank.models.static import StaticWordEmbeddings
@@ -98,12 +99,14 @@ def test_every_model_list_is_derived_from_the_one_table() -> None:
     assert list(ZOO_MODELS.values()) == declared and tuple(model.name for model in declared) == ZOO
     assert list(ZOO_METAS) == list(ZOO)
     assert all(meta is ZOO_METAS[meta.name] for meta in MODEL_METAS) and len(MODEL_METAS) == len(ZOO)
-    assert list(ENCODER_FAMILIES.values()) == list(FAMILIES)
+    assert list(ENCODER_FAMILIES.values()) == [*FAMILIES, *WORD_TABLES]
     assert all(model_family(model.name) == group.family for group in ZOO_TABLE for model in group.models())
-    # one row per PyPI encoder and per word-vector set, after GloVe, toy GloVe and MiniLM, in their order
+    # one row per PyPI encoder, per word-vector set and per word table, after GloVe, toy GloVe and
+    # MiniLM, in their order
     assert [group.bases[0][0] for group in ZOO_TABLE[3:]] == [
         *(spec.name for spec in FAMILIES),
         *(spec.name for spec in WORD_VECTOR_SETS),
+        *(spec.name for spec in WORD_TABLES),
     ]
 
 
