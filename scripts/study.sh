@@ -38,7 +38,12 @@ fi
 CLI=("$VENV/bin/mteb-evalrank")
 
 # the PyPI word-vector sets; with glove.6B.50d and the toy GloVe, the static population
-WORD_VECTOR_FAMILIES=(word2vec-googlenews-bolukbasi word2vec-googlenews-wefe neuralcoref spacy-en-core-web-md ldt-sample)
+WORD_VECTOR_FAMILIES=(word2vec-googlenews-bolukbasi word2vec-googlenews-wefe neuralcoref spacy-en-core-web-md ldt-sample
+    all-mpnet-base-v2-words paraphrase-MiniLM-L3-v2-words bge-small-en-v1.5-words multilingual-e5-small-words
+    universal-sentence-encoder-multilingual-3-words)
+# the word tables above are derived from the zoo's sentence encoders (each vocabulary word encoded alone); with
+# the ten-family study's two static models they join the static population (one unit per training)
+STATIC_TWINS=(m2v-all-MiniLM-L6-v2 tokenlearn-static-model)
 # vocabulary-truncated sets (a few thousand words of a larger set; the paper's 38 models have none): out
 # of the main word-level tables, into a within-set view beside their full sets
 TRUNCATED_FAMILIES=(glove-toy word2vec-googlenews-wefe)
@@ -84,7 +89,8 @@ EVALRANK_SENT=(EvalRankSent:default EvalRankSent:default:cosine_hits_at_1 EvalRa
 mapfile -t TEN < <("${CLI[@]}" models zoo --families | grep -vxF -f <(printf '%s\n' "${WORD_VECTOR_FAMILIES[@]}"))
 mapfile -t STUDY15 < <("${CLI[@]}" models zoo --family "${TEN[@]}")
 mapfile -t BASES < <("${CLI[@]}" models zoo --bases --family "${TEN[@]}")
-mapfile -t STATIC_FAMILY_MODELS < <("${CLI[@]}" models zoo --family glove.6B.50d glove-toy "${WORD_VECTOR_FAMILIES[@]}")
+mapfile -t STATIC_FAMILY_MODELS < <("${CLI[@]}" models zoo --family glove.6B.50d glove-toy "${WORD_VECTOR_FAMILIES[@]}" \
+    "${STATIC_TWINS[@]}")
 STATIC=()
 for model in "${STATIC_FAMILY_MODELS[@]}"; do  # each set with an ABTT variant, and that variant
     if [[ $model == *-abtt || " ${STATIC_FAMILY_MODELS[*]} " == *" $model-abtt "* ]]; then STATIC+=("$model"); fi
@@ -141,7 +147,8 @@ table word-within --models "${STUDY15[@]}" --within-families --control-dim "${CO
 #    controls (the embedding dimension and the share of EvalRank's background a model knows as scores);
 #    (e) both populations together: every zoo model but the truncated sets, resampled by training;
 #    (f) the truncated sets beside their full sets: within-set view (within trainings);
-#    (g) the second downstream protocol, sequence labelling (Chiu et al., 2016), once its results exist
+#    (g) the same with the MLP instead of logistic regression, and LR against MLP across the static sets;
+#    (h) the second downstream protocol, sequence labelling (Chiu et al., 2016), once its results exist
 mapfile -t TRUNCATED < <("${CLI[@]}" models zoo --family "${TRUNCATED_FAMILIES[@]}")
 mapfile -t MAIN_STATIC < <(printf '%s\n' "${STATIC[@]}" | grep -vxF -f <(printf '%s\n' "${TRUNCATED[@]}"))
 mapfile -t ALL_MAIN < <("${CLI[@]}" models zoo | grep -vxF -f <(printf '%s\n' "${TRUNCATED[@]}"))
@@ -183,6 +190,12 @@ if [ ${#MAIN_STATIC[@]} -ge 3 ]; then
             --scatter EvalRankWord:default "$1" --family-plot EvalRankWord:default "$1"
     }
     word_tables "" "${SENT[@]}" "${PAIRS[@]}"
+    # the same with the MLP's accuracy (Eger et al.), and whether the classifier reorders the static models
+    mapfile -t WORD_LR < <(metric lr_accuracy "${SENT[@]}" "${PAIRS[@]}")
+    mapfile -t WORD_MLP < <(metric mlp_accuracy "${SENT[@]}" "${PAIRS[@]}")
+    word_tables -mlp "${WORD_MLP[@]}"
+    table classifier-static --models "${MAIN_STATIC[@]}" --families "$TRAININGS" --intrinsic "${WORD_LR[@]}" \
+        --extrinsic "${WORD_MLP[@]}"
     [ ${#SEQ[@]} -eq 0 ] || word_tables -seq "${SEQ[@]}"
     table word-static-truncated --models "${STATIC[@]}" --families "$TRAININGS" --within-families --control-dim "${CONTROLS[@]}" \
         --intrinsic "${CONVENTION_ROWS[@]}" --extrinsic "${SENT[@]}" "${PAIRS[@]}" "${COMPARE[@]}"
