@@ -63,12 +63,8 @@ class ShardPermissionError(BadShardError):
 def read_shard(
     path: Path, store: str, wanted: set[bytes] | None = None
 ) -> tuple[list[bytes], NDArray[Any]] | None:
-    """The ``(digests, vectors)`` of one shard file of the store ``store`` (its ``StoreKey.folder()``),
-    checked; ``None`` if it holds none of the ``wanted`` digests (``None``: any), vectors unread.
-
-    Raises:
-        BadShardError: the file is unreadable or not a shard of this store (the message says why).
-    """
+    """The checked ``(digests, vectors)`` of a shard of ``store`` (a :class:`BadShardError` saying why
+    not); ``None``, vectors unread, if it holds none of the ``wanted`` digests (``None``: any)."""
     try:  # the file opened here: np.load leaves its own handle open when the zip is bad
         with path.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
             missing = [name for name in ("keys", "vectors", "store") if name not in data.files]
@@ -222,9 +218,8 @@ class VectorStore:
             self._append(digests, vectors, shard.name)
 
     def _skip(self, shard: Path, reason: str) -> None:
-        """Move a bad shard aside to a free ``<name>.corrupt`` (never deleted), with one warning;
-        one another process moved first is gone (it warned); one that cannot be moved (a
-        read-only folder) stays, never read again by this store."""
+        """Move a bad shard aside to a free ``<name>.corrupt``, one warning; one that cannot be moved
+        stays, never read again by this store."""
         try:
             outcome = f"; moved aside to {move_aside(shard).name}, its texts are encoded again."
         except FileNotFoundError:
@@ -273,7 +268,9 @@ class VectorStore:
             yield
             return
         try:
-            self._remove_temporaries()
+            for temporary in self.directory.glob(".shard-*.npz.*.tmp"):  # killed writers'
+                with suppress(OSError):
+                    temporary.unlink()
             self.refresh(wanted)
             yield
         finally:
@@ -292,14 +289,6 @@ class VectorStore:
         self.directory = None
         for block in self.blocks:  # rows of shards it can no longer read again: never dropped to disk
             block.shard = None
-
-    def _remove_temporaries(self) -> None:
-        """Remove killed writers' ``.shard-*.npz.*.tmp`` (call it holding the lock: every write does)."""
-        if self.directory is None:
-            return
-        for temporary in self.directory.glob(".shard-*.npz.*.tmp"):
-            with suppress(OSError):
-                temporary.unlink()
 
     def _append(self, digests: list[bytes], vectors: NDArray[Any], shard: str | None) -> None:
         block = _Block(digests, vectors, shard, self.clock)
@@ -415,11 +404,17 @@ class EmbeddingCache:
             store.drop(block)
             excess -= block.vectors.nbytes
 
-    def _ensure(
-        self, key: StoreKey, texts: Sequence[str], encode: Encode, stats: EncodeStats | None, where: str
-    ) -> tuple[VectorStore, list[bytes]]:
-        """Make the store of ``key`` hold every text of ``texts`` (:meth:`_fill`, under the store's lock);
-        the store and the texts' digests."""
+    def embed(
+        self,
+        key: StoreKey,
+        texts: Sequence[str],
+        encode: Encode,
+        *,
+        stats: EncodeStats | None = None,
+        where: str = "",
+    ) -> NDArray[Any]:
+        """The embeddings of ``texts`` under ``key``, one row each, in order; the texts the store lacks are
+        encoded (:meth:`_fill`) under the store's lock, after reading what other processes added."""
         digests = [text_digest(text) for text in texts]
         with self._lock:
             self._clock += 1
@@ -432,20 +427,6 @@ class EmbeddingCache:
             if missing:
                 with store.locked(missing):
                     self._fill(store, digests, texts, encode, stats or EncodeStats(), where or key.model)
-            return store, digests
-
-    def embed(
-        self,
-        key: StoreKey,
-        texts: Sequence[str],
-        encode: Encode,
-        *,
-        stats: EncodeStats | None = None,
-        where: str = "",
-    ) -> NDArray[Any]:
-        """The embeddings of ``texts`` under ``key``, one row each, in order (see :meth:`_ensure`)."""
-        with self._lock:
-            store, digests = self._ensure(key, texts, encode, stats, where)
             out = store.take(digests)
             self._evict()
         return out

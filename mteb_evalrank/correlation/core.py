@@ -111,12 +111,8 @@ def resolve_families(
 
 
 def read_families(path: str | Path) -> dict[str, str]:
-    """A model -> family mapping from a JSON object or a CSV ``model,family`` (UTF-8, BOM dropped).
-
-    Raises:
-        CorrelationInputError: naming the file (and line): missing, bad UTF-8 or JSON, bad columns or
-            rows, a model given two families.
-    """
+    """A model -> family mapping from a JSON object or a CSV ``model,family`` (UTF-8, BOM dropped); a
+    :class:`CorrelationInputError` names the file (and line) of a problem."""
     path = Path(path)
     if not path.is_file():
         raise CorrelationInputError(f"--families {path}: file not found")
