@@ -107,11 +107,10 @@ def _datasets_status(args: argparse.Namespace) -> None:
 def _remove_mirrors(args: argparse.Namespace) -> None:
     from .data.mirrors import remove_sts_mirrors
 
-    removed = remove_sts_mirrors()
-    for state in removed:
-        print(f"removed the mteb-evalrank mirror of {state.task}: {state.path}")
-    if not removed:
-        print("no mteb-evalrank STS mirror is installed; nothing removed")
+    removed = [
+        f"removed the mteb-evalrank mirror of {state.task}: {state.path}" for state in remove_sts_mirrors()
+    ]
+    print("\n".join(removed) or "no mteb-evalrank STS mirror is installed; nothing removed")
 
 
 def _describe_datasets(args: argparse.Namespace) -> None:

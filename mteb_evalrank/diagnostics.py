@@ -1,19 +1,8 @@
-"""``mteb-evalrank diagnose``: the length and vocabulary-coverage statistics of Abe et al. (2022).
-
-For a reference STS dataset (default: all 8,628 STS-B pairs) and one or more target
-datasets (default: the 3,795 WMT17 DA to-English pairs) it writes into ``--out``:
-
-* ``sentence_length.png`` — Figure 3 of the paper: histogram of sentence length (whitespace
-  tokens per sentence, each side of a pair counted once), as a share of each dataset's
-  sentences, bins of 5 tokens;
-* ``vocabulary_coverage.png`` — Figure 6: histogram of ``Recall(s, s')`` (Eq. 1, lower-cased
-  token sets) of each target pair against the reference vocabulary, 20 bins on [0, 1] (the
-  last one closed, so coverage 1.0 is counted);
-* ``diagnostics.json`` and ``diagnostics.md`` — the same numbers: per dataset the counts per
-  bin, mean ± std (population) of sentence length, pair length and coverage, the share of
-  pairs fully covered.
-
-Histogram counts are ``numpy.histogram``; the slicing maths is ``evaluation.slices``.
+"""``mteb-evalrank diagnose``: the length and vocabulary-coverage statistics of Abe et al. (2022)
+(docs/diagnostics.md): Figure 3, sentence length (whitespace tokens, each side of a pair once, as a
+share of each dataset's sentences, bins of 5 tokens); Figure 6, ``Recall(s, s')`` (Eq. 1, lower-cased
+token sets) of each target pair against the reference vocabulary, 20 bins on [0, 1], the last closed;
+mean ± std (population). Histograms: ``numpy.histogram``; the slicing maths: ``evaluation.slices``.
 """
 
 from __future__ import annotations

@@ -1,25 +1,10 @@
 """The plugin's one embedding cache: ``(model, revision, encoding context, text) -> vector``.
 
-Numpy only (never mteb nor torch); the mteb encoder over it is
-:class:`mteb_evalrank.tasks._encoding.CachedEncoder`. Who uses it, keyed how, for how long:
-docs/architecture.md ("One embedding cache"); its faults: docs/faults.md.
-
-* **Key.** A :class:`StoreKey` names one store (model name, revision, encoding context); inside
-  it a text is the 16-byte BLAKE2b digest of its UTF-8 bytes (:func:`text_digest`). A store
-  keyed by ``instance`` (:meth:`EmbeddingCache.watch`) serves one model object, in memory only.
-* **Shards.** With a root, each batch of new rows is one append-only shard
-  ``<root>/<StoreKey.folder()>/shard-<ns>-<pid>.npz`` (``keys`` ``uint8[n, 16]``, ``vectors``,
-  ``store`` = the folder), written atomically (:func:`~mteb_evalrank._files.replacing`); there
-  is no index file. A store encodes and writes holding its folder's ``.lock``
-  (:func:`~mteb_evalrank._files.file_lock`), after reading the shards other processes wrote
-  meanwhile: concurrent workers encode a text once between them. An unusable shard is moved
-  aside to ``*.corrupt`` (:class:`CorruptShardWarning`); a folder that cannot be used keeps the
-  store in memory (:class:`CacheFolderWarning`).
-* **Memory.** At most ``max_bytes`` of rows, in blocks (one encode call, one shard read): after
-  each call the least recently used blocks go; a persisted one is read again from its shard
-  when asked for, a memory-only one encoded again; a call may exceed the bound by its own rows.
-* **Process cache.** :func:`process_cache`, bounded by ``$MTEB_EVALRANK_CACHE_MIB`` (default
-  4096) and on disk under ``$MTEB_EVALRANK_EMBEDDING_CACHE`` when set (docs/usage.md).
+Numpy only; the mteb encoder over it is :class:`mteb_evalrank.tasks._encoding.CachedEncoder`. Who
+uses it, keyed how, for how long: docs/architecture.md ("One embedding cache"); faults: docs/faults.md.
+A text's key is the 16-byte BLAKE2b digest of its UTF-8 bytes; with a root, each batch of new rows is
+one append-only shard ``<root>/<StoreKey.folder()>/shard-<ns>-<pid>.npz`` (``keys`` ``uint8[n, 16]``,
+``vectors``, ``store`` = the folder), written under the folder's ``.lock``; no index file.
 """
 
 from __future__ import annotations
@@ -48,7 +33,6 @@ from mteb_evalrank._files import file_lock, move_aside, replacing
 from mteb_evalrank.settings import CACHE_DIR_ENV, DEFAULT_CACHE_MIB, Settings
 
 DIGEST_SIZE = 16
-DEFAULT_MAX_MIB = DEFAULT_CACHE_MIB
 FORMAT_VERSION = 1
 """The shard format (``keys``, ``vectors``, ``store``): the root's first folder is ``format-<it>``."""
 
@@ -79,12 +63,8 @@ class ShardPermissionError(BadShardError):
 def read_shard(
     path: Path, store: str, wanted: set[bytes] | None = None
 ) -> tuple[list[bytes], NDArray[Any]] | None:
-    """The ``(digests, vectors)`` of one shard file of the store ``store`` (its ``StoreKey.folder()``),
-    checked; ``None`` if it holds none of the ``wanted`` digests (``None``: any), vectors unread.
-
-    Raises:
-        BadShardError: the file is unreadable or not a shard of this store (the message says why).
-    """
+    """The checked ``(digests, vectors)`` of a shard of ``store`` (a :class:`BadShardError` saying why
+    not); ``None``, vectors unread, if it holds none of the ``wanted`` digests (``None``: any)."""
     try:  # the file opened here: np.load leaves its own handle open when the zip is bad
         with path.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
             missing = [name for name in ("keys", "vectors", "store") if name not in data.files]
@@ -129,9 +109,8 @@ def as_numpy(vectors: Any) -> NDArray[Any]:
 
 @dataclass(frozen=True)
 class StoreKey:
-    """Everything but the text that identifies a cached embedding (the module docstring's **Key**):
-    ``context`` is folder-safe; ``instance`` is the id of the one model object a store serves
-    (never persisted)."""
+    """Everything but the text that identifies an embedding; ``instance``: the id of the one model
+    object a store serves (never persisted)."""
 
     model: str
     revision: str
@@ -148,13 +127,8 @@ class StoreKey:
 
 @dataclass
 class EncodeStats:
-    """What a cache did for one model.
-
-    ``requested``: rows asked for; ``cached``: rows found in the cache; ``encoded``: unique
-    texts passed to the encoder (a row repeating a missing text of the same call counts in
-    neither); ``encode_seconds``: time inside the encoder; ``uncached_calls``: encode calls
-    passed through uncached (non-text inputs).
-    """
+    """What a cache did for one model: rows ``requested``, found ``cached``, unique texts ``encoded``;
+    ``uncached_calls``: encode calls passed through uncached (non-text inputs)."""
 
     requested: int = 0
     cached: int = 0
@@ -188,12 +162,8 @@ class _Block:
 
 
 class VectorStore:
-    """``digest -> vector`` for one :class:`StoreKey`, in memory and, with ``directory``, on disk.
-
-    ``identity`` (the key's ``folder()``) is recorded in the shards it writes; a shard that
-    records another store is moved aside when read. Rows are kept in blocks (:class:`_Block`),
-    which :meth:`EmbeddingCache.embed` drops least recently used first past its memory bound.
-    """
+    """``digest -> vector`` for one :class:`StoreKey`, in memory and, with ``directory``, on disk;
+    ``identity`` (the key's ``folder()``) is recorded in its shards."""
 
     def __init__(self, directory: Path | None = None, identity: str = "", clock: int = 0) -> None:
         self.directory = directory
@@ -218,12 +188,8 @@ class VectorStore:
         return int(self.blocks[0].vectors.shape[1]) if self.blocks else None
 
     def refresh(self, wanted: set[bytes] | None = None) -> None:
-        """Read the shards of the folder whose rows are not in memory (other processes' work, or
-        rows the memory bound dropped); with ``wanted``, only the shards holding one of those digests.
-
-        A damaged shard, or one of another dimension than the store's (its oldest shard's), is
-        moved aside (:meth:`_skip`, one :class:`CorruptShardWarning`); its texts are then missing.
-        """
+        """Read the folder's shards whose rows are not in memory (with ``wanted``: those holding one
+        of those digests); a damaged one, or one of another dimension, is moved aside (:meth:`_skip`)."""
         if self.directory is None or not self.directory.is_dir():
             return
         for shard in sorted(self.directory.glob("shard-*.npz")):
@@ -252,9 +218,8 @@ class VectorStore:
             self._append(digests, vectors, shard.name)
 
     def _skip(self, shard: Path, reason: str) -> None:
-        """Move a bad shard aside to a free ``<name>.corrupt`` (never deleted), with one warning;
-        one another process moved first is gone (it warned); one that cannot be moved (a
-        read-only folder) stays, never read again by this store."""
+        """Move a bad shard aside to a free ``<name>.corrupt``, one warning; one that cannot be moved
+        stays, never read again by this store."""
         try:
             outcome = f"; moved aside to {move_aside(shard).name}, its texts are encoded again."
         except FileNotFoundError:
@@ -289,12 +254,8 @@ class VectorStore:
 
     @contextmanager
     def locked(self, wanted: set[bytes] | None = None) -> Iterator[None]:
-        """Exclusive access across processes and threads (``<directory>/.lock``,
-        :func:`~mteb_evalrank._files.file_lock`); a no-op in memory.
-
-        Holding it, the store removes killed writers' temporary files, then reads the new shards
-        (those holding a ``wanted`` digest).
-        """
+        """Hold ``<directory>/.lock`` (a no-op in memory), removing killed writers' temporary files
+        and reading the new shards holding a ``wanted`` digest."""
         if self.directory is None:
             yield
             return
@@ -307,7 +268,9 @@ class VectorStore:
             yield
             return
         try:
-            self._remove_temporaries()
+            for temporary in self.directory.glob(".shard-*.npz.*.tmp"):  # killed writers'
+                with suppress(OSError):
+                    temporary.unlink()
             self.refresh(wanted)
             yield
         finally:
@@ -327,16 +290,6 @@ class VectorStore:
         for block in self.blocks:  # rows of shards it can no longer read again: never dropped to disk
             block.shard = None
 
-    def _remove_temporaries(self) -> None:
-        """Remove the ``.shard-*.npz.*.tmp`` of killed writers (:func:`~mteb_evalrank._files.replacing`);
-        call it holding the store's lock only: every write happens under it, so a temporary file left
-        is a killed writer's. One that cannot be removed (a read-only folder) stays, never read."""
-        if self.directory is None:
-            return
-        for temporary in self.directory.glob(".shard-*.npz.*.tmp"):
-            with suppress(OSError):
-                temporary.unlink()
-
     def _append(self, digests: list[bytes], vectors: NDArray[Any], shard: str | None) -> None:
         block = _Block(digests, vectors, shard, self.clock)
         for row, digest in enumerate(digests):
@@ -346,11 +299,8 @@ class VectorStore:
             self._shards.add(shard)
 
     def add(self, digests: list[bytes], vectors: NDArray[Any]) -> None:
-        """Add rows (persisted first as one atomic shard when the store has a folder: hold :meth:`locked`).
-
-        If the shard cannot be written (a read-only folder, a full disk), the rows are kept in
-        memory, one :class:`CacheFolderWarning` names the folder and the store stays in memory.
-        """
+        """Add rows, persisted first as one shard with a folder (hold :meth:`locked`); unwritable: the
+        store goes on in memory (:meth:`_in_memory_only`)."""
         if len(digests) != len(vectors):
             raise ValueError(f"{len(digests)} keys for {len(vectors)} vectors")
         name = None
@@ -384,16 +334,12 @@ class VectorStore:
 
 
 class EmbeddingCache:
-    """Stores of text embeddings by :class:`StoreKey`, bounded in memory, optionally on disk.
-
-    Args:
-        root: folder of persisted stores (``None``: memory only).
-        max_bytes: memory bound over all stores' rows (the module docstring's **Memory**).
-    """
+    """Stores by :class:`StoreKey` under ``root`` (``None``: memory only); at most ``max_bytes`` of rows
+    in memory, least recently used blocks dropped after each call (a call may exceed it by its own rows)."""
 
     def __init__(self, root: str | Path | None = None, *, max_bytes: int | None = None) -> None:
         self.root = Path(root) if root is not None else None
-        self.max_bytes = max_bytes if max_bytes is not None else DEFAULT_MAX_MIB << 20
+        self.max_bytes = max_bytes if max_bytes is not None else DEFAULT_CACHE_MIB << 20
         self._stores: OrderedDict[StoreKey, VectorStore] = OrderedDict()
         self._lock = threading.RLock()
         self._clock = 0  # one tick per call: the blocks' last use
@@ -419,12 +365,8 @@ class EmbeddingCache:
                 del self._stores[key]
 
     def watch(self, owner: object) -> int:
-        """``id(owner)``, the ``instance`` of stores that serve this object only: they are dropped
-        when it is garbage-collected (so its id, reused only after that, never finds them).
-
-        Raises:
-            TypeError: if the object cannot be weakly referenced.
-        """
+        """``id(owner)``, the ``instance`` of stores dropped when ``owner`` is garbage-collected
+        (a ``TypeError`` if it cannot be weakly referenced)."""
         with self._lock:
             if id(owner) not in self._watched:
                 weakref.finalize(owner, self.drop, id(owner))
@@ -462,15 +404,17 @@ class EmbeddingCache:
             store.drop(block)
             excess -= block.vectors.nbytes
 
-    def _ensure(
-        self, key: StoreKey, texts: Sequence[str], encode: Encode, stats: EncodeStats | None, where: str
-    ) -> tuple[VectorStore, list[bytes]]:
-        """Make the store of ``key`` hold every text of ``texts``; the store and the texts' digests.
-
-        Texts it lacks are passed to ``encode`` once each, longest first (similar lengths
-        share a batch, as sentence-transformers orders them); with a folder this happens
-        under the store's lock, after reading what other processes added meanwhile.
-        """
+    def embed(
+        self,
+        key: StoreKey,
+        texts: Sequence[str],
+        encode: Encode,
+        *,
+        stats: EncodeStats | None = None,
+        where: str = "",
+    ) -> NDArray[Any]:
+        """The embeddings of ``texts`` under ``key``, one row each, in order; the texts the store lacks are
+        encoded (:meth:`_fill`) under the store's lock, after reading what other processes added."""
         digests = [text_digest(text) for text in texts]
         with self._lock:
             self._clock += 1
@@ -483,24 +427,6 @@ class EmbeddingCache:
             if missing:
                 with store.locked(missing):
                     self._fill(store, digests, texts, encode, stats or EncodeStats(), where or key.model)
-            return store, digests
-
-    def embed(
-        self,
-        key: StoreKey,
-        texts: Sequence[str],
-        encode: Encode,
-        *,
-        stats: EncodeStats | None = None,
-        where: str = "",
-    ) -> NDArray[Any]:
-        """The embeddings of ``texts`` under ``key``, one row each, in order (see :meth:`_ensure`).
-
-        Raises:
-            ValueError: if ``encode`` returns a wrong number of rows or not a matrix (names ``where``).
-        """
-        with self._lock:
-            store, digests = self._ensure(key, texts, encode, stats, where)
             out = store.take(digests)
             self._evict()
         return out
@@ -514,11 +440,8 @@ class EmbeddingCache:
         stats: EncodeStats,
         where: str,
     ) -> None:
-        """Encode the texts that ``store`` lacks, once each, longest first, and add them.
-
-        Raises:
-            ValueError: the encoder returned a wrong number of rows or not a matrix (names ``where``).
-        """
+        """Encode the texts ``store`` lacks, once each, longest first (similar lengths share a batch), and
+        add them; a ``ValueError`` naming ``where`` if the encoder returns no matrix of one row each."""
         first: dict[bytes, int] = {}
         for position, digest in enumerate(digests):
             if digest not in store.index and digest not in first:
@@ -547,14 +470,13 @@ _DEFAULT_LOCK = threading.Lock()
 
 @cache
 def _default_cache() -> EmbeddingCache:
-    """The process default, built once, at the first use, from :class:`Settings` (the module docstring)."""
+    """The process default, built once from :class:`Settings`."""
     settings = Settings.from_environment()
     return EmbeddingCache(settings.embedding_cache, max_bytes=settings.cache_mib << 20)
 
 
 def process_cache() -> EmbeddingCache:
-    """The cache of the current context: the one :func:`using_process_cache` set in this thread
-    (or task), else the process default (see the module docstring for its environment variables)."""
+    """The cache :func:`using_process_cache` set in this context, else the process default (docs/usage.md)."""
     current = _CURRENT_CACHE.get()
     if current is not None:
         return current
@@ -564,11 +486,7 @@ def process_cache() -> EmbeddingCache:
 
 @contextmanager
 def using_process_cache(cache: EmbeddingCache) -> Iterator[EmbeddingCache]:
-    """Make ``cache`` the current context's cache inside the block (the study's chains: on disk).
-
-    A :class:`contextvars.ContextVar`, not a module global: another thread (its own context)
-    keeps its cache, and blocks nest.
-    """
+    """Make ``cache`` the current context's (thread's, task's) cache inside the block; blocks nest."""
     token = _CURRENT_CACHE.set(cache)
     try:
         yield cache

@@ -1,11 +1,6 @@
-"""Reading an mteb result folder when some of its files are damaged (the rule: docs/faults.md).
-
-:func:`load_result_folder` is mteb's own ``ResultCache.load_results`` (which stops at the first
-file it cannot parse, naming none) that skips a **damaged** result file (:func:`result_damage`)
-and ignores a damaged ``model_meta.json``, one :class:`DamagedResultWarning` each, and keeps an
-:func:`outdated` result with one :class:`OutdatedResultWarning`. It changes nothing on disk (the
-readable files are read through a temporary copy); a study moves damaged and outdated results
-aside (:func:`result_is_done`).
+"""Reading an mteb result folder when some of its files are damaged or outdated (the rule:
+docs/faults.md): :func:`load_result_folder` for reading (nothing changes on disk),
+:func:`result_is_done` for a study (which moves such results aside).
 """
 
 from __future__ import annotations
@@ -51,11 +46,8 @@ def outdated(task_name: str, dataset_revision: str | None) -> str | None:
 
 
 def missing_scores(task_name: str, scores: Any, requested: Sequence[str] = ()) -> str | None:
-    """Why a study redoes a result of ``task_name``, or ``None``: a result lacking one of the
-    scores the task now reports (its ``required_scores``, e.g. the unknown-word conventions of the
-    word-level tasks: written by an older version of the task) or one of the ``requested`` scores
-    (e.g. ``mlp_accuracy``: run without that classifier). Reading keeps such a result: its other
-    scores are still valid."""
+    """Why a study redoes a result of ``task_name``, or ``None``: it lacks one of the task's
+    ``required_scores`` (an older version of the task wrote it) or of the ``requested`` scores."""
     import mteb
 
     try:
@@ -147,13 +139,8 @@ def find_damaged(folder: Path, tasks: Sequence[str] | None = None) -> dict[Path,
 
 
 def result_is_done(path: Path, requested: Sequence[str] = ()) -> bool:
-    """Whether ``path`` holds a usable result (a study job that need not run again) with every
-    ``requested`` score (:func:`missing_scores`).
-
-    A damaged result (:func:`result_damage`) is renamed to ``<name>.corrupt``, an
-    :func:`outdated` one to ``<name>.outdated`` (a free name; never deleted), with one
-    :class:`DamagedResultWarning` or :class:`OutdatedResultWarning`; the job counts as not done.
-    """
+    """Whether ``path`` holds a usable result with every ``requested`` score; a damaged one is moved
+    aside to ``<name>.corrupt``, an outdated or incomplete one to ``<name>.outdated``, one warning each."""
     if not path.is_file():
         return False
     category: type[UserWarning] = DamagedResultWarning
@@ -194,16 +181,9 @@ def _warn(folder: Path, path: Path, problem: str) -> str:
 def load_result_folder(
     folder: Path, tasks: Sequence[str] | None = None
 ) -> tuple[BenchmarkResults, list[str]]:
-    """mteb's ``load_results`` of a result folder, skipping its damaged files (one warning each).
-
-    Returns:
-        The results and the warnings' messages (for a report's notes).
-
-    Raises:
-        KeyError, ValueError, OSError, AttributeError, TypeError: mteb cannot read a file that
-            is not damaged (a result of mteb < 1.12.48 for a task mteb does not know); the
-            caller names it.
-    """
+    """mteb's ``load_results`` of a result folder, skipping its damaged files (read through a temporary
+    copy), one warning each; the results and the warnings' messages. mteb's error on a file that is not
+    damaged (a result of mteb < 1.12.48 for a task mteb does not know) is raised for the caller to name."""
     from mteb.cache import ResultCache
 
     def load(root: Path) -> BenchmarkResults:

@@ -111,12 +111,8 @@ def resolve_families(
 
 
 def read_families(path: str | Path) -> dict[str, str]:
-    """A model -> family mapping from a JSON object or a CSV ``model,family`` (UTF-8, BOM dropped).
-
-    Raises:
-        CorrelationInputError: naming the file (and line): missing, bad UTF-8 or JSON, bad columns or
-            rows, a model given two families.
-    """
+    """A model -> family mapping from a JSON object or a CSV ``model,family`` (UTF-8, BOM dropped); a
+    :class:`CorrelationInputError` names the file (and line) of a problem."""
     path = Path(path)
     if not path.is_file():
         raise CorrelationInputError(f"--families {path}: file not found")
@@ -305,15 +301,14 @@ def _poolings(
     frame: pd.DataFrame, pairs: list[PairResult], families: Mapping[str, str]
 ) -> list[dict[str, Any]]:
     """Per pair, the families used by the within-family view and those left out (with sizes)."""
-    out: list[dict[str, Any]] = []
-    for p in pairs:
-        pooled = _pooling(
-            frame[[p.intrinsic, p.extrinsic]].dropna(), families, f"{p.intrinsic} vs {p.extrinsic}"
-        )
-        out.append(
-            dict(intrinsic=p.intrinsic, extrinsic=p.extrinsic, used=pooled.sizes, excluded=pooled.excluded)
-        )
-    return out
+    pooled = [
+        _pooling(frame[[p.intrinsic, p.extrinsic]].dropna(), families, f"{p.intrinsic} vs {p.extrinsic}")
+        for p in pairs
+    ]
+    return [
+        dict(intrinsic=p.intrinsic, extrinsic=p.extrinsic, used=q.sizes, excluded=q.excluded)
+        for p, q in zip(pairs, pooled, strict=True)
+    ]
 
 
 def _within_notes(pooled: list[dict[str, Any]]) -> list[str]:
@@ -373,17 +368,13 @@ def correlate(
     """
     _check_arguments(intrinsic, extrinsic, gap, p_adjust, within_families and not cluster)
     intrinsic = [*intrinsic, *(c for c in controls if c != "dim" and c not in map(str, intrinsic))]
-    loaded = (
-        results
-        if isinstance(results, LoadedResults)
-        else load_results(
-            results,
-            models=models,
-            model_regex=model_regex,
-            revisions=revisions,
-            revision_policy=revision_policy,
+    if isinstance(results, LoadedResults):
+        loaded = results
+    else:
+        policy = revision_policy
+        loaded = load_results(
+            results, models=models, model_regex=model_regex, revisions=revisions, revision_policy=policy
         )
-    )
     table, labels_in, labels_ex = _score_table(loaded, intrinsic, extrinsic, split)
     dims = {name: m.embed_dim for name, m in loaded.models.items()}
     frame, notes = _select_models(table.frame, dims, dim_band, complete, control_dim)

@@ -135,16 +135,8 @@ def _summary_section(result: CorrelationData) -> list[str]:
         lines.append(f"n = {int(ns[0])} models from {int(gs[0])} families in every cell.")
     else:
         grid = result.matrix("n")
-        lines += [
-            "Models per cell (n):",
-            "",
-            *_grid(
-                list(grid.index),
-                list(grid.columns),
-                [[str(int(v)) if np.isfinite(v) else "–" for v in row] for row in grid.to_numpy(dtype=float)],
-                "n",
-            ),
-        ]
+        cells = [[str(int(v)) if np.isfinite(v) else "–" for v in row] for row in grid.to_numpy(dtype=float)]
+        lines += ["Models per cell (n):", "", *_grid(list(grid.index), list(grid.columns), cells, "n")]
         if len(gs) > 1:
             lines.append(f"Families per cell: {int(gs.min())}–{int(gs.max())}.")
     if s.within_families:
@@ -192,7 +184,7 @@ def _per_family_section(result: CorrelationData, pairs: Sequence[tuple[str, str]
         *_grid(
             rows,
             [f"{a} vs {b}" for a, b in pairs],
-            [[cell(per_family, family) for per_family in per_pair] for family in rows],
+            [[cell(pf, f) for pf in per_pair] for f in rows],
             "family",
         ),
         "",

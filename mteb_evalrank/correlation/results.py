@@ -169,32 +169,29 @@ class CorrelationData:
         ]
 
     def to_json(self) -> dict[str, Any]:
-        return (
-            {
-                "settings": self.settings.to_json(),
-                "columns": self.table.describe,
-                "models": {
-                    name: {
-                        "revision": m.revision or None,
-                        "embed_dim": m.embed_dim,
-                        "embed_dim_source": m.dim_source,
-                        "family": self.families.get(name, name),
-                    }
-                    for name, m in self.table.loaded.models.items()
-                    if name in self.table.frame.index
-                },
-                "notes": self.notes,
-                "pairs": [_json_safe(asdict(p)) for p in self.pairs],
-                "comparisons": [_json_safe(asdict(c)) for c in self.comparisons],
-                "row_means": [_json_safe(asdict(r)) for r in self.row_means],
+        models = {
+            name: {
+                "revision": m.revision or None,
+                "embed_dim": m.embed_dim,
+                "embed_dim_source": m.dim_source,
+                "family": self.families.get(name, name),
             }
-            | ({"within_families": self.within_families} if self.settings.within_families else {})
-            | (
-                {"control_comparisons": [_json_safe(asdict(c)) for c in self.control_comparisons]}
-                if self.settings.controls
-                else {}
-            )
-        )
+            for name, m in self.table.loaded.models.items()
+            if name in self.table.frame.index
+        }
+        out: dict[str, Any] = {
+            "settings": self.settings.to_json(),
+            "columns": self.table.describe,
+            "models": models,
+        }
+        out |= {"notes": self.notes, "pairs": [_json_safe(asdict(p)) for p in self.pairs]}
+        out["comparisons"] = [_json_safe(asdict(c)) for c in self.comparisons]
+        out["row_means"] = [_json_safe(asdict(r)) for r in self.row_means]
+        if self.settings.within_families:
+            out["within_families"] = self.within_families
+        if self.settings.controls:
+            out["control_comparisons"] = [_json_safe(asdict(c)) for c in self.control_comparisons]
+        return out
 
 
 def listed_sizes(sizes: Mapping[str, int]) -> str:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,12 +140,12 @@ def kendall(x: np.ndarray, y: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class Units:
-    """The resampling units of ``n`` models: ``codes[i]`` = unit of model ``i`` (0..count-1)."""
+    """The resampling units of ``n`` models: ``codes[i]`` = unit of model ``i`` (0..count-1); ``kind``:
+    ``"families"`` or ``"models"``."""
 
     codes: np.ndarray
     count: int
     kind: str
-    """``"families"`` or ``"models"``."""
     n_families: int
 
     @property
@@ -221,25 +221,31 @@ def _no_interval(u: Units, reason: str) -> Interval:
     return Interval(float("nan"), float("nan"), 0, 0, u.kind, reason)
 
 
+def _bootstrap_ci(
+    v: View, statistic: Callable[[np.ndarray], np.ndarray], n_resamples: int, seed: int, confidence: float
+) -> Interval:
+    """The percentile interval of ``statistic(weights)`` over the resamples; NaN if too few units."""
+    if reason := too_few_units(v.units):
+        return _no_interval(v.units, reason)
+    return _interval(statistic(_bootstrap_weights(v.units, n_resamples, seed)), confidence, v.units.kind)
+
+
 # --- the two views: across models, within families (module docstring) ------------------
 
 
 @dataclass(frozen=True)
 class Pooling:
-    """The models that enter a pooled within-family statistic (families of >= MIN_FAMILY_SIZE)."""
+    """The models that enter a pooled within-family statistic (``used``, a mask over the input models),
+    their family codes (0..F-1, order of first appearance), family -> size of the families used and of
+    those left out (fewer than MIN_FAMILY_SIZE models)."""
 
     used: np.ndarray
-    """Boolean mask over the input models."""
     codes: np.ndarray
-    """Family code (0..F-1, order of first appearance) of each used model."""
     sizes: dict[str, int]
-    """Family -> number of models, for the families used."""
     excluded: dict[str, int]
-    """Family -> number of models, for the families left out (fewer than MIN_FAMILY_SIZE)."""
 
     @property
     def count(self) -> int:
-        """``F``: the number of families used."""
         return len(self.sizes)
 
 
@@ -287,7 +293,6 @@ class View:
     units: Units
     strata: np.ndarray
     codes: np.ndarray | None = None
-    """The family code of each used model in the within-family view (its ranks are centred)."""
 
     def ranks(self, v: np.ndarray) -> np.ndarray:
         """The used models' ranks of ``v`` (n,) or of each column of ``v`` (n, k)."""
@@ -335,13 +340,10 @@ def bootstrap_spearman_ci(
 ) -> Interval:
     """Percentile (family-cluster) bootstrap CI of ρ, or of ρ_W ``within`` families."""
     x, y = _check(x, y)
-    u = view(families, len(x), within).units
-    if reason := too_few_units(u):
-        return _no_interval(u, reason)
-    samples = bootstrap_spearman_samples(
-        x, y, families=families, within=within, n_resamples=n_resamples, seed=seed
+    v = view(families, len(x), within)
+    return _bootstrap_ci(
+        v, lambda w: _row_pearson(v.resampled(x, w), v.resampled(y, w), w), n_resamples, seed, confidence
     )
-    return _interval(samples, confidence, u.kind)
 
 
 def bootstrap_spearman_samples(
@@ -427,10 +429,8 @@ class Difference:
     difference: float
     low: float
     high: float
-    p: float
-    """Two-sided p of the paired swap test (see module docstring)."""
-    p_min: float
-    """Smallest p the test can give with these units (``2/2^U`` when exact)."""
+    p: float  # two-sided, of the paired swap test
+    p_min: float  # the smallest p it can give with these units (2/2^U when exact)
     exact: bool
     n: int
     n_families: int
@@ -484,10 +484,8 @@ def mean_spearman_difference(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Difference:
-    """Δ of the mean ρ (or ρ_W) of rows ``a``, ``b`` over the columns of ``targets`` (n, k), CI and swap test.
-
-    Resamples with some ρ undefined are left out (``n_used`` counts the others); ``n`` = models used.
-    """
+    """Δ of the mean ρ (or ρ_W) of rows ``a``, ``b`` over the columns of ``targets`` (n, k), CI and swap
+    test; resamples with some ρ undefined are left out (``n_used`` counts the others)."""
     a, b = _check(a, b)
     a, y = _targets(a, targets)
     v = view(families, len(a), within)
@@ -495,20 +493,19 @@ def mean_spearman_difference(
     ra, rb, ry = v.ranks(a), v.ranks(b), v.ranks(y)
     mean_a, mean_b = float(_mean_rho(ra, ry)), float(_mean_rho(rb, ry))
     observed = mean_a - mean_b
-    reason = too_few_units(u)
-    ci = _no_interval(u, reason)
-    if not reason:
-        w = _bootstrap_weights(u, n_resamples, seed)
+
+    def delta(w: np.ndarray) -> np.ndarray:
         wy = v.resampled(y, w)
-        delta = _mean_rho(v.resampled(a, w), wy, w) - _mean_rho(v.resampled(b, w), wy, w)
-        ci = _interval(delta, confidence, u.kind)
+        return _mean_rho(v.resampled(a, w), wy, w) - _mean_rho(v.resampled(b, w), wy, w)
+
+    ci = _bootstrap_ci(v, delta, n_resamples, seed, confidence)
     swap, exact = _swap_patterns(u, n_permutations, seed)
     sa, sb = v.reranked(np.where(swap, rb, ra)), v.reranked(np.where(swap, ra, rb))
     null = _mean_rho(sa, ry[None]) - _mean_rho(sb, ry[None])
     p, p_min = _swap_p(null, observed, exact, u.count)
     return Difference(
         mean_a, mean_b, observed, ci.low, ci.high, p, p_min, exact, int(v.used.sum()), u.n_families, u.count,
-        u.kind, ci.n_used, reason,
+        u.kind, ci.n_used, too_few_units(u),
     )  # fmt: skip
 
 
@@ -526,10 +523,11 @@ def mean_spearman_ci(
     a, y = _targets(a, targets)
     v = view(families, len(a), within)
     mean = float(_mean_rho(v.ranks(a), v.ranks(y)))
-    if reason := too_few_units(v.units):
-        return mean, _no_interval(v.units, reason)
-    w = _bootstrap_weights(v.units, n_resamples, seed)
-    return mean, _interval(_mean_rho(v.resampled(a, w), v.resampled(y, w), w), confidence, v.units.kind)
+
+    def samples(w: np.ndarray) -> np.ndarray:
+        return _mean_rho(v.resampled(a, w), v.resampled(y, w), w)
+
+    return mean, _bootstrap_ci(v, samples, n_resamples, seed, confidence)
 
 
 def partial_spearman(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:
@@ -573,13 +571,13 @@ def mean_partial_spearman_ci(
     point = per_column(v.ranks(a), v.ranks(z), v.ranks(y))
     point = point[np.isfinite(point)]
     mean = float(point.mean()) if len(point) else float("nan")
-    if reason := too_few_units(v.units):
-        return mean, _no_interval(v.units, reason)
-    w = _bootstrap_weights(v.units, n_resamples, seed)
-    samples = per_column(v.resampled(a, w), v.resampled(z, w), v.resampled(y, w), w)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a resample where every column is undefined
-        return mean, _interval(np.nanmean(samples, axis=0), confidence, v.units.kind)
+
+    def samples(w: np.ndarray) -> np.ndarray:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a resample where every column is undefined
+            return np.nanmean(per_column(v.resampled(a, w), v.resampled(z, w), v.resampled(y, w), w), axis=0)
+
+    return mean, _bootstrap_ci(v, samples, n_resamples, seed, confidence)
 
 
 # --- point estimates of the within-family view (module docstring) ----------------------
@@ -593,10 +591,8 @@ def within_spearman(x: np.ndarray, y: np.ndarray, *, families: Sequence[str]) ->
 
 
 def family_spearman(x: np.ndarray, y: np.ndarray, families: Sequence[str]) -> dict[str, tuple[int, float]]:
-    """Each family's own Spearman ρ_g, ``{family: (k, ρ_g)}``, largest family first (ties by name).
-
-    NaN below :data:`MIN_FAMILY_SIZE` models or with a constant side.
-    """
+    """Each family's own Spearman ρ_g, ``{family: (k, ρ_g)}``, largest family first (ties by name); NaN
+    below :data:`MIN_FAMILY_SIZE` models or with a constant side."""
     x, y = _check(x, y)
     labels = [str(label) for label in families]
     if len(labels) != len(x):

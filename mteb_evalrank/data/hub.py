@@ -157,12 +157,11 @@ def publish_build(
 
 @dataclass(frozen=True)
 class PushPlan:
-    """What ``push`` uploads: the target repo, the revision tag and the files."""
+    """What ``push`` uploads: the target repo, the revision tag, the files (``path_in_repo -> file``)."""
 
     repo_id: str
     revision: str
     files: Mapping[str, Path]
-    """``path_in_repo -> local file``."""
 
 
 def push_plan(spec: DatasetSpec, folder: Path, org: str) -> PushPlan:
@@ -182,11 +181,9 @@ def push(plan: PushPlan) -> str:
     operations = [
         CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(path)) for name, path in plan.files.items()
     ]
+    message = f"mteb-evalrank dataset build {plan.revision}"
     commit = api.create_commit(
-        plan.repo_id,
-        operations=operations,
-        commit_message=f"mteb-evalrank dataset build {plan.revision}",
-        repo_type="dataset",
+        plan.repo_id, operations=operations, commit_message=message, repo_type="dataset"
     )
     api.create_tag(plan.repo_id, tag=plan.revision, revision=commit.oid, repo_type="dataset", exist_ok=True)
     return commit.commit_url

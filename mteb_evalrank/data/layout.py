@@ -45,12 +45,8 @@ def evalrank_configs(
     background: Sequence[str],
     pairs: Sequence[tuple[str, str]],
 ) -> dict[str, DatasetDict]:
-    """The three configs of one hf_subset.
-
-    Raises:
-        ValueError: if the background has duplicates, or a pair side is not in it, or a pair
-            is repeated (qrels are a mapping, a repeated pair would be lost silently).
-    """
+    """The three configs of one hf_subset; a ``ValueError`` for a repeated background item or pair
+    (qrels are a mapping) or a pair side not in the background."""
     index = {text: i for i, text in enumerate(background)}
     if len(index) != len(background):
         raise ValueError(f"subset {subset!r}: the background holds duplicate items.")

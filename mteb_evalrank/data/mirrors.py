@@ -47,13 +47,10 @@ def _state(mirror: MirrorSpec, cache_dir: Path | None) -> MirrorState:
     root = cache_root(mirror.hub_id, cache_dir)
     config_dir = root / mirror.hub_config
     entries = [p.parent for p in config_dir.glob("*/*/dataset_info.json")]
-    if (
-        entries
-        and all((entry / MARKER).is_file() for entry in entries)
-        and hub_cache_copy(mirror.hub_id) is None
-    ):
+    downloaded = hub_cache_copy(mirror.hub_id) is not None
+    if entries and not downloaded and all((entry / MARKER).is_file() for entry in entries):
         state: State = "mirror"
-    elif entries or (root.exists() and any(root.iterdir())) or hub_cache_copy(mirror.hub_id) is not None:
+    elif entries or downloaded or (root.exists() and any(root.iterdir())):
         state = "real copy"
     else:
         state = "missing"
@@ -72,14 +69,9 @@ def install_sts_mirrors(
     built: BuiltDataset | None = None,
     displaced: Mapping[str, Path] | None = None,
 ) -> dict[str, MirrorState]:
-    """Build ``tasks/sts-mirrors`` from ``source`` and install a mirror for every id that holds no real copy.
-
-    ``displaced``: ``{task: folder}`` for a damaged mirror of ours (:func:`damaged_mirror`),
-    replaced whatever its state and moved to ``folder`` (kept), not removed.
-
-    Returns ``{task: state}`` after the install: ``mirror`` where installed (or refreshed),
-    ``real copy`` where an existing copy was left untouched.
-    """
+    """Build ``tasks/sts-mirrors`` from ``source`` and install a mirror for every id that holds no real copy
+    (``displaced``: ``{task: folder}``, a damaged mirror of ours replaced anyway, moved to ``folder``);
+    ``{task: state}``: ``mirror`` (installed or refreshed) or ``real copy`` (left untouched)."""
     displaced = displaced or {}
     if built is None:
         built = STS_MIRRORS.recipe().build(Path(source))
@@ -133,15 +125,8 @@ def remove_sts_mirrors(cache_dir: Path | None = None) -> list[MirrorState]:
 
 
 def rebuild_mirror_if_damaged(task: str, settings: Settings) -> bool:
-    """After mteb's ``task`` failed to load: replace its STS mirror if it is ours and damaged.
-
-    Returns:
-        ``True`` if the mirror was damaged and installed again (load again); ``False`` if ``task``
-        has no mirror of ours or none of its files is damaged (re-raise).
-
-    Raises:
-        DatasetDamagedError: damaged (moved aside), and the raw data to build it again not at hand.
-    """
+    """After mteb's ``task`` failed to load: whether its STS mirror was ours, damaged and installed again
+    (load again); a ``DatasetDamagedError`` if damaged (moved aside) and no raw data are at hand."""
     if (mirror_found := damaged_mirror(task)) is None:
         return False
     mirror, root, _ = mirror_found

@@ -177,17 +177,9 @@ def ready_dataset(
     why: str = "first use",
     files: bool = False,
 ) -> bool:
-    """Steps 3-6: is the local build of ``spec`` in ``root`` there, of this format, with every config of
-    its card (and, with ``files``, every file sound)? Else it is built from the raw files (``raw``, if
-    at hand) and published under the family's lock (a process that waited finds it published); a
-    damaged build is moved aside first, with one :class:`DamagedDatasetWarning`. A Hub download is the
-    user's: never built over, named if damaged. Returns whether it was built.
-
-    Raises:
-        DatasetNotAvailableError: not installed (or of another format) and offline (no request sent).
-        DatasetDamagedError: damaged (moved aside), and no raw data to build it again; a damaged Hub
-            download (naming the folder to delete).
-    """
+    """Steps 3-6 (docs/architecture.md): unless the local build of ``spec`` in ``root`` is there, of this
+    format, with every config of its card (with ``files``: every file sound), build and publish it under
+    the family's lock; whether it was built. A Hub download is never built over, named if damaged."""
     if hub_cache_copy(spec.hub_id) is not None:  # the user's download: named if damaged, never touched
         if files and (damage := build_damage(root)):
             raise DatasetDamagedError(
@@ -230,10 +222,8 @@ def ready_dataset(
 
 
 def load_ready(spec: DatasetSpec, user: str, settings: Settings, load: Callable[[], T]) -> T:
-    """The pipeline (docs/architecture.md, "Loading a dataset"): where ``spec`` lives, ready it
-    (:func:`ready_dataset`), ``load()`` (the Hub asked only for a Hub download online); after a failure
-    of :data:`LOAD_ERRORS` the copy is checked: a Hub download named, a damaged local build built
-    again and loaded once more; any other failure is raised as it was."""
+    """The pipeline (docs/architecture.md, "Loading a dataset"): ready ``spec``, ``load()``; after one of
+    :data:`LOAD_ERRORS` every file is checked, a damaged local build built again and loaded once more."""
     root, hub = spec.cache_root, hub_cache_copy(spec.hub_id) is not None
     ready_dataset(spec, root, user, settings)
     try:

@@ -35,11 +35,8 @@ def require_file(root: Path, relative: str) -> Path:
 
 
 def invalid_utf8(path: Path, error: UnicodeDecodeError | None = None) -> SourceFormatError:
-    """The error for a file that is not UTF-8: its first invalid byte's line, column and offset.
-
-    The file is scanned line by line (a ``\n`` byte never occurs inside a UTF-8 sequence, so
-    each line decodes on its own); ``error`` is the decoder's report, used if no line fails.
-    """
+    """The error for a file that is not UTF-8: its first invalid byte's line, column and offset (a
+    ``\n`` byte is never inside a UTF-8 sequence); ``error``, the decoder's, if no line fails."""
     advice = "the file must be UTF-8: save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)"
     offset = 0
     with path.open("rb") as handle:
@@ -61,13 +58,7 @@ def invalid_utf8(path: Path, error: UnicodeDecodeError | None = None) -> SourceF
 
 
 def read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(line_no, line)`` for the non-blank lines of a UTF-8 file, line ends stripped.
-
-    A byte-order mark is dropped; ``\n``, ``\r\n`` and ``\r`` end a line.
-
-    Raises:
-        SourceFormatError: the file is not UTF-8 (naming ``file:line``, see :func:`invalid_utf8`).
-    """
+    """``(line_no, line)`` for the non-blank lines of a UTF-8 file, line ends stripped (module docstring)."""
     try:
         with path.open(encoding="utf-8-sig", newline="") as handle:
             for line_no, raw in enumerate(handle, start=1):
@@ -79,16 +70,8 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def read_items(path: Path, what: str | None = None) -> list[str]:
-    """One item per non-blank line (surrounding whitespace stripped; repeats kept, in order).
-
-    Args:
-        path: the file.
-        what: what the items are (e.g. ``"words"``): an empty file is then an error saying the
-            file holds none; without it an empty file gives ``[]`` (the caller decides).
-
-    Raises:
-        SourceFormatError: the file is not UTF-8, or (with ``what``) holds no item.
-    """
+    """One item per non-blank line, stripped, repeats kept; with ``what`` (e.g. ``"words"``) an empty
+    file is a :class:`SourceFormatError` saying it holds no ``what``."""
     items = [line.strip() for _, line in read_lines(path)]
     if what is not None and not items:
         raise SourceFormatError(path, None, f"the file holds no {what} (it is empty or blank)")

@@ -33,11 +33,8 @@ def raw_cache_report(root: Path) -> list[str]:
 
 
 def status_report(settings: Settings, source: str | Path | None = None) -> str:
-    """A plain-text table of every dataset, raw file and mirror, with what to run for the missing.
-
-    ``mteb-evalrank datasets status`` adds the bundled models itself (from ``models.offline``,
-    which ``data`` never imports).
-    """
+    """A plain-text table of every dataset, raw file and mirror, with what to run for the missing (the
+    command adds the bundled models: ``data`` never imports ``models``)."""
     source = source or settings.source
     lines = ["Datasets (the plugin's tasks):"]
     missing = False

@@ -44,12 +44,8 @@ def split_blocks(lines: Iterable[str]) -> Iterator[Block]:
 
 
 def read_blocks(path: Path, member: str | None = None) -> tuple[Path, list[Block]]:
-    """The sentences of a UTF-8 file (or of the zip ``path``'s ``member``), and the path to name
-    in errors (``<zip>/<member>`` for a member).
-
-    Raises:
-        SourceFormatError: the text is not UTF-8, or holds no sentence.
-    """
+    """The sentences of a UTF-8 file (or of the zip ``path``'s ``member``; a :class:`SourceFormatError`
+    if none), and the path to name in errors (``<zip>/<member>`` for a member)."""
     if member is None:
         where = path
         try:
