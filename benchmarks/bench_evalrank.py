@@ -129,7 +129,7 @@ def install_assets(source: Path) -> dict[str, Any]:
         raise SystemExit(f"raw data not found at {source} (expected {source / 'evalrank'}); use --source.")
     installed = {}
     for family, spec in DATASETS.items():
-        built = spec.recipe().build(source)
+        built = spec.recipe.build(source)
         installed[family] = str(hub.install_into_cache(spec, built))
     models = [seeded.name for seeded in install_offline_models()]
     return {"datasets": installed, "models": models}

@@ -64,7 +64,7 @@ def install(source: Path) -> None:
         raise SystemExit(f"raw data not found at {source}; use --source.")
     for family in FAMILIES:
         spec = DATASETS[family]
-        hub.install_into_cache(spec, spec.recipe().build(source))
+        hub.install_into_cache(spec, spec.recipe.build(source))
     install_sts_mirrors(source)
     install_offline_models()
 

@@ -12,7 +12,7 @@ import json
 import secrets
 import shutil
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -68,22 +68,40 @@ def file_lock(path: Path) -> FileLock:
     return FileLock(path, is_singleton=True)
 
 
-def replace_damaged(
-    target: Path, damage: Callable[[], list[str]], rebuild: Callable[[Path], bool]
-) -> tuple[list[str], Path, bool] | None:
-    """Under ``target``'s lock (:func:`folder_lock`), look again (``damage()``): ``None`` if it is
-    sound (replaced by another process meanwhile). Else move it aside to a free ``*.corrupt`` name
-    (:func:`aside_name`; never deleted): ``rebuild(aside)`` publishes a new ``target`` with
-    :func:`publishing`'s ``displaced=aside`` (a reader never finds it missing) and returns
-    ``True``, or returns ``False`` (nothing to build from) and ``target`` is renamed. Returns
-    ``(problems, aside, rebuilt)``."""
+def renew(
+    target: Path, check: Callable[[], list[str] | None], write: Callable[[Path | None], bool]
+) -> tuple[list[str], Path | None, bool] | None:
+    """Under ``target``'s lock (:func:`folder_lock`), look again: ``check()`` is ``None`` if ``target``
+    is current (another process renewed it while this one waited): returns ``None``. Else it lists
+    ``target``'s damaged files (``[]``: missing or outdated, nothing damaged); a damaged ``target`` is
+    kept under a free ``*.corrupt`` name (:func:`aside_name`; never deleted). ``write(aside)``
+    publishes a new ``target`` (with :func:`publishing`'s ``displaced=aside``: a reader never finds
+    it missing) and returns ``True``, or returns ``False`` (nothing to write from): a damaged
+    ``target`` is then renamed aside. Returns ``(damaged files, aside, written)``."""
     with folder_lock(target):
-        if not (problems := damage()):
+        if (problems := check()) is None:
             return None
-        aside = aside_name(target)
-        if not (rebuilt := rebuild(aside)):
+        aside = aside_name(target) if problems else None
+        if not (written := write(aside)) and aside is not None:
             target.rename(aside)
-    return problems, aside, rebuilt
+    return problems, aside, written
+
+
+def publish_files(
+    targets: list[Path], write: Callable[[dict[Path, Path]], None], *, current: Callable[[Path], bool]
+) -> list[Path]:
+    """Under the lock of ``targets[0]`` (:func:`folder_lock`), after removing what writers killed midway
+    left beside each target (:func:`remove_leftovers`): ``write({target: sibling})`` writes the targets
+    that are not ``current`` (another process may have written them while this one waited), each into a
+    new temporary sibling (:func:`replacing`; scratch files named ``<sibling>.<anything>.tmp`` are
+    leftovers too), renamed into place once ``write`` returns. Returns the targets written."""
+    with folder_lock(targets[0]):
+        for target in targets:
+            remove_leftovers(target)
+        if todo := [target for target in targets if not current(target)]:
+            with ExitStack() as stack:
+                write({target: stack.enter_context(replacing(target)) for target in todo})
+    return todo
 
 
 def remove_leftovers(target: Path) -> None:

@@ -50,7 +50,7 @@ def _build_datasets(args: argparse.Namespace) -> None:
                     print(f"mteb's {task}: a real copy is already cached at {state.path}; left untouched")
         for spec in specs:
             warn_source_mismatches(spec, source)  # one SourceMismatchWarning per file unlike the release
-            built = spec.recipe().build(source)
+            built = spec.recipe.build(source)
             folder = hub.write_hub_folder(spec, built, source, Path(args.out))
             rows = {name: sum(len(d) for d in data.values()) for name, data in built.configs.items()}
             went = f"hub folder {folder}"

@@ -93,7 +93,7 @@ def default_pairs(source: Path) -> tuple[PairSet, PairSet]:
     """``(STS-B, WMT17 DA)`` read from the raw data folder by the ``wmt17-da`` recipe."""
     from .data.registry import WMT17_DA
 
-    recipe = WMT17_DA.recipe()
+    recipe = WMT17_DA.recipe
     stsb = recipe.read_stsb_pairs(source)
     wmt = recipe.read_all(source)
     return (

@@ -56,7 +56,7 @@ def hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def shared_build(family: str, source: Path, tmp_path_factory: pytest.TempPathFactory) -> BuiltDataset:
-    """``DATASETS[family].recipe().build(source)``, computed once per test run.
+    """``DATASETS[family].recipe.build(source)``, computed once per test run.
 
     Under pytest-xdist every worker is a session of its own; the first worker to need a family
     builds it (under a file lock) and pickles it into the run's shared temporary folder, and the
@@ -79,7 +79,7 @@ def shared_build(family: str, source: Path, tmp_path_factory: pytest.TempPathFac
         if target.is_file():
             data: BuiltDataset = pickle.loads(target.read_bytes())
             return data
-        data = DATASETS[family].recipe().build(source)
+        data = DATASETS[family].recipe.build(source)
         staging = target.with_suffix(".partial")
         staging.write_bytes(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
         staging.replace(target)

@@ -149,7 +149,7 @@ def test_nan_embeddings_stop_the_task_with_a_count(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------- recipe
 def test_recipe_case_preserving_whole_word_replacement() -> None:
-    recipe = ACCSENT.recipe()
+    recipe = ACCSENT.recipe
     lexicon = {entry.word: entry for entry in recipe.read_lexicon()}
     fill = " x" * 16  # s1 gets 20+ words (a paper bucket), s2 fewer: s1 is the anchor X
     rows = recipe.make_triplets(
@@ -181,7 +181,7 @@ def test_recipe_case_preserving_whole_word_replacement() -> None:
 
 
 def test_malformed_lexicon_names_the_line(tmp_path: Path) -> None:
-    recipe = ACCSENT.recipe()
+    recipe = ACCSENT.recipe
     path = tmp_path / "lexicon.tsv"
     path.write_text("word\treplacement\tcategory\nrose\tfell\tverb\nRose\tsank\tverb\n", encoding="utf-8")
     with pytest.raises(SourceFormatError, match=r"lexicon\.tsv:3: keyword 'Rose' already listed on line 2"):
@@ -195,7 +195,7 @@ def test_malformed_lexicon_names_the_line(tmp_path: Path) -> None:
 def test_built_dataset_follows_the_construction_rules(built: dict, source: Path) -> None:
     data = built["accsent"]
     rows = data.configs["default"]["test"].to_list()
-    lexicon = {entry.word: entry for entry in ACCSENT.recipe().read_lexicon()}
+    lexicon = {entry.word: entry for entry in ACCSENT.recipe.read_lexicon()}
     assert len(rows) >= 1000 and data.stats["n_triplets"] == len(rows)
     assert {word: lexicon[word].replacement for word in TABLE2 if word in lexicon} == TABLE2
     # MRPC paraphrase pairs, counted independently from the raw files

@@ -78,8 +78,8 @@ def test_hub_folder_has_card_data_licence_and_provenance(
         assert all(len(digest) == 64 for digest in info["sources"].values())
         card = (folder / "README.md").read_text()
         assert f"license: {DATASETS[family].license}\n" in card
-        licence_file = getattr(DATASETS[family].recipe(), "LICENSE_FILE", None)
-        terms = getattr(DATASETS[family].recipe(), "LICENSE_TEXT", None)
+        licence_file = getattr(DATASETS[family].recipe, "LICENSE_FILE", None)
+        terms = getattr(DATASETS[family].recipe, "LICENSE_TEXT", None)
         if terms is not None:  # a source that ships no licence file: the terms the recipe states
             assert (folder / "LICENSE").read_text(encoding="utf-8") == terms and terms.strip()
         elif licence_file is None:  # the EvalRank release's licence and citation
@@ -218,10 +218,10 @@ def test_a_build_of_an_older_format_is_built_again_from_the_raw_data_with_the_sa
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
     monkeypatch.setenv("MTEB_EVALRANK_SOURCE", str(source))
-    built = STR_2021.recipe().build(source).configs["default"]["test"]
+    built = STR_2021.recipe.build(source).configs["default"]["test"]
     with monkeypatch.context() as older:
         older.setattr(hub, "BUILD_FORMAT", hub.BUILD_FORMAT - 1)
-        root = hub.install_into_cache(STR_2021, STR_2021.recipe().build(source))
+        root = hub.install_into_cache(STR_2021, STR_2021.recipe.build(source))
     before = sorted(p.name for p in root.glob("default/*/*"))
     task = mteb.get_task("STR2021")
     task.load_data()

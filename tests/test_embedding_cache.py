@@ -541,7 +541,7 @@ def word_similarity(source: Path) -> None:
     from mteb_evalrank.data import hub
     from mteb_evalrank.data.registry import WORD_SIMILARITY
 
-    hub.install_into_cache(WORD_SIMILARITY, WORD_SIMILARITY.recipe().build(source))
+    hub.install_into_cache(WORD_SIMILARITY, WORD_SIMILARITY.recipe.build(source))
 
 
 def _ws353(

@@ -78,7 +78,7 @@ def test_invalid_utf8_in_a_raw_pair_file_names_file_and_line(tmp_path: Path) -> 
 
 def _word_source(source: Path, root: Path) -> Path:
     """A copy of the EvalRank word recipe's real raw files under ``root``: its wiki vocabulary."""
-    recipe = EVALRANK_WORD.recipe()
+    recipe = EVALRANK_WORD.recipe
     for relative in recipe.SOURCES:
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source / relative, root / relative)
@@ -102,7 +102,7 @@ def test_a_recipe_stops_at_a_raw_file_that_is_not_utf8(source: Path, tmp_path: P
     with pytest.raises(
         SourceFormatError, match=rf"wiki_vocab\.txt:42: invalid UTF-8 byte 0xe9 at column {column} "
     ):
-        EVALRANK_WORD.recipe().build(tmp_path)
+        EVALRANK_WORD.recipe.build(tmp_path)
 
 
 @pytest.mark.parametrize("content", [b"", b"\n \n", b"\xef\xbb\xbf\r\n"])
@@ -113,7 +113,7 @@ def test_a_recipe_stops_at_an_empty_vocabulary(source: Path, tmp_path: Path, con
     with pytest.raises(
         SourceFormatError, match=r"wiki_vocab\.txt: the file holds no words \(it is empty or blank\)"
     ):
-        EVALRANK_WORD.recipe().build(tmp_path)
+        EVALRANK_WORD.recipe.build(tmp_path)
 
 
 @pytest.mark.slow
@@ -467,7 +467,7 @@ def word_similarity(source: Path) -> None:
     from mteb_evalrank.data import hub
     from mteb_evalrank.data.registry import WORD_SIMILARITY
 
-    hub.install_into_cache(WORD_SIMILARITY, WORD_SIMILARITY.recipe().build(source))
+    hub.install_into_cache(WORD_SIMILARITY, WORD_SIMILARITY.recipe.build(source))
 
 
 @pytest.mark.slow
@@ -724,7 +724,7 @@ def own_datasets_cache(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyP
     from mteb_evalrank.data.registry import WORD_SIMILARITY
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
-    return hub.install_into_cache(WORD_SIMILARITY, WORD_SIMILARITY.recipe().build(source))
+    return hub.install_into_cache(WORD_SIMILARITY, WORD_SIMILARITY.recipe.build(source))
 
 
 def _cut_arrow(root: Path) -> Path:

@@ -300,7 +300,7 @@ def test_a_fetch_verifies_caches_and_records_where_each_file_came_from(
     assert [s.state for s in states] == ["verified"] * len(SMALL)
     fetch.fetch_family(STSB_GRANULARITY, settings())  # verified files are reused: no request
     assert server.raw_requests() == len(SMALL)
-    built, reference = STSB_GRANULARITY.recipe().build(online), STSB_GRANULARITY.recipe().build(source)
+    built, reference = STSB_GRANULARITY.recipe.build(online), STSB_GRANULARITY.recipe.build(source)
     for config, data in reference.configs.items():
         assert built.configs[config]["test"].to_list() == data["test"].to_list()
 

@@ -224,10 +224,10 @@ def test_malformed_wmt_row_names_file_and_line(tmp_path: Path) -> None:
     header = "LP\tsource\ttranslation\treference\tHUMAN_score\tsentBLEU\n"
     path.write_text(header + "cs-en\ts\tt\tr\t0.5\t0.1\nde-en\ts\tt\tr\t0.5\t0.1\n", encoding="utf-8")
     with pytest.raises(SourceFormatError, match=r"testset_cs-en.tsv:3: LP is 'de-en'"):
-        WMT17_DA.recipe().read_wmt17_da(path, "cs-en")
+        WMT17_DA.recipe.read_wmt17_da(path, "cs-en")
     path.write_text(header + "cs-en\ts\tt\tr\tnan\t0.1\n", encoding="utf-8")
     with pytest.raises(SourceFormatError, match=r":2: HUMAN_score nan is not finite"):
-        WMT17_DA.recipe().read_wmt17_da(path, "cs-en")
+        WMT17_DA.recipe.read_wmt17_da(path, "cs-en")
 
 
 # ---------------------------------------------------------------------------- mteb tasks

@@ -106,7 +106,7 @@ def test_datasets_load_offline(built: dict[str, BuiltDataset]) -> None:
     ],
 )
 def test_malformed_lines_name_file_and_line(tmp_path: Path, reader: str, content: str, line: int) -> None:
-    recipe = SENTEVAL.recipe()
+    recipe = SENTEVAL.recipe
     names = {
         "read_sst": ["negative", "positive"],
         "read_trec": recipe.LABEL_NAMES["trec"],

@@ -50,7 +50,7 @@ mteb_evalrank.register()
     ],
 )
 def test_the_builds_have_the_published_counts(source: Path, family: str, counts: dict) -> None:
-    built = DATASETS[family].recipe().build(source)
+    built = DATASETS[family].recipe.build(source)
     assert set(built.configs) == {"default"}
     for split, (n_sentences, n_tokens) in counts.items():
         data = built.configs["default"][split]
@@ -78,7 +78,7 @@ def test_multiword_tokens_and_empty_nodes_are_not_words(tmp_path: Path) -> None:
     body += WORD.format(id=3, form="n't", xpos="RB") + "3.1\tgone\t_\t_\t_\t_\t_\t_\t_\t_\n"
     body += WORD.format(id=4, form=".", xpos=".") + "\n"
     write_conllu(tmp_path / "ud-english-ewt", body)
-    built = UD_ENGLISH_EWT.recipe().build(tmp_path)
+    built = UD_ENGLISH_EWT.recipe.build(tmp_path)
     assert built.configs["default"]["test"].to_list() == [
         {"tokens": ["I", "do", "n't", "."], "tags": ["PRP", "VBP", "RB", "."]}
     ]
@@ -124,7 +124,7 @@ def test_a_malformed_line_names_file_and_line(
         (folder / other).write_text(text, encoding="utf-8")
     (folder / name).write_text(text, encoding="utf-8")
     with pytest.raises(SourceFormatError, match=re.escape(said)):
-        DATASETS[family].recipe().build(tmp_path)
+        DATASETS[family].recipe.build(tmp_path)
 
 
 @second_process
@@ -134,7 +134,7 @@ def test_a_malformed_conll2000_member_names_the_zip_member_and_line(tmp_path: Pa
         archive.writestr("conll2000/train.txt", "He PRP B-NP\n\nreckons VBZ\n")
         archive.writestr("conll2000/test.txt", "He PRP B-NP\n")
     with pytest.raises(SourceFormatError, match=r"conll2000\.zip/conll2000/train\.txt:3: expected 3"):
-        CONLL2000.recipe().build(tmp_path)
+        CONLL2000.recipe.build(tmp_path)
 
 
 # ----------------------------------------------------------------------- window features
@@ -259,7 +259,7 @@ def glove() -> object:
 
 
 def tagged(source: Path, family: str) -> dict[str, tuple[list[list[str]], list[list[str]]]]:
-    data = DATASETS[family].recipe().build(source).configs["default"]
+    data = DATASETS[family].recipe.build(source).configs["default"]
     return {split: (data[split]["tokens"][:], data[split]["tags"][:]) for split in ("train", "test")}
 
 

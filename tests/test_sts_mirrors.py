@@ -59,7 +59,7 @@ KNOWN_TEXT_DIFFERENCES: dict[str, dict[str, Any]] = {
 @pytest.fixture(scope="module")
 def mirrors(source: Path) -> BuiltDataset:
     """The family built once and every mirror installed in the session's datasets cache."""
-    built = STS_MIRRORS.recipe().build(source)
+    built = STS_MIRRORS.recipe.build(source)
     states = install_sts_mirrors(source, built=built)
     assert {state.state for state in states.values()} == {"mirror"}
     return built
@@ -153,7 +153,7 @@ def test_installed_mirror_loads_offline_like_mteb_does(mirrors: BuiltDataset, mi
 
 
 def test_blank_gold_lines_drop_pairs_and_mismatches_are_refused(tmp_path: Path) -> None:
-    recipe = STS_MIRRORS.recipe()
+    recipe = STS_MIRRORS.recipe
     inputs, gold = tmp_path / "in.txt", tmp_path / "gs.txt"
     inputs.write_text("a b\tc d\ne f\tg h\ni j\tk l\n", encoding="utf-8")
     gold.write_text("4.2\n\n0\n", encoding="utf-8")

@@ -58,7 +58,7 @@ def data(source: Path, tmp_path_factory: pytest.TempPathFactory, offline_models:
     out = tmp_path_factory.mktemp("study-hub")
     for family in ("word-similarity", "stsb-granularity"):
         spec = DATASETS[family]
-        built = spec.recipe().build(source)
+        built = spec.recipe.build(source)
         hub.write_hub_folder(spec, built, source, out)
         hub.install_into_cache(spec, built)
 

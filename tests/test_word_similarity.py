@@ -96,7 +96,7 @@ def evaluate(model: object, task: mteb.AbsTask) -> dict[str, float]:
 # ------------------------------------------------------------------------------------ data
 def test_every_non_empty_line_is_a_lower_cased_row(built: dict[str, BuiltDataset], source: Path) -> None:
     data = built["word-similarity"]
-    word_sets = WORD_SIMILARITY.recipe().WORD_SETS
+    word_sets = WORD_SIMILARITY.recipe.WORD_SETS
     assert sorted(p.name for p in (source / WORD_DIR).glob("*.txt")) == sorted(s.filename for s in word_sets)
     assert list(data.configs) == [s.config for s in word_sets]
     for word_set in word_sets:
@@ -128,7 +128,7 @@ def test_configs_load_offline_by_name(built: dict[str, BuiltDataset]) -> None:
 
 def test_task_metadata_scales_names_and_benchmark(built: dict[str, BuiltDataset]) -> None:
     registry = importlib.import_module("mteb.get_tasks")._TASKS_REGISTRY
-    word_sets = WORD_SIMILARITY.recipe().WORD_SETS
+    word_sets = WORD_SIMILARITY.recipe.WORD_SETS
     assert [task.metadata.dataset["name"] for task in WORD_SIMILARITY_TASKS] == [s.config for s in word_sets]
     for word_set in word_sets:
         task = TASK_OF_CONFIG[word_set.config]
@@ -169,7 +169,7 @@ def test_str_pairs_are_split_on_the_newline(built: dict[str, BuiltDataset], sour
 # ------------------------------------------------------------------------ malformed sources
 @second_process
 def test_malformed_word_line_names_file_and_line(tmp_path: Path) -> None:
-    read = WORD_SIMILARITY.recipe().read_word_pairs
+    read = WORD_SIMILARITY.recipe.read_word_pairs
     path = tmp_path / "EN-BAD.txt"
     path.write_bytes(b"Cat\tdog\t7.5\r\n\r\nbird 8\r\n")  # the blank line 2 still counts
     with pytest.raises(SourceFormatError, match=r"EN-BAD\.txt:3: expected 'word1 word2 score'"):
@@ -196,12 +196,12 @@ def test_build_stops_at_a_malformed_set_file(source: Path, tmp_path: Path) -> No
     (folder / "EN-RG-65.txt").unlink()
     (folder / "EN-RG-65.txt").write_text("gem\tjewel\t3.94\nmidday\tnoon\n", encoding="utf-8")
     with pytest.raises(SourceFormatError, match=r"EN-RG-65\.txt:2: "):
-        WORD_SIMILARITY.recipe().build(tmp_path)
+        WORD_SIMILARITY.recipe.build(tmp_path)
 
 
 @second_process
 def test_malformed_str_row_names_file_and_line(tmp_path: Path) -> None:
-    read = STR_2021.recipe().read_str_pairs
+    read = STR_2021.recipe.read_str_pairs
     path = tmp_path / "str.csv"
     header = "Index,SourceID,SubsetID,PairID,Text,Score\n"
     good = '0,STS,STS,STS_1,"A dog runs.\nA dog is running.",0.9\n'

@@ -64,7 +64,7 @@ def wmt17(source: Path) -> None:
     from mteb_evalrank.data import hub
     from mteb_evalrank.data.registry import WMT17_DA
 
-    hub.install_into_cache(WMT17_DA, WMT17_DA.recipe().build(source))
+    hub.install_into_cache(WMT17_DA, WMT17_DA.recipe.build(source))
 
 
 @pytest.fixture(autouse=True)

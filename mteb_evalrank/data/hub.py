@@ -55,7 +55,7 @@ def write_hub_folder(spec: DatasetSpec, built: BuiltDataset, source: Path, out_d
     shutil.copyfile(spec.card_path, folder / "README.md")
     # A recipe may name its licence file (LICENSE_FILE), or state the terms (LICENSE_TEXT) where its
     # source ships no licence file; the default is the EvalRank release's.
-    recipe = spec.recipe()
+    recipe = spec.recipe
     licence = source / getattr(recipe, "LICENSE_FILE", "evalrank/LICENSE")
     if isinstance(terms := getattr(recipe, "LICENSE_TEXT", None), str):
         (folder / "LICENSE").write_text(terms, encoding="utf-8")
@@ -136,23 +136,20 @@ def write_config(folder: Path, hub_id: str, config: str, data: DatasetDict) -> P
 
 
 def install_into_cache(spec: DatasetSpec, built: BuiltDataset) -> Path:
-    """:func:`publish_build` under the family's lock (``datasets build``); returns the folder."""
+    """Publish ``built`` as ``spec``'s ``datasets``-cache folder under the family's lock (``datasets
+    build``; :func:`mteb_evalrank._files.publishing`); returns the folder."""
     root = cache_root(spec.hub_id)
-    with folder_lock(root):
-        return publish_build(root, spec, built)
-
-
-def publish_build(
-    root: Path, spec: DatasetSpec, built: BuiltDataset, *, displaced: Path | None = None
-) -> Path:
-    """Publish every config of ``built`` and the :data:`BUILD_RECORD` whole as ``spec``'s
-    ``datasets``-cache folder (:func:`mteb_evalrank._files.publishing`; the caller holds the family's
-    lock), ``root``; a former folder is moved to ``displaced`` if given, else removed. Returns ``root``."""
-    with publishing(root, displaced=displaced) as folder:
-        for config, data in built.configs.items():
-            write_config(folder, spec.hub_id, config, data)
-        (folder / BUILD_RECORD).write_text(json.dumps({"format": BUILD_FORMAT}) + "\n", encoding="utf-8")
+    with folder_lock(root), publishing(root) as folder:
+        write_build(folder, spec, built)
     return root
+
+
+def write_build(folder: Path, spec: DatasetSpec, built: BuiltDataset) -> None:
+    """Write every config of ``built`` (:func:`write_config`) and the :data:`BUILD_RECORD` into ``folder``
+    (a ``datasets``-cache folder being published)."""
+    for config, data in built.configs.items():
+        write_config(folder, spec.hub_id, config, data)
+    (folder / BUILD_RECORD).write_text(json.dumps({"format": BUILD_FORMAT}) + "\n", encoding="utf-8")
 
 
 @dataclass(frozen=True)

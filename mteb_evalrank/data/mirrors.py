@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from .._files import folder_lock, publishing, replace_damaged
+from .._files import folder_lock, publishing, renew
 from ..settings import SOURCE_ENV, Settings
 from .fetch import raw_folder
 from .hub import check_card, write_config
@@ -20,11 +20,13 @@ from .layout import BuiltDataset
 from .ready import (
     DamagedDatasetWarning,
     DatasetDamagedError,
+    build_command,
     build_damage,
     damage_summary,
+    fetch_command,
     hub_cache_copy,
 )
-from .registry import STS_MIRROR_SPECS, STS_MIRRORS, MirrorSpec, build_command, cache_root, fetch_command
+from .registry import STS_MIRROR_SPECS, STS_MIRRORS, MirrorSpec, cache_root
 
 #: file that marks a datasets-cache entry as written by this module
 MARKER = "mteb_evalrank_mirror.json"
@@ -74,7 +76,7 @@ def install_sts_mirrors(
     ``{task: state}``: ``mirror`` (installed or refreshed) or ``real copy`` (left untouched)."""
     displaced = displaced or {}
     if built is None:
-        built = STS_MIRRORS.recipe().build(Path(source))
+        built = STS_MIRRORS.recipe.build(Path(source))
     check_card(STS_MIRRORS, built)
     stamp = {
         "written_by": "mteb-evalrank datasets build --sts-mirrors",
@@ -131,12 +133,12 @@ def rebuild_mirror_if_damaged(task: str, settings: Settings) -> bool:
         return False
     mirror, root, _ = mirror_found
 
-    def rebuild(aside: Path) -> bool:
+    def rebuild(aside: Path | None) -> bool:
         if (raw := raw_folder(STS_MIRRORS, settings)) is not None:
-            install_sts_mirrors(raw, displaced={task: aside})
+            install_sts_mirrors(raw, displaced={task: aside} if aside else {})
         return raw is not None
 
-    if (found := replace_damaged(root, lambda: build_damage(root, [mirror.hub_config]), rebuild)) is None:
+    if (found := renew(root, lambda: build_damage(root, [mirror.hub_config]) or None, rebuild)) is None:
         return True  # another process installed it again while this one waited
     problems, aside, rebuilt = found
     detail = damage_summary(problems)

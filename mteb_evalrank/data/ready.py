@@ -11,6 +11,7 @@ import json
 import warnings
 from collections.abc import Callable, Iterable
 from contextlib import nullcontext
+from functools import partial
 from json import JSONDecodeError
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -20,12 +21,12 @@ import pyarrow as pa
 from huggingface_hub import constants
 from pyarrow import ArrowInvalid
 
-from .._files import aside_name, folder_lock, move_aside, read_json_object
+from .._files import publishing, read_json_object, renew
 from .._mteb_adapter import hub_switched_off
 from ..settings import SOURCE_ENV, Settings
 from .fetch import RAW_SOURCES, raw_folder, say
-from .hub import BUILD_FORMAT, BUILD_RECORD, datasets_progress_bars, publish_build
-from .registry import DatasetSpec, build_command, fetch_command
+from .hub import BUILD_FORMAT, BUILD_RECORD, datasets_progress_bars, write_build
+from .registry import DatasetSpec
 
 T = TypeVar("T")
 Location = Literal["Hub download", "local build"]
@@ -48,6 +49,19 @@ class DatasetDamagedError(RuntimeError):
     """A local build is damaged and the raw data to rebuild it are not at hand."""
 
     user_facing = True
+
+
+def build_command(source: str | Path | None = None, family: str | None = None) -> str:
+    """The command that builds ``family`` (default every one) from a local copy of the raw data."""
+    where = str(source) if source else "/path/to/raw-data"
+    only = f" --only {family}" if family else ""
+    return f"mteb-evalrank datasets build --source {where}{only}"
+
+
+def fetch_command(family: str | None = None) -> str:
+    """The command that fetches the raw files of ``family`` (default every one) and builds it."""
+    only = f" --only {family}" if family else ""
+    return f"mteb-evalrank datasets fetch{only}"
 
 
 # --- 1. which dataset, 2. where it lives ---------------------------------------------------------
@@ -146,15 +160,18 @@ def not_available_message(spec: DatasetSpec, user: str, settings: Settings, why:
 
 
 def build_and_publish(
-    spec: DatasetSpec, root: Path, raw: Path, why: str, *, displaced: Path | None = None
-) -> Path:
-    """Steps 5-6: build ``spec`` from ``raw`` and publish it in ``root`` (:func:`.hub.publish_build`;
-    the caller holds the family's lock); one line before and after on stderr."""
+    spec: DatasetSpec, root: Path, raw: Path | None, why: str, displaced: Path | None = None
+) -> bool:
+    """Steps 5-6: build ``spec`` from ``raw`` and publish it in ``root``, the former folder moved to
+    ``displaced`` if given (:func:`mteb_evalrank._files.publishing`; the caller holds the family's lock);
+    one line before and after on stderr. ``False`` (nothing done) without ``raw``."""
+    if raw is None:
+        return False
     say(f"building {spec.hub_id} from {raw} ({why}) ...")
-    with datasets_progress_bars(False):
-        publish_build(root, spec, spec.recipe().build(raw), displaced=displaced)
+    with datasets_progress_bars(False), publishing(root, displaced=displaced) as folder:
+        write_build(folder, spec, spec.recipe.build(raw))
     say(f"installed {spec.hub_id} in {root}")
-    return root
+    return True
 
 
 def build_state(root: Path, configs: Iterable[str], *, files: bool = False) -> tuple[str, list[str]] | None:
@@ -165,6 +182,11 @@ def build_state(root: Path, configs: Iterable[str], *, files: bool = False) -> t
         built = f"built in format {found}" if found else "built without a recorded format"
         return (f"{built}, this version reads {BUILD_FORMAT}" if root.is_dir() else "", [])
     return ("damaged copy", damage) if damage else None
+
+
+def stale_damage(root: Path, configs: Iterable[str], files: bool) -> list[str] | None:
+    """:func:`build_state`'s damaged files (``[]``: missing or of another format), ``None`` if current."""
+    return None if (state := build_state(root, configs, files=files)) is None else state[1]
 
 
 def ready_dataset(
@@ -189,26 +211,20 @@ def ready_dataset(
             )
         return False
     configs = () if files else spec.card_configs
-    if build_state(root, configs, files=files) is None:
+    if (state := build_state(root, configs, files=files)) is None:
         return False
     raw = raw or raw_folder(spec, settings)
-    with folder_lock(root):
-        if (state := build_state(root, configs, files=files)) is None:
-            return False  # published while this one waited
-        damage, aside = state[1], aside_name(root) if state[1] else None
-        if raw is not None:
-            build_and_publish(spec, root, raw, state[0] or why, displaced=aside)
-        elif aside is None:
-            raise DatasetNotAvailableError(not_available_message(spec, user, settings, state[0]))
-        else:
-            aside = move_aside(root)
+    build = partial(build_and_publish, spec, root, raw, state[0] or why)
+    if (found := renew(root, partial(stale_damage, root, configs, files), build)) is None:
+        return False  # published by another process while this one waited
+    damage, aside, built = found
+    if not (built or damage):
+        raise DatasetNotAvailableError(not_available_message(spec, user, settings, state[0]))
     if damage:
         detail = damage_summary(damage)
         what = f"{user}: the local build of {spec.hub_id} is damaged: {detail}; moved aside to {aside}"
-        warnings.warn(
-            f"{what}." if raw is None else f"{what} and built again.", DamagedDatasetWarning, stacklevel=3
-        )
-    if damage and raw is None:
+        warnings.warn(f"{what}{' and built again' * built}.", DamagedDatasetWarning, stacklevel=3)
+    if damage and not built:
         raise DatasetDamagedError(
             f"{user}: the local build of {spec.hub_id} in the datasets cache was damaged ({detail}) "
             f"and has been moved aside to {aside}. Build it again: "

@@ -18,19 +18,6 @@ if TYPE_CHECKING:  # mteb is heavy to import; the annotation alone needs it
 HUB_ORG = "mteb-evalrank"
 
 
-def build_command(source: str | Path | None = None, family: str | None = None) -> str:
-    """The command that builds ``family`` (default every one) from a local copy of the raw data."""
-    where = str(source) if source else "/path/to/raw-data"
-    only = f" --only {family}" if family else ""
-    return f"mteb-evalrank datasets build --source {where}{only}"
-
-
-def fetch_command(family: str | None = None) -> str:
-    """The command that fetches the raw files of ``family`` (default every one) and builds it."""
-    only = f" --only {family}" if family else ""
-    return f"mteb-evalrank datasets fetch{only}"
-
-
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
@@ -111,14 +98,15 @@ class DatasetSpec:
             dataset["name"] = name
         return dataset
 
+    @property
     def recipe(self) -> ModuleType:
-        """The family's ``recipe.py``, imported from its file."""
+        """The family's ``recipe.py``, imported from its file (once)."""
         return _load_recipe(self.folder / "recipe.py")
 
     @property
     def sources(self) -> tuple[str, ...]:
         """The raw files the recipe reads (its ``SOURCES``: paths in the raw data folder)."""
-        return tuple(self.recipe().SOURCES)
+        return tuple(self.recipe.SOURCES)
 
 
 @cache

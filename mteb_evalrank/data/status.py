@@ -8,8 +8,8 @@ from pathlib import Path
 from ..settings import Settings
 from .fetch import RAW_SOURCES, file_states, recipe_files, release_of
 from .mirrors import mirror_states
-from .ready import dataset_location
-from .registry import DATASETS, build_command, fetch_command
+from .ready import build_command, dataset_location, fetch_command
+from .registry import DATASETS
 
 
 def raw_cache_report(root: Path) -> list[str]:

@@ -168,8 +168,9 @@ def fetch_set(spec: PaperWordSet, settings: Settings) -> Path:
         )
 
     fetch_file(
-        target, url, pin, settings.fetch_timeout, advice=advice, disk=disk, label=f"{spec.name}: ",
-        member=spec.member, announce=f"fetching {spec.name} [{spec.licence}] from {url} into {root}",
+        [target], url, [pin], settings.fetch_timeout, advice=advice, disk=disk, label=f"{spec.name}: ",
+        members=[spec.member] if spec.member else None,
+        announce=f"fetching {spec.name} [{spec.licence}] from {url} into {root}",
     )  # fmt: skip
     return target
 

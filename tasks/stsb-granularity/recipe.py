@@ -27,7 +27,7 @@ FEATURES = Features({"sentence1": Value("string"), "sentence2": Value("string"),
 
 def build(source: Path) -> BuiltDataset:
     """Build the five band configs from the raw data folder ``source``."""
-    rows = STS_MIRRORS.recipe().read_stsb(require_file(source, STSB_TEST))
+    rows = STS_MIRRORS.recipe.read_stsb(require_file(source, STSB_TEST))
     picked = slices.gold_slices([row[2] for row in rows], slices.STS_BAND_EDGES)
     configs = {}
     for name, indices in picked.items():

@@ -126,7 +126,7 @@ def read_all(source: Path) -> list[Row]:
 
 def read_stsb_pairs(source: Path) -> list[tuple[str, str, float]]:
     """All STS-B pairs (train, dev, test), parsed by the ``sts-mirrors`` recipe."""
-    read_stsb = STS_MIRRORS.recipe().read_stsb
+    read_stsb = STS_MIRRORS.recipe.read_stsb
     return [row for name in STSB_FILES for row in read_stsb(require_file(source, name))]
 
 

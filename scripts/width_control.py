@@ -1,0 +1,101 @@
+"""The tagger's width control (docs/sequence_labelling.md, "Width control").
+
+Does Chiu et al.'s protocol (fixed 10 epochs, no regularisation, no selection on held-out data)
+penalise the input width whatever the vectors hold? One fixed set of vectors, glove.6B.50d, with
+information-free random dimensions appended up to each width: column ``j >= 50`` of the word in
+row ``i`` is ``s * z[i, j - 50]``, ``z`` standard normal from ``numpy.random.default_rng(width)``,
+``s`` the mean per-dimension standard deviation of GloVe's 400k rows (the added columns are as large
+as the real ones and carry no information about the word beyond an arbitrary code). The three
+sequence-labelling tasks run unchanged through ``mteb.evaluate``, one model per width.
+
+    python scripts/width_control.py [--widths 50 100 300 768] [--out docs/study/width-control]
+
+Resumable: a result already in ``<out>/results`` is kept (mteb's ``only-missing``). Then writes
+``<out>/table.md`` and the block between the ``width-control`` markers of docs/sequence_labelling.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import mteb
+import numpy as np
+from mteb.cache import ResultCache
+
+from mteb_evalrank.models import zoo
+from mteb_evalrank.models.static import StaticWordEmbeddings
+
+TASKS = {"CoNLL2000Chunking": "f1", "CoNLL2003NER": "f1", "EWTPOSTagging": "accuracy"}
+DOC = Path(__file__).resolve().parents[1] / "docs" / "sequence_labelling.md"
+START, END = "<!-- width-control: start -->", "<!-- width-control: end -->"
+
+
+def name_of(width: int) -> str:
+    """The model's name: glove.6B.50d itself at 50 dimensions."""
+    return zoo.GLOVE_6B_50D if width == 50 else f"{zoo.GLOVE_6B_50D}-random{width}"
+
+
+def padded_model(width: int) -> StaticWordEmbeddings:
+    """glove.6B.50d with ``width - 50`` random columns (the module docstring's rule)."""
+    words, vectors = zoo._glove_6b_50d_arrays(zoo.GLOVE_6B_50D)
+    scale = float(vectors.std(axis=0).mean())
+    extra = np.random.default_rng(width).standard_normal((len(words), width - 50), dtype=np.float32)
+    model = StaticWordEmbeddings(words, np.hstack([vectors, scale * extra]), name=name_of(width))
+    base = zoo.ZOO_METAS[zoo.GLOVE_6B_50D]
+    model.mteb_model_meta = base.model_copy(update={"name": name_of(width), "embed_dim": width})
+    return model
+
+
+def scores(out: Path, width: int, task: str) -> list[float] | None:
+    """The per-seed main scores of ``task`` at ``width`` from its result file, if it exists."""
+    files = list((out / "results" / name_of(width).replace("/", "__")).glob(f"*/{task}.json"))
+    if not files:
+        return None
+    (split,) = json.loads(files[0].read_text(encoding="utf-8"))["scores"]["test"]
+    return [value for key, value in split.items() if key.startswith(f"{TASKS[task]}[seed=")]
+
+
+def table(out: Path, widths: list[int]) -> str:
+    """Markdown: each task's main score (mean of the seeds, and the seeds' range) per width, and its
+    change from 50 dimensions in points."""
+    columns = [f"{width}-d" for width in widths] + [f"change 50 → {widths[-1]}-d (points)"]
+    head = "| task (score) | " + " | ".join(columns) + " |"
+    lines = [head, "|---|" + "---:|" * len(columns)]
+    for task, metric in TASKS.items():
+        found = [scores(out, width, task) for width in widths]
+        cells = [f"{np.mean(s):.4f} ({min(s):.4f}–{max(s):.4f})" if s else "not run" for s in found]
+        first, last = found[0], found[-1]
+        change = f"{100 * (np.mean(last) - np.mean(first)):+.1f}" if first and last else ""
+        lines.append(f"| {task} ({metric}) | " + " | ".join(cells) + f" | {change} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--widths", type=int, nargs="+", default=[50, 100, 300, 768])
+    parser.add_argument("--out", type=Path, default=Path("docs/study/width-control"))
+    parser.add_argument("--tables-only", action="store_true", help="only the table, from the results")
+    args = parser.parse_args()
+    if not args.tables_only:
+        tasks = mteb.get_tasks(tasks=list(TASKS))
+        for width in args.widths:
+            model: Any = padded_model(width)  # an mteb encoder (the plugin's classes are not typed as one)
+            result = mteb.evaluate(
+                model, tasks, cache=ResultCache(args.out), overwrite_strategy="only-missing"
+            )
+            if result.exceptions:
+                raise RuntimeError(f"{name_of(width)}: mteb.evaluate failed: {result.exceptions}")
+    text = table(args.out, args.widths)
+    (args.out / "table.md").write_text(text, encoding="utf-8")
+    doc = DOC.read_text(encoding="utf-8")
+    block = re.compile(re.escape(START) + ".*?" + re.escape(END), re.DOTALL)
+    DOC.write_text(block.sub(lambda _: f"{START}\n{text}{END}", doc), encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
