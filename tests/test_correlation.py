@@ -424,6 +424,18 @@ def test_bad_inputs_give_clear_errors(toy: Path, tmp_path: Path) -> None:
         correlate([toy], ["A:b:c:d"], ["Extrinsic"])
 
 
+def test_a_model_named_but_not_matching_the_regex_is_left_out_of_folders_as_of_a_table(
+    toy: Path, tmp_path: Path
+) -> None:
+    """``models`` and ``model_regex`` select alike from result folders and from a score table (the
+    folders reported a named model the regex left out as not in them)."""
+    named = ["org/model-1", "org/model-2", "org/model-3"]
+    table = tmp_path / "scores.csv"
+    table.write_text("model,Intrinsic\n" + "".join(f"org/model-{i},0.{i}\n" for i in range(5)))
+    for source in (toy, table):
+        assert list(load_results([source], models=named, model_regex=r"[12]$").models) == named[:2]
+
+
 @second_process
 def test_old_result_of_a_task_unknown_to_mteb_names_the_file(tmp_path: Path) -> None:
     write_result(tmp_path, "org/m", "r", "NoSuchTask", {"default": 0.5}, mteb_version="1.10.0")

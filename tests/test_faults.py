@@ -445,6 +445,7 @@ def test_a_families_file_with_bom_crlf_blank_lines_and_a_repeat_reads_as_the_pla
         ("f.csv", "model,family\norg/x\n", r"f\.csv:2: expected model,family"),
         ("f.csv", "", r"f\.csv: a CSV with the columns model,family is needed"),
         ("f.csv", "model,family\n\n", r"f\.csv: the file lists no model"),
+        ("f.json", "{}", r"f\.json: the file lists no model"),
         ("f.csv", "model,family\norg/caf\xe9,x\n", r"f\.csv:2: invalid UTF-8 byte 0xe9 at column 8"),
     ],
 )  # fmt: skip
@@ -1076,7 +1077,7 @@ def _ldt_copy(root: Path, *, archive: bool) -> Path:
     if archive:
         wv.archives_dir(root).mkdir(parents=True)
         shutil.copyfile(wv.archives_dir() / wv.LDT.archive, wv.archives_dir(root) / wv.LDT.archive)
-    return wv.package_dir(wv.LDT, root) / wv.LDT.files[0].member
+    return wv.package_dir(wv.LDT, root) / next(iter(wv.LDT.files))
 
 
 @pytest.mark.parametrize("fault", list(WORD_VECTOR_FAULTS))
@@ -1128,7 +1129,7 @@ def test_a_damaged_word_vector_file_is_extracted_again_from_the_archive(tmp_path
         message.startswith(f"{LDT_SET}: the installed file {path}: ") and f"moved aside to {aside}" in message
     )
     assert encoder.index == clean.index and np.array_equal(encoder.vectors, clean.vectors)
-    assert (aside / wv.LDT.files[0].member).read_bytes() == damaged
+    assert (aside / next(iter(wv.LDT.files))).read_bytes() == damaged
     assert wv.package_ready(wv.LDT, tmp_path)
 
 

@@ -50,7 +50,7 @@ def installed(package: wv.WordVectorPackage) -> Path:
 
 def member(package: wv.WordVectorPackage, suffix: str) -> Path:
     """The installed file of ``package`` whose archive path ends with ``suffix``."""
-    (path,) = [f.member for f in package.files if f.member.endswith(suffix)]
+    (path,) = [m for m in package.files if m.endswith(suffix)]
     return installed(package) / path
 
 
@@ -66,9 +66,11 @@ def test_every_package_is_pinned_by_version_and_sha256() -> None:
     for package in wv.PACKAGES:
         assert HEX64.fullmatch(package.sha256) and package.version in package.archive
         assert package.requirement == f"{package.name}=={package.version} --hash=sha256:{package.sha256}"
-        assert package.files and all(HEX64.fullmatch(f.sha256) and f.size > 0 for f in package.files)
+        assert package.files and all(
+            HEX64.fullmatch(p.digest) and (p.size or 0) > 0 for p in package.files.values()
+        )
     for spec in SETS:
-        assert set(spec.files) <= {f.member for f in spec.package.files}
+        assert set(spec.files) <= set(spec.package.files)
         assert len(spec.files) == (2 if spec.format == "spacy-table" else 1)
 
 
@@ -90,9 +92,9 @@ def test_installed_files_have_the_recorded_sha256(package: wv.WordVectorPackage)
     folder = installed(package)
     marker = json.loads((folder / MARKER).read_text("utf-8"))
     assert marker["archive_sha256"] == package.sha256
-    assert marker["files"] == {f.member: f.sha256 for f in package.files}
-    for item in package.files:
-        assert sha256_file(folder / item.member) == item.sha256, item.member
+    assert marker["files"] == {member: pin.digest for member, pin in package.files.items()}
+    for member, pin in package.files.items():
+        assert sha256_file(folder / member) == pin.digest, member
 
 
 # ------------------------------------------------------------------ install
@@ -102,8 +104,8 @@ def test_extraction_checks_the_archive_and_writes_a_marked_folder(tmp_path: Path
         pytest.skip(f"{archive} not downloaded: {wv.INSTALL_COMMAND}")
     folder = wv.extract_package(wv.LDT, archive, root=tmp_path)
     assert folder == wv.package_dir(wv.LDT, tmp_path) and wv.package_ready(wv.LDT, tmp_path)
-    (item,) = wv.LDT.files
-    assert sha256_file(folder / item.member) == item.sha256
+    ((member, pin),) = wv.LDT.files.items()
+    assert sha256_file(folder / member) == pin.digest
     assert json.loads((folder / MARKER).read_text("utf-8"))["archive"] == wv.LDT.archive
     assert wv.extract_package(wv.LDT, archive, root=tmp_path) == folder  # ours: rebuilt in place
     assert remove_encoder_folders(tmp_path) == [folder] and not folder.exists()
@@ -112,7 +114,7 @@ def test_extraction_checks_the_archive_and_writes_a_marked_folder(tmp_path: Path
 def test_a_tampered_archive_is_refused(tmp_path: Path) -> None:
     fake = tmp_path / wv.LDT.archive
     with zipfile.ZipFile(fake, "w") as zipped:
-        zipped.writestr(wv.LDT.files[0].member, "the 1.0 2.0\n")
+        zipped.writestr(next(iter(wv.LDT.files)), "the 1.0 2.0\n")
     with pytest.raises(EncoderFolderError, match="SHA-256"):
         wv.extract_package(wv.LDT, fake, root=tmp_path / "encoders")
     assert not wv.package_dir(wv.LDT, tmp_path / "encoders").exists()

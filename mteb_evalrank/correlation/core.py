@@ -12,7 +12,7 @@ import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from math import comb
 from pathlib import Path
@@ -122,56 +122,49 @@ def read_families(path: str | Path) -> dict[str, str]:
         from mteb_evalrank.data.sources import invalid_utf8
 
         raise CorrelationInputError(f"--families {invalid_utf8(path, error)}") from None
-    if path.suffix.lower() == ".json":
-        return _families_json(path, text)
-    return _families_csv(path, text)
+    rows = _families_json(path, text) if path.suffix.lower() == ".json" else _families_csv(path, text)
+    mapping: dict[str, tuple[str, int | None]] = {}  # model -> (family, line; None in a JSON object)
+    for model, family, line in rows:
+        first, first_line = mapping.setdefault(model, (family, line))
+        if first != family:
+            raise CorrelationInputError(
+                f"--families {path}:{line}: model {model!r} has family {family!r} here and {first!r} on "
+                f"line {first_line}"
+                if line
+                else f"--families {path}: model {model!r} is given two families ({first!r}, {family!r})"
+            )
+    if not mapping:
+        raise CorrelationInputError(f"--families {path}: the file lists no model")
+    return {model: family for model, (family, _) in mapping.items()}
 
 
-def _families_json(path: Path, text: str) -> dict[str, str]:
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        mapping: dict[str, Any] = {}
-        for key, value in items:
-            if key in mapping and str(mapping[key]) != str(value):
-                raise CorrelationInputError(
-                    f"--families {path}: model {key!r} is given two families ({mapping[key]!r}, {value!r})"
-                )
-            mapping[key] = value
-        return mapping
-
+def _families_json(path: Path, text: str) -> list[tuple[str, str, None]]:
+    """The ``(model, family, None)`` pairs of a JSON object, in order (a repeated key kept)."""
     try:
-        data = json.loads(text, object_pairs_hook=pairs)
+        data = json.loads(text, object_pairs_hook=tuple)  # an object: a tuple of pairs; an array: a list
     except json.JSONDecodeError as error:
         raise CorrelationInputError(
             f"--families {path}:{error.lineno}: not valid JSON ({error.msg}, column {error.colno})"
         ) from None
-    if not isinstance(data, dict):
+    if not isinstance(data, tuple):
         raise CorrelationInputError(f"--families {path}: a JSON object {{model: family}} is needed")
-    return {str(k): str(v) for k, v in data.items()}
+    return [(model, str(family), None) for model, family in data]
 
 
-def _families_csv(path: Path, text: str) -> dict[str, str]:
+def _families_csv(path: Path, text: str) -> Iterator[tuple[str, str, int]]:
+    """The ``(model, family, line)`` rows of a CSV with the columns ``model,family``."""
     import csv
 
     reader = csv.DictReader(text.splitlines())
     if not reader.fieldnames or not {"model", "family"} <= set(reader.fieldnames):
         raise CorrelationInputError(f"--families {path}: a CSV with the columns model,family is needed")
-    mapping: dict[str, str] = {}
-    first_line: dict[str, int] = {}
     for row in reader:
         model, family = row.get("model"), row.get("family")
         if not model or not family:
             raise CorrelationInputError(
                 f"--families {path}:{reader.line_num}: expected model,family, got {row}"
             )
-        if model in mapping and mapping[model] != family:
-            raise CorrelationInputError(
-                f"--families {path}:{reader.line_num}: model {model!r} has family {family!r} here and "
-                f"{mapping[model]!r} on line {first_line[model]}"
-            )
-        mapping[model], first_line[model] = family, first_line.get(model, reader.line_num)
-    if not mapping:
-        raise CorrelationInputError(f"--families {path}: the file lists no model")
-    return mapping
+        yield model, family, reader.line_num
 
 
 def _family_note(families: dict[str, str], source: str, within: bool = False) -> list[str]:

@@ -164,16 +164,19 @@ def load_results(
             raise CorrelationInputError(f"{tables[0]}: a score table records no revisions (--revision*)")
         return load_score_table(tables[0], models=models, model_regex=model_regex)
     merged, metas, notes = _read_folders(folders)
-    by_model = _filter_models(merged, models, model_regex)
+    by_model: dict[str, list[str]] = {}  # model -> its revisions
+    for name, revision in merged:
+        by_model.setdefault(name, []).append(revision)
+    selected = _select_models(by_model, models, model_regex, "result folders")
     revisions = dict(revisions or {})
-    for name in sorted(set(revisions) - set(by_model)):
+    for name in sorted(set(revisions) - set(selected)):
         raise CorrelationInputError(f"--revision {name}=...: model {name!r} is not in the selected results")
     chosen = {
-        name: _choose_revision(name, revs, merged, metas, revisions.get(name), revision_policy, notes)
-        for name, revs in sorted(by_model.items())
+        name: _choose_revision(
+            name, by_model[name], merged, metas, revisions.get(name), revision_policy, notes
+        )
+        for name in selected
     }
-    if not chosen:
-        raise CorrelationInputError("no model left after the model filters (--models / --model-regex)")
     return LoadedResults(chosen, [str(f) for f in folders], notes)
 
 
@@ -225,22 +228,23 @@ def _read_folders(
     return merged, metas, notes
 
 
-def _filter_models(
-    merged: Mapping[tuple[str, str], Any], models: Iterable[str] | None, model_regex: str | None
-) -> dict[str, list[str]]:
-    """Model -> its revisions, for the models named in ``models`` and matching ``model_regex``."""
-    wanted = set(models) if models is not None else None
-    pattern = re.compile(model_regex) if model_regex else None
-    by_model: dict[str, list[str]] = {}
-    for name, revision in merged:
-        if wanted is not None and name not in wanted:
-            continue
-        if pattern is not None and not pattern.search(name):
-            continue
-        by_model.setdefault(name, []).append(revision)
-    if wanted is not None and (unknown := sorted(wanted - set(by_model))):
-        raise CorrelationInputError(f"models not in the result folders: {', '.join(unknown)}")
-    return by_model
+def _select_models(
+    names: Iterable[str], models: Iterable[str] | None, model_regex: str | None, where: str
+) -> list[str]:
+    """The ``names`` (sorted) named in ``models`` and matching ``model_regex``; errors name the models
+    not in ``where`` and an empty selection."""
+    names = sorted(names)
+    if models is not None:
+        wanted = set(models)
+        if unknown := sorted(wanted - set(names)):
+            raise CorrelationInputError(f"models not in the {where}: {', '.join(unknown)}")
+        names = [n for n in names if n in wanted]
+    if model_regex:
+        pattern = re.compile(model_regex)
+        names = [n for n in names if pattern.search(n)]
+    if not names:
+        raise CorrelationInputError("no model left after the model filters (--models / --model-regex)")
+    return names
 
 
 def _choose_revision(
@@ -299,22 +303,12 @@ def load_score_table(
         raise CorrelationInputError(f"{path}: scores must be numbers: {error}") from None
     frame.index = frame.index.astype(str)
     frame.index.name = "model"
-    names = list(frame.index)
-    if models is not None:
-        wanted = set(models)
-        if unknown := sorted(wanted - set(names)):
-            raise CorrelationInputError(f"models not in the score table: {', '.join(unknown)}")
-        names = [n for n in names if n in wanted]
-    if model_regex:
-        pattern = re.compile(model_regex)
-        names = [n for n in names if pattern.search(n)]
-    if not names:
-        raise CorrelationInputError("no model left after the model filters (--models / --model-regex)")
+    names = _select_models(frame.index, models, model_regex, "score table")
     chosen = {
         name: ModelScores(name, "", {}, *_meta_int(name, None), _meta_int(name, None, "n_parameters")[0])
-        for name in sorted(names)
+        for name in names
     }
-    return LoadedResults(chosen, [str(path)], [], frame.loc[sorted(names)])
+    return LoadedResults(chosen, [str(path)], [], frame.loc[names])
 
 
 def tasks_of_type(loaded: LoadedResults, task_type: str, language: str | None = None) -> list[str]:

