@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .settings import Settings
+
 if TYPE_CHECKING:
     from .correlation import CorrelationResult
 
@@ -77,7 +79,6 @@ def _fetch_datasets(args: argparse.Namespace) -> None:
     from .data.mirrors import install_sts_mirrors
     from .data.ready import dataset_location, ready_dataset
     from .data.registry import DATASETS, STS_MIRRORS, get_dataset_spec
-    from .settings import Settings
 
     settings = Settings.from_environment()
     for spec in [get_dataset_spec(family) for family in args.only or DATASETS]:  # all names checked first
@@ -94,7 +95,6 @@ def _fetch_datasets(args: argparse.Namespace) -> None:
 def _datasets_status(args: argparse.Namespace) -> None:
     from .data.status import status_report
     from .models.offline import model_states
-    from .settings import Settings
 
     print(status_report(Settings.from_environment(), source=args.source))
     print("Bundled models:")
@@ -139,8 +139,6 @@ def _install_models(args: argparse.Namespace) -> None:
 
 def _encoders(args: argparse.Namespace) -> Path:
     """``<home>/encoders`` of ``--home``, else of the settings."""
-    from .settings import Settings
-
     return (Settings(home=Path(args.home)) if args.home else Settings.from_environment()).encoders
 
 
@@ -287,7 +285,6 @@ def _print_correlation_summary(result: CorrelationResult, written: dict[str, Pat
 
 def _diagnose(args: argparse.Namespace) -> None:
     from .diagnostics import default_pairs, diagnose, load_pairs
-    from .settings import Settings
 
     settings = Settings.from_environment()
     if args.reference is None or not args.target:
@@ -303,7 +300,6 @@ def _diagnose(args: argparse.Namespace) -> None:
 def _population_models(name: str) -> list[str]:
     """The runnable models of population ``name`` (``SystemExit`` if unknown); the others listed on stderr."""
     from .models.hf_variants import get_population
-    from .settings import Settings
 
     try:
         population = get_population(name, Settings.from_environment().encoders)
@@ -713,7 +709,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of ``mteb-evalrank``."""
     from ._network import switch_libraries_offline
     from ._user_errors import install_excepthook
-    from .settings import Settings
 
     install_excepthook()
     settings = Settings.from_environment()

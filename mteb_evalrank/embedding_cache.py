@@ -477,10 +477,8 @@ def process_cache(settings: Settings | None = None) -> EmbeddingCache:
         return current
     with _DEFAULT_LOCK:  # made once even when two threads ask first
         if not _DEFAULT:
-            root, mib = (
-                (settings.embedding_cache, settings.cache_mib) if settings else (None, DEFAULT_CACHE_MIB)
-            )
-            _DEFAULT.append(EmbeddingCache(root, max_bytes=mib << 20))
+            root, bound = (settings.embedding_cache, settings.cache_mib << 20) if settings else (None, None)
+            _DEFAULT.append(EmbeddingCache(root, max_bytes=bound))
         return _DEFAULT[0]
 
 

@@ -130,8 +130,8 @@ def checkpoint_from_config(
     """A :class:`Checkpoint` whose facts are read from ``source``'s config (and card, if local).
 
     ``revision`` is required unless a local folder names it (our marker, a Hub cache snapshot);
-    ``max_tokens`` defaults to :func:`_max_tokens`, ``license`` to the model card's; ``offline``
-    (``Settings.offline`` set): a Hub id's config from the Hub cache alone.
+    ``max_tokens`` defaults to :func:`_max_tokens`, ``license`` to the model card's; ``offline``: a Hub
+    id's config from the Hub cache alone.
     """
     from transformers import AutoConfig
 
@@ -162,12 +162,12 @@ def checkpoint_from_config(
 
 # ------------------------------------------------------------------ the encoder
 @cache
-def _load(source: str, revision: str | None, local: bool) -> tuple[Any, Any]:
-    """Tokenizer and model of a checkpoint, once per process, on the GPU if torch sees one (as the paper);
-    ``local``: from the folder or the Hub cache alone."""
+def _load(source: str, revision: str | None, offline: bool) -> tuple[Any, Any]:
+    """Tokenizer and model of a checkpoint, once per process, on the GPU if torch sees one (as the paper)."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
+    local = revision is None or offline  # then from the folder or the Hub cache alone
     tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, local_files_only=local)
     model = AutoModel.from_pretrained(source, revision=revision, local_files_only=local)
     model.eval()
@@ -206,9 +206,8 @@ class HFPooling(TextEmbedder):
         self.checkpoint = checkpoint
         self.pooling = pooling
         self.batch_size = batch_size
-        local = checkpoint.is_local
         self.tokenizer, self.model = _load(
-            checkpoint.source, None if local else checkpoint.revision, local or offline
+            checkpoint.source, None if checkpoint.is_local else checkpoint.revision, offline
         )
         check_declared(checkpoint, self.model)
 
@@ -263,8 +262,7 @@ def paper_variants(
 def build_variant(
     variant: Variant, *, corpus: FitCorpus | None = None, batch_size: int = 32, offline: bool = False
 ) -> AbsEncoder:
-    """The variant's encoder: :class:`HFPooling` (``offline``: from the Hub cache alone), whitened on
-    ``corpus`` (default the WMT17 DA references)."""
+    """The variant's encoder: :class:`HFPooling`, whitened on ``corpus`` (default the WMT17 DA references)."""
     base = HFPooling(variant.checkpoint, variant.pooling, batch_size=batch_size, offline=offline)
     if not variant.whiten:
         return base
@@ -476,8 +474,7 @@ POPULATIONS: dict[str, Callable[[Path], Population]] = {
     "evalrank-paper-word": lambda _: paper_word_population(),
     LOCAL_POPULATION: local_population,
 }
-"""Every population by name, built on first use from ``<home>/encoders`` (a local one reads its
-checkpoints' configs)."""
+"""Every population by name, built on first use (a local one reads its checkpoints' configs)."""
 
 
 @cache
@@ -522,8 +519,7 @@ def _config_missing(checkpoint: Checkpoint, flag: str | None) -> str | None:
 
 def check_population(name: str, settings: Settings) -> None:
     """Run the population's ``prepare`` (which may raise ``FetchError``), then raise
-    :class:`PopulationUnavailable` (one paragraph) at the first checkpoint that does not load
-    (``settings.offline``: from the Hub cache alone)."""
+    :class:`PopulationUnavailable` (one paragraph) at the first checkpoint that does not load."""
     population = get_population(name, settings.encoders)
     if population.prepare is not None:
         population.prepare()
@@ -555,8 +551,7 @@ def register_population_metas(metas: Iterable[ModelMeta]) -> list[str]:
 
 
 def enable_population(name: str, settings: Settings) -> list[str]:
-    """Check that population ``name`` loads here (:func:`check_population`), register its metas, return
-    the names.
+    """Check that population ``name`` loads here (:func:`check_population`), register its metas, return names.
 
     Raises:
         KeyError: unknown population.

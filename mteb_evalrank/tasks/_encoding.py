@@ -214,11 +214,8 @@ def reusing(model: Any, settings: Settings) -> Any:
     process cache (:func:`process_cache` of ``settings``), or ``model`` itself if not
     ``settings.reuse_embeddings``, if it is not an mteb encoder (a cross-encoder, a search model) or if
     it is a :class:`CachedEncoder` already (the study's). On disk when the model has a name and a revision."""
-    if (
-        isinstance(model, CachedEncoder)
-        or not isinstance(model, EncoderProtocol)
-        or not settings.reuse_embeddings
-    ):
+    reuse = settings.reuse_embeddings
+    if isinstance(model, CachedEncoder) or not isinstance(model, EncoderProtocol) or not reuse:
         return model
     cache = process_cache(settings)
     meta = getattr(model, "mteb_model_meta", None)
