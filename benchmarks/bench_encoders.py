@@ -21,6 +21,7 @@ SOURCE = Path(os.environ.get("MTEB_EVALRANK_SOURCE", Path(__file__).resolve().pa
 def main() -> None:
     from mteb_evalrank.embedding_cache import EmbeddingCache, using_process_cache
     from mteb_evalrank.models.encoders import FAMILIES
+    from mteb_evalrank.settings import Settings
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     wanted = set(sys.argv[2:])
@@ -33,7 +34,7 @@ def main() -> None:
         if wanted and spec.family not in wanted and spec.name not in wanted:
             continue
         start = time.perf_counter()
-        encoder = spec.load()
+        encoder = spec.load(Settings.from_environment().encoders)
         loaded = time.perf_counter()
         with using_process_cache(EmbeddingCache()):
             encoder.embed(texts[:8])  # warm-up (lazy initialisation), not timed

@@ -1,8 +1,8 @@
 """The plugin's one network policy (a leaf module: standard library only).
 
-:func:`offline_flag` (``Settings.offline``) decides whether the plugin may use the network;
-every path of the plugin that can reach it asks it first and, offline, ends at once in one
-message naming the variable and what to do instead (docs/usage.md, "Where the data come from").
+``Settings.offline`` decides whether the plugin may use the network; every path of the plugin that
+can reach it is passed it first and, offline, ends at once in one message (:func:`refusal`) naming
+the variable and what to do instead (docs/usage.md, "Where the data come from").
 """
 
 from __future__ import annotations
@@ -37,12 +37,6 @@ def refusal(what: str, flag: str) -> str:
     )
 
 
-def offline_flag() -> str | None:
-    """``Settings.offline`` of the environment now: the first true variable of ``OFFLINE_ENVS``, else
-    ``None`` (online). Asked where a request would be sent, by paths many and deep."""
-    return Settings.from_environment().offline
-
-
 def switch_libraries_offline(settings: Settings) -> None:
     """With ``MTEB_EVALRANK_OFFLINE`` true, the Hugging Face libraries of this process go offline too.
 
@@ -57,14 +51,3 @@ def switch_libraries_offline(settings: Settings) -> None:
     for module_name, name in HUB_OFFLINE_FLAGS:
         if (module := sys.modules.get(module_name)) is not None:
             setattr(module, name, True)
-
-
-def hub_allowed(location: str | None) -> bool:
-    """May ``datasets`` ask the Hugging Face Hub while loading a dataset found at ``location``?
-
-    Only for a Hub download (``"Hub download"``: ``datasets`` checks it for updates) and only
-    online; a local build, a mirror or a missing dataset is read from the ``datasets`` cache
-    alone (the plugin's datasets are built locally, so the Hub has nothing to add and an
-    unreachable Hub would cost ``huggingface_hub``'s retries).
-    """
-    return location == "Hub download" and offline_flag() is None

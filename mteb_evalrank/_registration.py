@@ -40,7 +40,8 @@ def register(settings: Settings | None = None) -> None:
     """Make the plugin's tasks, benchmarks and models visible to mteb (idempotent).
 
     Also, for the process: mteb's result files are written atomically
-    (:func:`~mteb_evalrank._mteb_adapter.make_result_writes_atomic`), and with
+    (:func:`~mteb_evalrank._mteb_adapter.make_result_writes_atomic`), the default embedding cache is
+    made from ``settings`` (:func:`~mteb_evalrank.embedding_cache.process_cache`), and with
     ``MTEB_EVALRANK_OFFLINE`` set the Hugging Face libraries are offline too
     (:func:`~mteb_evalrank._network.switch_libraries_offline`).
 
@@ -57,6 +58,7 @@ def register(settings: Settings | None = None) -> None:
     """
     from . import _mteb_adapter as adapter
     from ._network import switch_libraries_offline
+    from .embedding_cache import process_cache
     from .models import MODEL_METAS
     from .suites import BENCHMARKS
     from .tasks import TASKS, tasks_from_settings
@@ -64,6 +66,7 @@ def register(settings: Settings | None = None) -> None:
 
     settings = settings or Settings.from_environment()
     switch_libraries_offline(settings)  # MTEB_EVALRANK_OFFLINE: the Hub libraries too
+    process_cache(settings)  # the process default embedding cache, if none is yet
     adapter.make_result_writes_atomic()
     clashes: list[str] = []
     tasks = adapter.task_registry()

@@ -34,9 +34,10 @@ HUB_OFFLINE_ERRORS = ("OfflineModeIsEnabled", "LocalEntryNotFoundError")
 
 def hub_refusal(error: BaseException) -> str | None:
     """The one paragraph for a Hub offline error (maybe wrapped) the offline switch caused, else ``None``."""
-    from ._network import offline_flag, refusal
+    from ._network import refusal
+    from .settings import Settings
 
-    flag = offline_flag()
+    flag = Settings.from_environment().offline  # the top-level error printer: an edge
     seen: BaseException | None = error
     while flag is not None and seen is not None:
         if type(seen).__module__.startswith("huggingface_hub") and type(seen).__name__ in HUB_OFFLINE_ERRORS:

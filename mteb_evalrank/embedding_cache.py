@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -466,22 +465,21 @@ class EmbeddingCache:
 #: task): a chain of the study sees its own, never another thread's; unset, the process default.
 _CURRENT_CACHE: ContextVar[EmbeddingCache | None] = ContextVar("mteb_evalrank_embedding_cache", default=None)
 _DEFAULT_LOCK = threading.Lock()
+_DEFAULT: list[EmbeddingCache] = []  # the process default: made once, by the first process_cache call
 
 
-@cache
-def _default_cache() -> EmbeddingCache:
-    """The process default, built once from :class:`Settings`."""
-    settings = Settings.from_environment()
-    return EmbeddingCache(settings.embedding_cache, max_bytes=settings.cache_mib << 20)
-
-
-def process_cache() -> EmbeddingCache:
-    """The cache :func:`using_process_cache` set in this context, else the process default (docs/usage.md)."""
+def process_cache(settings: Settings | None = None) -> EmbeddingCache:
+    """The cache :func:`using_process_cache` set in this context, else the process default: made by the
+    first call from its ``settings`` (``embedding_cache``, ``cache_mib``; ``None``: in memory, the default
+    bound), passed by the edges (``register``, a task's ``evaluate``), never replaced (docs/usage.md)."""
     current = _CURRENT_CACHE.get()
     if current is not None:
         return current
-    with _DEFAULT_LOCK:  # built once even when two threads ask first
-        return _default_cache()
+    with _DEFAULT_LOCK:  # made once even when two threads ask first
+        if not _DEFAULT:
+            root, bound = (settings.embedding_cache, settings.cache_mib << 20) if settings else (None, None)
+            _DEFAULT.append(EmbeddingCache(root, max_bytes=bound))
+        return _DEFAULT[0]
 
 
 @contextmanager

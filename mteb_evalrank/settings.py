@@ -68,6 +68,11 @@ class Settings:
     tasks_from_files: str = ""
     """``NAME=FOLDER`` entries separated by ``;``: EvalRank tasks built from the user's files."""
 
+    @property
+    def encoders(self) -> Path:
+        """``<home>/encoders``: one marked folder per model the plugin derives (docs/zoo.md)."""
+        return self.home / "encoders"
+
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """The settings of ``environ`` (default ``os.environ``); an empty variable counts as unset.

@@ -30,6 +30,8 @@ from mteb_evalrank.tasks._encoding import CachedEncoder, EncodeOnce, reusing
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from bench_encode_once import HashCounter, suite
 
+RUN = Settings.from_environment({})  # reuse on, the cache in memory
+
 
 @pytest.fixture
 def run_cache() -> Iterator[EmbeddingCache]:
@@ -181,16 +183,16 @@ def test_rows_are_never_shared_across_prompts_or_settings(run_cache: EmbeddingCa
 
     model = _Prompted()
     texts = ["a man plays a guitar", "a dog runs"]
-    _encode(reusing(model), texts)  # an STS task: prompt "sts"
-    _encode(reusing(model), texts, task="EvalRankSent")  # a retrieval task: no prompt
-    _encode(reusing(model), texts, task="EvalRankSent", prompt_type=PromptType.query)
-    _encode(reusing(model), texts, task="EvalRankSent", prompt_type=PromptType.query, precision="int8")
+    _encode(reusing(model, RUN), texts)  # an STS task: prompt "sts"
+    _encode(reusing(model, RUN), texts, task="EvalRankSent")  # a retrieval task: no prompt
+    _encode(reusing(model, RUN), texts, task="EvalRankSent", prompt_type=PromptType.query)
+    _encode(reusing(model, RUN), texts, task="EvalRankSent", prompt_type=PromptType.query, precision="int8")
     assert model.texts == Counter({text: 4 for text in texts})
-    _encode(reusing(model), texts, batch_size=1, show_progress_bar=True)  # the first context again
-    _encode(reusing(model), texts, task="WordSimSimLex999")  # another STS task, the same prompt
+    _encode(reusing(model, RUN), texts, batch_size=1, show_progress_bar=True)  # the first context again
+    _encode(reusing(model, RUN), texts, task="WordSimSimLex999")  # another STS task, the same prompt
     assert model.texts == Counter({text: 4 for text in texts})
     for setting in ("x" * 300, "x" * 299 + "y"):  # long settings: bounded folder names, still apart
-        _encode(reusing(model), texts, setting=setting)
+        _encode(reusing(model, RUN), texts, setting=setting)
     assert model.texts == Counter({text: 6 for text in texts})
     assert len(run_cache._stores) == 6 and max(len(key.context) for key in run_cache._stores) <= 120
 
@@ -222,12 +224,12 @@ def test_a_model_whose_weights_change_is_encoded_again(run_cache: EmbeddingCache
 
     model = Linear()
     texts = ["a cat", "the dog barks"]
-    before = _encode(reusing(model), texts)
-    np.testing.assert_array_equal(_encode(reusing(model), texts), before)
+    before = _encode(reusing(model, RUN), texts)
+    np.testing.assert_array_equal(_encode(reusing(model, RUN), texts), before)
     assert model.calls == 1
     with torch.no_grad():
         model.layer.weight.add_(1.0)  # in place, as an optimizer step
-    after = _encode(reusing(model), texts)
+    after = _encode(reusing(model, RUN), texts)
     assert model.calls == 2
     # every weight + 1 adds each text's letter count (4 and 11) to every component
     np.testing.assert_allclose(after - before, [[4.0] * 4, [11.0] * 4], rtol=0, atol=1e-5)
@@ -240,15 +242,15 @@ def test_a_named_model_is_served_from_disk_across_runs(tmp_path: Path) -> None:
     texts = ["a man plays a guitar", "a dog runs", "a man plays a guitar"]
     first, second = HashCounter(), HashCounter()
     with using_process_cache(EmbeddingCache(tmp_path)):
-        rows = _encode(reusing(first), texts)
+        rows = _encode(reusing(first, RUN), texts)
     with using_process_cache(EmbeddingCache(tmp_path)):
-        np.testing.assert_array_equal(_encode(reusing(second), texts), rows)
+        np.testing.assert_array_equal(_encode(reusing(second, RUN), texts), rows)
     assert first.texts == Counter(set(texts)) and second.texts == Counter()
     assert len(list(tmp_path.glob("format-1/bench__hash-counter/1/*/shard-*.npz"))) == 1
     anonymous = HashCounter()
     anonymous.mteb_model_meta = anonymous.mteb_model_meta.model_copy(update={"revision": None})
     with using_process_cache(EmbeddingCache(tmp_path / "other")):
-        _encode(reusing(anonymous), texts)
+        _encode(reusing(anonymous, RUN), texts)
     assert not (tmp_path / "other").exists()
 
 
@@ -260,12 +262,12 @@ def test_the_switch_and_what_is_wrapped(monkeypatch: pytest.MonkeyPatch) -> None
     from mteb_evalrank.suites import EVALRANK_STUDY
 
     model = HashCounter()
-    assert isinstance(reusing(model), CachedEncoder)
+    assert isinstance(reusing(model, RUN), CachedEncoder)
     wrapped = CachedEncoder(model)
-    assert reusing(wrapped) is wrapped
-    assert reusing(object()) is not None and not isinstance(reusing(object()), CachedEncoder)
+    assert reusing(wrapped, RUN) is wrapped
+    assert reusing(object(), RUN) is not None and not isinstance(reusing(object(), RUN), CachedEncoder)
     monkeypatch.setenv(REUSE_ENV, "0")
-    assert reusing(model, Settings.from_environment().reuse_embeddings) is model
+    assert reusing(model, Settings.from_environment()) is model
     variants = {
         task.metadata.name: task for task in EVALRANK_STUDY.tasks if task.metadata.name in STUDY_STS_TASKS
     }

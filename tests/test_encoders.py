@@ -38,7 +38,9 @@ from mteb_evalrank.models.zoo import (
     ZOO_MODELS,
     model_family,
 )
+from mteb_evalrank.settings import Settings
 
+ENCODERS = Settings.from_environment().encoders  # where the encoders are installed
 FAMILY_IDS = [spec.family if spec.family != "all-MiniLM-L6-v2" else "sre" for spec in FAMILIES]
 ISSUE_7_FAMILIES = {"glove.6B.50d", "glove-toy", "all-MiniLM-L6-v2"}
 
@@ -46,7 +48,7 @@ ISSUE_7_FAMILIES = {"glove.6B.50d", "glove-toy", "all-MiniLM-L6-v2"}
 def base(spec: EncoderFamily) -> FamilyEncoder:
     """The family's base encoder; a missing package fails (skips only where encoders are opted out)."""
     try:
-        encoder = spec.load()
+        encoder = spec.load(ENCODERS)
     except ModuleNotFoundError as error:
         if os.environ.get("MTEB_EVALRANK_NO_ENCODERS"):
             pytest.skip(f"encoders not installed (MTEB_EVALRANK_NO_ENCODERS): {error}")
@@ -132,7 +134,7 @@ def test_weight_files_have_the_recorded_sha256(spec: EncoderFamily) -> None:
     base(spec)  # installed (and derived folders written)
     for weight in spec.weights:
         if weight.package == "(assembled)":
-            path = enc_install.mpnet_dir().parent / weight.path
+            path = enc_install.mpnet_dir(ENCODERS).parent / weight.path
             assert json.loads((path.parents[1] / MARKER).read_text())["weights_sha256"] == weight.sha256
             assert path.stat().st_size == enc_install.MPNET_WEIGHTS_SIZE
             continue
@@ -173,7 +175,7 @@ def test_encoder_shape_dtype_and_determinism(spec: EncoderFamily, sentences: lis
         alone = np.stack([encoder.embed([text])[0] for text in sentences[:3]])
     np.testing.assert_allclose(again, first[:16], rtol=0, atol=2e-5)
     np.testing.assert_allclose(alone, first[:3], rtol=0, atol=2e-5)  # padding does not leak
-    assert spec.load() is encoder  # one object per process
+    assert spec.load(ENCODERS) is encoder  # one object per process
 
 
 @pytest.mark.parametrize("spec", FAMILIES, ids=FAMILY_IDS)
@@ -225,7 +227,7 @@ def test_static_models_against_numpy(name: str, sentences: list[str]) -> None:
     encoder = base(ENCODER_FAMILIES[name])
     from mteb_evalrank.models.encoders import distilled, static_models
 
-    folder = static_models.tokenlearn_dir() if "tokenlearn" in name else distilled.distilled_dir()
+    folder = static_models.tokenlearn_dir() if "tokenlearn" in name else distilled.distilled_dir(ENCODERS)
     tensors = load_file(str(folder / "model.safetensors"))
     table = tensors["embeddings"].astype(np.float64)
     if "mapping" in tensors:
@@ -299,10 +301,10 @@ def test_marked_folders_are_reused_and_removable(tmp_path: Path) -> None:
 
 def test_installed_mpnet_folder_is_reused() -> None:
     base(ENCODER_FAMILIES["evalrank/all-mpnet-base-v2"])
-    folder = enc_install.mpnet_dir()
+    folder = enc_install.mpnet_dir(ENCODERS)
     marker = folder.parent / MARKER
     stamp = marker.stat().st_mtime_ns
-    assert enc_install.mpnet_ready() and enc_install.assemble_mpnet() == folder
+    assert enc_install.mpnet_ready(ENCODERS) and enc_install.assemble_mpnet(ENCODERS) == folder
     assert marker.stat().st_mtime_ns == stamp  # not rewritten
 
 
@@ -310,7 +312,7 @@ def test_distilled_marker_records_the_settings_and_weights() -> None:
     from mteb_evalrank.models.encoders import distilled
 
     base(ENCODER_FAMILIES[distilled.NAME])
-    folder = distilled.distilled_dir()
+    folder = distilled.distilled_dir(ENCODERS)
     marker = json.loads((folder / MARKER).read_text())
     assert marker["settings"] == distilled.SETTINGS
     assert marker["weights_sha256"] == sha256_file(folder / "model.safetensors")

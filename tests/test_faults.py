@@ -1070,13 +1070,15 @@ LDT_SET = "evalrank/ldt-sample-25d"
 def _ldt_copy(root: Path, *, archive: bool) -> Path:
     """A copy of the installed ldt word-vector folder (and its archive) under ``root``: the file."""
     from mteb_evalrank.models.encoders import word_vectors as wv
+    from mteb_evalrank.settings import Settings
 
-    if not wv.package_ready(wv.LDT) or not (wv.archives_dir() / wv.LDT.archive).is_file():
+    installed = Settings.from_environment().encoders
+    if not wv.package_ready(wv.LDT, installed) or not (wv.archives_dir(installed) / wv.LDT.archive).is_file():
         pytest.skip(f"ldt=={wv.LDT.version} not installed: {wv.INSTALL_COMMAND}")
-    shutil.copytree(wv.package_dir(wv.LDT), wv.package_dir(wv.LDT, root))
+    shutil.copytree(wv.package_dir(wv.LDT, installed), wv.package_dir(wv.LDT, root))
     if archive:
         wv.archives_dir(root).mkdir(parents=True)
-        shutil.copyfile(wv.archives_dir() / wv.LDT.archive, wv.archives_dir(root) / wv.LDT.archive)
+        shutil.copyfile(wv.archives_dir(installed) / wv.LDT.archive, wv.archives_dir(root) / wv.LDT.archive)
     return wv.package_dir(wv.LDT, root) / next(iter(wv.LDT.files))
 
 
@@ -1114,10 +1116,11 @@ def test_a_damaged_word_vector_file_is_extracted_again_from_the_archive(tmp_path
     import numpy as np
 
     from mteb_evalrank.models.encoders import word_vectors as wv
+    from mteb_evalrank.settings import Settings
 
     spec = wv.WORD_VECTOR_BY_NAME[LDT_SET]
     path = _ldt_copy(tmp_path, archive=True)
-    clean = wv.read_set(spec)
+    clean = wv.read_set(spec, Settings.from_environment().encoders)
     WORD_VECTOR_FAULTS[fault](path)
     damaged = path.read_bytes()
     with warnings.catch_warnings(record=True) as caught:
@@ -1306,10 +1309,11 @@ def _read_wmt17(reader: str) -> object:
     from mteb_evalrank.data.registry import WMT17_DA
     from mteb_evalrank.diagnostics import load_pairs
     from mteb_evalrank.models.wrappers import wmt17_reference_sentences
+    from mteb_evalrank.settings import Settings
 
     if reader == "fit corpus":
         return wmt17_reference_sentences()
-    pairs = load_pairs(f"{WMT17_DA.hub_id}:all")
+    pairs = load_pairs(f"{WMT17_DA.hub_id}:all", Settings.from_environment())
     return pairs.sentence1, pairs.sentence2
 
 

@@ -918,11 +918,12 @@ def _check_population_against(url: str, hub_cache: Path) -> None:
     from huggingface_hub import constants
 
     from mteb_evalrank.models import hf_variants
+    from mteb_evalrank.settings import Settings
 
     constants.HF_HUB_OFFLINE = False
     constants.HF_HUB_CACHE = str(hub_cache)
     constants.HUGGINGFACE_CO_URL_TEMPLATE = url + "/{repo_id}/resolve/{revision}/{filename}"
-    hf_variants.check_population(hf_variants.EVALRANK_PAPER.name)
+    hf_variants.check_population(hf_variants.EVALRANK_PAPER.name, Settings.from_environment())
 
 
 def test_an_offline_variable_means_no_hub_request_for_a_population(

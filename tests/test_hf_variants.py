@@ -28,10 +28,12 @@ from mteb_evalrank.models import hf_variants as hv
 from mteb_evalrank.models.minilm import MiniLMLayerPooling, model_path
 from mteb_evalrank.models.offline import MINILM_REVISION
 from mteb_evalrank.models.wrappers import FitCorpus, PostProcessedEncoder, encode_texts, wmt17_references
+from mteb_evalrank.settings import Settings
 
 mteb_evalrank.register()
 
 #: the builder's pooling -> the zoo's MiniLM pooling computing the same vector
+ENCODERS = Settings.from_environment().encoders  # where all-mpnet-base-v2 is installed
 ZOO_POOLING = {"cls": "cls", "last-avg": "mean-last", "first-last-avg": "first-last-avg"}
 TEXTS = [
     "A man is playing a guitar.",
@@ -53,9 +55,9 @@ def minilm() -> hv.Checkpoint:
 def mpnet_folder() -> Path:
     from mteb_evalrank.models.encoders.install import mpnet_dir, mpnet_ready
 
-    if not mpnet_ready():
+    if not mpnet_ready(ENCODERS):
         pytest.skip("all-mpnet-base-v2 is not installed: bash scripts/install_encoders.sh")
-    return mpnet_dir()
+    return mpnet_dir(ENCODERS)
 
 
 def hand_poolings(folder: str, texts: Sequence[str], max_length: int) -> dict[str, np.ndarray]:
@@ -173,7 +175,7 @@ def test_whitening_gives_identity_covariance_and_equals_the_zoo(
 
 # ------------------------------------------------------------------ the paper's population
 def test_paper_population_is_table_9_rows_39_to_67() -> None:
-    population = hv.get_population("evalrank-paper")
+    population = hv.get_population("evalrank-paper", ENCODERS)
     assert population is hv.EVALRANK_PAPER
     assert [entry.rows for entry in population.entries] == [str(n) for n in range(39, 68)]
     names = [variant.name for variant in population.variants]
@@ -204,7 +206,7 @@ def test_paper_population_is_table_9_rows_39_to_67() -> None:
 
 
 def test_population_metas_validate_and_stay_out_of_the_default_registry() -> None:
-    metas = hv.population_metas("evalrank-paper")
+    metas = hv.population_metas("evalrank-paper", ENCODERS)
     default = {meta.name for meta in MODEL_METAS}
     for meta in metas:
         type(meta).model_validate(meta.model_dump())  # every field passes ModelMeta's validators
@@ -263,7 +265,7 @@ def test_a_population_never_replaces_a_model_of_mteb(minilm: hv.Checkpoint) -> N
 
 def test_unknown_population_is_named() -> None:
     with pytest.raises(KeyError, match="evalrank-paper"):
-        hv.get_population("paper")
+        hv.get_population("paper", ENCODERS)
 
 
 # ------------------------------------------------------------------ offline: one paragraph
@@ -309,14 +311,14 @@ def test_population_offline_error_is_no_traceback(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ the local population, end to end
 @pytest.mark.slow
 def test_local_population_declares_the_paper_variants_of_the_local_checkpoints() -> None:
-    population = hv.get_population(hv.LOCAL_POPULATION)
+    population = hv.get_population(hv.LOCAL_POPULATION, ENCODERS)
     stems = {checkpoint.stem for checkpoint in population.checkpoints}
     assert "all-MiniLM-L6-v2-hf" in stems and stems <= {"all-MiniLM-L6-v2-hf", "all-mpnet-base-v2-hf"}
     names = [variant.name for variant in population.variants]
     assert len(names) == len(set(names)) == 6 * len(stems)
     assert not set(names) & {meta.name for meta in MODEL_METAS}  # never a zoo name
-    hv.check_population(hv.LOCAL_POPULATION)  # every checkpoint loads here
-    for meta in hv.population_metas(hv.LOCAL_POPULATION):
+    hv.check_population(hv.LOCAL_POPULATION, Settings.from_environment())  # every checkpoint loads here
+    for meta in hv.population_metas(hv.LOCAL_POPULATION, ENCODERS):
         type(meta).model_validate(meta.model_dump())
 
 
@@ -339,7 +341,7 @@ def test_enabling_a_population_leaves_the_environment_as_it_was() -> None:
         return {k: v for k, v in os.environ.items() if k.startswith("MTEB")}
 
     before = plugin_env()
-    names = hv.enable_population(hv.LOCAL_POPULATION, check=False)
+    names = hv.register_population_metas(hv.population_metas(hv.LOCAL_POPULATION, ENCODERS))
     assert plugin_env() == before
     assert all(mteb.get_model_meta(name).name == name for name in names)
 
@@ -363,11 +365,13 @@ def test_study_population_runs_in_worker_processes(tmp_path: Path, source: Path)
     script = f"""
 import os
 from mteb_evalrank.models.hf_variants import population_metas
+from mteb_evalrank.settings import Settings
 from mteb_evalrank.study import run_study
 from mteb_evalrank.study.jobs import family_of
 def plugin_env(): return {{k: v for k, v in os.environ.items() if k.startswith("MTEB")}}
 before = plugin_env()
-names = [m.name for m in population_metas("paper-variants-local") if "MiniLM" in m.name]
+metas = population_metas("paper-variants-local", Settings.from_environment().encoders)
+names = [m.name for m in metas if "MiniLM" in m.name]
 assert {{family_of(n) for n in names}} == {{"all-MiniLM-L6-v2-hf"}}
 names = [n for n in names if not n.endswith("-whiten")]
 summary = run_study(names + ["evalrank/glove-toy-50d"], ["WordSimMC30"], out={str(tmp_path / "study")!r},

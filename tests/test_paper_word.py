@@ -37,7 +37,7 @@ from mteb_evalrank.models import paper_word as pw
 from mteb_evalrank.models import zoo
 from mteb_evalrank.models.static import StaticWordEmbeddings, read_text_vectors
 from mteb_evalrank.models.word_vector_files import read_word2vec_binary
-from mteb_evalrank.settings import VECTORS_URL_ENV
+from mteb_evalrank.settings import VECTORS_URL_ENV, Settings
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = Path(__file__).resolve().parents[2] / "shared" / "papers" / "wang2022-just-rank-evalrank.txt"
@@ -120,7 +120,9 @@ def test_the_sets_are_the_papers_table_8_in_its_order() -> None:
     rows = re.findall(r"^(\d+) / (\d+) \S+(?: \(.*?\))? (\S+) no / yes$", PAPER.read_text(), re.MULTILINE)
     table8 = [(f"{a} / {b}", name) for a, b, name in rows[:19]]  # Table 8, before Table 9's repetition
     assert [(s.rows, s.name) for s in pw.PAPER_WORD_SETS] == table8
-    assert len(hv.population_metas(pw.POPULATION)) == 28  # 14 pinned sets, each without and with ABTT
+    assert (
+        len(hv.population_metas(pw.POPULATION, Settings.from_environment().encoders)) == 28
+    )  # 14 pinned sets, each without and with ABTT
     unpinned = (
         "crawl-300d-2M-subword",
         "dict2vec-100d",
@@ -141,10 +143,10 @@ def test_every_pin_names_its_source_and_the_metas_validate() -> None:
             ("md5", 32, pw.GENSIM_PIN),
             ("sha1", 40, pw.MXNET_PIN),
         }
-    for meta in hv.population_metas(pw.POPULATION):
+    for meta in hv.population_metas(pw.POPULATION, Settings.from_environment().encoders):
         type(meta).model_validate(meta.model_dump())
         assert pw.model_family(meta.name) == meta.name.removesuffix("-abtt")
-    glove = hv.population_metas(pw.POPULATION)[1]
+    glove = hv.population_metas(pw.POPULATION, Settings.from_environment().encoders)[1]
     assert (glove.name, glove.n_parameters) == (
         "evalrank/paper-glove.6B.50d-abtt",
         400_000 * 50 + 50 + 50 * 50,
@@ -246,10 +248,12 @@ def test_the_population_check_offline_sends_no_request_and_names_the_first_set(
 
     monkeypatch.setenv("MTEB_EVALRANK_OFFLINE", "1")
     with pytest.raises(FetchError, match=r"^glove.6B.50d: .* MTEB_EVALRANK_OFFLINE is set, so nothing is"):
-        hv.enable_population(pw.POPULATION)  # what run_study does first
+        hv.enable_population(pw.POPULATION, Settings.from_environment())  # what run_study does first
     assert server.requests == Counter()
     registered = set(_mteb_adapter.model_registry())
-    assert not registered & {meta.name for meta in hv.population_metas(pw.POPULATION)}
+    assert not registered & {
+        meta.name for meta in hv.population_metas(pw.POPULATION, Settings.from_environment().encoders)
+    }
 
 
 def test_a_damaged_cached_file_is_fetched_again(

@@ -97,6 +97,36 @@ def test_no_module_but_settings_reads_a_plugin_variable() -> None:
     assert not found, "read Settings instead:\n" + "\n".join(found)
 
 
+EDGES = {
+    "cli.py": "the command line",
+    "_registration.py": "register(), from mteb's import or a script",
+    "_user_errors.py": "the top-level error printer",
+    "tasks/_loading.py": "a task's load_data",
+    "tasks/_encoding.py": "a task's evaluate",
+    "models/zoo.py": "the zoo's loader",
+    "models/paper_word.py": "the paper word-vector sets' loader and fetch",
+    "models/wrappers.py": "the post-processing fit corpus, read by a loader",
+    "models/hf_variants.py": "a population variant's loader",
+    "study/api.py": "run_study, from a script or the command line",
+    "study/chain_execution.py": "run_chain, a worker process's start",
+}
+"""Where control enters the plugin: the modules that may call ``Settings.from_environment()``."""
+
+
+def test_only_the_edges_build_the_settings() -> None:
+    """Below the edges the settings are a parameter: no other module calls ``from_environment``."""
+    package = Path(__file__).resolve().parents[1] / "mteb_evalrank"
+    callers = {
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr == "from_environment"
+        and isinstance(node.ctx, ast.Load)
+    }
+    assert callers - {"settings.py"} <= set(EDGES), f"pass the settings down instead: {callers - set(EDGES)}"
+
+
 def test_the_scan_finds_each_kind_of_read() -> None:
     code = (
         'os.environ.get("MTEB_EVALRANK_HOME")\nos.getenv(NAME)\nx = os.environ["HF_HUB_OFFLINE"]\n'

@@ -30,6 +30,7 @@ from mteb_evalrank.models.zoo import (
     fit_corpus,
     model_family,
 )
+from mteb_evalrank.settings import Settings
 
 NAME = "evalrank/paraphrase-MiniLM-L3-v2-words"
 BASE = "evalrank/paraphrase-MiniLM-L3-v2"
@@ -53,7 +54,7 @@ def table(tmp_path: Path) -> Path:
 
 def test_a_row_is_the_base_encoder_on_the_word_alone_and_a_text_the_mean(table: Path) -> None:
     model = StaticWordEmbeddings.from_file(table / "vectors.npy", table / "vocabulary.txt")
-    encoder = ENCODER_FAMILIES[BASE].load()
+    encoder = ENCODER_FAMILIES[BASE].load(Settings.from_environment().encoders)
     assert isinstance(encoder, FamilyEncoder)
     alone = np.stack([encoder.encode_batch([word])[0] for word in WORDS])  # one word a run, no cache
     assert list(model.index) == WORDS

@@ -35,7 +35,9 @@ from mteb_evalrank.models.postprocess import abtt_components
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 from mteb_evalrank.models.wrappers import PostProcessedEncoder
 from mteb_evalrank.models.zoo import ZOO, ZOO_METAS, ZOO_MODELS, family_bases, family_training, model_family
+from mteb_evalrank.settings import Settings
 
+ENCODERS = Settings.from_environment().encoders  # where the word vectors are installed
 SETS = wv.WORD_VECTOR_SETS
 SET_IDS = [spec.name.removeprefix("evalrank/") for spec in SETS]
 HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -43,9 +45,9 @@ HEX64 = re.compile(r"[0-9a-f]{64}")
 
 def installed(package: wv.WordVectorPackage) -> Path:
     """The package's installed folder, or a skip naming the install command."""
-    if not wv.package_ready(package):
+    if not wv.package_ready(package, ENCODERS):
         pytest.skip(f"{package.name}=={package.version} not installed: {wv.INSTALL_COMMAND}")
-    return wv.package_dir(package)
+    return wv.package_dir(package, ENCODERS)
 
 
 def member(package: wv.WordVectorPackage, suffix: str) -> Path:
@@ -99,7 +101,7 @@ def test_installed_files_have_the_recorded_sha256(package: wv.WordVectorPackage)
 
 # ------------------------------------------------------------------ install
 def test_extraction_checks_the_archive_and_writes_a_marked_folder(tmp_path: Path) -> None:
-    archive = wv.archives_dir() / wv.LDT.archive
+    archive = wv.archives_dir(ENCODERS) / wv.LDT.archive
     if not archive.is_file():
         pytest.skip(f"{archive} not downloaded: {wv.INSTALL_COMMAND}")
     folder = wv.extract_package(wv.LDT, archive, root=tmp_path)
@@ -278,7 +280,7 @@ def test_neuralcoref_tables_are_keyed_by_the_lowercased_word(table: str) -> None
 
 def test_hashed_encoder_looks_rows_up_by_hash() -> None:
     installed(wv.NLIGRAPHSPACY)
-    encoder = wv.read_set(wv.WORD_VECTOR_BY_NAME["evalrank/spacy-en-core-web-md-300d"])
+    encoder = wv.read_set(wv.WORD_VECTOR_BY_NAME["evalrank/spacy-en-core-web-md-300d"], ENCODERS)
     assert isinstance(encoder, HashedWordEmbeddings)
     vectors, key2row = wvf.read_spacy_table(
         member(wv.NLIGRAPHSPACY, "vocab/vectors"), member(wv.NLIGRAPHSPACY, "key2row")
@@ -396,7 +398,7 @@ def test_simlex999_score_through_mteb(spec: wv.WordVectorSet, simlex: dict[str, 
     task = mteb.get_task("WordSimSimLex999")
     result = mteb.evaluate(model, task, cache=None, overwrite_strategy="always", show_progress_bar=False)
     scores = result.task_results[0].scores["test"][0]
-    encoder = wv.read_set(spec)  # a fresh object: an independent encoding
+    encoder = wv.read_set(spec, ENCODERS)  # a fresh object: an independent encoding
     left, right = encoder.embed(simlex["sentence1"]), encoder.embed(simlex["sentence2"])
     cosine = _zero_cosine(left, right)
     expected = spearmanr(cosine, simlex["score"]).statistic

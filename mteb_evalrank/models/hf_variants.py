@@ -24,8 +24,8 @@ from mteb.models.abs_encoder import AbsEncoder
 from numpy.typing import NDArray
 
 from mteb_evalrank._files import read_json_object
-from mteb_evalrank._network import offline_flag
 from mteb_evalrank.embedding_cache import StoreKey
+from mteb_evalrank.settings import Settings
 
 from . import postprocess
 from .base import TextEmbedder, cached_rows
@@ -119,6 +119,7 @@ def count_parameters(config: Any) -> tuple[int, int, bool]:
 def checkpoint_from_config(
     source: str | Path,
     *,
+    offline: bool = False,
     revision: str | None = None,
     stem: str | None = None,
     max_tokens: int | None = None,
@@ -129,13 +130,13 @@ def checkpoint_from_config(
     """A :class:`Checkpoint` whose facts are read from ``source``'s config (and card, if local).
 
     ``revision`` is required unless a local folder names it (our marker, a Hub cache snapshot);
-    ``max_tokens`` defaults to :func:`_max_tokens`, ``license`` to the model card's.
+    ``max_tokens`` defaults to :func:`_max_tokens`, ``license`` to the model card's; ``offline``: a Hub
+    id's config from the Hub cache alone.
     """
     from transformers import AutoConfig
 
     folder = Path(source) if Path(source).is_dir() else None
     if folder is None:
-        offline = offline_flag() is not None  # then from the Hub cache alone
         config = AutoConfig.from_pretrained(str(source), revision=revision, local_files_only=offline)
     else:
         config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
@@ -161,12 +162,12 @@ def checkpoint_from_config(
 
 # ------------------------------------------------------------------ the encoder
 @cache
-def _load(source: str, revision: str | None) -> tuple[Any, Any]:
+def _load(source: str, revision: str | None, offline: bool) -> tuple[Any, Any]:
     """Tokenizer and model of a checkpoint, once per process, on the GPU if torch sees one (as the paper)."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    local = revision is None or offline_flag() is not None
+    local = revision is None or offline  # then from the folder or the Hub cache alone
     tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, local_files_only=local)
     model = AutoModel.from_pretrained(source, revision=revision, local_files_only=local)
     model.eval()
@@ -195,7 +196,9 @@ class HFPooling(TextEmbedder):
 
     forward_calls = 0
 
-    def __init__(self, checkpoint: Checkpoint, pooling: str, *, batch_size: int = 32) -> None:
+    def __init__(
+        self, checkpoint: Checkpoint, pooling: str, *, batch_size: int = 32, offline: bool = False
+    ) -> None:
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; expected one of {', '.join(POOLINGS)}.")
         if pooling == "pooler" and not checkpoint.has_pooler:
@@ -204,7 +207,7 @@ class HFPooling(TextEmbedder):
         self.pooling = pooling
         self.batch_size = batch_size
         self.tokenizer, self.model = _load(
-            checkpoint.source, None if checkpoint.is_local else checkpoint.revision
+            checkpoint.source, None if checkpoint.is_local else checkpoint.revision, offline
         )
         check_declared(checkpoint, self.model)
 
@@ -256,9 +259,11 @@ def paper_variants(
     return [Variant(checkpoint, pooling, flag) for pooling in poolings for flag in whiten]
 
 
-def build_variant(variant: Variant, *, corpus: FitCorpus | None = None, batch_size: int = 32) -> AbsEncoder:
+def build_variant(
+    variant: Variant, *, corpus: FitCorpus | None = None, batch_size: int = 32, offline: bool = False
+) -> AbsEncoder:
     """The variant's encoder: :class:`HFPooling`, whitened on ``corpus`` (default the WMT17 DA references)."""
-    base = HFPooling(variant.checkpoint, variant.pooling, batch_size=batch_size)
+    base = HFPooling(variant.checkpoint, variant.pooling, batch_size=batch_size, offline=offline)
     if not variant.whiten:
         return base
     return PostProcessedEncoder(base, postprocess.Whitening(), corpus=corpus or wmt17_references())
@@ -277,7 +282,8 @@ def load_variant(
         raise ValueError(f"the loader of {declared} was asked for {model_name}@{revision}.")
     if kwargs:
         raise ValueError(f"{model_name}: no loader option {', '.join(sorted(kwargs))}; it takes batch_size.")
-    return build_variant(variant, batch_size=batch_size)
+    offline = Settings.from_environment().offline is not None  # mteb calls the loader: an edge
+    return build_variant(variant, batch_size=batch_size, offline=offline)
 
 
 def variant_family(name: str) -> str | None:
@@ -426,9 +432,9 @@ EVALRANK_PAPER = Population(
 LOCAL_POPULATION = "paper-variants-local"
 
 
-def local_population() -> Population:
-    """The paper's six variants of the bundled all-MiniLM-L6-v2 and, when installed, all-mpnet-base-v2
-    (stems end in ``-hf``, apart from the zoo's MiniLM poolings)."""
+def local_population(encoders: Path) -> Population:
+    """The paper's six variants of the bundled all-MiniLM-L6-v2 and, when installed under ``encoders``,
+    all-mpnet-base-v2 (stems end in ``-hf``, apart from the zoo's MiniLM poolings)."""
     from .encoders.install import mpnet_dir, mpnet_ready
     from .offline import MINILM, MINILM_REVISION
 
@@ -440,10 +446,10 @@ def local_population() -> Population:
         reference=f"https://huggingface.co/{MINILM}",
     )
     checkpoints = [minilm]
-    if mpnet_ready():
+    if mpnet_ready(encoders):
         reference = "https://huggingface.co/sentence-transformers/all-mpnet-base-v2"
         mpnet = checkpoint_from_config(
-            mpnet_dir(), stem="all-mpnet-base-v2-hf", release_date="2021-08-30", reference=reference
+            mpnet_dir(encoders), stem="all-mpnet-base-v2-hf", release_date="2021-08-30", reference=reference
         )
         checkpoints.append(mpnet)
     entries = tuple(
@@ -463,26 +469,26 @@ def paper_word_population() -> Population:
     return Population(paper_word.POPULATION, description, entries, paper_word.fetch_all)
 
 
-POPULATIONS: dict[str, Callable[[], Population]] = {
-    EVALRANK_PAPER.name: lambda: EVALRANK_PAPER,
-    "evalrank-paper-word": paper_word_population,
+POPULATIONS: dict[str, Callable[[Path], Population]] = {
+    EVALRANK_PAPER.name: lambda _: EVALRANK_PAPER,
+    "evalrank-paper-word": lambda _: paper_word_population(),
     LOCAL_POPULATION: local_population,
 }
 """Every population by name, built on first use (a local one reads its checkpoints' configs)."""
 
 
 @cache
-def get_population(name: str) -> Population:
-    """The population ``name``; ``KeyError`` naming the known ones."""
+def get_population(name: str, encoders: Path) -> Population:
+    """The population ``name`` (``encoders``: ``Settings.encoders``); ``KeyError`` naming the known ones."""
     if name not in POPULATIONS:
         raise KeyError(f"unknown population {name!r}; known: {', '.join(POPULATIONS)}.")
-    return POPULATIONS[name]()
+    return POPULATIONS[name](encoders)
 
 
 @cache
-def population_metas(name: str) -> tuple[ModelMeta, ...]:
+def population_metas(name: str, encoders: Path) -> tuple[ModelMeta, ...]:
     """The ``ModelMeta`` of every runnable variant of population ``name``, in its order."""
-    return tuple(variant.meta() for variant in get_population(name).variants)
+    return tuple(variant.meta() for variant in get_population(name, encoders).variants)
 
 
 # ------------------------------------------------------------------ availability and registration
@@ -490,14 +496,13 @@ class PopulationUnavailable(RuntimeError):
     """A checkpoint of a population cannot be loaded here (offline, or not on the Hub)."""
 
 
-def _config_missing(checkpoint: Checkpoint) -> str | None:
+def _config_missing(checkpoint: Checkpoint, flag: str | None) -> str | None:
     """``None`` if the checkpoint's ``config.json`` is in the Hub cache or (online) downloadable, else why."""
     if checkpoint.is_local:
         return None if (Path(checkpoint.source) / "config.json").is_file() else "no config.json in the folder"
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
-    flag = offline_flag()
     try:
         hf_hub_download(
             checkpoint.source, "config.json", revision=checkpoint.revision, local_files_only=bool(flag)
@@ -512,14 +517,14 @@ def _config_missing(checkpoint: Checkpoint) -> str | None:
     return None
 
 
-def check_population(name: str) -> None:
+def check_population(name: str, settings: Settings) -> None:
     """Run the population's ``prepare`` (which may raise ``FetchError``), then raise
     :class:`PopulationUnavailable` (one paragraph) at the first checkpoint that does not load."""
-    population = get_population(name)
+    population = get_population(name, settings.encoders)
     if population.prepare is not None:
         population.prepare()
     for checkpoint in population.checkpoints:
-        if (why := _config_missing(checkpoint)) is not None:
+        if (why := _config_missing(checkpoint, settings.offline)) is not None:
             raise PopulationUnavailable(
                 f"the population {name!r} ({len(population.variants)} runnable variants of "
                 f"{len(population.checkpoints)} checkpoints) cannot run here: its checkpoint "
@@ -545,15 +550,14 @@ def register_population_metas(metas: Iterable[ModelMeta]) -> list[str]:
     return names
 
 
-def enable_population(name: str, *, check: bool = True) -> list[str]:
-    """Check that population ``name`` loads here (unless not ``check``), register its metas, return the names.
+def enable_population(name: str, settings: Settings) -> list[str]:
+    """Check that population ``name`` loads here (:func:`check_population`), register its metas, return names.
 
     Raises:
         KeyError: unknown population.
         PopulationUnavailable: a checkpoint cannot be loaded (offline machine).
         ValueError: a name clashes with a model of mteb's.
     """
-    metas = population_metas(name)
-    if check:
-        check_population(name)
+    metas = population_metas(name, settings.encoders)
+    check_population(name, settings)
     return register_population_metas(metas)

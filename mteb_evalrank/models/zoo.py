@@ -226,16 +226,16 @@ def toy_glove_path(source: Path | None) -> Path:
 
 
 @cache
-def word_vector_abtt(name: str) -> postprocess.ABTT:
+def word_vector_abtt(name: str, encoders: Path) -> postprocess.ABTT:
     """ABTT fitted on every row of the word-vector set ``name``'s table (:func:`.postprocess.table_abtt`)."""
-    return postprocess.table_abtt(load_word_vectors(name).vectors)
+    return postprocess.table_abtt(load_word_vectors(name, encoders).vectors)
 
 
 def _base_encoder(model: ZooModel, settings: Settings) -> AbsEncoder:
     if model.base in ENCODER_FAMILIES:  # one cached object per family and process
-        return ENCODER_FAMILIES[model.base].load()
+        return ENCODER_FAMILIES[model.base].load(settings.encoders)
     if model.base in WORD_VECTOR_BY_NAME:  # one cached object per set and process
-        return load_word_vectors(model.base)
+        return load_word_vectors(model.base, settings.encoders)
     if model.family == GLOVE_FAMILY:
         return load_glove_6b_50d(model.name)
     if model.family == TOY_FAMILY:  # 5,000 words, 50-d, from the raw data folder
@@ -248,11 +248,12 @@ def _base_encoder(model: ZooModel, settings: Settings) -> AbsEncoder:
 def load_zoo_model(model_name: str, revision: str | None = None, **kwargs: Any) -> AbsEncoder:
     """Loader of every zoo ``ModelMeta``: the base encoder, truncated or post-processed."""
     model = ZOO_MODELS[model_name]
-    base = _base_encoder(model, Settings.from_environment())  # mteb calls the loader: an edge
+    settings = Settings.from_environment()  # mteb calls the loader: an edge
+    base = _base_encoder(model, settings)
     if model.truncate is not None:
         return PostProcessedEncoder(base, postprocess.Truncation(model.truncate))
     if model.postprocess == "abtt" and model.base in WORD_VECTOR_BY_NAME:
-        return PostProcessedEncoder(base, word_vector_abtt(model.base))
+        return PostProcessedEncoder(base, word_vector_abtt(model.base, settings.encoders))
     if model.postprocess is not None:
         return PostProcessedEncoder(
             base, postprocess.make_postprocessor(model.postprocess), corpus=fit_corpus(model)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from mteb_evalrank._files import write_text
 from mteb_evalrank.correlation.table import default_downstream
+from mteb_evalrank.settings import Settings
 
 from .chain_execution import STAGING, ChainReport, ChainSettings, JobOutcome
 from .dispatch import default_workers, run_chains
@@ -105,7 +106,7 @@ def run_study(
     Returns the summary; ``summary.ok`` is False when a job failed (the others still ran).
     """
     out = Path(out).resolve()
-    enable_populations(populations)
+    enable_populations(populations, Settings.from_environment())  # a script or the CLI: an edge
     selection = select(models, tasks, benchmark, downstream)
     check_options(workers, senteval_classifiers)
     out.mkdir(parents=True, exist_ok=True)
@@ -132,8 +133,8 @@ def run_study(
     return summary
 
 
-def enable_populations(populations: Sequence[str]) -> None:
-    """Register the models of ``populations`` once every checkpoint is found loadable.
+def enable_populations(populations: Sequence[str], settings: Settings) -> None:
+    """Register the models of ``populations`` once every checkpoint is found loadable here.
 
     Raises:
         StudyInputError: an unknown population, a checkpoint not loadable here, or a name mteb uses.
@@ -142,7 +143,7 @@ def enable_populations(populations: Sequence[str]) -> None:
 
     try:
         for name in populations:
-            enable_population(name)
+            enable_population(name, settings)
     except (KeyError, ValueError, PopulationUnavailable) as error:
         raise StudyInputError(f"--population: {error.args[0]}") from None
 

@@ -170,11 +170,13 @@ def run_chain(
     """
     import socket
 
-    from mteb_evalrank.models.hf_variants import enable_population
+    from mteb_evalrank.models.hf_variants import population_metas, register_population_metas
+    from mteb_evalrank.settings import Settings
 
     settings = settings or ChainSettings()
-    for name in settings.populations:
-        enable_population(name, check=False)
+    encoders = Settings.from_environment().encoders  # a worker process starts here: an edge
+    for name in settings.populations:  # checked by the study before
+        register_population_metas(population_metas(name, encoders))
     with one_chain_per_process(chain.family):
         if threads:
             import torch

@@ -209,14 +209,15 @@ def torch_device(model: Any) -> str:
     return "cpu"
 
 
-def reusing(model: Any, across_tasks: bool = True) -> Any:
+def reusing(model: Any, settings: Settings) -> Any:
     """The model a task of the run encodes with: ``model`` in a :class:`CachedEncoder` over the
-    process cache, or ``model`` itself if not ``across_tasks`` (``Settings.reuse_embeddings``), if it
-    is not an mteb encoder (a cross-encoder, a search model) or if it is a :class:`CachedEncoder`
-    already (the study's). On disk when the model has a name and a revision."""
-    if isinstance(model, CachedEncoder) or not isinstance(model, EncoderProtocol) or not across_tasks:
+    process cache (:func:`process_cache` of ``settings``), or ``model`` itself if not
+    ``settings.reuse_embeddings``, if it is not an mteb encoder (a cross-encoder, a search model) or if
+    it is a :class:`CachedEncoder` already (the study's). On disk when the model has a name and a revision."""
+    reuse = settings.reuse_embeddings
+    if isinstance(model, CachedEncoder) or not isinstance(model, EncoderProtocol) or not reuse:
         return model
-    cache = process_cache()
+    cache = process_cache(settings)
     meta = getattr(model, "mteb_model_meta", None)
     named = bool(getattr(meta, "name", None)) and getattr(meta, "revision", None) not in (None, NO_REVISION)
     return CachedEncoder(model, cache, by_instance=cache.root is None or not named)
@@ -233,7 +234,7 @@ class EncodeOnce:
         settings = Settings.from_environment()
         self.use_settings(settings)
         # a mixin: mypy sees only ``object`` above it; at run time the next class in the MRO is mteb's task
-        return super().evaluate(reusing(model, settings.reuse_embeddings), *args, **kwargs)  # type: ignore[misc]
+        return super().evaluate(reusing(model, settings), *args, **kwargs)  # type: ignore[misc]
 
     def use_settings(self, settings: Settings) -> None:
         """Take what the task needs of ``settings`` before it evaluates (here: nothing)."""

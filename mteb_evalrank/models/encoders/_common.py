@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mteb_evalrank._home import home
 from mteb_evalrank.embedding_cache import StoreKey
 
 from ..base import TextEmbedder, cached_rows
@@ -45,11 +44,6 @@ def require(module: str, package: str, model: str, *, no_deps: bool = False) -> 
         if error.name is not None and error.name != module and not module.startswith(f"{error.name}."):
             raise  # the package is there but one of its own imports failed: show that
         raise not_installed(module, package, model, no_deps=no_deps) from None
-
-
-def encoders_dir() -> Path:
-    """``<home>/encoders``: one marked folder per derived model."""
-    return home() / "encoders"
 
 
 def n_threads() -> int:
@@ -172,7 +166,7 @@ class EncoderFamily:
     name: str
     dim: int
     what: str
-    load: Callable[[], TextEmbedder]  # one object per process (functools.cache)
+    load: Callable[[Path], TextEmbedder]  # of ``<home>/encoders``; one object per process (functools.cache)
     meta: dict[str, Any]
     weights: tuple[WeightFile, ...] = ()
     cut: tuple[int, ...] = ()  # truncation variants -dimK

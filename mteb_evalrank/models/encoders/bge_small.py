@@ -31,8 +31,8 @@ def model_dir() -> Path:
 
 
 @cache
-def load() -> OnnxEncoder:
-    """The encoder (one per process)."""
+def load(root: Path) -> OnnxEncoder:
+    """The encoder (one per process; an installed package's, ``root`` unused)."""
     require("onnxruntime", "onnxruntime", NAME)
     folder = model_dir()
     return OnnxEncoder(

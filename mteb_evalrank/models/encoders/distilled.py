@@ -15,7 +15,7 @@ from typing import Any
 from mteb_evalrank.embedding_cache import StoreKey
 
 from ..offline import MINILM, MINILM_REVISION
-from ._common import EncoderFamily, encoders_dir, require
+from ._common import EncoderFamily, require
 from .install import read_marker, sha256_file, write_marked_folder
 from .static_models import MODEL2VEC_CITATION, StaticModel2Vec
 
@@ -68,9 +68,8 @@ def distil(out: Path) -> dict[str, Any]:
     }
 
 
-def distilled_dir(root: Path | None = None) -> Path:
+def distilled_dir(root: Path) -> Path:
     """The distilled model's folder, distilled now if absent (about a minute on 2 cores)."""
-    root = root or encoders_dir()
     folder = root / DISTILLED_FOLDER
     marker = read_marker(folder)
     if marker is not None and marker.get("settings") == SETTINGS and (folder / "model.safetensors").is_file():
@@ -79,9 +78,9 @@ def distilled_dir(root: Path | None = None) -> Path:
 
 
 @cache
-def load() -> StaticModel2Vec:
-    """The distilled static model (one per process; distils it on first use)."""
-    return StaticModel2Vec(str(distilled_dir()), StoreKey(NAME, REVISION, "none"), dim=PCA_DIMS)
+def load(root: Path) -> StaticModel2Vec:
+    """The distilled static model under ``root`` (one per process; distils it on first use)."""
+    return StaticModel2Vec(str(distilled_dir(root)), StoreKey(NAME, REVISION, "none"), dim=PCA_DIMS)
 
 
 FAMILY = EncoderFamily(

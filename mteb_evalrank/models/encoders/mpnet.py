@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 
 from mteb.models.model_implementations.sentence_transformers_models import (
     SBERT_CITATION,
@@ -20,9 +21,9 @@ DIM = 768
 
 
 @cache
-def load() -> SentenceTransformerFolder:
-    """The base encoder (one per process); assembles the model folder on first use."""
-    return SentenceTransformerFolder(str(assemble_mpnet()), StoreKey(NAME, REVISION, "none"), dim=DIM)
+def load(root: Path) -> SentenceTransformerFolder:
+    """The base encoder (one per process); assembles the model folder under ``root`` on first use."""
+    return SentenceTransformerFolder(str(assemble_mpnet(root)), StoreKey(NAME, REVISION, "none"), dim=DIM)
 
 
 FAMILY = EncoderFamily(

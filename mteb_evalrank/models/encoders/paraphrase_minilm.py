@@ -40,8 +40,8 @@ def tokenizer_path() -> Path:
 
 
 @cache
-def load() -> OnnxEncoder:
-    """The encoder (one per process)."""
+def load(root: Path) -> OnnxEncoder:
+    """The encoder (one per process; an installed package's, ``root`` unused)."""
     require("onnxruntime", "onnxruntime", NAME)
     return OnnxEncoder(
         str(onnx_path()),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import metadata
+from pathlib import Path
 
 from mteb.models.model_implementations.sentence_transformers_models import SBERT_CITATION
 
@@ -19,15 +20,13 @@ DIM = 384
 
 def model_path() -> str:
     """The ``model_weights`` folder inside the installed package."""
-    from pathlib import Path
-
     module = require("sre_embedding_model", PACKAGE, NAME)
     return str(Path(str(module.__file__)).parent / "model_weights")
 
 
 @cache
-def load() -> SentenceTransformerFolder:
-    """The encoder (one per process)."""
+def load(root: Path) -> SentenceTransformerFolder:
+    """The encoder (one per process; an installed package's, ``root`` unused)."""
     version = metadata.version(PACKAGE)
     if version != "1.0.0":
         raise RuntimeError(

@@ -62,8 +62,8 @@ def tokenlearn_dir() -> Path:
 
 
 @cache
-def load_tokenlearn() -> StaticModel2Vec:
-    """The tokenlearn static model (one per process)."""
+def load_tokenlearn(root: Path) -> StaticModel2Vec:
+    """The tokenlearn static model (one per process; an installed package's, ``root`` unused)."""
     return StaticModel2Vec(str(tokenlearn_dir()), StoreKey(TOKENLEARN, TOKENLEARN_REVISION, "none"), dim=64)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,8 +47,8 @@ class UseMultilingual(FamilyEncoder):
 
 
 @cache
-def load() -> UseMultilingual:
-    """The encoder (one per process)."""
+def load(root: Path) -> UseMultilingual:
+    """The encoder (one per process; an installed package's, ``root`` unused)."""
     return UseMultilingual()
 
 

