@@ -60,17 +60,21 @@ def scores(out: Path, width: int, task: str) -> list[float] | None:
 
 
 def table(out: Path, widths: list[int]) -> str:
-    """Markdown: each task's main score (mean of the seeds, and the seeds' range) per width, and its
-    change from 50 dimensions in points."""
-    columns = [f"{width}-d" for width in widths] + [f"change 50 → {widths[-1]}-d (points)"]
-    head = "| task (score) | " + " | ".join(columns) + " |"
-    lines = [head, "|---|" + "---:|" * len(columns)]
+    """Markdown: each task's main score per width, the mean of the seeds with their range, and its
+    change from the first width in points."""
+    lines = ["| task (score) | " + " | ".join(f"{width}-d" for width in widths) + " |"]
+    lines.append("|---|" + "---:|" * len(widths))
     for task, metric in TASKS.items():
         found = [scores(out, width, task) for width in widths]
-        cells = [f"{np.mean(s):.4f} ({min(s):.4f}–{max(s):.4f})" if s else "not run" for s in found]
-        first, last = found[0], found[-1]
-        change = f"{100 * (np.mean(last) - np.mean(first)):+.1f}" if first and last else ""
-        lines.append(f"| {task} ({metric}) | " + " | ".join(cells) + f" | {change} |")
+        cells = []
+        for seeds in found:
+            change = (
+                f", {100 * (np.mean(seeds) - np.mean(found[0])):+.1f}" if seeds and found[0] and cells else ""
+            )
+            cells.append(
+                f"{np.mean(seeds):.4f} ({min(seeds):.4f}–{max(seeds):.4f}{change})" if seeds else "not run"
+            )
+        lines.append(f"| {task} ({metric}) | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
