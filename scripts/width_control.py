@@ -66,7 +66,7 @@ def table(out: Path, widths: list[int]) -> str:
     lines.append("|---|" + "---:|" * len(widths))
     for task, metric in TASKS.items():
         found = [scores(out, width, task) for width in widths]
-        cells = []
+        cells: list[str] = []
         for seeds in found:
             change = (
                 f", {100 * (np.mean(seeds) - np.mean(found[0])):+.1f}" if seeds and found[0] and cells else ""
