@@ -102,6 +102,16 @@ def features(width: int, rng: np.random.Generator, pair: bool) -> tuple[np.ndarr
     return x[:N_TRAIN], y[:N_TRAIN], x[N_TRAIN:], y[N_TRAIN:]
 
 
+def counted_floor(device: str) -> tuple[float, float]:
+    """The FLOPs of the products in :data:`COUNTS` and their floor: each at its measured throughput."""
+    flops, floor = 0.0, 0.0
+    for (rows, d, columns, dtype), products in COUNTS.items():
+        work = products * 2 * rows * d * columns
+        flops += work
+        floor += work / throughput(rows, d, columns, dtype, device)
+    return flops, floor
+
+
 def measure(width: int, device: str, pair: bool) -> dict[str, Any]:
     data = features(width, np.random.default_rng(width), pair)
     COUNTS.clear()
@@ -110,11 +120,7 @@ def measure(width: int, device: str, pair: bool) -> dict[str, Any]:
     scores = senteval_scores(*data, seed=1, device=device)
     synchronise(device)
     seconds = time.perf_counter() - start
-    floor, flops = 0.0, 0.0
-    for (rows, d, columns, dtype), products in COUNTS.items():
-        work = products * 2 * rows * d * columns
-        flops += work
-        floor += work / throughput(rows, d, columns, dtype, device)
+    flops, floor = counted_floor(device)
     return {
         "width": data[0].shape[1], "pair": pair, "device": device, "seconds": seconds, "floor_seconds": floor,
         "ratio": seconds / floor, "gemm_flops": flops, "lr_seconds": scores["lr_seconds"],

@@ -63,12 +63,15 @@ def suite(name: str) -> list[Any]:
 
 
 class HashCounter:
-    """A user's encoder the plugin does not know: hash-seeded vectors, every text counted."""
+    """A user's encoder the plugin does not know: hash-seeded ``dim``-d vectors, every text counted
+    (another width is another model name, so that no embedding cache mixes widths)."""
 
-    def __init__(self) -> None:
+    def __init__(self, dim: int = DIM) -> None:
         from mteb.models import ModelMeta
 
-        self.mteb_model_meta = ModelMeta.create_empty({"name": "bench/hash-counter", "revision": "1"})
+        name = "bench/hash-counter" + ("" if dim == DIM else f"-{dim}")
+        self.mteb_model_meta = ModelMeta.create_empty({"name": name, "revision": "1"})
+        self.dim = dim
         self.texts: Counter[str] = Counter()
 
     def encode(self, inputs: Any, **kwargs: Any) -> np.ndarray[Any, np.dtype[np.float32]]:
@@ -76,11 +79,11 @@ class HashCounter:
         self.texts.update(texts)
         rows = [
             np.random.default_rng(np.frombuffer(hashlib.blake2b(t.encode("utf-8")).digest(), np.uint64))
-            .standard_normal(DIM)
+            .standard_normal(self.dim)
             .astype(np.float32)
             for t in texts
         ]
-        return np.stack(rows) if rows else np.zeros((0, DIM), np.float32)
+        return np.stack(rows) if rows else np.zeros((0, self.dim), np.float32)
 
     def similarity(self, a: Any, b: Any) -> Any:
         from mteb.similarity_functions import cos_sim

@@ -67,6 +67,12 @@ def gemm_flops_per_second(device: str, width: int, hidden: int, threads: int | N
         torch.set_num_threads(before)
 
 
+def training_flops(tokens: int, width: int, n_tags: int, config: TaggerConfig) -> int:
+    """The forward and backward products of one training (the floor's work):
+    ``3 x 2 x tokens x epochs x (width x hidden + hidden x tags)`` FLOPs."""
+    return 3 * 2 * tokens * config.epochs * (width * config.hidden + config.hidden * n_tags)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dims", type=int, nargs="+", default=[64, 768, 4096])
@@ -93,7 +99,7 @@ def main() -> None:
                 vectors, inputs["train"], train_targets, inputs["test"], n_tags, seed=0, config=run
             )
             seconds = time.perf_counter() - start
-            flops = 3 * 2 * tokens * config.epochs * (width * config.hidden + config.hidden * n_tags)
+            flops = training_flops(tokens, width, n_tags, config)
             rate = gemm_flops_per_second(device, width, config.hidden, threads if device == "cpu" else None)
             rows.append(
                 {
