@@ -9,7 +9,7 @@ window tagger of :mod:`mteb_evalrank.evaluation.tagging` trains once per seed of
 Scores (means over the seeds; ``<score>[seed=k]`` each seed's): ``accuracy``; chunk tasks also
 ``precision``, ``recall``, ``f1`` and ``f1[type=X]``; plus ``n_train_tokens``, ``n_test_tokens``,
 ``n_test_sentences``, ``n_word_forms``, ``coverage`` (test tokens with a non-zero vector) and
-``train_coverage``.
+``train_coverage``; with a ``dev_split``, the dev-selected epoch's (:meth:`_scores`).
 """
 
 from __future__ import annotations
