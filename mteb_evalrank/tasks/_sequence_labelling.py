@@ -75,7 +75,7 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
         extra = [form for form in dict.fromkeys(lower.get("dev", [])) if form not in first]
         vectors = self._embed(model, forms, hf_split=hf_split, hf_subset=hf_subset, timer=timer, **kwargs)
         known = np.linalg.norm(vectors, axis=1) > 0
-        if extra:  # the dev split's other forms, after the others (centred by their mean)
+        if extra:  # the dev split's other forms, after the others (centred by the others' mean)
             more = self._embed(model, extra, hf_split=hf_split, hf_subset=hf_subset, timer=timer, **kwargs)
             vectors = np.vstack([vectors, more])
         row = {form: i for i, form in enumerate(forms + extra)}
