@@ -45,14 +45,14 @@ def counting_tagger() -> None:
     """Record every tagger training the sequence-labelling tasks run."""
     from mteb_evalrank.tasks import _sequence_labelling
 
-    train = _sequence_labelling.train_and_predict
+    train = _sequence_labelling.train_and_select
 
     def counted(vectors: Any, inputs: Any, labels: Any, test: Any, n_labels: int, **kwargs: Any) -> Any:
         config = kwargs.get("config", TaggerConfig())
         FITS.append((len(labels), WINDOW * (vectors.shape[1] + N_CAPS), n_labels, config))
         return train(vectors, inputs, labels, test, n_labels, **kwargs)
 
-    _sequence_labelling.train_and_predict = counted  # type: ignore[assignment]
+    _sequence_labelling.train_and_select = counted  # type: ignore[assignment]
 
 
 @functools.cache

@@ -231,3 +231,31 @@ def test_a_build_of_an_older_format_is_built_again_from_the_raw_data_with_the_sa
     assert len(loaded) == 5500
     for column in ("sentence1", "sentence2", "score"):
         assert loaded[column] == built[column], column
+
+
+@second_process
+def test_a_build_recording_another_revision_is_built_again(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local build of this format recording another revision of its spec (data of an older
+    version) is outdated: built again from the raw data on first use, recording the spec's revision."""
+    from dataclasses import replace
+
+    import mteb
+
+    import mteb_evalrank  # noqa: F401
+    from mteb_evalrank.data.ready import build_state
+    from mteb_evalrank.data.registry import STR_2021
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets")
+    monkeypatch.setenv("MTEB_EVALRANK_SOURCE", str(source))
+    root = hub.install_into_cache(replace(STR_2021, revision="v0.9.0"), STR_2021.recipe.build(source))
+    record = root / hub.BUILD_RECORD
+    assert json.loads(record.read_text()) == {"format": hub.BUILD_FORMAT, "revision": "v0.9.0"}
+    why = f"built from revision v0.9.0, this version reads {STR_2021.revision}"
+    assert build_state(root, STR_2021.card_configs, STR_2021.revision) == (why, [])
+    task = mteb.get_task("STR2021")
+    task.load_data()
+    assert json.loads(record.read_text()) == {"format": hub.BUILD_FORMAT, "revision": STR_2021.revision}
+    assert build_state(root, STR_2021.card_configs, STR_2021.revision) is None
+    assert len(task.dataset["test"]) == 5500

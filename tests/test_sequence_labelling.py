@@ -33,9 +33,10 @@ from mteb_evalrank.evaluation.tagging import (
     chunk_scores,
     token_accuracy,
     train_and_predict,
+    train_and_select,
     windows,
 )
-from mteb_evalrank.tasks import CoNLL2000Chunking
+from mteb_evalrank.tasks import CoNLL2000Chunking, CoNLL2003NER, EWTPOSTagging
 
 mteb_evalrank.register()
 
@@ -43,15 +44,22 @@ mteb_evalrank.register()
 # ----------------------------------------------------------------------------------- data
 @pytest.mark.parametrize(
     ("family", "counts"),
-    [  # (sentences, tokens) of train and test: the issue, the UD release's stats, Chiu et al.'s Table 3
-        (UD_ENGLISH_EWT.family, {"train": (12_544, 204_577), "test": (2_077, 25_094)}),
+    [  # (sentences, tokens): the issue, the UD release's stats, Chiu et al.'s Table 3, the raw data's README
+        (
+            UD_ENGLISH_EWT.family,
+            {"train": (12_544, 204_577), "validation": (2_001, 25_147), "test": (2_077, 25_094)},
+        ),
         (CONLL2000.family, {"train": (8_936, 211_727), "test": (2_012, 47_377)}),
-        (CONLL2003.family, {"train": (14_041, 203_621), "test": (3_453, 46_435)}),
+        (
+            CONLL2003.family,
+            {"train": (14_041, 203_621), "validation": (3_250, 51_362), "test": (3_453, 46_435)},
+        ),
     ],
 )
 def test_the_builds_have_the_published_counts(source: Path, family: str, counts: dict) -> None:
     built = DATASETS[family].recipe.build(source)
     assert set(built.configs) == {"default"}
+    assert set(built.configs["default"]) == set(counts)
     for split, (n_sentences, n_tokens) in counts.items():
         data = built.configs["default"][split]
         tokens, tags = data["tokens"][:], data["tags"][:]
@@ -258,9 +266,12 @@ def glove() -> object:
     return load_glove_6b_50d("evalrank/glove.6B.50d")
 
 
-def tagged(source: Path, family: str) -> dict[str, tuple[list[list[str]], list[list[str]]]]:
+def tagged(
+    source: Path, family: str, splits: tuple[str, ...] = ("train", "test"), n: int | None = None
+) -> dict[str, tuple[list[list[str]], list[list[str]]]]:
+    """The splits' (tokens, tags), each of its first ``n`` sentences if given."""
     data = DATASETS[family].recipe.build(source).configs["default"]
-    return {split: (data[split]["tokens"][:], data[split]["tags"][:]) for split in ("train", "test")}
+    return {split: (data[split]["tokens"][:n], data[split]["tags"][:n]) for split in splits}
 
 
 def tagger_inputs(
@@ -415,3 +426,67 @@ def test_the_task_scores_glove_with_its_counts_and_each_seed(built: dict, glove:
     )
     assert {"precision[seed=1]", "recall[seed=0]", "accuracy[seed=1]", "f1[type=NP]"} <= set(scores)
     assert 0.6 < scores["f1"] < 0.95
+
+
+# ------------------------------------------------------------------- the dev-selected variant
+def test_the_dev_selected_predictions_are_those_of_the_tagger_trained_that_many_epochs(
+    source: Path, glove: object
+) -> None:
+    """Real EWT data (800 sentences per split, GloVe 50d, 4 epochs): the epoch selected is the first of
+    the highest dev accuracy among taggers trained 1..4 epochs (brute force), its test predictions
+    are that tagger's, and the final ones are Chiu's tagger's, with or without a dev split."""
+    splits = tagged(source, UD_ENGLISH_EWT.family, ("train", "validation", "test"), 800)
+    forms, inputs, targets, labels = tagger_inputs(splits)
+    vectors = centred(glove.embed(forms)).astype(np.float32)  # type: ignore[attr-defined]
+    dev_gold = [tag for sentence in splits["validation"][1] for tag in sentence]
+
+    def accuracy(predicted: np.ndarray) -> float:
+        return token_accuracy(dev_gold, [labels[i] for i in predicted])
+
+    def trained(epochs: int, test: TaggerInput) -> np.ndarray:
+        config = TaggerConfig(epochs=epochs)
+        return train_and_predict(vectors, inputs["train"], targets, test, len(labels), seed=1, config=config)
+
+    final, selected, epoch = train_and_select(
+        vectors, inputs["train"], targets, inputs["test"], len(labels), seed=1,
+        config=TaggerConfig(epochs=4), dev=(inputs["validation"], accuracy),
+    )  # fmt: skip
+    dev_scores = [accuracy(trained(k, inputs["validation"])) for k in range(1, 5)]
+    assert epoch == 1 + int(np.argmax(dev_scores))
+    assert np.array_equal(selected, trained(epoch, inputs["test"]))
+    assert np.array_equal(final, trained(4, inputs["test"]))
+
+
+def quick_scores(task_class: type, source: Path, model: object, dev_split: str | None) -> dict:
+    """``task_class`` (2 epochs, seeds 0 and 1) on the first 600 sentences of each split of its
+    dataset, built from the raw data; the scores of its ``test`` split."""
+    quick = type("Quick", (task_class,), {"seeds": (0, 1), "tagger": TaggerConfig(epochs=2)})
+    task = quick()
+    task.dev_split = dev_split
+    data = DATASETS[task.metadata.dataset["path"].split("/")[1]].recipe.build(source).configs["default"]
+    task.dataset, task.data_loaded = {split: rows.select(range(600)) for split, rows in data.items()}, True
+    return dict(task.evaluate(model, "test", encode_kwargs={})["default"])
+
+
+def test_the_dev_selected_scores_are_added_and_chius_stay_as_they_were(source: Path) -> None:
+    """EWT and CoNLL-2003 (a validation split) report ``dev_selected_<main>`` (the mean of the seeds'),
+    ``dev_selected_<main>[seed=k]`` and ``dev_epoch[seed=k]``; every other score is exactly the one
+    of the same task without a dev split; CoNLL-2000 (none) reports no dev-selected score."""
+    model = mteb.get_model("evalrank/glove.6B.50d")
+    assert CoNLL2000Chunking.dev_split is None
+    assert EWTPOSTagging.dev_split == CoNLL2003NER.dev_split == "validation"
+    for task_class, main in ((EWTPOSTagging, "accuracy"), (CoNLL2003NER, "f1")):
+        with_dev = quick_scores(task_class, source, model, "validation")
+        chiu = quick_scores(task_class, source, model, None)
+        added = {
+            f"dev_selected_{main}",
+            *(f"{k}[seed={s}]" for k in (f"dev_selected_{main}", "dev_epoch") for s in (0, 1)),
+        }
+        assert set(with_dev) - set(chiu) == added
+        assert {key: with_dev[key] for key in chiu} == chiu
+        assert with_dev[f"dev_selected_{main}"] == pytest.approx(
+            (with_dev[f"dev_selected_{main}[seed=0]"] + with_dev[f"dev_selected_{main}[seed=1]"]) / 2
+        )
+        assert {with_dev["dev_epoch[seed=0]"], with_dev["dev_epoch[seed=1]"]} <= {1, 2}
+    chunking = quick_scores(CoNLL2000Chunking, source, model, CoNLL2000Chunking.dev_split)
+    assert not any(key.startswith("dev_") for key in chunking)

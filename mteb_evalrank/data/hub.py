@@ -145,11 +145,12 @@ def install_into_cache(spec: DatasetSpec, built: BuiltDataset) -> Path:
 
 
 def write_build(folder: Path, spec: DatasetSpec, built: BuiltDataset) -> None:
-    """Write every config of ``built`` (:func:`write_config`) and the :data:`BUILD_RECORD` into ``folder``
-    (a ``datasets``-cache folder being published)."""
+    """Write every config of ``built`` (:func:`write_config`) and the :data:`BUILD_RECORD` (the format and
+    ``spec``'s revision) into ``folder`` (a ``datasets``-cache folder being published)."""
     for config, data in built.configs.items():
         write_config(folder, spec.hub_id, config, data)
-    (folder / BUILD_RECORD).write_text(json.dumps({"format": BUILD_FORMAT}) + "\n", encoding="utf-8")
+    record = {"format": BUILD_FORMAT, "revision": spec.revision}
+    (folder / BUILD_RECORD).write_text(json.dumps(record) + "\n", encoding="utf-8")
 
 
 @dataclass(frozen=True)

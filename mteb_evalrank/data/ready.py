@@ -83,10 +83,11 @@ def dataset_location(spec: DatasetSpec) -> Location | None:
 # --- 3. is it there, and of this format ----------------------------------------------------------
 
 
-def build_format(root: Path) -> int | None:
-    """The format the local build under ``root`` records (:data:`.hub.BUILD_FORMAT`), ``None`` if none."""
-    found = (read_json_object(root / BUILD_RECORD) or {}).get("format")
-    return found if isinstance(found, int) else None
+def build_record(root: Path) -> tuple[int | None, str | None]:
+    """The format (:data:`.hub.BUILD_FORMAT`) and revision the build under ``root`` records (or ``None``)."""
+    record = read_json_object(root / BUILD_RECORD) or {}
+    found, revision = record.get("format"), record.get("revision")
+    return found if isinstance(found, int) else None, revision if isinstance(revision, str) else None
 
 
 def _arrow_problem(path: Path) -> str | None:
@@ -146,7 +147,7 @@ def not_available_message(spec: DatasetSpec, user: str, settings: Settings, why:
         else f"`{command}` downloads the raw files and builds it"
     )
     where = (
-        f"in the local datasets cache only in an older build format ({why}) and not loadable from"
+        f"in the local datasets cache only as an older build ({why}) and not loadable from"
         if why
         else "neither in the local datasets cache nor loadable from"
     )
@@ -174,19 +175,26 @@ def build_and_publish(
     return True
 
 
-def build_state(root: Path, configs: Iterable[str], *, files: bool = False) -> tuple[str, list[str]] | None:
-    """``None`` for a build of this :data:`.hub.BUILD_FORMAT` under ``root`` with every one of ``configs``
-    (and, with ``files``, every file sound); else why to build it and what is damaged."""
+def build_state(
+    root: Path, configs: Iterable[str], revision: str, *, files: bool = False
+) -> tuple[str, list[str]] | None:
+    """``None`` for a build of this :data:`.hub.BUILD_FORMAT` and the spec's ``revision`` under ``root``
+    with every one of ``configs`` (and, with ``files``, every file sound); else why to build it and
+    what is damaged."""
     damage = build_damage(root, configs, files=files)
-    if (found := build_format(root)) != BUILD_FORMAT:
-        built = f"built in format {found}" if found else "built without a recorded format"
-        return (f"{built}, this version reads {BUILD_FORMAT}" if root.is_dir() else "", [])
+    found, built = build_record(root)
+    if found != BUILD_FORMAT:
+        done = f"built in format {found}" if found else "built without a recorded format"
+        return (f"{done}, this version reads {BUILD_FORMAT}" if root.is_dir() else "", [])
+    if built != revision:  # a record of this format: the folder is there
+        done = f"built from revision {built}" if built else "built without a recorded revision"
+        return (f"{done}, this version reads {revision}", [])
     return ("damaged copy", damage) if damage else None
 
 
-def stale_damage(root: Path, configs: Iterable[str], files: bool) -> list[str] | None:
-    """:func:`build_state`'s damaged files (``[]``: missing or of another format), ``None`` if current."""
-    return None if (state := build_state(root, configs, files=files)) is None else state[1]
+def stale_damage(root: Path, configs: Iterable[str], revision: str, files: bool) -> list[str] | None:
+    """:func:`build_state`'s damaged files (``[]``: missing or outdated), ``None`` if current."""
+    return None if (state := build_state(root, configs, revision, files=files)) is None else state[1]
 
 
 def ready_dataset(
@@ -211,11 +219,11 @@ def ready_dataset(
             )
         return False
     configs = () if files else spec.card_configs
-    if (state := build_state(root, configs, files=files)) is None:
+    if (state := build_state(root, configs, spec.revision, files=files)) is None:
         return False
     raw = raw or raw_folder(spec, settings)
     build = partial(build_and_publish, spec, root, raw, state[0] or why)
-    if (found := renew(root, partial(stale_damage, root, configs, files), build)) is None:
+    if (found := renew(root, partial(stale_damage, root, configs, spec.revision, files), build)) is None:
         return False  # published by another process while this one waited
     damage, aside, built = found
     if not (built or damage):

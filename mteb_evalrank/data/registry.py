@@ -136,11 +136,11 @@ STSB_GRANULARITY = DatasetSpec("stsb-granularity", revision="v1.0.0", license="o
 """Evaluation-gap diagnostics: STS-B test pairs by gold band."""
 ACCSENT = DatasetSpec("accsent", revision="v1.0.0", license="other")
 """AccSent-style triplets: human news paraphrases (MRPC, STS-B news) and keyword swaps."""
-UD_ENGLISH_EWT = DatasetSpec("ud-english-ewt", revision="v1.0.0", license="cc-by-sa-4.0")
+UD_ENGLISH_EWT = DatasetSpec("ud-english-ewt", revision="v1.1.0", license="cc-by-sa-4.0")
 """Sequence labelling: English-EWT words and PTB-style POS tags (XPOS)."""
 CONLL2000 = DatasetSpec("conll2000", revision="v1.0.0", license="other")
 """Sequence labelling: CoNLL-2000 chunking."""
-CONLL2003 = DatasetSpec("conll2003", revision="v1.0.0", license="other")
+CONLL2003 = DatasetSpec("conll2003", revision="v1.1.0", license="other")
 """Sequence labelling: CoNLL-2003 English NER."""
 
 DATASETS: dict[str, DatasetSpec] = {

@@ -18,7 +18,7 @@ ends at the sentence's end; micro-averaged; per-type F1 too).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -66,14 +66,14 @@ def windows(
     return np.where(inside, np.asarray(values)[np.clip(neighbours, 0, max(len(values) - 1, 0))], pad)
 
 
-def centred(vectors: NDArray[np.floating]) -> NDArray[np.float64]:
-    """``vectors`` with the mean of their non-zero rows subtracted from every non-zero row (zero rows
-    stay zero), in float64: a constant encoder's vectors become exactly zero."""
+def centred(vectors: NDArray[np.floating], n_mean: int | None = None) -> NDArray[np.float64]:
+    """``vectors`` with the mean of their non-zero rows (of the first ``n_mean``; default all) subtracted
+    from every non-zero row (zero rows stay zero), in float64: a constant encoder's become zero."""
     matrix = np.asarray(vectors, dtype=np.float64)
     known = np.any(matrix != 0, axis=1)
-    if not known.any():
+    if not known[:n_mean].any():
         return matrix.copy()
-    return np.where(known[:, None], matrix - matrix[known].mean(axis=0), 0.0)
+    return np.where(known[:, None], matrix - matrix[:n_mean][known[:n_mean]].mean(axis=0), 0.0)
 
 
 #: the input width (``5 d + 25``, ``d`` >= 128) from which the CPU tagger trains on every core;
@@ -144,18 +144,25 @@ def _features(
 
 
 def train_and_predict(
-    vectors: NDArray[np.floating],
-    train: TaggerInput,
-    labels: NDArray[np.intp],
-    test: TaggerInput,
-    n_labels: int,
-    *,
-    seed: int,
-    config: TaggerConfig = TaggerConfig(),
-) -> NDArray[np.intp]:
+    vectors: NDArray[np.floating], train: TaggerInput, labels: NDArray[np.intp], test: TaggerInput,
+    n_labels: int, *, seed: int, config: TaggerConfig = TaggerConfig(),
+) -> NDArray[np.intp]:  # fmt: skip
+    """Chiu et al.'s tagger: :func:`train_and_select`'s final-epoch test predictions, without a dev split."""
+    return train_and_select(vectors, train, labels, test, n_labels, seed=seed, config=config)[0]
+
+
+def train_and_select(
+    vectors: NDArray[np.floating], train: TaggerInput, labels: NDArray[np.intp], test: TaggerInput,
+    n_labels: int, *, seed: int, config: TaggerConfig = TaggerConfig(),
+    dev: tuple[TaggerInput, Callable[[NDArray[np.intp]], float]] | None = None,
+) -> tuple[NDArray[np.intp], NDArray[np.intp], int]:  # fmt: skip
     """Train the window tagger on ``train`` (gold ``labels`` in ``0 .. n_labels - 1``) and return its
     greedy predictions for ``test``. ``vectors`` (``V x d``): a window's index ``i > 0`` is row ``i - 1``,
-    0 the zero padding. On ``config.device``; on the CPU with :func:`training_threads` threads."""
+    0 the zero padding. On ``config.device``; on the CPU with :func:`training_threads` threads.
+    ``(final, selected, epoch)``: with ``dev`` (windows, and a score of predictions for them, higher
+    better), after each epoch ``dev`` is predicted and scored, and ``selected`` are the test predictions
+    of the first ``epoch`` (1-based) of the highest dev score (the same run: predicting draws no random
+    number); without, the final epoch's."""
     import torch
 
     device = torch.device(config.device)
@@ -163,10 +170,18 @@ def train_and_predict(
     matrix = torch.from_numpy(rows).to(device)
     targets = torch.from_numpy(np.asarray(labels, dtype=np.int64)).to(device)
     # the windows on the device once: a step then copies nothing between host and device
-    train_data, test_data = (
-        (torch.from_numpy(x.words).to(device), torch.from_numpy(x.caps).to(device)) for x in (train, test)
+    train_data, test_data, dev_data = (
+        (torch.from_numpy(x.words).to(device), torch.from_numpy(x.caps).to(device))
+        for x in (train, test, dev[0] if dev else test)
     )
     width = WINDOW * (matrix.shape[1] + N_CAPS)
+
+    def predict(data: tuple[torch.Tensor, torch.Tensor]) -> NDArray[np.intp]:
+        with torch.no_grad():
+            chunks = torch.arange(len(data[0]), device=device).split(config.predict_batch)
+            predicted = [model(_features(matrix, data, rows)).argmax(dim=1) for rows in chunks]
+        return torch.cat(predicted).cpu().numpy().astype(np.intp)
+
     with torch_threads(training_threads(width, config)), torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = torch.nn.Sequential(  # initialised on the CPU (the same weights on every device)
@@ -175,8 +190,8 @@ def train_and_predict(
             torch.nn.Linear(config.hidden, n_labels),
         ).to(device)
         optimiser = torch.optim.Adam(model.parameters(), fused=True)  # default parameters, one kernel
-        shuffle = torch.Generator().manual_seed(seed)
-        for _ in range(config.epochs):
+        shuffle, best = torch.Generator().manual_seed(seed), (-np.inf, 0, np.empty(0, dtype=np.intp))
+        for epoch in range(1, config.epochs + 1):
             order = torch.randperm(len(targets), generator=shuffle).to(device)
             for batch in order.split(config.batch_size):
                 loss = torch.nn.functional.cross_entropy(
@@ -185,10 +200,10 @@ def train_and_predict(
                 optimiser.zero_grad()
                 loss.backward()
                 optimiser.step()
-        with torch.no_grad():
-            chunks = torch.arange(len(test.words), device=device).split(config.predict_batch)
-            predicted = [model(_features(matrix, test_data, rows)).argmax(dim=1) for rows in chunks]
-    return torch.cat(predicted).cpu().numpy().astype(np.intp)
+            if dev and (score := dev[1](predict(dev_data))) > best[0]:
+                best = (score, epoch, predict(test_data))
+        final = predict(test_data)
+    return (final, best[2], best[1]) if dev else (final, final, config.epochs)
 
 
 # --------------------------------------------------------------------------- scores

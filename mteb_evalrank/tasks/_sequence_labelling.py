@@ -9,7 +9,7 @@ window tagger of :mod:`mteb_evalrank.evaluation.tagging` trains once per seed of
 Scores (means over the seeds; ``<score>[seed=k]`` each seed's): ``accuracy``; chunk tasks also
 ``precision``, ``recall``, ``f1`` and ``f1[type=X]``; plus ``n_train_tokens``, ``n_test_tokens``,
 ``n_test_sentences``, ``n_word_forms``, ``coverage`` (test tokens with a non-zero vector) and
-``train_coverage``.
+``train_coverage``; with a ``dev_split``, the dev-selected epoch's (:meth:`_scores`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from mteb_evalrank.evaluation.tagging import (
     centred,
     chunk_scores,
     token_accuracy,
-    train_and_predict,
+    train_and_select,
 )
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
@@ -52,6 +52,8 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
     seeds: ClassVar[tuple[int, ...]] = (0, 1, 2)
     tagger: ClassVar[TaggerConfig] = TaggerConfig()
     train_split: ClassVar[str] = "train"
+    dev_split: ClassVar[str | None] = None
+    """The split of the dev-selected variant's epoch (docs/sequence_labelling.md); ``None``: none."""
     device: str | None = None
     """Where the tagger trains; ``None``: the model's torch device, else the CPU."""
 
@@ -63,26 +65,28 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
         self, model: MTEBModels, data_split: Dataset, *, hf_split: str, hf_subset: str, timer: TimingStack,
         **kwargs: Any,
     ) -> ScoresDict:  # fmt: skip
-        train, test = self._split(hf_subset, self.train_split), data_split
-        sentences = {name: as_list(split["tokens"]) for name, split in (("train", train), ("test", test))}
-        gold = {name: as_list(split["tags"]) for name, split in (("train", train), ("test", test))}
-        forms = list(
-            dict.fromkeys(token.lower() for split in sentences.values() for s in split for token in s)
-        )
+        splits = {"train": self._split(hf_subset, self.train_split), "test": data_split}
+        splits |= {"dev": self._split(hf_subset, self.dev_split)} if self.dev_split else {}
+        sentences = {name: as_list(split["tokens"]) for name, split in splits.items()}
+        gold = {name: as_list(split["tags"]) for name, split in splits.items()}
+        lower = {name: [token.lower() for s in split for token in s] for name, split in sentences.items()}
+        first = dict.fromkeys(lower["train"] + lower["test"])  # Chiu's: encoded and centred as before
+        forms = list(first)
+        extra = [form for form in dict.fromkeys(lower.get("dev", [])) if form not in first]
         vectors = self._embed(model, forms, hf_split=hf_split, hf_subset=hf_subset, timer=timer, **kwargs)
-        row = {form: i for i, form in enumerate(forms)}
         known = np.linalg.norm(vectors, axis=1) > 0
+        if extra:  # the dev split's other forms, after the others (centred by the others' mean)
+            more = self._embed(model, extra, hf_split=hf_split, hf_subset=hf_subset, timer=timer, **kwargs)
+            vectors = np.vstack([vectors, more])
+        row = {form: i for i, form in enumerate(forms + extra)}
         inputs, rows = {}, {}
         for name, split in sentences.items():
-            tokens = [token for sentence in split for token in sentence]
-            rows[name] = np.fromiter(
-                (row[token.lower()] for token in tokens), dtype=np.intp, count=len(tokens)
-            )
-            caps = np.fromiter(map(capitalisation, tokens), dtype=np.intp, count=len(tokens))
-            inputs[name] = TaggerInput.of(rows[name], caps, [len(sentence) for sentence in split])
+            rows[name] = np.fromiter(map(row.__getitem__, lower[name]), dtype=np.intp, count=len(lower[name]))
+            caps = [capitalisation(token) for sentence in split for token in sentence]
+            inputs[name] = TaggerInput.of(rows[name], np.asarray(caps, dtype=np.intp), list(map(len, split)))
         config = replace(self.tagger, device=self.device or torch_device(unwrapped(model)))
         with timer("Scoring", split=hf_split, subset=hf_subset):
-            scores = self._scores(centred(vectors).astype(np.float32), inputs, gold, config)
+            scores = self._scores(centred(vectors, len(forms)).astype(np.float32), inputs, gold, config)
         scores.update(
             n_train_tokens=len(rows["train"]),
             n_test_tokens=len(rows["test"]),
@@ -97,18 +101,24 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
         self, vectors: NDArray[np.float32], inputs: dict[str, TaggerInput], gold: dict[str, list[list[str]]],
         config: TaggerConfig,
     ) -> dict[str, Any]:  # fmt: skip
-        """Train and score one tagger per seed; each seed's scores and their means."""
-        labels = sorted({tag for sentence in gold["train"] for tag in sentence})
+        """Train and score one tagger per seed; each seed's scores and their means; with a dev split, the
+        main score of the epoch chosen on it (``dev_selected_<main score>``, ``dev_epoch[seed=k]``)."""
+        labels = np.asarray(sorted({tag for sentence in gold["train"] for tag in sentence}), dtype=object)
         index = {tag: i for i, tag in enumerate(labels)}
         targets = np.fromiter((index[t] for s in gold["train"] for t in s), dtype=np.intp)
-        lengths = np.cumsum([len(sentence) for sentence in gold["test"]])[:-1]
-        per_seed = []
+
+        def scored(split: str, predicted: NDArray[np.intp]) -> dict[str, float]:
+            tags = np.split(labels[predicted], np.cumsum([len(sentence) for sentence in gold[split]])[:-1])
+            return self._score_predictions(gold[split], [list(sentence) for sentence in tags])
+
+        main = self.metadata.main_score
+        dev = (inputs["dev"], lambda predicted: scored("dev", predicted)[main]) if "dev" in inputs else None
+        data, per_seed, selected = (vectors, inputs["train"], targets, inputs["test"], len(labels)), [], {}
         for seed in self.seeds:
-            predicted = train_and_predict(
-                vectors, inputs["train"], targets, inputs["test"], len(labels), seed=seed, config=config
-            )
-            tags = np.split(np.asarray(labels, dtype=object)[predicted], lengths)
-            per_seed.append(self._score_predictions(gold["test"], [list(s) for s in tags]))
+            final, chosen, epoch = train_and_select(*data, seed=seed, config=config, dev=dev)
+            per_seed.append(scored("test", final))
+            if dev:
+                selected[seed] = (scored("test", chosen)[main], epoch)
         keys = list(dict.fromkeys(key for seed_scores in per_seed for key in seed_scores))
         scores: dict[str, Any] = {
             key: float(np.mean([seed_scores.get(key, 0.0) for seed_scores in per_seed])) for key in keys
@@ -116,6 +126,9 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
         named = ("precision", "recall", "f1", "accuracy")  # each seed's, besides the means
         for seed, seed_scores in zip(self.seeds, per_seed, strict=True):
             scores |= {f"{key}[seed={seed}]": seed_scores[key] for key in named if key in seed_scores}
+        scores |= {f"dev_selected_{main}": float(np.mean([v for v, _ in selected.values()]))} if dev else {}
+        for seed, (value, epoch) in selected.items():
+            scores |= {f"dev_selected_{main}[seed={seed}]": value, f"dev_epoch[seed={seed}]": epoch}
         return scores
 
     def _score_predictions(self, gold: list[list[str]], predicted: list[list[str]]) -> dict[str, float]:

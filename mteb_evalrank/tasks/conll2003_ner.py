@@ -6,6 +6,7 @@ from ._sequence_labelling import AbsTaskSequenceLabelling, sequence_labelling_me
 
 class CoNLL2003NER(AbsTaskSequenceLabelling):
     chunks = True
+    dev_split = "validation"
     metadata = sequence_labelling_metadata(
         name="CoNLL2003NER",
         description=(

@@ -5,6 +5,7 @@ from ._sequence_labelling import AbsTaskSequenceLabelling, sequence_labelling_me
 
 
 class EWTPOSTagging(AbsTaskSequenceLabelling):
+    dev_split = "validation"
     metadata = sequence_labelling_metadata(
         name="EWTPOSTagging",
         description=(

@@ -1,6 +1,6 @@
 """Recipe: Universal Dependencies English-EWT, words and their PTB-style tags (XPOS), for POS tagging.
 
-A pure function of its sources, ``ud-english-ewt/en_ewt-ud-{train,test}.conllu`` (the
+A pure function of its sources, ``ud-english-ewt/en_ewt-ud-{train,dev,test}.conllu`` (the
 repository ``UniversalDependencies/UD_English-EWT`` at commit ``15d613d``, files at its root).
 
 Source format (CoNLL-U): comment lines start with ``#``; every other non-blank line has ten
@@ -12,8 +12,8 @@ Rows: the syntactic words (integer IDs) of each sentence, FORM as written and XP
 the Penn Treebank tag set); multiword-token lines and empty nodes are left out (they carry no
 XPOS), which gives the release's word counts (train 204,577, test 25,094). A line of another
 shape, or a word without an XPOS (``_``), raises ``SourceFormatError`` naming ``file:line``.
-The development split is not built: the protocol trains a fixed number of epochs and selects
-nothing on it.
+The development file gives the split ``validation`` (25,147 words): Chiu et al.'s protocol selects
+nothing on it; the task's dev-selected variant picks its epoch there (docs/sequence_labelling.md).
 """
 
 from __future__ import annotations
@@ -25,7 +25,11 @@ from mteb_evalrank.data.sources import SourceFormatError, require_file
 from mteb_evalrank.data.tagged import Block, Sentence, column_fields, read_blocks, tagged_build
 
 FOLDER = "ud-english-ewt"
-SPLITS = {"train": f"{FOLDER}/en_ewt-ud-train.conllu", "test": f"{FOLDER}/en_ewt-ud-test.conllu"}
+SPLITS = {
+    "train": f"{FOLDER}/en_ewt-ud-train.conllu",
+    "validation": f"{FOLDER}/en_ewt-ud-dev.conllu",
+    "test": f"{FOLDER}/en_ewt-ud-test.conllu",
+}
 LICENSE_FILE = f"{FOLDER}/LICENSE.txt"
 SOURCES = (*SPLITS.values(), LICENSE_FILE)
 
@@ -47,7 +51,8 @@ def read_sentence(where: Path, block: Block) -> Sentence | None:
 
 
 def build(source: Path) -> BuiltDataset:
-    """The config ``default``: splits ``train`` and ``test``, one row per sentence."""
+    """The config ``default``: splits ``train``, ``validation`` (the release's ``dev``) and ``test``, one row
+    per sentence."""
     splits: dict[str, list[Sentence]] = {}
     for split, name in SPLITS.items():
         where, blocks = read_blocks(require_file(source, name))
