@@ -72,7 +72,7 @@ def test_the_builds_have_the_published_counts(source: Path, family: str, counts:
 
 def write_conllu(path: Path, body: str) -> Path:
     path.mkdir(parents=True, exist_ok=True)
-    for split in ("train", "test"):
+    for split in ("train", "dev", "test"):
         (path / f"en_ewt-ud-{split}.conllu").write_text(body, encoding="utf-8")
     return path
 
