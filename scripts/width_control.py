@@ -50,50 +50,68 @@ def padded_model(width: int) -> StaticWordEmbeddings:
     return model
 
 
-def scores(out: Path, width: int, task: str) -> list[float] | None:
-    """The per-seed main scores of ``task`` at ``width`` from its result file, if it exists."""
+def scores(out: Path, width: int, task: str, prefix: str = "") -> list[float] | None:
+    """The per-seed ``<prefix><main score>`` of ``task`` at ``width`` from its result file, if any."""
     files = list((out / "results" / name_of(width).replace("/", "__")).glob(f"*/{task}.json"))
     if not files:
         return None
     (split,) = json.loads(files[0].read_text(encoding="utf-8"))["scores"]["test"]
-    return [value for key, value in split.items() if key.startswith(f"{TASKS[task]}[seed=")]
+    return [value for key, value in split.items() if key.startswith(f"{prefix}{TASKS[task]}[seed=")] or None
 
 
-def table(out: Path, widths: list[int]) -> str:
-    """Markdown: each task's main score per width, the mean of the seeds with their range, and its
-    change from the first width in points."""
+def widths_run(out: Path) -> list[int]:
+    """The widths with results in ``out``."""
+    found = {
+        50 if p.name.endswith("50d") else int(p.name.rsplit("random", 1)[1])
+        for p in (out / "results").iterdir()
+    }
+    return sorted(found)
+
+
+def table(out: Path) -> str:
+    """Markdown: each task's main score per width (Chiu's protocol, then the dev-selected epoch where the
+    task has it), the mean of the seeds with their range, and its change from 50-d in points."""
+    widths = widths_run(out)
     lines = ["| task (score) | " + " | ".join(f"{width}-d" for width in widths) + " |"]
     lines.append("|---|" + "---:|" * len(widths))
     for task, metric in TASKS.items():
-        found = [scores(out, width, task) for width in widths]
-        cells: list[str] = []
-        for seeds in found:
-            change = (
-                f", {100 * (np.mean(seeds) - np.mean(found[0])):+.1f}" if seeds and found[0] and cells else ""
-            )
-            cells.append(
-                f"{np.mean(seeds):.4f} ({min(seeds):.4f}–{max(seeds):.4f}{change})" if seeds else "not run"
-            )
-        lines.append(f"| {task} ({metric}) | " + " | ".join(cells) + " |")
+        for prefix, what in [("", metric)] + [("dev_selected_", f"dev-selected {metric}")] * (
+            task != "CoNLL2000Chunking"
+        ):
+            found = [scores(out, width, task, prefix) for width in widths]
+            cells: list[str] = []
+            for seeds in found:
+                change = (
+                    f", {100 * (np.mean(seeds) - np.mean(found[0])):+.1f}"
+                    if seeds and found[0] and cells
+                    else ""
+                )
+                cells.append(
+                    f"{np.mean(seeds):.4f} ({min(seeds):.4f}–{max(seeds):.4f}{change})"
+                    if seeds
+                    else "not run"
+                )
+            lines.append(f"| {task} ({what}) | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--widths", type=int, nargs="+", default=[50, 100, 300, 768])
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     parser.add_argument("--out", type=Path, default=Path("docs/study/width-control"))
     parser.add_argument("--tables-only", action="store_true", help="only the table, from the results")
+    parser.add_argument("--again", action="store_true", help="run again where a result exists")
     args = parser.parse_args()
     if not args.tables_only:
-        tasks = mteb.get_tasks(tasks=list(TASKS))
+        tasks = mteb.get_tasks(tasks=args.tasks)
         for width in args.widths:
             model: Any = padded_model(width)  # an mteb encoder (the plugin's classes are not typed as one)
-            result = mteb.evaluate(
-                model, tasks, cache=ResultCache(args.out), overwrite_strategy="only-missing"
-            )
+            again = "always" if args.again else "only-missing"
+            result = mteb.evaluate(model, tasks, cache=ResultCache(args.out), overwrite_strategy=again)
             if result.exceptions:
                 raise RuntimeError(f"{name_of(width)}: mteb.evaluate failed: {result.exceptions}")
-    text = table(args.out, args.widths)
+    text = table(args.out)
     (args.out / "table.md").write_text(text, encoding="utf-8")
     doc = DOC.read_text(encoding="utf-8")
     block = re.compile(re.escape(START) + ".*?" + re.escape(END), re.DOTALL)
