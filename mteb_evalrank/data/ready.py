@@ -181,7 +181,6 @@ def build_state(
     """``None`` for a build of this :data:`.hub.BUILD_FORMAT` and the spec's ``revision`` under ``root``
     with every one of ``configs`` (and, with ``files``, every file sound); else why to build it and
     what is damaged."""
-    damage = build_damage(root, configs, files=files)
     found, built = build_record(root)
     if found != BUILD_FORMAT:
         done = f"built in format {found}" if found else "built without a recorded format"
@@ -189,6 +188,7 @@ def build_state(
     if built != revision:  # a record of this format: the folder is there
         done = f"built from revision {built}" if built else "built without a recorded revision"
         return (f"{done}, this version reads {revision}", [])
+    damage = build_damage(root, configs, files=files)  # an outdated build is not read
     return ("damaged copy", damage) if damage else None
 
 
