@@ -381,7 +381,8 @@ class _Group:
         self.alphas = torch.tensor(alphas, dtype=w1.dtype, device=w1.device)
         self.params = [w1[:, None].repeat(1, g, 1), b1.repeat(g, 1), w2.repeat(g, 1, 1), b2.repeat(g, 1)]
         self.moments = [torch.zeros_like(p) for p in self.params for _ in range(2)]
-        self.t = 0
+        self.t = 0  # Adam's step count (``self.steps``: the same, as the fused step reads it)
+        self.steps = [torch.zeros((), dtype=torch.float32, device=w1.device) for _ in self.params]
         self.best = [-np.inf] * g
         self.no_improvement = [0] * g
         self.best_net: list[Net] = [self.net(k) for k in range(g)]
@@ -392,24 +393,28 @@ class _Group:
         return w1[:, k : k + 1].clone(), b1[k : k + 1].clone(), w2[k : k + 1].clone(), b2[k : k + 1].clone()
 
     def step(self, x: torch.Tensor, y: torch.Tensor) -> None:
-        """One minibatch: scikit-learn's gradients (``alpha`` over the batch's rows) and Adam step."""
+        """One minibatch: scikit-learn's gradients (``alpha`` over the batch's rows), each written in
+        one pass after its product, and its Adam step as torch's fused Adam (one pass over each
+        parameter): ``epsilon / sqrt(1 - beta_2^t)`` in torch's denominator
+        ``sqrt(v) / sqrt(1 - beta_2^t) + epsilon`` is scikit-learn's ``sqrt(v) + epsilon``."""
         import torch
+        from torch.optim.adam import adam
 
         w1, _, w2, _ = self.params
         n = len(x)
         hidden, out = _forward(self.params, x)
-        d2 = out - y[:, None, :]
-        grad_w2 = (torch.einsum("ngh,ngo->gho", hidden, d2) + self.alphas[:, None, None] * w2) / n
+        d2 = (out - y[:, None, :]) / n
+        grad_w2 = torch.einsum("ngh,ngo->gho", hidden, d2).addcmul_(w2, self.alphas[:, None, None] / n)
         d1 = torch.einsum("ngo,gho->ngh", d2, w2) * hidden * (1 - hidden)
-        grad_w1 = ((x.T @ d1.reshape(n, -1)).view_as(w1) + self.alphas[:, None] * w1) / n
-        grads = [grad_w1, d1.sum(0) / n, grad_w2, d2.sum(0) / n]
+        grad_w1 = (x.T @ d1.reshape(n, -1)).view_as(w1).addcmul_(w1, self.alphas[:, None] / n)
+        grads = [grad_w1, d1.sum(0), grad_w2, d2.sum(0)]
         self.t += 1
-        (beta_1, beta_2), t = ADAM_BETAS, self.t
-        rate = ADAM_RATE * np.sqrt(1 - beta_2**t) / (1 - beta_1**t)
-        for p, m, v, g in zip(self.params, self.moments[::2], self.moments[1::2], grads, strict=True):
-            m.mul_(beta_1).add_(g, alpha=1 - beta_1)
-            v.mul_(beta_2).addcmul_(g, g, value=1 - beta_2)
-            p.addcdiv_(m, v.sqrt().add_(ADAM_EPSILON), value=-rate)
+        (beta_1, beta_2), moments = ADAM_BETAS, self.moments
+        adam(
+            self.params, grads, moments[::2], moments[1::2], [], self.steps, fused=True, amsgrad=False,
+            beta1=beta_1, beta2=beta_2, lr=ADAM_RATE, weight_decay=0.0,
+            eps=ADAM_EPSILON / np.sqrt(1 - beta_2**self.t), maximize=False,
+        )  # fmt: skip
 
     def end_epoch(self, scores: list[float], epoch: int) -> list[tuple[int, Net]]:
         """Early stopping after an epoch (scikit-learn's rule, module doc); returns ``(member, best
