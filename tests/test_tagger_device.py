@@ -143,3 +143,22 @@ def test_the_task_trains_where_the_model_runs() -> None:
     assert torch_device(SimpleNamespace(model=SimpleNamespace(device=torch.device("cuda")))) == "cuda"
     assert torch_device(SimpleNamespace(device="cuda")) == "cpu"  # a string is not torch's device
     assert torch_device(SimpleNamespace(model=np.zeros(3))) == "cpu"
+
+
+def test_the_benchmark_floor_counts_the_products_the_training_runs(chunking: Chunking) -> None:
+    """``benchmarks/bench_tagger_device.training_flops`` against torch's profiler, which counts each
+    matrix product ``2 m n k`` as it runs: the training's products are the whole call's less the
+    prediction's forward products (``2 x test tokens x (width x hidden + hidden x tags)``)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_tagger_device import training_flops
+
+    forms, inputs, train_targets, test_targets, n_tags = chunking
+    config, dim = TaggerConfig(epochs=1, hidden=40), 16
+    width = WINDOW * (dim + N_CAPS)
+    with torch.profiler.profile(with_flops=True) as profile:
+        run(chunking, dim, config)
+    counted = sum(event.flops for event in profile.key_averages() if event.key in ("aten::mm", "aten::addmm"))
+    predicted = 2 * len(test_targets) * (width * config.hidden + config.hidden * n_tags)
+    assert counted - predicted == training_flops(len(train_targets), width, n_tags, config)
