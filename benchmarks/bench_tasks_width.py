@@ -51,7 +51,8 @@ def counting_tagger() -> None:
 
     def counted(vectors: Any, inputs: Any, labels: Any, test: Any, n_labels: int, **kwargs: Any) -> Any:
         config = kwargs.get("config", TaggerConfig())
-        FITS.append((len(labels), WINDOW * (vectors.shape[1] + N_CAPS), n_labels, config))
+        for _ in kwargs["seeds"]:  # one tagger per seed, trained side by side
+            FITS.append((len(labels), WINDOW * (vectors.shape[1] + N_CAPS), n_labels, config))
         return train(vectors, inputs, labels, test, n_labels, **kwargs)
 
     _sequence_labelling.train_and_select = counted  # type: ignore[assignment]

@@ -447,8 +447,8 @@ def test_the_dev_selected_predictions_are_those_of_the_tagger_trained_that_many_
         config = TaggerConfig(epochs=epochs)
         return train_and_predict(vectors, inputs["train"], targets, test, len(labels), seed=1, config=config)
 
-    final, selected, epoch = train_and_select(
-        vectors, inputs["train"], targets, inputs["test"], len(labels), seed=1,
+    [(final, selected, epoch)] = train_and_select(
+        vectors, inputs["train"], targets, inputs["test"], len(labels), seeds=(1,),
         config=TaggerConfig(epochs=4), dev=(inputs["validation"], accuracy),
     )  # fmt: skip
     dev_scores = [accuracy(trained(k, inputs["validation"])) for k in range(1, 5)]

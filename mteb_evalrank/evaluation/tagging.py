@@ -8,7 +8,8 @@ zero vector and ``PAD``), gathered per mini-batch from index arrays (:func:`wind
 ``h = hardtanh(W1 x + b1)`` (300 units), ``p = softmax(W2 h + b2)``; mean cross-entropy over
 mini-batches of 50 tokens reshuffled each epoch, 10 epochs of Adam (defaults, torch's fused update),
 torch's default initialisation; greedy decoding (per-token argmax). A seed sets the initialisation
-and the shuffles (the caller's random state untouched); threads: :data:`WIDE_INPUT`.
+and the shuffles (the caller's random state untouched); a task's seeds train side by side (one
+batched product per layer and step); threads: :data:`WIDE_INPUT`.
 
 Scores: token accuracy and conlleval's chunk precision, recall and F1 (:func:`chunk_scores`,
 ``seqeval``'s default mode: a chunk starts at ``B-X``, at ``I-X`` after ``O`` or another type, and
@@ -147,23 +148,26 @@ def train_and_predict(
     vectors: NDArray[np.floating], train: TaggerInput, labels: NDArray[np.intp], test: TaggerInput,
     n_labels: int, *, seed: int, config: TaggerConfig = TaggerConfig(),
 ) -> NDArray[np.intp]:  # fmt: skip
-    """Chiu et al.'s tagger: :func:`train_and_select`'s final-epoch test predictions, without a dev split."""
-    return train_and_select(vectors, train, labels, test, n_labels, seed=seed, config=config)[0]
+    """Chiu et al.'s tagger: :func:`train_and_select`'s final test predictions, one seed, no dev split."""
+    return train_and_select(vectors, train, labels, test, n_labels, seeds=(seed,), config=config)[0][0]
 
 
 def train_and_select(
     vectors: NDArray[np.floating], train: TaggerInput, labels: NDArray[np.intp], test: TaggerInput,
-    n_labels: int, *, seed: int, config: TaggerConfig = TaggerConfig(),
+    n_labels: int, *, seeds: Sequence[int], config: TaggerConfig = TaggerConfig(),
     dev: tuple[TaggerInput, Callable[[NDArray[np.intp]], float]] | None = None,
-) -> tuple[NDArray[np.intp], NDArray[np.intp], int]:  # fmt: skip
-    """Train the window tagger on ``train`` (gold ``labels`` in ``0 .. n_labels - 1``) and return its
-    greedy predictions for ``test``. ``vectors`` (``V x d``): a window's index ``i > 0`` is row ``i - 1``,
-    0 the zero padding. On ``config.device``; on the CPU with :func:`training_threads` threads.
-    ``(final, selected, epoch)``: with ``dev`` (windows, and a score of predictions for them, higher
-    better), after each epoch ``dev`` is predicted and scored, and ``selected`` are the test predictions
-    of the first ``epoch`` (1-based) of the highest dev score (the same run: predicting draws no random
-    number); without, the final epoch's."""
+) -> list[tuple[NDArray[np.intp], NDArray[np.intp], int]]:  # fmt: skip
+    """Train one window tagger per seed on ``train`` (gold ``labels`` in ``0 .. n_labels - 1``) and return
+    each one's greedy predictions for ``test``. ``vectors`` (``V x d``): a window's index ``i > 0`` is row
+    ``i - 1``, 0 the zero padding. On ``config.device``; on the CPU with :func:`training_threads` threads.
+    The seeds' taggers train side by side (their weights stacked, one batched product per layer and
+    step, one Adam update): each seed's initialisation, shuffles and updates are those of a tagger
+    trained alone. Per seed ``(final, selected, epoch)``: with ``dev`` (windows, and a score of
+    predictions for them, higher better), after each epoch ``dev`` is predicted and scored, and
+    ``selected`` are the test predictions of the first ``epoch`` (1-based) of the highest dev score (the
+    same run: predicting draws no random number); without, the final epoch's."""
     import torch
+    from torch.nn.functional import cross_entropy, hardtanh
 
     device = torch.device(config.device)
     rows = np.vstack([np.zeros((1, vectors.shape[1])), vectors]).astype(np.float32)
@@ -176,34 +180,43 @@ def train_and_select(
     )
     width = WINDOW * (matrix.shape[1] + N_CAPS)
 
-    def predict(data: tuple[torch.Tensor, torch.Tensor]) -> NDArray[np.intp]:
+    def predict(k: int, data: tuple[torch.Tensor, torch.Tensor]) -> NDArray[np.intp]:
+        w1, b1, w2, b2 = (p[k] for p in params)
         with torch.no_grad():
             chunks = torch.arange(len(data[0]), device=device).split(config.predict_batch)
-            predicted = [model(_features(matrix, data, rows)).argmax(dim=1) for rows in chunks]
-        return torch.cat(predicted).cpu().numpy().astype(np.intp)
+            out = [(hardtanh(_features(matrix, data, r) @ w1 + b1) @ w2 + b2).argmax(1) for r in chunks]
+        return torch.cat(out).cpu().numpy().astype(np.intp)
 
     with torch_threads(training_threads(width, config)), torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = torch.nn.Sequential(  # initialised on the CPU (the same weights on every device)
-            torch.nn.Linear(width, config.hidden),
-            torch.nn.Hardtanh(),
-            torch.nn.Linear(config.hidden, n_labels),
-        ).to(device)
-        optimiser = torch.optim.Adam(model.parameters(), fused=True)  # default parameters, one kernel
-        shuffle, best = torch.Generator().manual_seed(seed), (-np.inf, 0, np.empty(0, dtype=np.intp))
+        layers = []
+        for seed in seeds:  # torch's default initialisation, drawn on the CPU (the same on every device)
+            torch.manual_seed(seed)
+            layers.append((torch.nn.Linear(width, config.hidden), torch.nn.Linear(config.hidden, n_labels)))
+        params = [  # stacked over the seeds; weights as inputs x outputs
+            torch.stack([p for pair in layers for p in [pair[i].weight.T, pair[i].bias][j : j + 1]])
+            .detach().to(device).requires_grad_()
+            for i in (0, 1) for j in (0, 1)
+        ]  # fmt: skip
+        optimiser = torch.optim.Adam(params, fused=True)  # default parameters, one kernel
+        shuffles = [torch.Generator().manual_seed(seed) for seed in seeds]
+        best = [(-np.inf, 0, np.empty(0, dtype=np.intp)) for _ in seeds]
         for epoch in range(1, config.epochs + 1):
-            order = torch.randperm(len(targets), generator=shuffle).to(device)
-            for batch in order.split(config.batch_size):
-                loss = torch.nn.functional.cross_entropy(
-                    model(_features(matrix, train_data, batch)), targets[batch]
+            orders = torch.stack([torch.randperm(len(targets), generator=g) for g in shuffles]).to(device)
+            for batch in orders.split(config.batch_size, dim=1):  # seeds x tokens of the step
+                w1, b1, w2, b2 = params
+                x = _features(matrix, train_data, batch.flatten()).view(*batch.shape, -1)
+                z = torch.baddbmm(b2[:, None], hardtanh(torch.baddbmm(b1[:, None], x, w1)), w2)
+                loss = (
+                    cross_entropy(z.flatten(0, 1), targets[batch.flatten()], reduction="sum") / batch.shape[1]
                 )
                 optimiser.zero_grad()
-                loss.backward()
+                loss.backward()  # the sum of the seeds' mean losses: each seed's own gradient
                 optimiser.step()
-            if dev and (score := dev[1](predict(dev_data))) > best[0]:
-                best = (score, epoch, predict(test_data))
-        final = predict(test_data)
-    return (final, best[2], best[1]) if dev else (final, final, config.epochs)
+            for k in range(len(seeds) if dev else 0):
+                if (score := dev[1](predict(k, dev_data))) > best[k][0]:  # type: ignore[index]
+                    best[k] = (score, epoch, predict(k, test_data))
+        finals = [predict(k, test_data) for k in range(len(seeds))]
+    return [(f, b[2], b[1]) if dev else (f, f, config.epochs) for f, b in zip(finals, best, strict=True)]
 
 
 # --------------------------------------------------------------------------- scores

@@ -114,8 +114,8 @@ class AbsTaskSequenceLabelling(EncodeTexts, PluginDatasetLoading, AbsTask):
         main = self.metadata.main_score
         dev = (inputs["dev"], lambda predicted: scored("dev", predicted)[main]) if "dev" in inputs else None
         data, per_seed, selected = (vectors, inputs["train"], targets, inputs["test"], len(labels)), [], {}
-        for seed in self.seeds:
-            final, chosen, epoch = train_and_select(*data, seed=seed, config=config, dev=dev)
+        runs = train_and_select(*data, seeds=self.seeds, config=config, dev=dev)
+        for seed, (final, chosen, epoch) in zip(self.seeds, runs, strict=True):
             per_seed.append(scored("test", final))
             if dev:
                 selected[seed] = (scored("test", chosen)[main], epoch)
