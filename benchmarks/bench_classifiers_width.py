@@ -4,7 +4,8 @@ For each width, synthetic features shaped like one outer fold of SentEvalMR (9,6
 rows, 1,070 test rows, two classes; ``--pair`` adds a pair task's ``4 x width`` features) go
 through the whole ``senteval_scores`` selection (logistic regression and MLP, raw and z-normalised)
 on ``--device``. The floor is the matrix products the fits actually ran: every logistic-regression
-evaluation (``x W`` and ``x^T R``: ``4 n d k`` FLOPs per fit and evaluation) and every MLP step and
+evaluation (``x W`` and ``x^T R``: ``4 n d k`` FLOPs per fit and evaluation; the preconditioner's
+``Z^T Z`` per normalisation, its Cholesky factorisations uncounted) and every MLP step and
 validation pass (``x W1`` and ``x^T D1``), counted while the selection runs, divided by the
 throughput ``torch.matmul`` reaches in the same process at the same shapes and dtypes. A second
 floor adds the MLP's Adam updates (one fused update per step, memory-bound: its parameters, gradients
@@ -55,6 +56,13 @@ def counting() -> None:
         COUNTS[(len(x), x.shape[1], net[0].shape[1] * MLP_HIDDEN, "float32")] += 1
         return forward(net, x)
 
+    preconditioners = classifiers._preconditioners
+
+    def counted_preconditioners(fits: Any, k: int) -> Any:
+        n, d = fits.x.shape
+        COUNTS[(d + 1, n, d + 1, "float64")] += len(set(fits.znorm.tolist()))  # Z^T Z per normalisation
+        return preconditioners(fits, k)
+
     step = classifiers._Group.step
 
     def counted_step(self: Any, x: torch.Tensor, y: torch.Tensor) -> None:
@@ -65,6 +73,7 @@ def counting() -> None:
     classifiers._LinearFits.loss_gradient = counted_loss_gradient  # type: ignore[method-assign]
     classifiers._forward = counted_forward
     classifiers._Group.step = counted_step  # type: ignore[method-assign]
+    classifiers._preconditioners = counted_preconditioners
 
 
 def synchronise(device: str) -> None:

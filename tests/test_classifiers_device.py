@@ -27,6 +27,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from mteb_evalrank.evaluation import classifiers
 from mteb_evalrank.evaluation.classifiers import (
     FIT_DTYPE,
     INNER_FOLDS,
@@ -101,7 +102,12 @@ def sklearn_lr_protocol(x: NDArray, y: NDArray, xt: NDArray, yt: NDArray, seed: 
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_logistic_regression_reaches_sklearns_optimum(trec: Split, device: str) -> None:
+@pytest.mark.parametrize("width_limit", [2048, 0], ids=["preconditioned", "identity"])
+def test_logistic_regression_reaches_sklearns_optimum(
+    trec: Split, device: str, width_limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With and without the preconditioner (features wider than its limit: L-BFGS's scaled identity)."""
+    monkeypatch.setattr(classifiers, "PRECONDITIONED_WIDTH", width_limit)
     scores = senteval_scores(*trec, seed=3, kinds=("lr",), device=device)
     expected = sklearn_lr_protocol(*trec, seed=3)
     for name in ("raw", "znorm"):
