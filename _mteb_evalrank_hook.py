@@ -53,9 +53,10 @@ def install() -> None:
         import mteb_evalrank  # noqa: F401  (light: installs the deferred registration)
         from mteb_evalrank._network import switch_libraries_offline
         from mteb_evalrank._user_errors import install_excepthook
+        from mteb_evalrank.settings import Settings
 
         install_excepthook()
-        switch_libraries_offline()  # before mteb imports huggingface_hub
+        switch_libraries_offline(Settings.from_environment())  # before mteb imports huggingface_hub
     except Exception as error:  # a broken plugin must not break mteb
         warnings.warn(
             f"mteb-evalrank could not be loaded; its tasks are not available in mteb "

@@ -91,6 +91,22 @@ def test_hook_installs_once_however_often_it_runs() -> None:
     assert out.stdout.strip() == "1"
 
 
+def test_hook_switches_the_hub_offline_before_mteb_imports_it_and_warns_nothing() -> None:
+    """``MTEB_EVALRANK_OFFLINE=1`` in the mteb CLI: the hook sets ``HF_HUB_OFFLINE`` before anything
+    imports huggingface_hub, without a warning (a hook that fails warns that the tasks are missing)."""
+    code = (
+        "import sys; sys.argv = ['mteb']; import _mteb_evalrank_hook, os; "
+        "print(os.environ.get('HF_HUB_OFFLINE'), 'huggingface_hub' in sys.modules)"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "HF_HUB_OFFLINE"}
+    env["MTEB_EVALRANK_OFFLINE"] = "1"
+    out = subprocess.run(
+        [sys.executable, "-W", "always", "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.split() == ["1", "False"]
+    assert "could not be loaded" not in out.stderr, out.stderr
+
+
 # --- registration never breaks mteb, whatever starts it (issue 14) ---------------------------
 
 INTERPRETER_FLAGS = [[], ["-u"], ["-X", "dev"], ["-W", "ignore", "-B"]]
