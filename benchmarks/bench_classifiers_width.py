@@ -56,12 +56,13 @@ def counting() -> None:
         COUNTS[(len(x), x.shape[1], net[0].shape[1] * MLP_HIDDEN, "float32")] += 1
         return forward(net, x)
 
-    preconditioners = classifiers._preconditioners
+    gram = classifiers._Bound.gram
 
-    def counted_preconditioners(fits: Any, k: int) -> Any:
-        n, d = fits.x.shape
-        COUNTS[(d + 1, n, d + 1, "float64")] += len(set(fits.znorm.tolist()))  # Z^T Z per normalisation
-        return preconditioners(fits, k)
+    def counted_gram(self: Any, znorm: bool) -> Any:
+        if znorm not in self.grams:  # Z^T Z, once per normalisation of a training split
+            n, d = self.x.shape
+            COUNTS[(d + 1, n, d + 1, "float64")] += 1
+        return gram(self, znorm)
 
     step = classifiers._Group.step
 
@@ -73,7 +74,7 @@ def counting() -> None:
     classifiers._LinearFits.loss_gradient = counted_loss_gradient  # type: ignore[method-assign]
     classifiers._forward = counted_forward
     classifiers._Group.step = counted_step  # type: ignore[method-assign]
-    classifiers._preconditioners = counted_preconditioners
+    classifiers._Bound.gram = counted_gram  # type: ignore[method-assign]
 
 
 def synchronise(device: str) -> None:

@@ -72,7 +72,7 @@ FIT_DTYPE = np.float32
 LR_GTOL = 1e-4
 #: Most L-BFGS iterations of one logistic-regression fit.
 LR_MAX_ITER = 5000
-#: Logistic regression's preconditioner (:func:`_preconditioners`) up to this many features; wider,
+#: Logistic regression's preconditioner (:class:`_Bound`) up to this many features; wider,
 #: its solves cost more than they save (4,096-d isotropic features, one fold: 279 s with it, 56 s
 #: without) and its factors take 8 (d + 1)^2 float64 (268 MB at 2,048), so L-BFGS's scaled identity.
 PRECONDITIONED_WIDTH = 2048
@@ -169,7 +169,7 @@ class _LinearFits:
 def _two_loop(g: torch.Tensor, state: tuple[torch.Tensor, ...], rows: torch.Tensor) -> torch.Tensor:
     """``-H g`` by L-BFGS's two-loop recursion for the fits ``rows``; ``state`` is the memory
     ``(s, y, rho, gamma, factors, which)`` of every fit (unused memory has rho = 0); the initial matrix is
-    ``gamma M^-1`` (:func:`_preconditioners`)."""
+    ``gamma M^-1`` (:class:`_Bound`)."""
     s_mem, y_mem, rho, gamma, factors, which = state
     q = g[rows].flatten(1).clone()
     alphas = []
@@ -184,29 +184,47 @@ def _two_loop(g: torch.Tensor, state: tuple[torch.Tensor, ...], rows: torch.Tens
     return -q.view(-1, *g.shape[1:])
 
 
-def _preconditioners(fits: _LinearFits, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """L-BFGS's initial matrix ``M^-1``: ``M = c Z^T Z / n + l2 P``, Boehning's bound of the Hessian of a
-    fit on all ``n`` rows (``c = 1/4`` sigmoid, ``1/2`` softmax, each class; ``Z = [x, 1]``, z-normalised
-    for the z-normalised fits; ``P`` the identity but the intercept). Correlated features (word vectors)
-    no longer slow the fits: 300-d MR, 5,000 iterations before, 13 with it; the optimum and the stopping
-    rule are unchanged. Returns the Cholesky factors of the distinct ``(znorm, l2)``, each fit's index."""
-    import torch
+class _Bound:
+    """L-BFGS's initial matrix ``M^-1`` for logistic regressions on the rows of ``x``: ``M = c Z^T Z / n +
+    l2 P``, Boehning's bound of the Hessian of a fit on all ``n`` rows (``c = 1/4`` sigmoid, ``1/2``
+    softmax, each class; ``Z = [x, 1]``, z-normalised for the z-normalised fits; ``P`` the identity but the
+    intercept). Correlated features (word vectors) no longer slow the fits: 300-d MR, 5,000 iterations
+    before, 13 with it; the optimum and the stopping rule are unchanged. Each normalisation's ``Z^T Z``
+    and each ``(znorm, l2)``'s Cholesky factor is computed once, for the cross-validation batch and the
+    refits alike; past :data:`PRECONDITIONED_WIDTH` features none (``M = I``)."""
 
-    x, d = fits.x, fits.x.shape[1]
-    if d > PRECONDITIONED_WIDTH:  # no factor: M = I
-        return torch.empty(0, dtype=x.dtype, device=x.device), torch.empty(
-            0, dtype=torch.long, device=x.device
-        )
-    pairs = list(zip(fits.znorm.tolist(), fits.l2.tolist(), strict=True))
-    keys, grams = sorted(set(pairs)), {}
-    for znorm in {z for z, _ in keys}:
-        z = torch.cat([_normalisations(x)[1][0] if znorm else x, torch.ones_like(x[:, :1])], dim=1)
-        grams[znorm] = (0.25 if k == 1 else 0.5) / len(x) * (z.T @ z)
-    diagonal = [torch.tensor([l2] * d + [0.0], dtype=x.dtype, device=x.device) for _, l2 in keys]
-    factors = [
-        torch.linalg.cholesky(grams[z] + torch.diag(p)) for (z, _), p in zip(keys, diagonal, strict=True)
-    ]
-    return torch.stack(factors), torch.tensor([keys.index(pair) for pair in pairs], device=x.device)
+    def __init__(self, x: torch.Tensor, k: int) -> None:
+        self.x, self.c = x, 0.25 if k == 1 else 0.5
+        self.grams: dict[bool, torch.Tensor] = {}
+        self.factors: dict[tuple[bool, float], torch.Tensor] = {}
+
+    def gram(self, znorm: bool) -> torch.Tensor:
+        """``c Z^T Z / n`` of the raw or the z-normalised rows."""
+        import torch
+
+        if znorm not in self.grams:
+            x = self.x
+            z = torch.cat([_normalisations(x)[1][0] if znorm else x, torch.ones_like(x[:, :1])], dim=1)
+            self.grams[znorm] = self.c / len(x) * (z.T @ z)
+        return self.grams[znorm]
+
+    def of(self, fits: _LinearFits) -> tuple[torch.Tensor, torch.Tensor]:
+        """The Cholesky factors of the fits' distinct ``(znorm, l2)`` and each fit's index (none wide)."""
+        import torch
+
+        x, d = self.x, self.x.shape[1]
+        if d > PRECONDITIONED_WIDTH:
+            return torch.empty(0, dtype=x.dtype, device=x.device), torch.empty(
+                0, dtype=torch.long, device=x.device
+            )
+        pairs = list(zip(fits.znorm.tolist(), fits.l2.tolist(), strict=True))
+        keys = sorted(set(pairs))
+        for znorm, l2 in keys:
+            if (znorm, l2) not in self.factors:
+                penalty = torch.tensor([l2] * d + [0.0], dtype=x.dtype, device=x.device)
+                self.factors[znorm, l2] = torch.linalg.cholesky(self.gram(znorm) + torch.diag(penalty))
+        factors = torch.stack([self.factors[key] for key in keys])
+        return factors, torch.tensor([keys.index(pair) for pair in pairs], device=x.device)
 
 
 def _precondition(
@@ -229,7 +247,7 @@ def _precondition(
 
 
 def _lbfgs(
-    fits: _LinearFits, shape: tuple[int, int, int], memory: int = 10
+    fits: _LinearFits, shape: tuple[int, int, int], bound: _Bound, memory: int = 10
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Minimise every fit's objective by L-BFGS, all fits evaluated together (one product per round);
     each fit has its own memory of ``memory`` pairs and backtracking Armijo line search from the unit
@@ -247,7 +265,7 @@ def _lbfgs(
     s_mem = torch.zeros(n_fits, memory, p, dtype=dtype, device=device)
     y_mem = torch.zeros_like(s_mem)
     rho = torch.zeros(n_fits, memory, dtype=dtype, device=device)
-    factors, which = _preconditioners(fits, shape[2])
+    factors, which = bound.of(fits)
     # the first step: -M^-1 g; unpreconditioned, of unit length
     scale = g.flatten(1).norm(dim=1).clamp_min(1e-12) if not len(factors) else 1.0
     gamma = torch.ones(n_fits, dtype=dtype, device=device) / scale
@@ -321,9 +339,10 @@ def _lr_fits(
     y: NDArray[Any],
     classes: NDArray[Any],
     fits: Sequence[tuple[NDArray[np.intp], float, bool]],
+    bound: _Bound,
 ) -> tuple[_LinearFits, torch.Tensor]:
-    """Fit one logistic regression per ``(rows, l2, znorm)`` of ``fits`` on ``x``; return the
-    problem and the parameters of every fit."""
+    """Fit one logistic regression per ``(rows, l2, znorm)`` of ``fits`` on ``x`` (preconditioned by
+    ``bound``, of ``x``); return the problem and the parameters of every fit."""
     import torch
 
     n, d = x.shape
@@ -338,8 +357,7 @@ def _lr_fits(
     l2 = torch.tensor([l2 for _, l2, _ in fits], dtype=x.dtype, device=x.device)
     normalised = torch.tensor([z for _, _, z in fits], device=x.device)
     problem = _LinearFits(x, _class_targets(y, classes, x.device), weights, mu, sd, l2, normalised)
-    k = 1 if len(classes) == 2 else len(classes)
-    params, _ = _lbfgs(problem, (len(fits), d + 1, k))
+    params, _ = _lbfgs(problem, (len(fits), d + 1, problem.targets.shape[1]), bound)
     return problem, params
 
 
@@ -361,15 +379,16 @@ def _lr_selections(
     INNER_FOLDS`` inner-fold fits, then a batch of the two selected refits."""
     classes = np.unique(y_train)
     everything = np.arange(len(y_train))
+    bound = _Bound(x_train, 1 if len(classes) == 2 else len(classes))
     if validation is not None:
         fits = [(everything, l2, bool(z)) for z in (0, 1) for l2 in grid]
-        problem, params = _lr_fits(x_train, y_train, classes, fits)
+        problem, params = _lr_fits(x_train, y_train, classes, fits, bound)
         predicted = _predict_linear(problem, params, range(len(fits)), validation[0], classes)
         accuracy = (predicted == validation[1][:, None]).mean(0).reshape(2, len(grid))
     else:
         folds = list(StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=seed).split(everything, y_train))
         fits = [(train, l2, bool(z)) for z in (0, 1) for l2 in grid for train, _ in folds]
-        problem, params = _lr_fits(x_train, y_train, classes, fits)
+        problem, params = _lr_fits(x_train, y_train, classes, fits, bound)
         predicted = _predict_linear(problem, params, range(len(fits)), x_train, classes)
         tests = [test for _ in range(2 * len(grid)) for _, test in folds]
         accuracy = np.array([np.mean(predicted[t, f] == y_train[t]) for f, t in enumerate(tests)])
@@ -381,7 +400,7 @@ def _lr_selections(
     else:  # the selected points refitted on the whole training split
         chosen = [0, 1]
         problem, params = _lr_fits(
-            x_train, y_train, classes, [(everything, grid[best[z]], bool(z)) for z in (0, 1)]
+            x_train, y_train, classes, [(everything, grid[best[z]], bool(z)) for z in (0, 1)], bound
         )
     predicted = _predict_linear(problem, params, chosen, x_test, classes)
     return {
