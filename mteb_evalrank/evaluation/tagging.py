@@ -156,6 +156,7 @@ def train_and_select(
     vectors: NDArray[np.floating], train: TaggerInput, labels: NDArray[np.intp], test: TaggerInput,
     n_labels: int, *, seeds: Sequence[int], config: TaggerConfig = TaggerConfig(),
     dev: tuple[TaggerInput, Callable[[NDArray[np.intp]], float]] | None = None,
+    l2: Sequence[float] | None = None,
 ) -> list[tuple[NDArray[np.intp], NDArray[np.intp], int]]:  # fmt: skip
     """Train one window tagger per seed on ``train`` (gold ``labels`` in ``0 .. n_labels - 1``) and return
     each one's greedy predictions for ``test``. ``vectors`` (``V x d``): a window's index ``i > 0`` is row
@@ -165,7 +166,9 @@ def train_and_select(
     trained alone. Per seed ``(final, selected, epoch)``: with ``dev`` (windows, and a score of
     predictions for them, higher better), after each epoch ``dev`` is predicted and scored, and
     ``selected`` are the test predictions of the first ``epoch`` (1-based) of the highest dev score (the
-    same run: predicting draws no random number); without, the final epoch's."""
+    same run: predicting draws no random number); without, the final epoch's. ``l2`` (one per seed, default
+    0, Chiu's): tagger ``k``'s objective adds ``l2[k] / 2`` times the squared norm of its two weight
+    matrices (not the biases) to its mean loss; a seed may repeat with another ``l2``."""
     import torch
     from torch.nn.functional import cross_entropy, hardtanh
 
@@ -198,6 +201,7 @@ def train_and_select(
             for i in (0, 1) for j in (0, 1)
         ]  # fmt: skip
         optimiser = torch.optim.Adam(params, fused=True)  # default parameters, one kernel
+        penalty = torch.tensor(l2 or [0.0] * len(seeds), dtype=torch.float32, device=device)[:, None, None] / 2
         shuffles = [torch.Generator().manual_seed(seed) for seed in seeds]
         best = [(-np.inf, 0, np.empty(0, dtype=np.intp)) for _ in seeds]
         for epoch in range(1, config.epochs + 1):
@@ -209,6 +213,8 @@ def train_and_select(
                 loss = (
                     cross_entropy(z.flatten(0, 1), targets[batch.flatten()], reduction="sum") / batch.shape[1]
                 )
+                if l2:
+                    loss = loss + (penalty * w1**2).sum() + (penalty * w2**2).sum()
                 optimiser.zero_grad()
                 loss.backward()  # the sum of the seeds' mean losses: each seed's own gradient
                 optimiser.step()
