@@ -199,19 +199,21 @@ def _print_scores(args: argparse.Namespace) -> None:
 def _correlate(args: argparse.Namespace) -> None:
     from .correlation import CorrelationInputError, correlate, load_results, tasks_of_type
     from .correlation.core import read_families
-    from .correlation.table import tasks_of_protocol
+    from .correlation.table import task_names, tasks_of_protocol
 
     try:
         revisions = dict(item.split("=", 1) for item in args.revision or [])
     except ValueError:
         raise SystemExit(f"--revision takes MODEL=REVISION, got {args.revision}") from None
+    intrinsic = list(args.intrinsic or [])
+    extrinsic = list(args.extrinsic or [])
+    by_type = args.intrinsic_type or args.extrinsic_type or args.extrinsic_protocol
     try:
+        named = None if by_type else task_names([*intrinsic, *extrinsic, *(args.controls or ())])
         loaded = load_results(
             args.results, models=args.models, model_regex=args.model_regex, revisions=revisions,
-            revision_policy=args.revision_policy,
+            revision_policy=args.revision_policy, tasks=named,
         )  # fmt: skip
-        intrinsic = list(args.intrinsic or [])
-        extrinsic = list(args.extrinsic or [])
         if args.intrinsic_type:
             intrinsic += tasks_of_type(loaded, args.intrinsic_type, args.language)
         if args.extrinsic_type:

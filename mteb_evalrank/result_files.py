@@ -179,17 +179,20 @@ def _warn(folder: Path, path: Path, problem: str) -> str:
 
 
 def load_result_folder(
-    folder: Path, tasks: Sequence[str] | None = None
+    folder: Path, tasks: Sequence[str] | None = None, models: Sequence[str] | None = None
 ) -> tuple[BenchmarkResults, list[str]]:
-    """mteb's ``load_results`` of a result folder, skipping its damaged files (read through a temporary
-    copy), one warning each; the results and the warnings' messages. mteb's error on a file that is not
-    damaged (a result of mteb < 1.12.48 for a task mteb does not know) is raised for the caller to name."""
+    """mteb's ``load_results`` of a result folder (only ``tasks``' and ``models``' results, if given),
+    skipping its damaged files (read through a temporary copy), one warning each; the results and the
+    warnings' messages, outdated results among them (only of what was read). mteb's error on a file that
+    is not damaged (a result of mteb < 1.12.48 for a task mteb does not know) is raised for the caller
+    to name."""
     from mteb.cache import ResultCache
 
     def load(root: Path) -> BenchmarkResults:
         return ResultCache(root).load_results(
-            tasks=list(tasks) if tasks else None, include_remote=False, require_model_meta=False
-        )
+            models=list(models) if models else None, tasks=list(tasks) if tasks else None,
+            include_remote=False, require_model_meta=False,
+        )  # fmt: skip
 
     try:
         results = load(folder)

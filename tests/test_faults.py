@@ -399,6 +399,35 @@ def test_a_result_of_an_older_dataset_revision_is_kept_with_one_warning(tmp_path
     assert any(str(old) in note for note in loaded.notes)
 
 
+@second_process
+def test_a_table_notes_only_the_outdated_results_it_reads(tmp_path: Path) -> None:
+    """Outdated results the table does not read (a task of the folder it does not use; a model not
+    named) are neither noted nor warned about; the one it reads is."""
+    import warnings
+
+    from mteb_evalrank.correlation import correlate, load_results
+
+    folder = _result_folder(tmp_path)
+    for model in RESULT_MODELS:
+        (revision,) = (STUDY_RESULTS / model).iterdir()
+        shutil.copyfile(
+            revision / "WordSimMEN.json", folder / "results" / model / revision.name / "WordSimMEN.json"
+        )
+    (unused_task,) = (folder / "results" / RESULT_MODELS[2]).glob("*/WordSimMEN.json")
+    (read,) = (folder / "results" / RESULT_MODELS[0]).glob(f"*/{RESULT_TASKS[0]}.json")
+    for path in (unused_task, read):
+        _set_revision(path, "v0.9.0")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = correlate([folder], [RESULT_TASKS[0]], [RESULT_TASKS[1]], n_bootstrap=10, n_permutations=10)
+    noted = " ".join(result.notes + [str(w.message) for w in caught])
+    assert str(read) in noted and str(unused_task) not in noted
+    loaded = load_results([folder], models=[model.replace("__", "/") for model in RESULT_MODELS[1:]])
+    assert str(unused_task) in " ".join(loaded.notes)  # every task of a named model
+    assert str(read) not in " ".join(loaded.notes)  # a model not named: not read
+    assert str(read) not in " ".join(loaded.notes)  # not a named model: not read
+
+
 @pytest.mark.slow
 def test_mteb_evalrank_scores_cli_skips_a_truncated_result(tmp_path: Path) -> None:
     import subprocess

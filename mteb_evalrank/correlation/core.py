@@ -32,6 +32,7 @@ from .table import (
     column_protocols,
     expand_columns,
     load_results,
+    task_names,
 )
 
 if TYPE_CHECKING:
@@ -366,8 +367,9 @@ def correlate(
     else:
         policy = revision_policy
         loaded = load_results(
-            results, models=models, model_regex=model_regex, revisions=revisions, revision_policy=policy
-        )
+            results, models=models, model_regex=model_regex, revisions=revisions, revision_policy=policy,
+            tasks=task_names([*intrinsic, *extrinsic]),
+        )  # fmt: skip
     table, labels_in, labels_ex = _score_table(loaded, intrinsic, extrinsic, split)
     dims = {name: m.embed_dim for name, m in loaded.models.items()}
     frame, notes = _select_models(table.frame, dims, dim_band, complete, control_dim)

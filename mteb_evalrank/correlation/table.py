@@ -54,6 +54,12 @@ class ColumnSpec:
         return text if self.metric is None else f"{text}{':' if self.subset else '::'}{self.metric}"
 
 
+def task_names(columns: Iterable[str | ColumnSpec]) -> list[str]:
+    """The tasks of score columns (each once, in order); ``"dim"`` (the dimension control) is none."""
+    specs = (ColumnSpec.parse(c) if isinstance(c, str) else c for c in columns if c != "dim")
+    return list(dict.fromkeys(spec.task for spec in specs))
+
+
 @dataclass
 class ModelScores:
     """The task results of one (model, revision), its embedding dimension, parameter count (None: unknown)."""
@@ -147,8 +153,11 @@ def load_results(
     model_regex: str | None = None,
     revisions: Mapping[str, str] | None = None,
     revision_policy: str = "newest",
+    tasks: Sequence[str] | None = None,
 ) -> LoadedResults:
-    """Read result folders (``ResultCache``) or one score table, and keep one revision per model."""
+    """Read result folders (``ResultCache``) or one score table, and keep one revision per model. With
+    ``tasks`` (names), or ``models`` named, the folders' other results are not read (nor noted when
+    outdated or damaged)."""
     if revision_policy not in ("newest", "merge"):
         raise CorrelationInputError(f"revision policy {revision_policy!r}: use 'newest' or 'merge'")
 
@@ -163,7 +172,7 @@ def load_results(
         if revisions or revision_policy != "newest":
             raise CorrelationInputError(f"{tables[0]}: a score table records no revisions (--revision*)")
         return load_score_table(tables[0], models=models, model_regex=model_regex)
-    merged, metas, notes = _read_folders(folders)
+    merged, metas, notes = _read_folders(folders, tasks, None if models is None else list(models))
     by_model: dict[str, list[str]] = {}  # model -> its revisions
     for name, revision in merged:
         by_model.setdefault(name, []).append(revision)
@@ -182,6 +191,8 @@ def load_results(
 
 def _read_folders(
     folders: Sequence[str | Path],
+    only_tasks: Sequence[str] | None = None,
+    only_models: Sequence[str] | None = None,
 ) -> tuple[dict[tuple[str, str], dict[str, TaskResult]], dict[tuple[str, str], Any], list[str]]:
     """Each (model, revision)'s task results over the folders (a later folder wins), its meta, and notes."""
     from mteb.cache import ResultCache
@@ -203,11 +214,11 @@ def _read_folders(
                 "results/<org__model>/<revision>/<Task>.json)."
             )
         try:
-            loaded, skipped = load_result_folder(folder)
+            loaded, skipped = load_result_folder(folder, only_tasks, only_models)
         except (KeyError, ValueError) as error:
             raise CorrelationInputError(_unreadable(ResultCache(folder), error)) from error
         notes += skipped
-        if not loaded.model_results:
+        if not loaded.model_results and (skipped or not _result_files([str(folder)])):  # not filtered out
             if skipped:
                 raise CorrelationInputError(
                     f"{folder}/results: {len(skipped)} result file(s), all damaged: " + "; ".join(skipped)
@@ -414,13 +425,20 @@ def _closest(name: str, options: Iterable[str]) -> str:
     return f" Did you mean: {', '.join(close)}?" if close else ""
 
 
+def _result_files(folders: Iterable[str]) -> set[str]:
+    """The task names of the result files in ``folders`` (also those not read: a table reads only its
+    tasks' results)."""
+    files = (path for folder in folders for path in Path(folder).glob("results/*/*/*.json"))
+    return {path.stem for path in files if path.name != "model_meta.json"}
+
+
 def _split_entries(loaded: LoadedResults, task: str, split: str) -> dict[str, list[Mapping[str, Any]]]:
     """Per model: the score dicts of ``task`` in ``split``; errors if no model has the task or the split."""
     having = {name: m.tasks[task] for name, m in loaded.models.items() if task in m.tasks}
     if not having:
         raise CorrelationInputError(
             f"unknown task {task!r}: no selected model has results for it."
-            f"{_closest(task, loaded.task_names())}"
+            f"{_closest(task, loaded.task_names() | _result_files(loaded.folders))}"
         )
     entries = {name: result.scores[split] for name, result in having.items() if split in result.scores}
     if not entries:

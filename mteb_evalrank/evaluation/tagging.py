@@ -201,7 +201,8 @@ def train_and_select(
             for i in (0, 1) for j in (0, 1)
         ]  # fmt: skip
         optimiser = torch.optim.Adam(params, fused=True)  # default parameters, one kernel
-        penalty = torch.tensor(l2 or [0.0] * len(seeds), dtype=torch.float32, device=device)[:, None, None] / 2
+        penalty = torch.tensor(l2 or [0.0] * len(seeds), dtype=torch.float32, device=device)[:, None, None]
+        penalty = penalty / 2
         shuffles = [torch.Generator().manual_seed(seed) for seed in seeds]
         best = [(-np.inf, 0, np.empty(0, dtype=np.intp)) for _ in seeds]
         for epoch in range(1, config.epochs + 1):
