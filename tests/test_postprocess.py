@@ -172,7 +172,9 @@ def test_estimators_work_in_a_pipeline(anisotropic: np.ndarray) -> None:
     z = ZNorm().fit_transform(anisotropic)
     np.testing.assert_allclose(y, abtt_by_hand(z, z, 2), atol=1e-10)
     again = pickle.loads(pickle.dumps(pipeline))
-    np.testing.assert_array_equal(again.transform(anisotropic[:5]), y[:5])
+    # the same input as the original's (a 5-row product may take another BLAS kernel than the whole
+    # matrix's, which changes the last bit: the CI run of 2026-11-29 saw 1e-17 differences)
+    np.testing.assert_array_equal(again.transform(anisotropic[:5]), pipeline.transform(anisotropic[:5]))
     tuned = clone(pipeline).set_params(abtt__n_components=3).fit(anisotropic)
     assert tuned.named_steps["abtt"].components_.shape == (3, 12)
     whitened = Pipeline([("whiten", Whitening(n_components=4)), ("cut", Truncation(2))]).fit(anisotropic)
