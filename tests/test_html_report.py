@@ -714,11 +714,10 @@ def test_the_study_pages_protocol_tables_equal_correlate_and_count_all_its_model
     tables = mean_tables(study_page)
     assert list(tables) == ["senteval", "sequence-labelling"]
     loaded = load_results([STUDY.parent])
-    for protocol in tables:
-        tasks = tasks_of_protocol(loaded, protocol)
-        assert tables[protocol]["EvalRankSent"][3] == str(models_with("EvalRankSent", *tasks))
     for protocol, rows in tables.items():
-        result = correlate(loaded, list(rows), tasks_of_protocol(loaded, protocol), n_permutations=100)
+        tasks = tasks_of_protocol(loaded, protocol)
+        assert rows["EvalRankSent"][3] == str(models_with("EvalRankSent", *tasks))
+        result = correlate(loaded, list(rows), tasks, n_permutations=100)
         assert len(result.row_means) == len(rows) == 27
         for r in result.row_means:
             assert rows[r.intrinsic][1:] == expected_row(r.mean, r.ci_low, r.ci_high, r.n, r.n_families)

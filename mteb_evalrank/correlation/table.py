@@ -172,11 +172,12 @@ def load_results(
         if revisions or revision_policy != "newest":
             raise CorrelationInputError(f"{tables[0]}: a score table records no revisions (--revision*)")
         return load_score_table(tables[0], models=models, model_regex=model_regex)
-    merged, metas, notes = _read_folders(folders, tasks, None if models is None else list(models))
+    named = None if models is None else list(models)  # read twice: the folders, then the selection
+    merged, metas, notes = _read_folders(folders, tasks, named)
     by_model: dict[str, list[str]] = {}  # model -> its revisions
     for name, revision in merged:
         by_model.setdefault(name, []).append(revision)
-    selected = _select_models(by_model, models, model_regex, "result folders")
+    selected = _select_models(by_model, named, model_regex, "result folders")
     revisions = dict(revisions or {})
     for name in sorted(set(revisions) - set(selected)):
         raise CorrelationInputError(f"--revision {name}=...: model {name!r} is not in the selected results")
@@ -427,9 +428,14 @@ def _closest(name: str, options: Iterable[str]) -> str:
 
 def _result_files(folders: Iterable[str]) -> set[str]:
     """The task names of the result files in ``folders`` (also those not read: a table reads only its
-    tasks' results)."""
-    files = (path for folder in folders for path in Path(folder).glob("results/*/*/*.json"))
-    return {path.stem for path in files if path.name != "model_meta.json"}
+    tasks' results), as mteb's ``ResultCache`` lists them."""
+    from mteb.cache import ResultCache
+
+    return {
+        path.stem
+        for folder in folders
+        for path in ResultCache(folder).get_cache_paths(include_remote=False, require_model_meta=False)
+    }
 
 
 def _split_entries(loaded: LoadedResults, task: str, split: str) -> dict[str, list[Mapping[str, Any]]]:
