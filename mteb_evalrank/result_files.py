@@ -123,15 +123,21 @@ def model_meta_damage(path: Path) -> str | None:
     return f"missing key(s) {', '.join(missing)}" if missing else None
 
 
-def find_damaged(folder: Path, tasks: Sequence[str] | None = None) -> dict[Path, str]:
-    """The damaged files of a result folder (result files of ``tasks``, and ``model_meta.json``)."""
+def find_damaged(
+    folder: Path, tasks: Sequence[str] | None = None, models: Sequence[str] | None = None
+) -> dict[Path, str]:
+    """The damaged files of a result folder (result files of ``tasks`` and ``models``, and their
+    models' ``model_meta.json``)."""
     from mteb.cache import ResultCache
 
     paths = ResultCache(folder).get_cache_paths(
-        tasks=list(tasks) if tasks else None, include_remote=False, require_model_meta=False
-    )
+        models=list(models) if models else None, tasks=list(tasks) if tasks else None,
+        include_remote=False, require_model_meta=False,
+    )  # fmt: skip
+    folders = [name.replace("/", "__") for name in models] if models else ["*"]
+    metas = sorted({meta for name in folders for meta in (folder / "results").glob(f"{name}/*/{MODEL_META}")})
     damaged: dict[Path, str] = {}
-    for path in [*paths, *sorted((folder / "results").rglob(MODEL_META))]:
+    for path in [*paths, *metas]:
         problem = model_meta_damage(path) if path.name == MODEL_META else result_damage(path)
         if problem is not None:
             damaged[path] = problem
@@ -198,7 +204,7 @@ def load_result_folder(
         results = load(folder)
         return results, _flag_outdated(results, folder)
     except (KeyError, ValueError, OSError, AttributeError, TypeError):  # mteb's reader on a bad file
-        damaged = find_damaged(folder, tasks)
+        damaged = find_damaged(folder, tasks, models)
         if not damaged:
             raise
     messages = [_warn(folder, path, problem) for path, problem in sorted(damaged.items())]

@@ -429,6 +429,28 @@ def test_a_table_notes_only_the_outdated_results_it_reads(tmp_path: Path) -> Non
     assert str(read) not in " ".join(loaded.notes)  # a model not named: not read
 
 
+@second_process
+def test_a_table_notes_only_the_damaged_results_it_reads(tmp_path: Path) -> None:
+    """With models named, a damaged result of a model not named is neither noted nor warned about,
+    also when a damaged result of a named one sends the reader to its skipping path."""
+    import warnings
+
+    from mteb_evalrank.correlation import load_results
+
+    folder = _result_folder(tmp_path)
+    (unnamed,) = (folder / "results" / RESULT_MODELS[0]).glob(f"*/{RESULT_TASKS[0]}.json")
+    (named,) = (folder / "results" / RESULT_MODELS[1]).glob(f"*/{RESULT_TASKS[0]}.json")
+    for path in (unnamed, named):
+        path.write_bytes(path.read_bytes()[:300])
+    models = [model.replace("__", "/") for model in RESULT_MODELS[1:]]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = load_results([folder], models=models)
+    noted = " ".join(loaded.notes + [str(w.message) for w in caught])
+    assert str(named) in noted and str(unnamed) not in noted
+    assert sorted(loaded.models) == sorted(models)
+
+
 @pytest.mark.slow
 def test_mteb_evalrank_scores_cli_skips_a_truncated_result(tmp_path: Path) -> None:
     import subprocess
