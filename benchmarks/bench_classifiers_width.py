@@ -1,7 +1,8 @@
 """Cost of the SentEval-protocol classifiers against their floor, by embedding width.
 
 For each width, synthetic features shaped like one outer fold of SentEvalMR (9,600 training
-rows, 1,070 test rows, two classes; ``--pair`` adds a pair task's ``4 x width`` features) go
+rows, 1,070 test rows, two classes; ``--pair`` adds a pair task's ``4 x width`` features;
+``--spectrum ALPHA`` makes them anisotropic, the covariance's eigenvalues decaying as ``i^-ALPHA``) go
 through the whole ``senteval_scores`` selection (logistic regression and MLP, raw and z-normalised)
 on ``--device``. The floor is the matrix products the fits actually ran: every logistic-regression
 evaluation (``x W`` and ``x^T R``: ``4 n d k`` FLOPs per fit and evaluation; the preconditioner's
@@ -132,12 +133,21 @@ def adam_floor(device: str) -> float:
     )
 
 
-def features(width: int, rng: np.random.Generator, pair: bool) -> tuple[np.ndarray, ...]:
-    """Rows with a linear signal and label noise (accuracy ~0.8); pairs: ``[u, v, |u - v|, u v]``."""
+def features(width: int, rng: np.random.Generator, pair: bool, spectrum: float) -> tuple[np.ndarray, ...]:
+    """Rows with a linear signal and label noise (accuracy ~0.8); pairs: ``[u, v, |u - v|, u v]``.
+    ``spectrum`` > 0: anisotropic rows, the covariance's ``i``-th eigenvalue ``i^-spectrum`` in a random
+    orthonormal basis, around a common mean (as sentence embeddings are); 0: standard normal rows."""
     n = N_TRAIN + N_TEST
-    u = rng.standard_normal((n, width))
+    scales = np.arange(1, width + 1) ** (-spectrum / 2)
+    basis = np.linalg.qr(rng.standard_normal((width, width)))[0] if spectrum else np.eye(width)
+    mean = rng.standard_normal(width) * scales.mean() if spectrum else np.zeros(width)
+
+    def draw() -> np.ndarray:
+        return (rng.standard_normal((n, width)) * scales) @ basis.T
+
+    u = mean + draw()
     if pair:
-        v = u + rng.standard_normal((n, width))
+        v = u + draw()
         x, signal = pair_features(u, v), -np.abs(u - v).sum(1)
     else:
         x, signal = u, u @ rng.standard_normal(width)
@@ -155,8 +165,8 @@ def counted_floor(device: str) -> tuple[float, float]:
     return flops, floor
 
 
-def measure(width: int, device: str, pair: bool) -> dict[str, Any]:
-    data = features(width, np.random.default_rng(width), pair)
+def measure(width: int, device: str, pair: bool, spectrum: float) -> dict[str, Any]:
+    data = features(width, np.random.default_rng(width), pair, spectrum)
     COUNTS.clear()
     STEPS.clear()
     synchronise(device)
@@ -167,7 +177,8 @@ def measure(width: int, device: str, pair: bool) -> dict[str, Any]:
     flops, floor = counted_floor(device)
     with_adam = floor + adam_floor(device)
     return {
-        "width": data[0].shape[1], "pair": pair, "device": device, "seconds": seconds, "floor_seconds": floor,
+        "width": data[0].shape[1], "pair": pair, "spectrum": spectrum, "device": device, "seconds": seconds,
+        "floor_seconds": floor,
         "ratio": seconds / floor, "floor_with_adam_seconds": with_adam,
         "ratio_with_adam": seconds / with_adam, "gemm_flops": flops, "lr_seconds": scores["lr_seconds"],
         "mlp_seconds": scores["mlp_seconds"], "lr_accuracy": scores["lr_accuracy"],
@@ -180,6 +191,10 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--widths", type=int, nargs="+", default=[64, 768, 1024, 4096])
     parser.add_argument("--pair", action="store_true", help="also a pair task's 4 x width features")
+    parser.add_argument(
+        "--spectrum", type=float, default=0.0, metavar="ALPHA",
+        help="anisotropic features: covariance eigenvalues i^-ALPHA (default 0: isotropic)",
+    )  # fmt: skip
     parser.add_argument("--out", type=Path, default=Path("benchmarks/classifiers_width"))
     args = parser.parse_args()
     counting()
@@ -188,7 +203,7 @@ def main() -> None:
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for width in args.widths:
         for pair in (False, True) if args.pair else (False,):
-            row = measure(width, args.device, pair)
+            row = measure(width, args.device, pair, args.spectrum)
             rows.append(row)
             label = f"{row['width']} (pairs of {width})" if pair else str(width)
             print(

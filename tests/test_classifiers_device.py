@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -115,6 +116,31 @@ def test_logistic_regression_reaches_sklearns_optimum(
         assert scores[f"lr_accuracy_{name}"] == pytest.approx(
             expected[name][1], abs=1.01 / 500
         )  # one question
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("n", "d", "k"), [(40, 7, 1), (30, 55, 1), (40, 7, 3), (12, 30, 6)])
+def test_the_preconditioner_solves_the_bound(n: int, d: int, k: int, device: str) -> None:
+    """The preconditioner's ``M^-1 q`` (``_Bound``'s Cholesky factors) against ``torch.linalg.solve``
+    of ``M = c Z^T Z / n + l2 P`` written out (``Z = [z, 1]``, ``P`` the identity but the intercept)
+    for fits of mixed penalties and normalisations, fewer features than rows and more, for the
+    sigmoid's one column and a softmax's ``k``."""
+    rng = np.random.default_rng(n + d + k)
+    x = torch.as_tensor(rng.standard_normal((n, d)) * rng.uniform(0.1, 10, d) + 3, device=device)
+    l2 = torch.tensor([1e-5, 1e-2, 1e-3, 1e-5], dtype=torch.float64, device=device)
+    znorm = torch.tensor([False, True, False, True], device=device)
+    q = torch.as_tensor(rng.standard_normal((4, d + 1, k)), device=device)
+    bound = classifiers._Bound(x, k)
+    factors, which = bound.of(SimpleNamespace(l2=l2, znorm=znorm))  # type: ignore[arg-type]
+    solved = classifiers._precondition(factors, which, torch.arange(4), q.flatten(1)).view_as(q)
+    c = 0.25 if k == 1 else 0.5
+    for f in range(4):
+        z = (x - x.mean(0)) / x.std(0, correction=0) if znorm[f] else x
+        z = torch.cat([z, torch.ones_like(z[:, :1])], dim=1)
+        penalty = torch.cat([l2[f].repeat(d), l2.new_zeros(1)])
+        m = c * z.T @ z / n + torch.diag(penalty)
+        expected = torch.linalg.solve(m, q[f])
+        torch.testing.assert_close(solved[f], expected, rtol=1e-7, atol=1e-7 * float(expected.abs().max()))
 
 
 def sklearn_mlp_accuracy(x: NDArray, y: NDArray, xt: NDArray, yt: NDArray, seed: int, znorm: bool) -> float:

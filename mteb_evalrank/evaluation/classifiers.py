@@ -72,9 +72,10 @@ FIT_DTYPE = np.float32
 LR_GTOL = 1e-4
 #: Most L-BFGS iterations of one logistic-regression fit.
 LR_MAX_ITER = 5000
-#: Logistic regression's preconditioner (:class:`_Bound`) up to this many features; wider,
-#: its solves cost more than they save (4,096-d isotropic features, one fold: 279 s with it, 56 s
-#: without) and its factors take 8 (d + 1)^2 float64 (268 MB at 2,048), so L-BFGS's scaled identity.
+#: Logistic regression's preconditioner (:class:`_Bound`) up to this many features; wider, it costs
+#: more than it saves (4,096-d isotropic features, one fold: 279 s with it, 56 s without; mpnet's
+#: 3,072-d MRPC pairs: 364 s, 52 s: the bound slows the nearly separable fits) and its factors take
+#: 8 (d + 1)^2 float64 (268 MB at 2,048), so L-BFGS's scaled identity.
 PRECONDITIONED_WIDTH = 2048
 #: Features from this width on are fitted on torch's whole CPU pool; narrower ones on one thread.
 WIDE_FEATURES = 128
