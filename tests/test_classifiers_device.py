@@ -103,12 +103,13 @@ def sklearn_lr_protocol(x: NDArray, y: NDArray, xt: NDArray, yt: NDArray, seed: 
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("width_limit", [2048, 0], ids=["preconditioned", "identity"])
+@pytest.mark.parametrize("rows_per_feature", [2, 1000], ids=["preconditioned", "identity"])
 def test_logistic_regression_reaches_sklearns_optimum(
-    trec: Split, device: str, width_limit: int, monkeypatch: pytest.MonkeyPatch
+    trec: Split, device: str, rows_per_feature: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With and without the preconditioner (features wider than its limit: L-BFGS's scaled identity)."""
-    monkeypatch.setattr(classifiers, "PRECONDITIONED_WIDTH", width_limit)
+    """With and without the preconditioner (fewer rows per feature than asked: L-BFGS's scaled
+    identity; 1,500 rows of 50 features have 29)."""
+    monkeypatch.setattr(classifiers, "PRECONDITIONED_ROWS_PER_FEATURE", rows_per_feature)
     scores = senteval_scores(*trec, seed=3, kinds=("lr",), device=device)
     expected = sklearn_lr_protocol(*trec, seed=3)
     for name in ("raw", "znorm"):
@@ -119,19 +120,28 @@ def test_logistic_regression_reaches_sklearns_optimum(
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize(("n", "d", "k"), [(40, 7, 1), (30, 55, 1), (40, 7, 3), (12, 30, 6)])
-def test_the_preconditioner_solves_the_bound(n: int, d: int, k: int, device: str) -> None:
+@pytest.mark.parametrize(
+    ("n", "d", "k"), [(40, 7, 1), (30, 55, 1), (40, 7, 3), (12, 30, 6), (16, 7, 1), (15, 7, 1)]
+)
+def test_the_preconditioner_solves_the_bound(
+    n: int, d: int, k: int, device: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The preconditioner's ``M^-1 q`` (``_Bound``'s Cholesky factors) against ``torch.linalg.solve``
     of ``M = c Z^T Z / n + l2 P`` written out (``Z = [z, 1]``, ``P`` the identity but the intercept)
     for fits of mixed penalties and normalisations, fewer features than rows and more, for the
-    sigmoid's one column and a softmax's ``k``."""
+    sigmoid's one column and a softmax's ``k``; by default made only where the rows number at least
+    twice the features with the intercept (16 rows of 7 features: made; 15: not)."""
     rng = np.random.default_rng(n + d + k)
     x = torch.as_tensor(rng.standard_normal((n, d)) * rng.uniform(0.1, 10, d) + 3, device=device)
     l2 = torch.tensor([1e-5, 1e-2, 1e-3, 1e-5], dtype=torch.float64, device=device)
     znorm = torch.tensor([False, True, False, True], device=device)
     q = torch.as_tensor(rng.standard_normal((4, d + 1, k)), device=device)
+    fits = SimpleNamespace(l2=l2, znorm=znorm)
     bound = classifiers._Bound(x, k)
-    factors, which = bound.of(SimpleNamespace(l2=l2, znorm=znorm))  # type: ignore[arg-type]
+    factors, _ = bound.of(fits)  # type: ignore[arg-type]
+    assert bool(len(factors)) == (n >= 2 * (d + 1))  # Cover's capacity: preconditioned beyond it only
+    monkeypatch.setattr(classifiers, "PRECONDITIONED_ROWS_PER_FEATURE", 0)
+    factors, which = bound.of(fits)  # type: ignore[arg-type]
     solved = classifiers._precondition(factors, which, torch.arange(4), q.flatten(1)).view_as(q)
     c = 0.25 if k == 1 else 0.5
     for f in range(4):

@@ -72,11 +72,14 @@ FIT_DTYPE = np.float32
 LR_GTOL = 1e-4
 #: Most L-BFGS iterations of one logistic-regression fit.
 LR_MAX_ITER = 5000
-#: Logistic regression's preconditioner (:class:`_Bound`) up to this many features; wider, it costs
-#: more than it saves (4,096-d isotropic features, one fold: 279 s with it, 56 s without; mpnet's
-#: 3,072-d MRPC pairs: 364 s, 52 s: the bound slows the nearly separable fits) and its factors take
-#: 8 (d + 1)^2 float64 (268 MB at 2,048), so L-BFGS's scaled identity.
-PRECONDITIONED_WIDTH = 2048
+#: Logistic regression's preconditioner (:class:`_Bound`) where the training rows number at least this
+#: many times the features (with the intercept): beyond Cover's capacity (``n = 2 (d + 1)``: half the
+#: labellings of ``n`` points in general position linearly separable), so the small-``lambda`` fits are
+#: not separable by width alone. Nearer it the bound (``p (1 - p) = 1/4``) far exceeds the curvature
+#: of the fitted rows and slows those fits: mpnet's 3,072-d MRPC pairs (4,076 rows), 364 s with it, 52 s
+#: without; MiniLM's 1,536-d pairs, 40 s with it, 49 s without; anisotropic 4,096-d features, one MR
+#: fold, 210 s with it, 674 s without (``benchmarks/classifiers_width.md``).
+PRECONDITIONED_ROWS_PER_FEATURE = 2
 #: Features from this width on are fitted on torch's whole CPU pool; narrower ones on one thread.
 WIDE_FEATURES = 128
 #: Adam's and early stopping's constants (scikit-learn's ``MLPClassifier`` defaults).
@@ -192,7 +195,8 @@ class _Bound:
     intercept). Correlated features (word vectors) no longer slow the fits: 300-d MR, 5,000 iterations
     before, 13 with it; the optimum and the stopping rule are unchanged. Each normalisation's ``Z^T Z``
     and each ``(znorm, l2)``'s Cholesky factor is computed once, for the cross-validation batch and the
-    refits alike; past :data:`PRECONDITIONED_WIDTH` features none (``M = I``)."""
+    refits alike; with fewer than :data:`PRECONDITIONED_ROWS_PER_FEATURE` rows per feature none
+    (``M = I``)."""
 
     def __init__(self, x: torch.Tensor, k: int) -> None:
         self.x, self.c = x, 0.25 if k == 1 else 0.5
@@ -210,11 +214,12 @@ class _Bound:
         return self.grams[znorm]
 
     def of(self, fits: _LinearFits) -> tuple[torch.Tensor, torch.Tensor]:
-        """The Cholesky factors of the fits' distinct ``(znorm, l2)`` and each fit's index (none wide)."""
+        """The Cholesky factors of the fits' distinct ``(znorm, l2)`` and each fit's index (none with
+        too few rows per feature)."""
         import torch
 
         x, d = self.x, self.x.shape[1]
-        if d > PRECONDITIONED_WIDTH:
+        if len(x) < PRECONDITIONED_ROWS_PER_FEATURE * (d + 1):
             return torch.empty(0, dtype=x.dtype, device=x.device), torch.empty(
                 0, dtype=torch.long, device=x.device
             )
