@@ -138,14 +138,16 @@ def features(width: int, rng: np.random.Generator, pair: bool, spectrum: float) 
     ``spectrum`` > 0: anisotropic rows, the covariance's ``i``-th eigenvalue ``i^-spectrum`` in a random
     orthonormal basis, around a common mean (as sentence embeddings are); 0: standard normal rows."""
     n = N_TRAIN + N_TEST
-    scales = np.arange(1, width + 1) ** (-spectrum / 2)
-    basis = np.linalg.qr(rng.standard_normal((width, width)))[0] if spectrum else np.eye(width)
-    mean = rng.standard_normal(width) * scales.mean() if spectrum else np.zeros(width)
+    if spectrum:
+        scales = np.arange(1, width + 1) ** (-spectrum / 2)
+        basis = np.linalg.qr(rng.standard_normal((width, width)))[0]
+        mean = rng.standard_normal(width) * scales.mean()
 
     def draw() -> np.ndarray:
-        return (rng.standard_normal((n, width)) * scales) @ basis.T
+        z = rng.standard_normal((n, width))
+        return (z * scales) @ basis.T if spectrum else z
 
-    u = mean + draw()
+    u = mean + draw() if spectrum else draw()
     if pair:
         v = u + draw()
         x, signal = pair_features(u, v), -np.abs(u - v).sum(1)

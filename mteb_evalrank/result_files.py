@@ -134,8 +134,10 @@ def find_damaged(
         models=list(models) if models else None, tasks=list(tasks) if tasks else None,
         include_remote=False, require_model_meta=False,
     )  # fmt: skip
-    folders = [name.replace("/", "__") for name in models] if models else ["*"]
-    metas = sorted({meta for name in folders for meta in (folder / "results").glob(f"{name}/*/{MODEL_META}")})
+    metas = sorted((folder / "results").rglob(MODEL_META))
+    if models:  # a model's folder name as mteb's filter of the result paths writes it
+        named = {name.replace("/", "__").replace(" ", "_") for name in models}
+        metas = [meta for meta in metas if meta.parent.parent.name in named]
     damaged: dict[Path, str] = {}
     for path in [*paths, *metas]:
         problem = model_meta_damage(path) if path.name == MODEL_META else result_damage(path)
