@@ -6,7 +6,7 @@ rows, 1,070 test rows, two classes; ``--pair`` adds a pair task's ``4 x width`` 
 through the whole ``senteval_scores`` selection (logistic regression and MLP, raw and z-normalised)
 on ``--device``. The floor is the matrix products the fits actually ran: every logistic-regression
 evaluation (``x W`` and ``x^T R``: ``4 n d k`` FLOPs per fit and evaluation; the preconditioner's
-``Z^T Z`` per normalisation, its Cholesky factorisations uncounted) and every MLP step and
+centred rows' ``x^T x`` per training split, its Cholesky factorisations uncounted) and every MLP step and
 validation pass (``x W1`` and ``x^T D1``), counted while the selection runs, divided by the
 throughput ``torch.matmul`` reaches in the same process at the same shapes and dtypes. A second
 floor adds the MLP's Adam updates (one fused update per step, memory-bound: its parameters, gradients
@@ -60,9 +60,9 @@ def counting() -> None:
     gram = classifiers._Bound.gram
 
     def counted_gram(self: Any, znorm: bool) -> Any:
-        if znorm not in self.grams:  # Z^T Z, once per normalisation of a training split
+        if not self.grams:  # the centred rows' x^T x, once per training split (both normalisations)
             n, d = self.x.shape
-            COUNTS[(d + 1, n, d + 1, "float64")] += 1
+            COUNTS[(d, n, d, "float64")] += 1
         return gram(self, znorm)
 
     step = classifiers._Group.step

@@ -153,6 +153,56 @@ def test_the_preconditioner_solves_the_bound(
         torch.testing.assert_close(solved[f], expected, rtol=1e-7, atol=1e-7 * float(expected.abs().max()))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("preconditioned", [True, False])
+def test_the_two_loop_recursion_is_bfgs_from_the_bound(
+    preconditioned: bool, device: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """L-BFGS's direction from ``_Memory`` (``M^-1`` applied once per pair, to the gradient) against
+    BFGS written out: ``H = gamma M^-1`` (``M`` solved by ``torch.linalg.inv`` of the bound written
+    out, ``gamma = s^T y / y^T M^-1 y`` of the newest pair), then ``H <- (I - rho s y^T) H (I - rho y
+    s^T) + rho s s^T`` for the 3 newest of 5 pairs, oldest first; direction ``-H g``. Two fits (raw and
+    z-normalised, different penalties), a softmax's 3 columns; with the bound and without (``M = I``)."""
+    n, d, k, m = 40, 6, 3, 3
+    rng = np.random.default_rng(7)
+    x = torch.as_tensor(rng.standard_normal((n, d)) * rng.uniform(0.5, 3, d) + 1, device=device)
+    l2 = torch.tensor([1e-3, 1e-2], dtype=torch.float64, device=device)
+    znorm = torch.tensor([False, True], device=device)
+    monkeypatch.setattr(classifiers, "PRECONDITIONED_ROWS_PER_FEATURE", 1 if preconditioned else 10)
+    factors, which = classifiers._Bound(x, k).of(SimpleNamespace(l2=l2, znorm=znorm))  # type: ignore[arg-type]
+    assert bool(len(factors)) == preconditioned
+    p = (d + 1) * k
+    g = torch.as_tensor(rng.standard_normal((2, d + 1, k)), device=device)
+    memory = classifiers._Memory.start(g, m, factors, which)
+    pairs = []
+    for _ in range(5):
+        s = torch.as_tensor(rng.standard_normal((2, p)), device=device)
+        a = torch.as_tensor(rng.standard_normal((2, p, p)), device=device)
+        y = torch.einsum("fij,fj->fi", a @ a.transpose(1, 2) + torch.eye(p, device=device), s)  # s^T y > 0
+        g = g + y.view_as(g)
+        memory.remember(torch.arange(2, device=device), s, y, g)
+        pairs.append((s, y))
+    direction = memory.direction(g, torch.arange(2, device=device)).flatten(1)
+    for f in range(2):
+        m_inverse = torch.eye(p, dtype=torch.float64, device=device)
+        if preconditioned:
+            z = (x - x.mean(0)) / x.std(0, correction=0) if znorm[f] else x
+            z = torch.cat([z, torch.ones_like(z[:, :1])], dim=1)
+            bound = 0.5 * z.T @ z / n + torch.diag(torch.cat([l2[f].repeat(d), l2.new_zeros(1)]))
+            per_class = torch.eye(k, dtype=torch.float64, device=device)
+            m_inverse = torch.kron(torch.linalg.inv(bound).contiguous(), per_class)
+        s, y = pairs[-1][0][f], pairs[-1][1][f]
+        h = (s @ y) / (y @ m_inverse @ y) * m_inverse
+        for s_all, y_all in pairs[-m:]:
+            s, y = s_all[f], y_all[f]
+            rho = 1 / (s @ y)
+            v = torch.eye(p, dtype=torch.float64, device=device) - rho * torch.outer(y, s)
+            h = v.T @ h @ v + rho * torch.outer(s, s)
+        expected = -h @ g[f].flatten()
+        scale = float(expected.abs().max())
+        torch.testing.assert_close(direction[f], expected, rtol=1e-8, atol=1e-10 * scale)
+
+
 def sklearn_mlp_accuracy(x: NDArray, y: NDArray, xt: NDArray, yt: NDArray, seed: int, znorm: bool) -> float:
     """The protocol's MLP at one grid point (1e-4), fitted by scikit-learn: test accuracy."""
     if znorm:
