@@ -177,19 +177,20 @@ class _LinearFits:
 class _Memory:
     """L-BFGS's memory of every fit: the last ``m`` steps ``s`` and gradient changes ``y`` (unused pairs
     have ``rho = 0``), ``rho = 1 / s^T y``, the initial matrix ``gamma M^-1`` (``M``: :class:`_Bound`'s
-    ``factors``, fit ``f``'s the ``which[f]``-th), and ``u = M^-1 g`` of the current gradient with ``v =
-    M^-1 y`` of each pair. ``M^-1`` is linear: ``M^-1 y = M^-1 g' - M^-1 g`` and the two-loop recursion's
-    ``M^-1 q = u - sum_j a_j v_j``, so an iteration applies ``M^-1`` once (to the new gradient) where the
-    recursion and ``gamma`` would apply it twice."""
+    ``factors``, fit ``f``'s the ``which[f]``-th), and, where there are factors, ``u = M^-1 g`` of the
+    current gradient with ``v = M^-1 y`` of each pair. ``M^-1`` is linear: ``M^-1 y = M^-1 g' - M^-1 g``
+    and the two-loop recursion's ``M^-1 q = u - sum_j a_j v_j``, so an iteration applies ``M^-1`` once
+    (to the new gradient) where the recursion and ``gamma`` would apply it twice. Without factors (``M =
+    I``) ``u`` is ``g``, ``v`` is ``y`` and ``M^-1 q`` is ``q``: neither is kept."""
 
     s: torch.Tensor  # F x m x p
     y: torch.Tensor  # F x m x p
-    v: torch.Tensor  # F x m x p
     rho: torch.Tensor  # F x m
     gamma: torch.Tensor  # F
-    u: torch.Tensor  # F x p
     factors: torch.Tensor
     which: torch.Tensor
+    u: torch.Tensor | None  # F x p, with factors
+    v: torch.Tensor | None  # F x m x p, with factors
 
     @classmethod
     def start(cls, g: torch.Tensor, m: int, factors: torch.Tensor, which: torch.Tensor) -> _Memory:
@@ -198,22 +199,25 @@ class _Memory:
         import torch
 
         flat = g.flatten(1)
-        u = _precondition(factors, which, torch.arange(len(g), device=g.device), flat).clone()
         s = torch.zeros(len(g), m, flat.shape[1], dtype=g.dtype, device=g.device)
+        rho = torch.zeros(len(g), m, dtype=g.dtype, device=g.device)
         gamma = torch.ones(len(g), dtype=g.dtype, device=g.device)
         if not len(factors):
             gamma /= flat.norm(dim=1).clamp_min(1e-12)
-        rho = torch.zeros(len(g), m, dtype=g.dtype, device=g.device)
-        return cls(s, torch.zeros_like(s), torch.zeros_like(s), rho, gamma, u, factors, which)
+            return cls(s, torch.zeros_like(s), rho, gamma, factors, which, None, None)
+        u = _precondition(factors, which, torch.arange(len(g), device=g.device), flat)
+        return cls(s, torch.zeros_like(s), rho, gamma, factors, which, u, torch.zeros_like(s))
 
     def direction(self, g: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
         """``-H g`` of the fits ``rows`` by L-BFGS's two-loop recursion (``r`` is ``M^-1 q``)."""
-        q, r = g[rows].flatten(1).clone(), self.u[rows].clone()
+        q = g[rows].flatten(1).clone()
+        r = q if self.u is None else self.u[rows].clone()
         alphas = []
         for j in range(self.s.shape[1] - 1, -1, -1):
             a = self.rho[rows, j] * (self.s[rows, j] * q).sum(1)
             q -= a[:, None] * self.y[rows, j]
-            r -= a[:, None] * self.v[rows, j]
+            if self.v is not None:
+                r -= a[:, None] * self.v[rows, j]
             alphas.append(a)
         r *= self.gamma[rows, None]
         for j, a in zip(range(self.s.shape[1]), reversed(alphas), strict=True):
@@ -227,13 +231,17 @@ class _Memory:
         ``gamma = s^T y / y^T M^-1 y``."""
         import torch
 
-        u = _precondition(self.factors, self.which, fits, g.flatten(1))
-        v = u - self.u[fits]
-        self.u[fits] = u
+        stores = [(self.s, s), (self.y, y)]
+        v = y
+        if self.u is not None and self.v is not None:
+            u = _precondition(self.factors, self.which, fits, g.flatten(1))
+            v = u - self.u[fits]
+            self.u[fits] = u
+            stores.append((self.v, v))
         sy = (s * y).sum(1)
         keep = sy > 1e-10 * (y * y).sum(1)
         kept = fits[keep]
-        for store, new in ((self.s, s), (self.y, y), (self.v, v), (self.rho, 1.0 / sy)):
+        for store, new in (*stores, (self.rho, 1.0 / sy)):
             store[kept] = torch.roll(store[kept], -1, dims=1)
             store[kept, -1] = new[keep]
         self.gamma[kept] = sy[keep] / (y[keep] * v[keep]).sum(1)
