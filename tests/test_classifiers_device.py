@@ -141,6 +141,7 @@ def test_the_preconditioner_solves_the_bound(
     factors, _ = bound.of(fits)  # type: ignore[arg-type]
     assert bool(len(factors)) == (n >= 2 * (d + 1))  # Cover's capacity: preconditioned beyond it only
     monkeypatch.setattr(classifiers, "PRECONDITIONED_ROWS_PER_FEATURE", 0)
+    monkeypatch.setattr(classifiers, "PRECONDITIONED_CONDITION", 0.0)
     factors, which = bound.of(fits)  # type: ignore[arg-type]
     solved = classifiers._precondition(factors, which, torch.arange(4), q.flatten(1)).view_as(q)
     c = 0.25 if k == 1 else 0.5
@@ -151,6 +152,29 @@ def test_the_preconditioner_solves_the_bound(
         m = c * z.T @ z / n + torch.diag(penalty)
         expected = torch.linalg.solve(m, q[f])
         torch.testing.assert_close(solved[f], expected, rtol=1e-7, atol=1e-7 * float(expected.abs().max()))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("anisotropic", [True, False])
+def test_isotropic_rows_get_no_preconditioner(anisotropic: bool, device: str) -> None:
+    """Many rows per feature, standard normal (isotropic: each normalisation's ``max_i L_ii^2 / min_i
+    L_ii^2`` of the Cholesky factor of ``G = Z^T Z / n``, written out here with numpy, within 2 x ``n / (n
+    - d)``, Bartlett's expectation) or with column scales from 0.1 to 10 and a common mean (far beyond
+    it): the bound only for the latter."""
+    n, d = 400, 7
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((n, d))
+    if anisotropic:
+        x = x * np.geomspace(0.1, 10, d) + 3
+    ratios = []
+    for z in (x, (x - x.mean(0)) / x.std(0)):
+        z = np.hstack([z, np.ones((n, 1))])
+        pivots = np.square(np.diag(np.linalg.cholesky(z.T @ z / n)))
+        ratios.append(pivots.max() / pivots.min())
+    assert (max(ratios) > 2 * n / (n - d)) == anisotropic
+    fits = SimpleNamespace(l2=torch.tensor([1e-3], device=device), znorm=torch.tensor([False], device=device))
+    factors, _ = classifiers._Bound(torch.as_tensor(x, device=device), 1).of(fits)  # type: ignore[arg-type]
+    assert bool(len(factors)) == anisotropic
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -169,6 +193,7 @@ def test_the_two_loop_recursion_is_bfgs_from_the_bound(
     l2 = torch.tensor([1e-3, 1e-2], dtype=torch.float64, device=device)
     znorm = torch.tensor([False, True], device=device)
     monkeypatch.setattr(classifiers, "PRECONDITIONED_ROWS_PER_FEATURE", 1 if preconditioned else 10)
+    monkeypatch.setattr(classifiers, "PRECONDITIONED_CONDITION", 0.0)
     factors, which = classifiers._Bound(x, k).of(SimpleNamespace(l2=l2, znorm=znorm))  # type: ignore[arg-type]
     assert bool(len(factors)) == preconditioned
     p = (d + 1) * k

@@ -80,6 +80,14 @@ LR_MAX_ITER = 5000
 #: without; MiniLM's 1,536-d pairs, 40 s with it, 49 s without; anisotropic 4,096-d features, one MR
 #: fold, 210 s with it, 674 s without (``benchmarks/classifiers_width.md``).
 PRECONDITIONED_ROWS_PER_FEATURE = 2
+#: ... and where the rows are far from isotropic: a normalisation's ``G = Z^T Z / n`` has a condition
+#: number above this times ``n / (n - d)`` by the lower bound ``max_i L_ii^2 / min_i L_ii^2`` of its
+#: Cholesky factor ``L``; isotropic rows have about ``n / (n - d)`` (Bartlett: ``L_ii^2 ~ chi^2_{n-i+1} /
+#: n``). Their bound is the identity up to sampling noise: it saves few iterations (standard normal
+#: 4,096-d rows, one MR fold: 186 rounds with it, 229 without) and costs its solves (152 against 90 s,
+#: one thread; at 1,024-d it saves 1.4 of 10.2 s). Real features' is far above it (MiniLM's MR rows:
+#: ``benchmarks/classifiers_width.md``).
+PRECONDITIONED_CONDITION = 2.0
 #: Features from this width on are fitted on torch's whole CPU pool; narrower ones on one thread.
 WIDE_FEATURES = 128
 #: Adam's and early stopping's constants (scikit-learn's ``MLPClassifier`` defaults).
@@ -254,8 +262,8 @@ class _Bound:
     intercept). Correlated features (word vectors) no longer slow the fits: 300-d MR, 5,000 iterations
     before, 13 with it; the optimum and the stopping rule are unchanged. Both normalisations' ``Z^T Z``
     (one product) and each ``(znorm, l2)``'s Cholesky factor are computed once, for the cross-validation
-    batch and the refits alike; with fewer than :data:`PRECONDITIONED_ROWS_PER_FEATURE` rows per feature none
-    (``M = I``)."""
+    batch and the refits alike; with fewer than :data:`PRECONDITIONED_ROWS_PER_FEATURE` rows per feature, or
+    rows about isotropic (:data:`PRECONDITIONED_CONDITION`), none (``M = I``)."""
 
     def __init__(self, x: torch.Tensor, k: int) -> None:
         self.x, self.c = x, 0.25 if k == 1 else 0.5
@@ -286,13 +294,24 @@ class _Bound:
                 self.grams[z] = self.c / n * gram
         return self.grams[znorm]
 
-    def of(self, fits: _LinearFits) -> tuple[torch.Tensor, torch.Tensor]:
-        """The Cholesky factors of the fits' distinct ``(znorm, l2)`` and each fit's index (none with
-        too few rows per feature)."""
+    def condition(self, znorm: bool) -> float:
+        """``max_i L_ii^2 / min_i L_ii^2`` of the Cholesky factor ``L`` of :meth:`gram` (``c`` cancels), a
+        lower bound of its condition number; infinite where it is singular."""
         import torch
 
-        x, d = self.x, self.x.shape[1]
-        if len(x) < PRECONDITIONED_ROWS_PER_FEATURE * (d + 1):
+        factor, info = torch.linalg.cholesky_ex(self.gram(znorm))
+        diagonal = factor.diagonal().square()
+        return float(diagonal.max() / diagonal.min()) if not info else float("inf")
+
+    def of(self, fits: _LinearFits) -> tuple[torch.Tensor, torch.Tensor]:
+        """The Cholesky factors of the fits' distinct ``(znorm, l2)`` and each fit's index (none with
+        too few rows per feature or about isotropic rows)."""
+        import torch
+
+        x, (n, d) = self.x, self.x.shape
+        if n < PRECONDITIONED_ROWS_PER_FEATURE * (d + 1) or max(map(self.condition, (False, True))) <= (
+            PRECONDITIONED_CONDITION * n / max(n - d, 1)
+        ):
             return torch.empty(0, dtype=x.dtype, device=x.device), torch.empty(
                 0, dtype=torch.long, device=x.device
             )
