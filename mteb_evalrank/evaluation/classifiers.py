@@ -34,6 +34,7 @@ refit on the whole training split. Increasing ``lambda``; a tie keeps the earlie
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -294,14 +295,19 @@ class _Bound:
                 self.grams[z] = self.c / n * gram
         return self.grams[znorm]
 
-    def condition(self, znorm: bool) -> float:
-        """``max_i L_ii^2 / min_i L_ii^2`` of the Cholesky factor ``L`` of :meth:`gram` (``c`` cancels), a
-        lower bound of its condition number; infinite where it is singular."""
+    @functools.cached_property
+    def conditions(self) -> list[float]:
+        """``max_i L_ii^2 / min_i L_ii^2`` of the Cholesky factor ``L`` of the raw and the z-normalised
+        :meth:`gram` (``c`` cancels), a lower bound of its condition number; infinite where it is
+        singular."""
         import torch
 
-        factor, info = torch.linalg.cholesky_ex(self.gram(znorm))
-        diagonal = factor.diagonal().square()
-        return float(diagonal.max() / diagonal.min()) if not info else float("inf")
+        out = []
+        for znorm in (False, True):
+            factor, info = torch.linalg.cholesky_ex(self.gram(znorm))
+            pivots = factor.diagonal().square()
+            out.append(float(pivots.max() / pivots.min()) if not info else float("inf"))
+        return out
 
     def of(self, fits: _LinearFits) -> tuple[torch.Tensor, torch.Tensor]:
         """The Cholesky factors of the fits' distinct ``(znorm, l2)`` and each fit's index (none with
@@ -309,7 +315,7 @@ class _Bound:
         import torch
 
         x, (n, d) = self.x, self.x.shape
-        if n < PRECONDITIONED_ROWS_PER_FEATURE * (d + 1) or max(map(self.condition, (False, True))) <= (
+        if n < PRECONDITIONED_ROWS_PER_FEATURE * (d + 1) or max(self.conditions) <= (
             PRECONDITIONED_CONDITION * n / max(n - d, 1)
         ):
             return torch.empty(0, dtype=x.dtype, device=x.device), torch.empty(
