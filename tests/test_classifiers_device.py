@@ -110,6 +110,9 @@ def test_logistic_regression_reaches_sklearns_optimum(
     """With and without the preconditioner (fewer rows per feature than asked: L-BFGS's scaled
     identity; 1,500 rows of 50 features have 29)."""
     monkeypatch.setattr(classifiers, "PRECONDITIONED_ROWS_PER_FEATURE", rows_per_feature)
+    fits = SimpleNamespace(l2=torch.tensor([1e-3], device=device), znorm=torch.tensor([False], device=device))
+    factors, _ = classifiers._Bound(torch.as_tensor(trec[0], device=device), 6).of(fits)  # type: ignore[arg-type]
+    assert bool(len(factors)) == (rows_per_feature == 2)  # the path the parameter names
     scores = senteval_scores(*trec, seed=3, kinds=("lr",), device=device)
     expected = sklearn_lr_protocol(*trec, seed=3)
     for name in ("raw", "znorm"):
