@@ -92,8 +92,9 @@ def throughput(rows: int, width: int, columns: int, dtype: str, device: str) -> 
     orientations (``a @ b`` and ``(b^T @ a^T)^T``: MKL is up to 15x faster on the wide output of a
     skinny product) and the best of a few runs, on the CPU threads the classifiers use at that width
     (``senteval_scores``' rule). Measured once per band of rows ``[2^(k-1), 2^k)`` (at the first row
-    count met in it) and kept for the process: the folds' and fits' row counts differ by a few rows,
-    and measuring each distinct one took 20 of SentEvalMR's 39 minutes at 4,096-d."""
+    count met in it: an estimate for its other row counts) and kept for the process: the folds' and
+    fits' row counts differ by a few rows, and measuring each distinct one took 20 of SentEvalMR's
+    39 minutes at 4,096-d."""
     key = (rows.bit_length(), width, columns, dtype, device)
     if key not in MEASURED:
         with torch_threads(1 if width < WIDE_FEATURES else None):

@@ -57,7 +57,9 @@ def problem(
 def lbfgs(
     fits: C._LinearFits, bound: C._Bound, memory: int, start: torch.Tensor | None
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The plugin's ``_lbfgs``, optionally from ``start`` (it always starts from zero)."""
+    """The plugin's ``_lbfgs``, optionally from ``start``: it always starts from zero, so its one
+    ``torch.zeros`` call of the parameters' shape returns ``start`` meanwhile (no start argument
+    in the plugin for a benchmark's sake)."""
     if start is None:
         return C._lbfgs(fits, (10, fits.x.shape[1] + 1, 1), bound, memory)
     zeros = torch.zeros
