@@ -416,15 +416,13 @@ def _class_targets(y: NDArray[Any], classes: NDArray[Any], device: torch.device)
     return onehot[:, 1:] if len(classes) == 2 else onehot
 
 
-def _lr_fits(
+def _linear_problem(
     x: torch.Tensor,
     y: NDArray[Any],
     classes: NDArray[Any],
     fits: Sequence[tuple[NDArray[np.intp], float, bool]],
-    bound: _Bound,
-) -> tuple[_LinearFits, torch.Tensor]:
-    """Fit one logistic regression per ``(rows, l2, znorm)`` of ``fits`` on ``x`` (preconditioned by
-    ``bound``, of ``x``); return the problem and the parameters of every fit."""
+) -> _LinearFits:
+    """The logistic regressions of ``fits`` on ``x``, one per ``(rows, l2, znorm)``, as one problem."""
     import torch
 
     n, d = x.shape
@@ -438,8 +436,20 @@ def _lr_fits(
             mu[f], sd[f] = _standard_scale(x[index])
     l2 = torch.tensor([l2 for _, l2, _ in fits], dtype=x.dtype, device=x.device)
     normalised = torch.tensor([z for _, _, z in fits], device=x.device)
-    problem = _LinearFits(x, _class_targets(y, classes, x.device), weights, mu, sd, l2, normalised)
-    params, _ = _lbfgs(problem, (len(fits), d + 1, problem.targets.shape[1]), bound)
+    return _LinearFits(x, _class_targets(y, classes, x.device), weights, mu, sd, l2, normalised)
+
+
+def _lr_fits(
+    x: torch.Tensor,
+    y: NDArray[Any],
+    classes: NDArray[Any],
+    fits: Sequence[tuple[NDArray[np.intp], float, bool]],
+    bound: _Bound,
+) -> tuple[_LinearFits, torch.Tensor]:
+    """Fit one logistic regression per ``(rows, l2, znorm)`` of ``fits`` on ``x`` (preconditioned by
+    ``bound``, of ``x``); return the problem and the parameters of every fit."""
+    problem = _linear_problem(x, y, classes, fits)
+    params, _ = _lbfgs(problem, (len(fits), x.shape[1] + 1, problem.targets.shape[1]), bound)
     return problem, params
 
 
