@@ -27,6 +27,7 @@ import os
 import platform
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +54,10 @@ def counting() -> None:
         COUNTS[(n, d, len(fits) * params.shape[2], "float64")] += 2  # x W and x^T R
         return loss_gradient(self, params, fits)
 
-    def counted_forward(net: Any, x: torch.Tensor) -> Any:
-        COUNTS[(len(x), x.shape[1], net[0].shape[1] * MLP_HIDDEN, "float32")] += 1
-        return forward(net, x)
+    def counted_forward(net: Any, *xs: torch.Tensor) -> Any:
+        for x, w1 in zip(xs, net, strict=False):  # one product per input and its first layer
+            COUNTS[(len(x), x.shape[1], w1.shape[1] * MLP_HIDDEN, "float32")] += 1
+        return forward(net, *xs)
 
     gram = classifiers._Bound.gram
 
@@ -67,10 +69,11 @@ def counting() -> None:
 
     step = classifiers._Group.step
 
-    def counted_step(self: Any, x: torch.Tensor, y: torch.Tensor) -> None:
-        COUNTS[(len(x), x.shape[1], self.params[0].shape[1] * MLP_HIDDEN, "float32")] += 1  # x^T D1
-        STEPS[(sum(p.numel() for p in self.params), x.shape[1], "float32")] += 1
-        step(self, x, y)
+    def counted_step(self: Any, xs: Sequence[torch.Tensor], y: torch.Tensor) -> None:
+        for x, w1 in zip(xs, self.params, strict=False):  # x^T D1, per input
+            COUNTS[(len(x), x.shape[1], w1.shape[1] * MLP_HIDDEN, "float32")] += 1
+        STEPS[(sum(p.numel() for p in self.params), xs[0].shape[1], "float32")] += 1
+        step(self, xs, y)
 
     classifiers._LinearFits.loss_gradient = counted_loss_gradient  # type: ignore[method-assign]
     classifiers._forward = counted_forward

@@ -259,3 +259,20 @@ def test_mlp_within_sklearns_seed_spread(trec: Split, device: str) -> None:
         spread = max(reference) - min(reference)
         assert spread > 0
         assert np.abs(np.subtract(ours, reference)).max() <= spread, (znorm, ours, reference)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_networks_stacked_over_inputs_train_as_alone(trec: Split, device: str) -> None:
+    """The raw and z-normalised networks of the whole grid step together in one stack (one first
+    layer per input, everything else shared); each must end where it ends trained alone, on its own
+    input (up to float32 rounding: the stack's reductions group the sums differently), whenever it and
+    the others stop. On TREC the eight networks stop at different epochs, so every drop from the stack
+    is crossed."""
+    x, y = trec[0], trec[1]
+    inputs = [part[0] for part in classifiers._normalisations(torch.as_tensor(x, device=device))]
+    nets = [(z, l2) for z in (0, 1) for l2 in L2_GRID]
+    stacked = classifiers._fit_mlps(inputs, y, 6, nets, seed=3)
+    for k, (z, l2) in enumerate(nets):
+        alone = classifiers._fit_mlps([inputs[z]], y, 6, [(0, l2)], seed=3)[0]
+        for ours, reference in zip(stacked[k], alone, strict=True):
+            torch.testing.assert_close(ours, reference, rtol=0, atol=1e-4, msg=f"network {(z, l2)}")
