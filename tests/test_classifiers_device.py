@@ -276,3 +276,11 @@ def test_networks_stacked_over_inputs_train_as_alone(trec: Split, device: str) -
         alone = classifiers._fit_mlps([inputs[z]], y, 6, [(0, l2)], seed=3)[0]
         for ours, reference in zip(stacked[k], alone, strict=True):
             torch.testing.assert_close(ours, reference, rtol=0, atol=1e-4, msg=f"network {(z, l2)}")
+
+
+def test_networks_out_of_input_order_are_refused() -> None:
+    """A stack's first layers are one tensor per input, its networks input by input: another order
+    would pair networks with the wrong rows, so it is refused."""
+    start = [torch.zeros(4, MLP_HIDDEN), torch.zeros(MLP_HIDDEN), torch.zeros(MLP_HIDDEN, 1), torch.zeros(1)]
+    with pytest.raises(ValueError, match="input by input"):
+        classifiers._Group([0, 1], [1, 0], [0.0, 0.0], start)

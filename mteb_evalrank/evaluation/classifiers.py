@@ -553,6 +553,8 @@ class _Group:
     ) -> None:
         import torch
 
+        if sources != sorted(sources):
+            raise ValueError(f"networks must come input by input, got inputs {sources}")
         w1, b1, w2, b2 = start
         self.members, self.sources = members, sources
         self.alphas = torch.tensor(alphas, dtype=w1.dtype, device=w1.device)
