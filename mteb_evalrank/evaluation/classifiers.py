@@ -531,7 +531,7 @@ def _forward(net: Sequence[torch.Tensor], *xs: torch.Tensor) -> tuple[torch.Tens
     first = [x @ w.reshape(len(w), -1) for x, w in zip(xs, w1, strict=True)]
     joined = first[0] if len(first) == 1 else torch.cat(first, dim=1)
     hidden = torch.sigmoid(joined.view(len(xs[0]), *b1.shape) + b1)
-    z = (hidden[:, :, :, None] * w2).sum(2) + b2  # per network A_g W2_g: 40 against 15 us as an einsum
+    z = (hidden[:, :, :, None] * w2).sum(2) + b2  # each A_g W2_g: 15 us, against 40 as an einsum
     return hidden, torch.sigmoid(z) if z.shape[2] == 1 else torch.softmax(z, dim=2)
 
 
@@ -558,7 +558,6 @@ class _Group:
         w1, b1, w2, b2 = start
         self.members, self.sources = members, sources
         self.alphas = torch.tensor(alphas, dtype=w1.dtype, device=w1.device)
-        self.inputs = sorted(set(sources))  # the inputs read, one first-layer tensor each
         first = [w1[:, None].repeat(1, sources.count(s), 1) for s in self.inputs]
         g = len(members)
         self.params = [*first, b1.repeat(g, 1), w2.repeat(g, 1, 1), b2.repeat(g, 1)]
@@ -568,6 +567,11 @@ class _Group:
         self.best = [-np.inf] * g
         self.no_improvement = [0] * g
         self.best_net: list[Net] = [self.net(k) for k in range(g)]
+
+    @property
+    def inputs(self) -> list[int]:
+        """The inputs the networks read, one first-layer tensor each, in order."""
+        return sorted(set(self.sources))
 
     def net(self, k: int) -> Net:
         """A copy of network ``k``'s parameters (stack of one)."""
@@ -633,7 +637,6 @@ class _Group:
             self.params = [parts[0] for parts, _ in tensors]
             self.moments = [m for parts, _ in tensors for m in parts[1:]]
             self.steps = [step for _, step in tensors]
-            self.inputs = [s for s, rows in zip(self.inputs, kept, strict=True) if rows]
             self.alphas = self.alphas[keep]
             for name in ("members", "sources", "best", "no_improvement", "best_net"):
                 setattr(self, name, [getattr(self, name)[k] for k in keep])
