@@ -122,6 +122,21 @@ def test_logistic_regression_reaches_sklearns_optimum(
         )  # one question
 
 
+def test_each_fit_is_normalised_by_its_own_rows(trec: Split) -> None:
+    """The selection's fits share their fold's statistics, each fold its own: every z-normalised fit's
+    ``mu`` and ``sd`` are ``StandardScaler``'s of its rows, every raw fit's ``0`` and ``1``."""
+    x, y = trec[0], trec[1]
+    folds = [train for train, _ in StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=3).split(x, y)]
+    fits = [(rows, l2, znorm) for znorm in (False, True) for l2 in L2_GRID[:2] for rows in folds]
+    problem = classifiers._linear_problem(torch.as_tensor(x, dtype=torch.float64), y, np.unique(y), fits)
+    for f, (rows, _, znorm) in enumerate(fits):
+        scaler = StandardScaler().fit(x[rows].astype(np.float64))
+        mu, sd = (scaler.mean_, scaler.scale_) if znorm else (np.zeros(x.shape[1]), np.ones(x.shape[1]))
+        np.testing.assert_allclose(problem.mu[f].numpy(), mu, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(problem.sd[f].numpy(), sd, rtol=1e-12)
+        assert problem.weights[:, f].nonzero().flatten().tolist() == sorted(rows.tolist())
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(
     ("n", "d", "k"), [(40, 7, 1), (30, 55, 1), (40, 7, 3), (12, 30, 6), (16, 7, 1), (15, 7, 1)]

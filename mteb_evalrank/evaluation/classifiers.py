@@ -219,20 +219,24 @@ class _Memory:
         return cls(s, torch.zeros_like(s), rho, gamma, factors, which, u, torch.zeros_like(s))
 
     def direction(self, g: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-        """``-H g`` of the fits ``rows`` by L-BFGS's two-loop recursion (``r`` is ``M^-1 q``)."""
+        """``-H g`` of the fits ``rows`` (ascending) by L-BFGS's two-loop recursion (``r`` is ``M^-1 q``).
+        The fits' pairs are gathered once (none when ``rows`` is every fit), not per pair and loop."""
         q = g[rows].flatten(1).clone()
         r = q if self.u is None else self.u[rows].clone()
+        every = len(rows) == len(self.s)  # rows ascending and distinct: all fits, in order
+        s, y, rho = (t if every else t[rows] for t in (self.s, self.y, self.rho))
+        v = self.v if every or self.v is None else self.v[rows]
         alphas = []
-        for j in range(self.s.shape[1] - 1, -1, -1):
-            a = self.rho[rows, j] * (self.s[rows, j] * q).sum(1)
-            q -= a[:, None] * self.y[rows, j]
-            if self.v is not None:
-                r -= a[:, None] * self.v[rows, j]
+        for j in range(s.shape[1] - 1, -1, -1):
+            a = rho[:, j] * (s[:, j] * q).sum(1)
+            q -= a[:, None] * y[:, j]
+            if v is not None:
+                r -= a[:, None] * v[:, j]
             alphas.append(a)
         r *= self.gamma[rows, None]
-        for j, a in zip(range(self.s.shape[1]), reversed(alphas), strict=True):
-            b = self.rho[rows, j] * (self.y[rows, j] * r).sum(1)
-            r += (a - b)[:, None] * self.s[rows, j]
+        for j, a in zip(range(s.shape[1]), reversed(alphas), strict=True):
+            b = rho[:, j] * (y[:, j] * r).sum(1)
+            r += (a - b)[:, None] * s[:, j]
         return -r.view(-1, *g.shape[1:])
 
     def remember(self, fits: torch.Tensor, s: torch.Tensor, y: torch.Tensor, g: torch.Tensor) -> None:
@@ -423,18 +427,24 @@ def _linear_problem(
     classes: NDArray[Any],
     fits: Sequence[tuple[NDArray[np.intp], float, bool]],
 ) -> _LinearFits:
-    """The logistic regressions of ``fits`` on ``x``, one per ``(rows, l2, znorm)``, as one problem."""
+    """The logistic regressions of ``fits`` on ``x``, one per ``(rows, l2, znorm)``, as one problem. The
+    statistics of each distinct set of rows are computed once (the grid's fits share their fold's: at
+    1,024-d, 9,600 rows, 5 inner folds, 0.85 of the selection's 2.7 s went to computing them 20 times)."""
     import torch
 
     n, d = x.shape
     weights = torch.zeros(n, len(fits), dtype=x.dtype, device=x.device)
     mu = torch.zeros(len(fits), d, dtype=x.dtype, device=x.device)
     sd = torch.ones_like(mu)
+    statistics: dict[bytes, tuple[torch.Tensor, torch.Tensor]] = {}
     for f, (rows, _, znorm) in enumerate(fits):
         index = torch.as_tensor(rows, device=x.device)
         weights[index, f] = 1.0 / len(rows)
         if znorm:
-            mu[f], sd[f] = _standard_scale(x[index])
+            key = np.asarray(rows).tobytes()
+            if key not in statistics:
+                statistics[key] = _standard_scale(x[index])
+            mu[f], sd[f] = statistics[key]
     l2 = torch.tensor([l2 for _, l2, _ in fits], dtype=x.dtype, device=x.device)
     normalised = torch.tensor([z for _, _, z in fits], device=x.device)
     return _LinearFits(x, _class_targets(y, classes, x.device), weights, mu, sd, l2, normalised)
