@@ -9,8 +9,9 @@ forward/backward matrix products of the fits it ran at the throughput ``torch.ma
 the same process at the same shapes. The SentEval-protocol classifiers' products are counted while
 they run (``bench_classifiers_width.counting``), the tagger's per training
 (``bench_tagger_device.training_flops`` at ``gemm_flops_per_second``). A second floor adds the
-optimiser: one fused Adam update of the trained parameters per step (the MLP's and the tagger's;
-memory-bound), each at the cost measured in the same process. Targets: time / floor at most
+optimiser: one update of the trained parameters per step by torch's fused Adam kernel (the MLP's
+and the tagger's; memory-bound; ``bench_classifiers_width.adam_seconds``: the kernel alone, since
+0700a9e), each at the cost measured in the same process. Targets: time / floor at most
 2; SentEvalMR's 4,096-d time at most 5 x its 1,024-d time (the products grow 4x)::
 
     PYTHONPATH=$PWD python benchmarks/bench_tasks_width.py --device cuda \\
