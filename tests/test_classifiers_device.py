@@ -137,6 +137,24 @@ def test_each_fit_is_normalised_by_its_own_rows(trec: Split) -> None:
         assert problem.weights[:, f].nonzero().flatten().tolist() == sorted(rows.tolist())
 
 
+def test_the_refits_reuse_the_bounds_statistics(trec: Split, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fits on every training row (the refits) take the statistics the bound computed for its Gram
+    matrix, ``StandardScaler``'s of all rows, without computing them again."""
+    x, y = torch.as_tensor(trec[0], dtype=torch.float64), trec[1]
+    bound = classifiers._Bound(x, len(np.unique(y)))
+    bound.gram(True)
+    scale, calls = classifiers._standard_scale, []
+    monkeypatch.setattr(classifiers, "_standard_scale", lambda rows: calls.append(len(rows)) or scale(rows))
+    everything = np.arange(len(y))
+    fits = [(everything, L2_GRID[0], True), (everything[1:], L2_GRID[0], True)]
+    fits.append((everything, L2_GRID[1], False))
+    problem = classifiers._linear_problem(x, y, np.unique(y), fits, bound)
+    assert calls == [len(y) - 1]  # only the fit on other rows
+    scaler = StandardScaler().fit(trec[0].astype(np.float64))
+    np.testing.assert_allclose(problem.mu[0].numpy(), scaler.mean_, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(problem.sd[0].numpy(), scaler.scale_, rtol=1e-12)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(
     ("n", "d", "k"), [(40, 7, 1), (30, 55, 1), (40, 7, 3), (12, 30, 6), (16, 7, 1), (15, 7, 1)]

@@ -286,7 +286,7 @@ class _Bound:
 
         if not self.grams:
             x, (n, d) = self.x, self.x.shape
-            mean, std = _standard_scale(x)
+            mean, std = self.statistics
             centred = x - mean
             covariance = centred.T @ centred
             for z in (False, True):
@@ -299,6 +299,12 @@ class _Bound:
                     gram[:d, d] = gram[d, :d] = n * mean
                 self.grams[z] = self.c / n * gram
         return self.grams[znorm]
+
+    @functools.cached_property
+    def statistics(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """:func:`_standard_scale` of all the rows of ``x``: :meth:`gram`'s, and the refits' on every
+        training row (:func:`_linear_problem`), computed once for both."""
+        return _standard_scale(self.x)
 
     @functools.cached_property
     def conditions(self) -> list[float]:
@@ -426,11 +432,13 @@ def _linear_problem(
     y: NDArray[Any],
     classes: NDArray[Any],
     fits: Sequence[tuple[NDArray[np.intp], float, bool]],
+    bound: _Bound | None = None,
 ) -> _LinearFits:
     """The logistic regressions of ``fits`` on ``x``, one per ``(rows, l2, znorm)``, as one problem. The
     statistics of each distinct set of rows are computed once: the grid's fits share their fold's (5
     inner folds, 20 z-normalised fits: 5 ``std_mean``s and row copies, not 20; with :class:`_Memory`'s
-    gathers once per direction, one MR-shaped 1,024-d selection takes 1.95 s, 2.70 s before)."""
+    gathers once per direction, one MR-shaped 1,024-d selection takes 1.95 s, 2.70 s before); those of
+    every row of ``x`` in order (the refits') are ``bound``'s :attr:`_Bound.statistics`, where given."""
     import torch
 
     n, d = x.shape
@@ -438,6 +446,8 @@ def _linear_problem(
     mu = torch.zeros(len(fits), d, dtype=x.dtype, device=x.device)
     sd = torch.ones_like(mu)
     statistics: dict[bytes, tuple[torch.Tensor, torch.Tensor]] = {}
+    if bound is not None:  # every row in order: the bound's (one computation per training split)
+        statistics[np.arange(n).tobytes()] = bound.statistics
     for f, (rows, _, znorm) in enumerate(fits):
         index = torch.as_tensor(rows, device=x.device)
         weights[index, f] = 1.0 / len(rows)
@@ -460,7 +470,7 @@ def _lr_fits(
 ) -> tuple[_LinearFits, torch.Tensor]:
     """Fit one logistic regression per ``(rows, l2, znorm)`` of ``fits`` on ``x`` (preconditioned by
     ``bound``, of ``x``); return the problem and the parameters of every fit."""
-    problem = _linear_problem(x, y, classes, fits)
+    problem = _linear_problem(x, y, classes, fits, bound)
     params, _ = _lbfgs(problem, (len(fits), x.shape[1] + 1, problem.targets.shape[1]), bound)
     return problem, params
 
