@@ -15,13 +15,16 @@ raw data folder with plain Python (``MTEB_EVALRANK_SOURCE``), independent of mte
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
 from numpy.typing import NDArray
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 from sklearn.neural_network import MLPClassifier
@@ -276,6 +279,39 @@ def sklearn_mlp_accuracy(x: NDArray, y: NDArray, xt: NDArray, yt: NDArray, seed:
     )  # fmt: skip
     with threadpool_limits(limits=1):
         return float(np.mean(model.fit(x, y).predict(xt) == yt))
+
+
+def test_the_mlp_holds_out_sklearns_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two classes: the early-stopping hold-out is the one ``MLPClassifier`` draws with the same seed
+    (after the same initial weights), stratified as it stratifies its binarised targets."""
+    from sklearn.neural_network import _multilayer_perceptron
+
+    rng = np.random.RandomState(7)
+    x, codes = rng.standard_normal((600, 5)), rng.randint(0, 2, 600)
+    held: dict[str, NDArray] = {}
+    split = _multilayer_perceptron.train_test_split
+
+    def recorded(name: str) -> Any:
+        def record(*arrays: Any, **kwargs: Any) -> Any:
+            out = split(*arrays, **kwargs)
+            held[name] = out[1]
+            return out
+
+        return record
+
+    monkeypatch.setattr(_multilayer_perceptron, "train_test_split", recorded("sklearn"))
+    monkeypatch.setattr(classifiers, "train_test_split", recorded("ours"))
+    for seed in (0, 3):
+        model = MLPClassifier(
+            hidden_layer_sizes=(MLP_HIDDEN,), activation="logistic", batch_size=MLP_BATCH, max_iter=1,
+            early_stopping=True, validation_fraction=MLP_HOLDOUT, random_state=seed,
+        )  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(x, codes)
+        classifiers._fit_mlps([torch.as_tensor(x, dtype=torch.float32)], codes, 2, [(0, 1e-4)], seed)
+        rows = {row.tobytes(): i for i, row in enumerate(x)}
+        assert sorted(held["ours"].tolist()) == sorted(rows[row.tobytes()] for row in held["sklearn"])
 
 
 @pytest.mark.parametrize("device", DEVICES)
