@@ -281,6 +281,20 @@ def sklearn_mlp_accuracy(x: NDArray, y: NDArray, xt: NDArray, yt: NDArray, seed:
         return float(np.mean(model.fit(x, y).predict(xt) == yt))
 
 
+def test_splits_scored_together_score_as_each_alone(trec: Split) -> None:
+    """``senteval_cv_scores``: the logistic regressions of three splits in one batch (one bound for
+    all rows) select and score as each split's own ``senteval_scores``; the MLPs are the same fits."""
+    x, y = np.concatenate([trec[0], trec[2]]), np.concatenate([trec[1], trec[3]])
+    splits = list(StratifiedKFold(3, shuffle=True, random_state=5).split(x, y))
+    together = classifiers.senteval_cv_scores(x, y, splits, seed=2)
+    for (train, test), scores in zip(splits, together, strict=True):
+        alone = senteval_scores(x[train], y[train], x[test], y[test], seed=2)
+        assert scores.keys() == alone.keys()
+        assert {k: v for k, v in scores.items() if "seconds" not in k} == {
+            k: v for k, v in alone.items() if "seconds" not in k
+        }
+
+
 def test_the_mlp_holds_out_sklearns_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two classes: the early-stopping hold-out is the one ``MLPClassifier`` draws with the same seed
     (after the same initial weights), stratified as it stratifies its binarised targets."""

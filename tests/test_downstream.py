@@ -266,6 +266,25 @@ def test_senteval_protocol_equals_explicit_loops_on_trec() -> None:
     assert scores["lr_seconds"] > 0  # timed (not a score)
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("built")
+def test_senteval_folds_scored_together_equal_explicit_loops_on_cr() -> None:
+    """A cross-validated task's folds (two of CR's ten here) are scored in one batch: each fold's
+    logistic regression is the explicit loops' on its own rows, and the batch's time is shared."""
+    glove = mteb.get_model(GLOVE)
+    scores = evaluate(glove, "SentEvalCR", hf_subsets=["fold-1", "fold-4"], classifiers=("lr",))
+    rows = load("cr", "train")
+    fold, x, y = np.asarray(rows["fold"]), glove.embed(rows["text"]), np.asarray(rows["label"])
+    assert [row["hf_subset"] for row in scores] == ["fold-1", "fold-4"]
+    for row, k in zip(scores, (1, 4), strict=True):
+        expected = lr_protocol(x[fold != k], y[fold != k], x[fold == k], y[fold == k])
+        for name in ("raw", "znorm"):
+            assert row[f"lr_accuracy_{name}"] == pytest.approx(expected[name][2], abs=1e-9), (k, name)
+            assert row[f"lr_l2_{name}"] == expected[name][1]
+        assert (row["n_train"], row["n_test"]) == (np.sum(fold != k), np.sum(fold == k))
+    assert scores[0]["lr_seconds"] == scores[1]["lr_seconds"] > 0  # one batch, its time shared
+
+
 @pytest.mark.usefixtures("built")
 def test_senteval_protocol_selects_on_the_validation_split_of_scicite() -> None:
     """SciCite has a validation split: SentEval selects on it, so does the task.

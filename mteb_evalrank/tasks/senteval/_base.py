@@ -20,7 +20,7 @@ from mteb.abstasks.classification import AbsTaskClassification
 from threadpoolctl import threadpool_limits
 
 from mteb_evalrank.data.registry import SENTEVAL
-from mteb_evalrank.evaluation.classifiers import Kind, pair_features, senteval_scores
+from mteb_evalrank.evaluation.classifiers import Kind, pair_features, senteval_cv_scores, senteval_scores
 from mteb_evalrank.tasks._loading import PluginDatasetLoading
 from mteb_evalrank.tasks._metadata import PluginTaskMetadata
 
@@ -71,6 +71,10 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._all_texts: list[str] | None = None
+        self._rows: Any = None  # a cross-validated dataset's rows and their folds (0-9)
+        self._folds: NDArray[np.intp] | None = None
+        # protocol senteval, cross-validated: the model, the settings and the folds scored ahead
+        self._scored_folds: tuple[Any, tuple[Any, ...], dict[str, Mapping[str, Any]]] | None = None
 
     def _load_plugin_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         """mteb's loading; a cross-validated dataset's one split becomes ten fold subsets."""
@@ -91,6 +95,7 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
                 )
                 for k, subset in enumerate(FOLD_SUBSETS)
             }
+            self._rows, self._folds = rows, folds
             self.data_loaded = True
 
     def _task_texts(self) -> list[str]:
@@ -106,7 +111,7 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
         return self._all_texts
 
     def unload_data(self) -> None:
-        self._all_texts = None
+        self._all_texts = self._rows = self._folds = self._scored_folds = None
         super().unload_data()
 
     def _features(self, model: Any, split: Any, **encode: Any) -> NDArray[np.float64]:
@@ -127,6 +132,9 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
         if self.protocol == "mteb" and self.text_columns == ("text",):
             # mteb's own evaluation, untouched (it encodes only the rows it samples)
             return super()._evaluate_subset(model, data_split, **encode)
+        if self.protocol == "senteval" and (folds := self._folds) is not None:
+            with timer("Scoring", split=hf_split, subset=hf_subset):
+                return self._fold_scores(model, hf_subset, folds, encode)
         train, test = data_split[self.train_split], data_split[hf_split]
         x_train, x_test = self._features(model, train, **encode), self._features(model, test, **encode)
         y_train = np.asarray(as_list(train[self.label_column_name]))
@@ -146,6 +154,28 @@ class AbsTaskSentEval(EncodeTexts, PluginDatasetLoading, AbsTaskClassification):
                 x_train, y_train, x_test, y_test, x_valid=x_valid, y_valid=y_valid, seed=self.seed,
                 kinds=self.classifiers, device=self.device or torch_device(unwrapped(model)),
             )  # fmt: skip
+
+    def _fold_scores(
+        self, model: Any, hf_subset: str, folds: NDArray[np.intp], encode: dict[str, Any]
+    ) -> Mapping[str, Any]:
+        """Fold subset ``hf_subset``'s scores (``folds``: each row's fold). mteb evaluates one subset per
+        call (its results cache is per subset); the first fold asked for scores every fold of
+        ``hf_subsets`` from the features of all rows (:func:`senteval_cv_scores`: the logistic
+        regressions of all folds one batch), and the next folds asked for by the same model, with the
+        same settings, take theirs (each once; a fold asked for again is scored again)."""
+        owner, settings = unwrapped(model), (self.seed, tuple(self.classifiers), self.device)
+        held = self._scored_folds
+        if held is None or held[0] is not owner or held[1] != settings or hf_subset not in held[2]:
+            subsets = [s for s in self.hf_subsets if s in FOLD_SUBSETS and s != hf_subset]
+            subsets.insert(0, hf_subset)
+            tested = [FOLD_SUBSETS.index(subset) for subset in subsets]
+            splits = [(np.flatnonzero(folds != k), np.flatnonzero(folds == k)) for k in tested]
+            scores = senteval_cv_scores(
+                self._features(model, self._rows, **encode), np.asarray(as_list(self._rows[self.label_column_name])),
+                splits, seed=self.seed, kinds=self.classifiers, device=self.device or torch_device(owner),
+            )  # fmt: skip
+            held = self._scored_folds = (owner, settings, dict(zip(subsets, scores, strict=True)))
+        return held[2].pop(hf_subset)
 
     def _mteb_experiments(
         self,
