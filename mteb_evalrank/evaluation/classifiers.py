@@ -446,14 +446,15 @@ def _linear_problem(
     mu = torch.zeros(len(fits), d, dtype=x.dtype, device=x.device)
     sd = torch.ones_like(mu)
     statistics: dict[bytes, tuple[torch.Tensor, torch.Tensor]] = {}
-    if bound is not None:  # every row in order: the bound's (one computation per training split)
-        statistics[np.arange(n).tobytes()] = bound.statistics
+    every = np.arange(n).tobytes()
     for f, (rows, _, znorm) in enumerate(fits):
         index = torch.as_tensor(rows, device=x.device)
         weights[index, f] = 1.0 / len(rows)
         if znorm:
             key = np.asarray(rows).tobytes()
-            if key not in statistics:
+            if key == every and bound is not None:  # every row in order: the bound's (one per split)
+                statistics[key] = bound.statistics
+            elif key not in statistics:
                 statistics[key] = _standard_scale(x[index])
             mu[f], sd[f] = statistics[key]
     l2 = torch.tensor([l2 for _, l2, _ in fits], dtype=x.dtype, device=x.device)
@@ -489,57 +490,37 @@ def _lr_selections(
     *, seed: int, grid: Sequence[float], validation: tuple[torch.Tensor, NDArray[Any]] | None,
 ) -> dict[str, Selection]:  # fmt: skip
     """``{"raw": ..., "znorm": ...}``: the logistic regression's selection and test. One batch of fits:
-    the ``2 x len(grid)`` fits on the training split (validation), else the ``2 x len(grid) x
-    INNER_FOLDS`` inner-fold fits, then a batch of the two selected refits."""
+    the ``2 x len(grid)`` fits on the training split, selected on ``validation``; without it, those of
+    :func:`_lr_cv_fits` for the one split."""
     classes = np.unique(y_train)
-    everything = np.arange(len(y_train))
+    if validation is None:
+        problem, params, best, accuracy = _lr_cv_fits(x_train, y_train, [np.arange(len(y_train))], seed, grid)
+        return _lr_tested(problem, params, [0, 1], x_test, y_test, classes, grid, best[0], accuracy[0])
     bound = _Bound(x_train, 1 if len(classes) == 2 else len(classes))
-    if validation is not None:
-        fits = [(everything, l2, bool(z)) for z in (0, 1) for l2 in grid]
-        problem, params = _lr_fits(x_train, y_train, classes, fits, bound)
-        predicted = _predict_linear(problem, params, range(len(fits)), validation[0], classes)
-        accuracy = (predicted == validation[1][:, None]).mean(0).reshape(2, len(grid))
-    else:
-        folds = list(StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=seed).split(everything, y_train))
-        fits = [(train, l2, bool(z)) for z in (0, 1) for l2 in grid for train, _ in folds]
-        problem, params = _lr_fits(x_train, y_train, classes, fits, bound)
-        predicted = _predict_linear(problem, params, range(len(fits)), x_train, classes)
-        tests = [test for _ in range(2 * len(grid)) for _, test in folds]
-        accuracy = np.array([np.mean(predicted[t, f] == y_train[t]) for f, t in enumerate(tests)])
-        accuracy = accuracy.reshape(2, len(grid), INNER_FOLDS).mean(2)
-    best = [int(np.argmax(accuracy[z])) for z in (0, 1)]  # the first of equal ones
-    if validation is not None:
-        chosen = [z * len(grid) + best[z] for z in (0, 1)]
-        params = params[chosen]
-    else:  # the selected points refitted on the whole training split
-        chosen = [0, 1]
-        problem, params = _lr_fits(
-            x_train, y_train, classes, [(everything, grid[best[z]], bool(z)) for z in (0, 1)], bound
-        )
-    predicted = _predict_linear(problem, params, chosen, x_test, classes)
-    return {
-        name: _scored("lr", bool(z), grid[best[z]], float(accuracy[z, best[z]]), predicted[:, z], y_test)
-        for z, name in enumerate(("raw", "znorm"))
-    }
+    fits = [(np.arange(len(y_train)), l2, bool(z)) for z in (0, 1) for l2 in grid]
+    problem, params = _lr_fits(x_train, y_train, classes, fits, bound)
+    predicted = _predict_linear(problem, params, range(len(fits)), validation[0], classes)
+    accuracy = (predicted == validation[1][:, None]).mean(0).reshape(2, len(grid))
+    best = accuracy.argmax(1)  # the first of equal ones
+    chosen = [z * len(grid) + best[z] for z in (0, 1)]
+    return _lr_tested(problem, params[chosen], chosen, x_test, y_test, classes, grid, best, accuracy)
 
 
-def _lr_cv_selections(
-    x: torch.Tensor, y: NDArray[Any], splits: Sequence[tuple[NDArray[np.intp], NDArray[np.intp]]],
-    *, seed: int, grid: Sequence[float],
-) -> list[dict[str, Selection]]:  # fmt: skip
-    """:func:`_lr_selections` by cross-validation for each ``(train, test)`` split of the rows of ``x``,
-    every split's fits in one batch: the ``2 x len(grid) x INNER_FOLDS`` inner-fold fits of all splits,
-    then all their refits. Late in a batch few fits are left, and a round reads the rows twice for them
-    (4,096-d, 9,600 rows: 9.2 ms per fit and round with 10 fits, 2.3 ms with 100): one batch reads them
-    once for every split's. The fits are :func:`_lr_selections`' (the same rows, ``lambda`` and inner
-    folds), preconditioned by the bound of all the rows of ``x`` (not each split's own: one set of
-    factors, where ten folds' own would hold ten)."""
+def _lr_cv_fits(
+    x: torch.Tensor, y: NDArray[Any], trains: Sequence[NDArray[np.intp]], seed: int, grid: Sequence[float]
+) -> tuple[_LinearFits, torch.Tensor, NDArray[np.intp], NDArray[np.float64]]:
+    """The logistic regression selected by cross-validation on each set ``trains[k]`` of training rows
+    of ``x``, every set's fits in one batch: the ``2 x len(grid) x INNER_FOLDS`` inner-fold fits of all
+    sets, then all their refits. Late in a batch few fits are left, and a round reads the rows twice for
+    them (4,096-d, 9,600 rows: 9.2 ms per fit and round with 10 fits, 2.3 ms with 100): one batch reads
+    them once for every set's (a cross-validated task's folds). Preconditioned by the bound of all the
+    rows of ``x`` (one set of factors, where ten folds' own would hold ten). Returns the refits' problem
+    and parameters (set ``k``'s raw and z-normalised refits: ``2k``, ``2k + 1``), the selected grid
+    indices (``sets x 2``, the first of equal ones) and the inner folds' mean accuracies (``sets x 2 x
+    len(grid)``)."""
     classes = np.unique(y)
-    for k, (train, _) in enumerate(splits):
-        if len(np.unique(y[train])) != len(classes):
-            raise ValueError(f"split {k}: its training rows lack a class; score it with senteval_scores")
     fits, held = [], []
-    for train, _ in splits:
+    for train in trains:
         inner = StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=seed).split(train, y[train])
         folds = [(train[fit], train[out]) for fit, out in inner]
         fits += [(rows, l2, bool(z)) for z in (0, 1) for l2 in grid for rows, _ in folds]
@@ -548,20 +529,25 @@ def _lr_cv_selections(
     problem, params = _lr_fits(x, y, classes, fits, bound)
     predicted = _predict_linear(problem, params, range(len(fits)), x, classes)
     accuracy = np.array([np.mean(predicted[out, f] == y[out]) for f, out in enumerate(held)])
-    accuracy = accuracy.reshape(len(splits), 2, len(grid), INNER_FOLDS).mean(3)
-    best = accuracy.argmax(2)  # split x normalisation: the first of equal ones
-    refits = [(train, grid[best[k, z]], bool(z)) for k, (train, _) in enumerate(splits) for z in (0, 1)]
-    problem, params = _lr_fits(x, y, classes, refits, bound)
-    out = []
-    for k, (_, test) in enumerate(splits):
-        mine = [2 * k, 2 * k + 1]
-        predicted = _predict_linear(problem, params[mine], mine, x[test], classes)
-        chosen = [(grid[best[k, z]], float(accuracy[k, z, best[k, z]])) for z in (0, 1)]
-        out.append({
-            name: _scored("lr", bool(z), *chosen[z], predicted[:, z], y[test])
-            for z, name in enumerate(("raw", "znorm"))
-        })  # fmt: skip
-    return out
+    accuracy = accuracy.reshape(len(trains), 2, len(grid), INNER_FOLDS).mean(3)
+    best = accuracy.argmax(2)
+    refits = [(train, grid[best[k, z]], bool(z)) for k, train in enumerate(trains) for z in (0, 1)]
+    return *_lr_fits(x, y, classes, refits, bound), best, accuracy
+
+
+def _lr_tested(
+    problem: _LinearFits, params: torch.Tensor, fits: Sequence[int], x_test: torch.Tensor,
+    y_test: NDArray[Any], classes: NDArray[Any], grid: Sequence[float], best: NDArray[np.intp],
+    accuracy: NDArray[np.float64],
+) -> dict[str, Selection]:  # fmt: skip
+    """``{"raw": ..., "znorm": ...}`` of the selected fits ``fits`` of ``problem`` (raw, z-normalised;
+    ``params`` theirs) on the test rows; ``best[z]``: their grid index, ``accuracy[z]``: the grid's
+    selection scores."""
+    predicted = _predict_linear(problem, params, fits, x_test, classes)
+    return {
+        name: _scored("lr", bool(z), grid[best[z]], float(accuracy[z, best[z]]), predicted[:, z], y_test)
+        for z, name in enumerate(("raw", "znorm"))
+    }
 
 
 # ------------------------------------------------------------------------------ MLP
@@ -906,7 +892,7 @@ def senteval_cv_scores(
     """:func:`senteval_scores` of each ``(train, test)`` split of the rows of ``x`` (row indices; the
     cross-validated tasks' folds), selecting by cross-validation on its training rows: the same fits
     and scores, but the logistic regressions of all splits run as one batch
-    (:func:`_lr_cv_selections`; their ``lr_seconds`` is the batch's time over the splits) and are
+    (:func:`_lr_cv_fits`; their ``lr_seconds`` is the batch's time over the splits) and are
     preconditioned by the bound of all rows (the optimum is the same; the iterations to it differ).
     The MLPs train split by split, as :func:`senteval_scores` trains them.
 
@@ -919,10 +905,13 @@ def senteval_cv_scores(
     y = np.asarray(y)
     parts = [(np.asarray(train), np.asarray(test)) for train, test in splits]
     _check_kinds(kinds)
+    classes = np.unique(y)
     scores: list[Scores] = []
     for k, (train, test) in enumerate(parts):
         if len(np.unique(y[train])) < 2:
             raise ValueError(f"split {k}: the training rows hold fewer than two classes; nothing to learn")
+        if len(np.unique(y[train])) < len(classes):
+            raise ValueError(f"split {k}: its training rows lack a class; score it with senteval_scores")
         scores.append({"n_train": len(train), "n_test": len(test)})
     with torch_threads(1 if x.shape[1] < WIDE_FEATURES else None):
         for kind in kinds:
@@ -934,7 +923,12 @@ def senteval_cv_scores(
                 continue
             start = time.perf_counter()
             rows = torch.as_tensor(x, device=device).to(torch.float64)
-            results = _lr_cv_selections(rows, y, parts, seed=seed, grid=grid)
+            problem, params, best, accuracy = _lr_cv_fits(rows, y, [train for train, _ in parts], seed, grid)
+            results = []
+            for k, (_, test) in enumerate(parts):
+                refits = [2 * k, 2 * k + 1]
+                tested = (rows[test], y[test], classes, grid, best[k], accuracy[k])
+                results.append(_lr_tested(problem, params[refits], refits, *tested))
             seconds = (time.perf_counter() - start) / len(parts)
             for split, result in zip(scores, results, strict=True):
                 split |= flat(classifier_scores(result, seconds), prefix="lr_")
