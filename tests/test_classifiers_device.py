@@ -295,6 +295,17 @@ def test_splits_scored_together_score_as_each_alone(trec: Split) -> None:
         }
 
 
+@pytest.mark.parametrize("kinds", [("lr",), ("mlp",)])
+def test_a_split_lacking_a_class_is_refused(kinds: tuple[str, ...]) -> None:
+    """Splits scored together code their labels by the classes of all rows: a split whose training
+    rows lack one (its own ``senteval_scores`` would fit fewer) is refused before any fit, by name."""
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((60, 4)), np.repeat([0, 1, 2], 20)
+    splits = [(np.arange(0, 60, 2), np.arange(1, 60, 2)), (np.arange(40), np.arange(40, 60))]
+    with pytest.raises(ValueError, match="split 1: its training rows lack a class"):
+        classifiers.senteval_cv_scores(x, y, splits, kinds=kinds)
+
+
 def test_the_mlp_holds_out_sklearns_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two classes: the early-stopping hold-out is the one ``MLPClassifier`` draws with the same seed
     (after the same initial weights), stratified as it stratifies its binarised targets."""
