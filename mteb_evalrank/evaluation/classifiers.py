@@ -908,9 +908,9 @@ def senteval_cv_scores(
     classes = np.unique(y)
     scores: list[Scores] = []
     for k, (train, test) in enumerate(parts):
-        if len(np.unique(y[train])) < 2:
+        if (present := len(np.unique(y[train]))) < 2:
             raise ValueError(f"split {k}: the training rows hold fewer than two classes; nothing to learn")
-        if len(np.unique(y[train])) < len(classes):
+        if present < len(classes):
             raise ValueError(f"split {k}: its training rows lack a class; score it with senteval_scores")
         scores.append({"n_train": len(train), "n_test": len(test)})
     with torch_threads(1 if x.shape[1] < WIDE_FEATURES else None):
