@@ -8,13 +8,17 @@ says which scored it. Three reports::
     python benchmarks/study_rescore.py                       # the committed SentEval jobs by scorer
     python benchmarks/study_rescore.py --rescore MODEL ...   # rescore a model's SentEval tasks now
     python benchmarks/study_rescore.py --noise 0.002 --table sentence --rows ROW,ROW  # a table's rows
+    python benchmarks/study_rescore.py --set-aside           # rescore the study: then bash scripts/study.sh
 
 ``--rescore`` runs each task through ``mteb.evaluate`` with today's code (no cache) and prints, per
 task, the committed and today's mean LR and MLP accuracy over its subsets and the subsets whose
 selected L2 changed (``--out``: as JSON). ``--noise`` adds independent normal noise of that standard
 deviation to every downstream accuracy of a study table's ``scores.csv`` (300 draws) and prints the
 range of each row's mean Spearman rho with the downstream tasks: how far an LR change of that size
-could move the table's headline numbers.
+could move the table's headline numbers. ``--set-aside`` renames each SentEval result scored by
+scikit-learn to ``<name>.outdated`` (the study's convention for a result to run again: never committed), so
+that ``bash scripts/study.sh`` (``FAMILIES``, ``TASKS`` to choose) scores those jobs again; commit the new
+results as they come (``git add`` the modified files only: a job not run yet keeps its committed result).
 """
 
 from __future__ import annotations
@@ -41,6 +45,18 @@ def by_scorer(results: Path) -> dict[str, dict[str, int]]:
         model = path.parents[1].name.replace("__", "/", 1)
         out[scorer][model] = out[scorer].get(model, 0) + 1
     return out
+
+
+def set_aside(results: Path) -> int:
+    """Rename every SentEval result scored by scikit-learn to ``<name>.outdated``; returns how many."""
+    paths = [
+        p
+        for p in sorted(results.glob("*/*/SentEval*.json"))
+        if json.loads(p.read_text())["date"] < TORCH_CLASSIFIERS
+    ]
+    for path in paths:
+        path.rename(path.with_name(path.name + ".outdated"))
+    return len(paths)
 
 
 def rescore(model_name: str, tasks: list[str]) -> dict[str, dict[str, Any]]:
@@ -118,8 +134,11 @@ def main() -> None:
         "--table", default="sentence", help="with --noise: the study table (docs/study/families)"
     )
     parser.add_argument("--rows", default="EvalRankSent:default,STSBenchmark", help="with --noise: its rows")
+    parser.add_argument("--set-aside", action="store_true", help="rename the scikit-learn-scored results")
     args = parser.parse_args()
-    if args.rescore:
+    if args.set_aside:
+        print(f"{set_aside(RUN)} SentEval results set aside (*.outdated): bash scripts/study.sh scores them")
+    elif args.rescore:
         tasks = args.tasks or sorted({path.stem for path in RUN.glob("*/*/SentEval*.json")})
         report = {model: rescore(model, tasks) for model in args.rescore}
         if args.out:
