@@ -105,10 +105,20 @@ def sklearn_lr_protocol(x: NDArray, y: NDArray, xt: NDArray, yt: NDArray, seed: 
     return out
 
 
+@pytest.fixture(scope="module")
+def trec_sklearn(trec: Split) -> dict[str, tuple]:
+    """:func:`sklearn_lr_protocol` on TREC, seed 3 (once for every path and device)."""
+    return sklearn_lr_protocol(*trec, seed=3)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("rows_per_feature", [2, 1000], ids=["preconditioned", "identity"])
 def test_logistic_regression_reaches_sklearns_optimum(
-    trec: Split, device: str, rows_per_feature: int, monkeypatch: pytest.MonkeyPatch
+    trec: Split,
+    trec_sklearn: dict[str, tuple],
+    device: str,
+    rows_per_feature: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With and without the preconditioner (fewer rows per feature than asked: L-BFGS's scaled
     identity; 1,500 rows of 50 features have 29)."""
@@ -117,11 +127,10 @@ def test_logistic_regression_reaches_sklearns_optimum(
     factors, _ = classifiers._Bound(torch.as_tensor(trec[0], device=device), 6).of(fits)  # type: ignore[arg-type]
     assert bool(len(factors)) == (rows_per_feature == 2)  # the path the parameter names
     scores = senteval_scores(*trec, seed=3, kinds=("lr",), device=device)
-    expected = sklearn_lr_protocol(*trec, seed=3)
     for name in ("raw", "znorm"):
-        assert scores[f"lr_l2_{name}"] == expected[name][0]
+        assert scores[f"lr_l2_{name}"] == trec_sklearn[name][0]
         assert scores[f"lr_accuracy_{name}"] == pytest.approx(
-            expected[name][1], abs=1.01 / 500
+            trec_sklearn[name][1], abs=1.01 / 500
         )  # one question
 
 
