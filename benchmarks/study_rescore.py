@@ -3,7 +3,7 @@
 The SentEval-protocol classifiers moved from scikit-learn (``LogisticRegression`` with its default
 tolerance on float32 features, ``MLPClassifier``) to torch (the logistic regression at its optimum in
 float64, scikit-learn's MLP algorithm) in 815152d, 2026-11-27 15:37 UTC; a result file's ``date``
-says which scored it. Three reports::
+says which scored it. Four uses::
 
     python benchmarks/study_rescore.py                       # the committed SentEval jobs by scorer
     python benchmarks/study_rescore.py --rescore MODEL ...   # rescore a model's SentEval tasks now
@@ -37,11 +37,16 @@ RUN = ROOT / "docs" / "study" / "run" / "results"
 TORCH_CLASSIFIERS = datetime(2026, 11, 27, 15, 37, 38, tzinfo=UTC).timestamp()
 
 
+def scorer_of(path: Path) -> str:
+    """``"torch"`` or ``"scikit-learn"``: which classifiers wrote the result file ``path`` (its ``date``)."""
+    return "torch" if json.loads(path.read_text())["date"] >= TORCH_CLASSIFIERS else "scikit-learn"
+
+
 def by_scorer(results: Path) -> dict[str, dict[str, int]]:
     """``{"scikit-learn" | "torch": {model: SentEval jobs}}`` by each result file's ``date``."""
     out: dict[str, dict[str, int]] = {"scikit-learn": {}, "torch": {}}
     for path in sorted(results.glob("*/*/SentEval*.json")):
-        scorer = "torch" if json.loads(path.read_text())["date"] >= TORCH_CLASSIFIERS else "scikit-learn"
+        scorer = scorer_of(path)
         model = path.parents[1].name.replace("__", "/", 1)
         out[scorer][model] = out[scorer].get(model, 0) + 1
     return out
@@ -49,11 +54,7 @@ def by_scorer(results: Path) -> dict[str, dict[str, int]]:
 
 def set_aside(results: Path) -> int:
     """Rename every SentEval result scored by scikit-learn to ``<name>.outdated``; returns how many."""
-    paths = [
-        p
-        for p in sorted(results.glob("*/*/SentEval*.json"))
-        if json.loads(p.read_text())["date"] < TORCH_CLASSIFIERS
-    ]
+    paths = [p for p in sorted(results.glob("*/*/SentEval*.json")) if scorer_of(p) == "scikit-learn"]
     for path in paths:
         path.rename(path.with_name(path.name + ".outdated"))
     return len(paths)
